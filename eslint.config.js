@@ -1,0 +1,25 @@
+// Lint: typescript-eslint's recommended rules, plus the ones that keep tests honest.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'data/', 'test/.kafka/', '.cache/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-properties': [
+        'error',
+        { object: 'it', property: 'skip', message: 'No skipped tests on main.' },
+        { object: 'it', property: 'only', message: 'No focused tests on main.' },
+        { object: 'it', property: 'todo', message: 'No todo tests on main.' },
+        { object: 'describe', property: 'skip', message: 'No skipped tests on main.' },
+        { object: 'describe', property: 'only', message: 'No focused tests on main.' },
+        { object: 'test', property: 'skip', message: 'No skipped tests on main.' },
+        { object: 'test', property: 'only', message: 'No focused tests on main.' },
+      ],
+    },
+  },
+  { files: ['bin/*.js', 'eslint.config.js'], languageOptions: { globals: { process: 'readonly' } } },
+);

@@ -1,0 +1,105 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { HooklogError } from '../errors.js';
+import { defaultConfig, interpolateEnv, loadConfig, parseConfig } from './load.js';
+import { configSchema } from './schema.js';
+import { REDACTED, redactSecrets } from './secrets.js';
+
+const hook = (over: Record<string, unknown> = {}) => ({ id: 'h1', org: 'acme', auth: { secrets: ['0123456789abcdef'] }, ...over });
+
+function expectConfigError(raw: unknown, ...fragments: string[]) {
+  let message = '';
+  try {
+    parseConfig(raw, {});
+  } catch (err) {
+    expect(err).toBeInstanceOf(HooklogError);
+    expect((err as HooklogError).code).toBe('CONFIG_INVALID');
+    message = (err as Error).message;
+  }
+  for (const f of fragments) expect(message).toContain(f);
+}
+
+describe('config', () => {
+  it('fills every default and freezes the result', () => {
+    const c = parseConfig({}, {});
+    expect(c.server.port).toBe(8080);
+    expect(c.data_dir).toBe('./data');
+    expect(c.stream.kafka).toBeUndefined();
+    expect(c.store.clickhouse).toBeUndefined();
+    expect(c.sink.max_batch_wait_ms).toBe(1000);
+    expect(Object.isFrozen(c.server)).toBe(true);
+  });
+
+  it('rejects unknown keys, naming them and where they are', () => {
+    expectConfigError({ server: { prot: 80 } }, 'config key "server"', '"prot"');
+    expectConfigError({ sevrer: {} }, '"sevrer"');
+    expectConfigError({ event_hooks: [hook({ secret: 'x' })] }, 'event_hooks.0', '"secret"');
+  });
+
+  it('names the key and the problem for wrong values', () => {
+    expectConfigError({ server: { port: 'eighty' } }, 'server.port', 'expected number');
+    expectConfigError({ server: { ack_timeout_ms: 5000 } }, 'server.ack_timeout_ms');
+    expectConfigError({ stream: { kafka: { brokers: ['no-port'] } } }, 'stream.kafka.brokers.0', 'host:port');
+    expectConfigError({ store: { database: 'drop table;' } }, 'store.database');
+    expectConfigError({ event_hooks: [hook({ auth: { secrets: ['short'] } })] }, 'event_hooks.0.auth.secrets.0', '16 characters');
+    expectConfigError({ event_hooks: [hook(), hook()] }, 'event_hooks.1.id', 'duplicate hook id "h1"');
+  });
+
+  it('interpolates ${ENV} in values, with fallbacks, and names the key of a missing variable', () => {
+    expect(interpolateEnv({ a: ['x${A}y', '${B:-dflt}'] }, { A: '1' })).toEqual({ a: ['x1y', 'dflt'] });
+    const c = parseConfig({ event_hooks: [hook({ auth: { secrets: ['${HOOK_SECRET}'] } })] }, { HOOK_SECRET: 'from-the-environment-123' });
+    expect(c.event_hooks[0]!.auth.secrets).toEqual(['from-the-environment-123']);
+    expect(() => parseConfig({ event_hooks: [hook({ auth: { secrets: ['${NOPE}'] } })] }, {})).toThrow(/event_hooks\.0\.auth\.secrets\.0.*NOPE is not set/);
+  });
+
+  it('runs the documented default without a file: embedded, port 8080, one demo hook', () => {
+    const generated = defaultConfig({});
+    expect(generated.config.event_hooks.map((h) => h.id)).toEqual(['demo']);
+    expect(generated.generatedDemoSecret).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(generated.config.event_hooks[0]!.auth.secrets).toEqual([generated.generatedDemoSecret]);
+    const chosen = defaultConfig({ HOOKLOG_DEMO_SECRET: 'my-demo-secret-0123' });
+    expect(chosen.generatedDemoSecret).toBeUndefined();
+    expect(chosen.config.event_hooks[0]!.auth.secrets).toEqual(['my-demo-secret-0123']);
+  });
+
+  it('loads YAML files, refuses duplicate keys, and reports a missing explicit file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hooklog-cfg-'));
+    const ok = join(dir, 'ok.yaml');
+    writeFileSync(ok, 'server:\n  port: 9999\n');
+    expect(loadConfig(ok, {}).config.server.port).toBe(9999);
+    const dup = join(dir, 'dup.yaml');
+    writeFileSync(dup, 'server:\n  port: 1\n  port: 2\n');
+    expect(() => loadConfig(dup, {})).toThrow(HooklogError);
+    expect(() => loadConfig(join(dir, 'missing.yaml'), {})).toThrow(/does not exist/);
+    expect(() => loadConfig(undefined, { HOOKLOG_CONFIG: join(dir, 'missing.yaml') })).toThrow(/does not exist/);
+  });
+
+  it('documents every option: each property in the schema has a description', () => {
+    const schema = z.toJSONSchema(configSchema, { io: 'input' }) as Record<string, unknown>;
+    const undocumented: string[] = [];
+    const walk = (node: Record<string, unknown>, path: string) => {
+      for (const [k, v] of Object.entries((node.properties ?? {}) as Record<string, Record<string, unknown>>)) {
+        if (!v.description) undocumented.push(`${path}${k}`);
+        walk(v, `${path}${k}.`);
+        if (v.items && typeof v.items === 'object') walk(v.items as Record<string, unknown>, `${path}${k}[].`);
+      }
+    };
+    walk(schema, '');
+    expect(undocumented).toEqual([]);
+  });
+
+  it('redacts every secret for printing', () => {
+    const c = parseConfig({
+      store: { clickhouse: { url: 'http://ch:8123', password: 'pw-123' } },
+      stream: { kafka: { brokers: ['k:9092'], sasl: { mechanism: 'plain', username: 'u', password: 'kafka-pw' } } },
+      event_hooks: [hook()],
+    }, {});
+    const printed = JSON.stringify(redactSecrets(c));
+    for (const secret of ['pw-123', 'kafka-pw', '0123456789abcdef']) expect(printed).not.toContain(secret);
+    expect(printed).toContain(REDACTED);
+    expect(printed).toContain('http://ch:8123');
+  });
+});

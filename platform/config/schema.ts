@@ -1,0 +1,100 @@
+import { z } from 'zod';
+
+/**
+ * hooklog's configuration schema: the one source of truth for the config's
+ * TypeScript type, its validation and its documentation. Every option has a
+ * description and a default; objects are strict (an unknown key is an error,
+ * usually a typo that would otherwise silently do nothing); units live in names.
+ */
+const port = z.number().int().min(0).max(65535);
+const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a letter or _ followed by letters, digits or _');
+const slug = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be 1-128 of letters, digits, . _ - (not starting with . _ -)');
+
+const tlsSchema = z.strictObject({
+  cert_path: z.string().min(1).describe('PEM certificate chain file for serving HTTPS directly.'),
+  key_path: z.string().min(1).describe('PEM private key file matching cert_path.'),
+}).describe('Serve HTTPS directly. Omit when a TLS-terminating proxy sits in front (the identity service only calls https URIs).');
+
+const serverSchema = z.strictObject({
+  host: z.string().default('0.0.0.0').describe('Address to listen on.'),
+  port: port.default(8080).describe('HTTP(S) port. 0 picks a free port (tests).'),
+  body_limit_bytes: z.number().int().min(1024).default(5 * 1024 * 1024)
+    .describe('Largest request body accepted; larger requests get 413. Deliveries batch events, so leave room.'),
+  ack_timeout_ms: z.number().int().min(100).max(2900).default(2000)
+    .describe('How long a delivery may wait for the stream to acknowledge before hooklog answers 503 so the service retries once. Must stay under the service\'s 3 s time-out.'),
+  tls: tlsSchema.optional(),
+  trust_proxy: z.boolean().default(false).describe('Trust X-Forwarded-* headers (only behind a proxy you run).'),
+}).prefault({}).describe('The HTTP server that receives hooks and serves health, metrics and the query API.');
+
+const kafkaSchema = z.strictObject({
+  brokers: z.array(z.string().regex(/^[^:\s]+:\d+$/, 'must be host:port')).min(1).describe('Bootstrap brokers, host:port. Setting this section selects Kafka.'),
+  client_id: z.string().default('hooklog').describe('Kafka client id; also the base of the transactional id.'),
+  replication_factor: z.number().int().min(1).default(1).describe('Replication factor for topics hooklog creates. Use 3 in production.'),
+  ssl: z.boolean().default(false).describe('Connect with TLS.'),
+  sasl: z.strictObject({
+    mechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).describe('SASL mechanism.'),
+    username: z.string().min(1).describe('SASL user.'),
+    password: z.string().min(1).describe('SASL password (use ${ENV_VAR}).'),
+  }).optional().describe('SASL authentication.'),
+}).describe('Apache Kafka. When absent, hooklog uses the embedded log under data_dir.');
+
+const embeddedStreamSchema = z.strictObject({
+  segment_bytes: z.number().int().min(1024).default(64 * 1024 * 1024).describe('Size at which the embedded log starts a new segment file.'),
+  retention_hours: z.number().min(1).default(168).describe('Segments older than this are deleted. The embedded log is a buffer, not an archive: ClickHouse is.'),
+}).prefault({}).describe('The embedded log used when stream.kafka is not set.');
+
+const streamSchema = z.strictObject({
+  topic_prefix: slug.default('hooklog').describe('Topics are <prefix>.logs, <prefix>.legacy-events, <prefix>.deadletter, <prefix>.cursors.'),
+  partitions: z.number().int().min(1).max(1024).default(4).describe('Partitions for topics hooklog creates. Records are keyed by org, so one org keeps its order.'),
+  kafka: kafkaSchema.optional(),
+  embedded: embeddedStreamSchema,
+}).prefault({}).describe('Where events are made durable before they are acknowledged.');
+
+const storeSchema = z.strictObject({
+  database: identifier.default('hooklog').describe('ClickHouse database holding hooklog\'s tables.'),
+  clickhouse: z.strictObject({
+    url: z.url().describe('ClickHouse HTTP(S) URL, e.g. http://clickhouse:8123. Setting this section selects a server.'),
+    username: z.string().default('default').describe('ClickHouse user.'),
+    password: z.string().default('').describe('ClickHouse password (use ${ENV_VAR}).'),
+    request_timeout_ms: z.number().int().min(1000).default(30_000).describe('Per-request time-out.'),
+  }).optional().describe('A ClickHouse server. When absent, hooklog runs embedded ClickHouse (chdb) under data_dir.'),
+}).prefault({}).describe('Where events are stored and queried.');
+
+const sinkSchema = z.strictObject({
+  group: slug.default('hooklog-clickhouse-sink').describe('Consumer group of the ClickHouse sink.'),
+  max_batch_records: z.number().int().min(1).max(100_000).default(5000).describe('Largest insert per partition.'),
+  max_batch_wait_ms: z.number().int().min(10).max(60_000).default(1000).describe('A partial batch is inserted at most this long after its first record arrived.'),
+}).prefault({}).describe('The consumer that writes the stream into ClickHouse.');
+
+const eventHookSchema = z.strictObject({
+  id: slug.describe('Hook id: the path segment in /hooks/events/<id>.'),
+  org: slug.describe('The org these deliveries belong to (the stream key and the org column).'),
+  auth: z.strictObject({
+    header: z.string().regex(/^[A-Za-z0-9-]+$/, 'must be an HTTP header name').default('authorization')
+      .describe('Header carrying the shared secret (the service\'s authScheme key). Case-insensitive.'),
+    secrets: z.array(z.string().min(16, 'secrets must be at least 16 characters')).min(1).max(2)
+      .describe('Accepted header values: one, or two during a rotation. For Basic auth, the whole "Basic <base64>" value.'),
+  }).describe('How deliveries prove they come from the org.'),
+}).describe('An event hook registered with the identity service.');
+
+export const configSchema = z.strictObject({
+  data_dir: z.string().min(1).default('./data').describe('Directory for the embedded log and embedded ClickHouse.'),
+  log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Log level.'),
+  server: serverSchema,
+  stream: streamSchema,
+  store: storeSchema,
+  sink: sinkSchema,
+  event_hooks: z.array(eventHookSchema).default([]).describe('Event hooks this process receives.'),
+}).superRefine((cfg, ctx) => {
+  const seen = new Map<string, number>();
+  cfg.event_hooks.forEach((h, i) => {
+    const prev = seen.get(h.id);
+    if (prev !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['event_hooks', i, 'id'], message: `duplicate hook id "${h.id}" (also event_hooks.${prev}.id)` });
+    }
+    seen.set(h.id, i);
+  });
+});
+
+export type Config = z.output<typeof configSchema>;
+export type EventHookConfig = Config['event_hooks'][number];

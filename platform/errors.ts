@@ -1,0 +1,45 @@
+/**
+ * hooklog's typed errors. Every error we raise carries a code from one closed
+ * list, a `retriable` flag that retry loops trust, and the underlying `cause`.
+ * Classification of upstream failures (ClickHouse, Kafka, HTTP) into these
+ * codes lives in one function per upstream, next to the client that calls it.
+ */
+export const ErrorCodes = [
+  'CONFIG_INVALID',
+  'CONFIG_NOT_FOUND',
+  'STREAM_UNAVAILABLE',
+  'STREAM_APPEND_FAILED',
+  'STREAM_CORRUPT',
+  'STREAM_CLOSED',
+  'STORE_UNAVAILABLE',
+  'STORE_QUERY_FAILED',
+  'STORE_REJECTED_ROW',
+  'MIGRATION_FAILED',
+  'RECORD_INVALID',
+  'TIMEOUT',
+  'OVERLOADED',
+  'INTERNAL',
+] as const;
+
+export type ErrorCode = (typeof ErrorCodes)[number];
+
+export class HooklogError extends Error {
+  readonly code: ErrorCode;
+  readonly retriable: boolean;
+
+  constructor(code: ErrorCode, message: string, options: { retriable?: boolean; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'HooklogError';
+    this.code = code;
+    this.retriable = options.retriable ?? false;
+  }
+}
+
+/** True when `err` says retrying the same operation may succeed. Unknown errors are not retriable. */
+export function isRetriable(err: unknown): boolean {
+  return err instanceof HooklogError ? err.retriable : false;
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
