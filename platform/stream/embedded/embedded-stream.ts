@@ -1,0 +1,238 @@
+/**
+ * The embedded Stream: hooklog's zero-setup default when no Kafka is
+ * configured. One append-only, fsynced, segmented log under
+ * `<dataDir>/stream/` holds every topic, committed offsets and topic metadata.
+ * It is a durable buffer between receivers and the store, not an archive:
+ * segments are deleted after `retentionHours`, and ClickHouse keeps history.
+ * Kafka is the path to scale and to more than one process.
+ */
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { HooklogError } from '../../errors.js';
+import { silentLogger, type Logger } from '../../log.js';
+import type { ConsumeOptions, ConsumedRecord, Consumer, Stream, StreamRecord, TopicSpec, TopicWrite } from '../types.js';
+import { EmbeddedConsumer } from './consumer.js';
+import type { LogRecord, SectionInput } from './frame.js';
+import { lockDir, type DirLock } from './lock.js';
+import { EmbeddedLog } from './log.js';
+import { PartitionReader } from './reader.js';
+import { syncDir } from './segments.js';
+import { partitionFor } from './partitioner.js';
+import { StreamState, checkTopicName } from './state.js';
+
+export interface EmbeddedStreamOptions {
+  /** hooklog's data directory; the log lives in `<dataDir>/stream/`. */
+  readonly dataDir: string;
+  /** Size at which a new segment file starts. Default 64 MiB; at least 1024. */
+  readonly segmentBytes?: number;
+  /** Whole segments last written longer ago are deleted. Default 168 (a week). Not an archive: ClickHouse is. */
+  readonly retentionHours?: number;
+  /** Default: silent. */
+  readonly logger?: Logger;
+}
+
+/** Opens (creating if needed) the embedded stream, recovering the log after any crash. */
+export async function openEmbeddedStream(opts: EmbeddedStreamOptions): Promise<EmbeddedStream> {
+  const segmentBytes = opts.segmentBytes ?? 64 * 1024 * 1024;
+  const retentionHours = opts.retentionHours ?? 168;
+  if (!Number.isInteger(segmentBytes) || segmentBytes < 1024) {
+    throw new HooklogError('CONFIG_INVALID', `embedded stream: segmentBytes must be an integer >= 1024, got ${segmentBytes}`);
+  }
+  if (!(retentionHours > 0) || !Number.isFinite(retentionHours)) {
+    throw new HooklogError('CONFIG_INVALID', `embedded stream: retentionHours must be a positive number, got ${retentionHours}`);
+  }
+  const logger = (opts.logger ?? silentLogger()).child({ component: 'stream-embedded' });
+  const dir = resolve(opts.dataDir, 'stream');
+  // Directories just created must themselves be durable before anything in them is acknowledged.
+  const created = await mkdir(dir, { recursive: true });
+  for (let d = dir; created !== undefined; d = dirname(d)) {
+    await syncDir(dirname(d));
+    if (d === created) break;
+  }
+  const lock = await lockDir(dir, logger);
+  try {
+    const state = new StreamState();
+    const log = await EmbeddedLog.open({
+      dir,
+      segmentBytes,
+      retentionMs: retentionHours * 3_600_000,
+      logger,
+      onInternal: (section) => state.apply(section),
+      snapshot: async (l) => {
+        const out = state.snapshot();
+        for (const spec of state.topics()) {
+          if (!spec.compacted) continue;
+          for (const r of (await readLatest(l, spec)).values()) out.push({ topic: r.topic, partition: r.partition, records: [r] });
+        }
+        return out;
+      },
+    });
+    return new EmbeddedStream(log, state, lock, logger);
+  } catch (err) {
+    await lock.release();
+    throw err;
+  }
+}
+
+/** Latest record per key of `spec`, read from the oldest retained record on. */
+async function readLatest(log: EmbeddedLog, spec: TopicSpec): Promise<Map<string, ConsumedRecord>> {
+  const latest = new Map<string, ConsumedRecord>();
+  for (let p = 0; p < spec.partitions; p++) {
+    const reader = new PartitionReader(log, spec.name, p, 0);
+    try {
+      await reader.readToEnd((records) => {
+        for (const r of records) if (r.key !== null) latest.set(r.key, r);
+      });
+    } finally {
+      await reader.close();
+    }
+  }
+  return latest;
+}
+
+export class EmbeddedStream implements Stream {
+  readonly kind = 'embedded' as const;
+  readonly #log: EmbeddedLog;
+  readonly #state: StreamState;
+  readonly #lock: DirLock;
+  readonly #logger: Logger;
+  readonly #consumers = new Map<string, EmbeddedConsumer>();
+  readonly #roundRobin = new Map<string, number>();
+  #topicChanges: Promise<void> = Promise.resolve();
+  #closed = false;
+
+  constructor(log: EmbeddedLog, state: StreamState, lock: DirLock, logger: Logger) {
+    this.#log = log;
+    this.#state = state;
+    this.#lock = lock;
+    this.#logger = logger;
+  }
+
+  async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
+    this.#checkOpen();
+    for (const s of specs) {
+      checkTopicName(s.name);
+      if (!Number.isInteger(s.partitions) || s.partitions < 1 || s.partitions > 10_000) {
+        throw new HooklogError('RECORD_INVALID', `topic ${s.name}: partitions must be an integer in 1..10000, got ${s.partitions}`);
+      }
+    }
+    // One change at a time, so two callers cannot both create the same topic differently.
+    const run = this.#topicChanges.then(async () => {
+      const missing = new Map<string, TopicSpec>();
+      for (const s of specs) if (!this.#state.topic(s.name) && !missing.has(s.name)) missing.set(s.name, s);
+      if (missing.size > 0) await this.#log.append([...missing.values()].map((s) => StreamState.topicWrite(s)));
+    });
+    this.#topicChanges = run.catch(() => undefined);
+    await run;
+  }
+
+  append(topic: string, records: readonly StreamRecord[]): Promise<void> {
+    return this.appendAtomically([{ topic, records }]);
+  }
+
+  /** All writes go into one frame: on disk together or not at all. */
+  async appendAtomically(writes: readonly TopicWrite[]): Promise<void> {
+    this.#checkOpen();
+    const now = Date.now();
+    const sections: SectionInput[] = [];
+    for (const w of writes) {
+      const spec = this.#state.topic(w.topic);
+      if (!spec) throw new HooklogError('STREAM_APPEND_FAILED', `unknown topic ${w.topic}: create it with ensureTopics first`);
+      const byPartition = new Map<number, LogRecord[]>();
+      for (const r of w.records) {
+        if (!Buffer.isBuffer(r.value) || (r.key !== null && typeof r.key !== 'string')) {
+          throw new HooklogError('RECORD_INVALID', `record for ${w.topic}: value must be a Buffer and key a string or null`);
+        }
+        for (const v of Object.values(r.headers)) {
+          if (typeof v !== 'string') throw new HooklogError('RECORD_INVALID', `record for ${w.topic}: header values must be strings`);
+        }
+        const partition = r.key === null ? this.#nextRoundRobin(spec) : partitionFor(r.key, spec.partitions);
+        let list = byPartition.get(partition);
+        if (!list) byPartition.set(partition, (list = []));
+        list.push({ key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp ?? now });
+      }
+      for (const [partition, records] of byPartition) sections.push({ topic: w.topic, partition, records });
+    }
+    if (sections.length > 0) await this.#log.append(sections);
+  }
+
+  #nextRoundRobin(spec: TopicSpec): number {
+    const n = this.#roundRobin.get(spec.name) ?? 0;
+    this.#roundRobin.set(spec.name, n + 1);
+    return n % spec.partitions;
+  }
+
+  /**
+   * The group is this process: one live consumer per (group, topic) owns all
+   * partitions. A second one would read the same records and commit over the
+   * first one's positions, so it is refused.
+   */
+  async consume(opts: ConsumeOptions): Promise<Consumer> {
+    this.#checkOpen();
+    const spec = this.#state.topic(opts.topic);
+    if (!spec) throw new HooklogError('STREAM_UNAVAILABLE', `unknown topic ${opts.topic}: create it with ensureTopics first`);
+    const key = JSON.stringify([opts.group, opts.topic]);
+    if (this.#consumers.has(key)) {
+      throw new HooklogError('STREAM_UNAVAILABLE', `group ${opts.group} already has a live consumer of ${opts.topic}; the embedded stream allows one per group and topic (stop it first)`);
+    }
+    const consumer = new EmbeddedConsumer({
+      log: this.#log,
+      spec,
+      opts,
+      committed: this.#state.committed(opts.topic, opts.group),
+      commit: (partition, next) => this.#log.append([StreamState.offsetWrite(opts.group, opts.topic, partition, next)]),
+      logger: this.#logger,
+      onStopped: () => this.#consumers.delete(key),
+    });
+    this.#consumers.set(key, consumer);
+    return consumer;
+  }
+
+  async committedOffsets(topic: string, group: string): Promise<Map<number, number>> {
+    return this.#state.committed(topic, group);
+  }
+
+  /** Unknown topics have no records: an empty map. */
+  async readLatestByKey(topic: string): Promise<Map<string, ConsumedRecord>> {
+    this.#checkOpen();
+    const spec = this.#state.topic(topic);
+    return spec ? readLatest(this.#log, spec) : new Map();
+  }
+
+  async ping(): Promise<void> {
+    this.#checkOpen();
+    const failure = this.#log.failure;
+    if (failure) throw failure;
+  }
+
+  /** Stops live consumers (they commit what they finished), flushes, closes files, releases the lock. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.all([...this.#consumers.values()].map((c) => c.stop()));
+    await this.#log.close();
+    await this.#lock.release();
+  }
+
+  /** Frames synced so far (group commit makes this far smaller than the number of appends). */
+  get fsyncCount(): number {
+    return this.#log.fsyncCount;
+  }
+
+  /** Next offset per partition of `topic` (what a fully caught-up consumer would commit). */
+  endOffsets(topic: string): Map<number, number> {
+    const spec = this.#state.topic(topic);
+    const out = new Map<number, number>();
+    for (let p = 0; p < (spec?.partitions ?? 0); p++) out.set(p, this.#log.nextOffset(topic, p));
+    return out;
+  }
+
+  /** Runs retention now (it also runs on open and periodically); returns the segments deleted. */
+  enforceRetention(now = Date.now()): Promise<number> {
+    return this.#log.enforceRetention(now);
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) throw new HooklogError('STREAM_CLOSED', 'embedded stream is closed');
+  }
+}

@@ -1,0 +1,43 @@
+/** Helpers for this folder's tests only. */
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomName, waitFor } from '../../../test/support/wait.js';
+import type { ConsumedRecord } from '../types.js';
+import type { EmbeddedStream } from './embedded-stream.js';
+
+export const freshDir = (): string => mkdtempSync(join(tmpdir(), 'hooklog-embedded-'));
+
+/** Segment files of the log under `dataDir`, oldest first. */
+export function segmentFiles(dataDir: string): string[] {
+  return readdirSync(join(dataDir, 'stream'))
+    .filter((n) => n.endsWith('.seg'))
+    .sort()
+    .map((n) => join(dataDir, 'stream', n));
+}
+
+/**
+ * Every retained record of `topic`, read through a consumer of a fresh group,
+ * sorted by partition and offset. Waits until each non-empty partition was
+ * delivered up to its end offset.
+ */
+export async function readAll(stream: EmbeddedStream, topic: string): Promise<ConsumedRecord[]> {
+  const ends = stream.endOffsets(topic);
+  const got: ConsumedRecord[] = [];
+  const reached = new Map<number, number>();
+  const consumer = await stream.consume({
+    topic,
+    group: randomName('readall'),
+    maxBatchWaitMs: 5,
+    handler: async (b) => {
+      got.push(...b.records);
+      reached.set(b.partition, b.lastOffset + 1);
+    },
+  });
+  try {
+    await waitFor(() => [...ends].every(([p, end]) => end === 0 || reached.get(p) === end), { timeoutMs: 10_000, what: `all of ${topic}` });
+  } finally {
+    await consumer.stop();
+  }
+  return got.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+}

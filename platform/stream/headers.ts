@@ -1,0 +1,47 @@
+/**
+ * Header names for hooklog's metadata on stream records. Public contract: any
+ * Kafka consumer of our topics reads these, so names never change meaning.
+ */
+export const Header = {
+  org: 'hooklog-org',
+  /** hook | system-log | legacy-events | token-hook */
+  source: 'hooklog-source',
+  hookId: 'hooklog-hook-id',
+  deliveryId: 'hooklog-delivery-id',
+  /** ISO-8601 time hooklog received the record. */
+  receivedAt: 'hooklog-received-at',
+  /** For dead letters: why the record was rejected, and which component rejected it. */
+  reason: 'hooklog-reason',
+  origin: 'hooklog-origin',
+  /** For dead letters re-routed from a topic: where the bytes were read. */
+  originalTopic: 'hooklog-original-topic',
+  originalPartition: 'hooklog-original-partition',
+  originalOffset: 'hooklog-original-offset',
+} as const;
+
+export type EventSource = 'hook' | 'system-log' | 'legacy-events';
+
+export interface Topics {
+  readonly logs: string;
+  readonly legacyEvents: string;
+  readonly deadletter: string;
+  readonly cursors: string;
+}
+
+export function topicNames(prefix: string): Topics {
+  return {
+    logs: `${prefix}.logs`,
+    legacyEvents: `${prefix}.legacy-events`,
+    deadletter: `${prefix}.deadletter`,
+    cursors: `${prefix}.cursors`,
+  };
+}
+
+/** A dead-letter record: the raw bytes as received, with the reason and origin beside them. */
+export function deadLetter(raw: Buffer, reason: string, origin: string, extra: Record<string, string> = {}, key: string | null = null) {
+  return {
+    key,
+    value: raw,
+    headers: { ...extra, [Header.reason]: reason.slice(0, 1000), [Header.origin]: origin },
+  };
+}

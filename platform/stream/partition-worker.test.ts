@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../test/support/wait.js';
+import { PartitionWorker, type PartitionWorkerOptions } from './partition-worker.js';
+import type { ConsumedRecord, RecordBatch } from './types.js';
+
+const records = (from: number, n: number): ConsumedRecord[] =>
+  Array.from({ length: n }, (_, i) => ({ topic: 't', partition: 0, offset: from + i, key: 'k', value: Buffer.from(String(from + i)), headers: {}, timestamp: 0 }));
+
+function worker(over: Partial<PartitionWorkerOptions> & Pick<PartitionWorkerOptions, 'handler'>) {
+  const commits: number[] = [];
+  const flow: string[] = [];
+  const w = new PartitionWorker({
+    topic: 't', partition: 0, maxBatchRecords: 10, maxBatchWaitMs: 10, maxBufferedRecords: 100,
+    commit: async (n) => void commits.push(n),
+    pause: () => void flow.push('pause'),
+    resume: () => void flow.push('resume'),
+    retryPolicy: { initialMs: 1, multiplier: 1, maxMs: 1, retries: Infinity, jitter: 0 },
+    ...over,
+  });
+  return { w, commits, flow };
+}
+
+describe('PartitionWorker', () => {
+  it('commits the offset after each finished batch, in order', async () => {
+    const seen: number[][] = [];
+    const { w, commits } = worker({ handler: async (b) => void seen.push(b.records.map((r) => r.offset)) });
+    w.push(records(0, 25));
+    await waitFor(() => commits.at(-1) === 25);
+    await w.stop();
+    expect(seen).toEqual([[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [10, 11, 12, 13, 14, 15, 16, 17, 18, 19], [20, 21, 22, 23, 24]]);
+    expect(commits).toEqual([10, 20, 25]);
+  });
+
+  it('never commits for a revoked partition, even when the in-flight handler finishes afterwards', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let started = false;
+    const { w, commits } = worker({
+      handler: async () => {
+        started = true;
+        await gate;
+      },
+    });
+    w.push(records(0, 5));
+    await waitFor(() => started);
+    const revoked = w.revoke();
+    release();
+    await revoked;
+    expect(commits).toEqual([]);
+    w.push(records(5, 5));
+    expect(w.buffered).toBe(0);
+  });
+
+  it('retries a failing batch without skipping it or committing past it', async () => {
+    let calls = 0;
+    const batches: RecordBatch[] = [];
+    const { w, commits } = worker({
+      handler: async (b) => {
+        batches.push(b);
+        if (++calls < 4) throw new Error('down');
+      },
+    });
+    w.push(records(0, 3));
+    await waitFor(() => commits.length === 1);
+    await w.stop();
+    expect(batches.map((b) => [b.firstOffset, b.lastOffset])).toEqual([[0, 2], [0, 2], [0, 2], [0, 2]]);
+    expect(commits).toEqual([3]);
+  });
+
+  it('pauses fetching when the buffer is full and resumes once it drains to half', async () => {
+    let release!: () => void;
+    let gate = new Promise<void>((r) => (release = r));
+    const { w, flow, commits } = worker({ maxBufferedRecords: 20, handler: () => gate });
+    w.push(records(0, 10));
+    w.push(records(10, 15));
+    expect(flow).toEqual(['pause']);
+    const open = release;
+    gate = Promise.resolve();
+    open();
+    await waitFor(() => commits.at(-1) === 25);
+    expect(flow).toEqual(['pause', 'resume']);
+    await w.stop();
+  });
+
+  it('on stop, hands over the partial batch at once and commits it', async () => {
+    const { w, commits } = worker({ maxBatchWaitMs: 60_000, handler: async () => undefined });
+    w.push(records(0, 3));
+    await w.stop();
+    expect(commits).toEqual([3]);
+  });
+});
