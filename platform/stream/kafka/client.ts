@@ -1,0 +1,120 @@
+/**
+ * kafkajs plumbing shared by the producer, consumer and reader sides: the client
+ * (with kafkajs's logging routed into our pino logger) and the conversions
+ * between our record shapes and kafkajs's.
+ */
+import { Kafka, logLevel, type IHeaders, type KafkaMessage, type LogEntry, type Message } from 'kafkajs';
+import { HooklogError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { ConsumedRecord, StreamRecord } from '../types.js';
+import type { ResolvedKafkaOptions } from './options.js';
+
+/**
+ * kafkajs logs through its own console logger by default. We take warn and
+ * error only, into a child logger: kafkajs is chatty at info (every join, every
+ * pause), and its errors during a broker restart are expected and retried, so
+ * they are logged as warnings — our own code reports what actually failed.
+ */
+export function kafkaLogCreator(logger: Logger) {
+  const log = logger.child({ component: 'kafkajs' });
+  return () => (entry: LogEntry) => {
+    const { message, timestamp: _t, logger: _l, ...extra } = entry.log as unknown as Record<string, unknown>;
+    const fields = { namespace: entry.namespace, ...extra };
+    if (entry.level === logLevel.ERROR || entry.level === logLevel.WARN) log.warn(fields, String(message));
+    else log.debug(fields, String(message));
+  };
+}
+
+export function createKafka(o: ResolvedKafkaOptions): Kafka {
+  return new Kafka({
+    clientId: o.clientId,
+    brokers: o.brokers,
+    ssl: o.ssl,
+    ...(o.sasl ? { sasl: { mechanism: o.sasl.mechanism, username: o.sasl.username, password: o.sasl.password } as never } : {}),
+    connectionTimeout: 3_000,
+    requestTimeout: 30_000,
+    logLevel: logLevel.WARN,
+    logCreator: kafkaLogCreator(o.logger),
+  });
+}
+
+/** Our record as a kafkajs message. Values and headers are sent as given; the key picks the partition. */
+export function toMessage(r: StreamRecord): Message {
+  return {
+    key: r.key,
+    value: r.value,
+    headers: { ...r.headers },
+    ...(r.timestamp !== undefined ? { timestamp: String(r.timestamp) } : {}),
+  };
+}
+
+function headerValue(v: IHeaders[string]): string | undefined {
+  if (v === undefined) return undefined;
+  // A header repeated on the wire arrives as an array; ours are never repeated, so the last one wins.
+  const last = Array.isArray(v) ? v[v.length - 1] : v;
+  return last === undefined ? undefined : Buffer.isBuffer(last) ? last.toString('utf8') : String(last);
+}
+
+/** A fetched kafkajs message as our record; kafkajs offsets and timestamps are decimal strings. */
+export function toConsumed(topic: string, partition: number, m: KafkaMessage): ConsumedRecord {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(m.headers ?? {})) {
+    const s = headerValue(v);
+    if (s !== undefined) headers[k] = s;
+  }
+  return {
+    topic,
+    partition,
+    offset: Number(m.offset),
+    key: m.key === null || m.key === undefined ? null : m.key.toString('utf8'),
+    value: m.value ?? Buffer.alloc(0),
+    headers,
+    timestamp: Number(m.timestamp),
+  };
+}
+
+/** Rough wire size of a record before compression: what the broker's per-request limits see. */
+export function recordBytes(r: StreamRecord): number {
+  let n = r.value.length + (r.key ? Buffer.byteLength(r.key) : 0) + 32;
+  for (const [k, v] of Object.entries(r.headers)) n += Buffer.byteLength(k) + Buffer.byteLength(v) + 4;
+  return n;
+}
+
+/**
+ * Splits records into runs of at most `maxBytes` (a record larger than that is a
+ * run of its own), in order. The broker rejects a produce request above its
+ * message.max.bytes (1 MiB by default), so large appends go out as several.
+ */
+export function chunkRecords<T extends StreamRecord>(records: readonly T[], maxBytes: number): T[][] {
+  const chunks: T[][] = [];
+  let current: T[] = [];
+  let size = 0;
+  for (const r of records) {
+    const n = recordBytes(r);
+    if (current.length > 0 && size + n > maxBytes) {
+      chunks.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(r);
+    size += n;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+/**
+ * Awaits `op` for at most `ms`, then rejects with a retriable STREAM_UNAVAILABLE
+ * naming `what`. The operation itself is not cancelled (kafkajs cannot cancel a send).
+ */
+export async function withDeadline<T>(op: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new HooklogError('STREAM_UNAVAILABLE', `${what}: no answer from Kafka within ${Math.round(ms)} ms`, { retriable: true })), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([op, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,251 @@
+/**
+ * The Stream seam over Apache Kafka (kafkajs).
+ *
+ * Producing: one idempotent producer (acks=all) for `append`, fed one request
+ * at a time by a SendQueue that coalesces concurrent appends (see send-queue.ts
+ * for why kafkajs must never have two sends outstanding); a separate
+ * transactional producer for `appendAtomically`. Idempotence lets kafkajs retry
+ * a send whose acknowledgement was lost without writing the records twice.
+ * kafkajs retries an idempotent send without limit, and a send must never be
+ * given up half-way (a later send could reuse its sequence numbers and be taken
+ * for a duplicate). So the caller's wait is bounded (appendTimeoutMs →
+ * retriable STREAM_UNAVAILABLE, nothing acknowledged) while a send already on
+ * the wire goes on; appends not yet sent are dropped when their caller gives up.
+ * maxInFlightRequests is 1, not Java's 5: kafkajs implemented idempotence after
+ * KIP-98's original rule of one in-flight request (kafkajs issue #200), takes a
+ * per-broker lock around each produce request, and its sequence bookkeeping is
+ * only safe with one request outstanding.
+ */
+import { CompressionTypes, Partitioners, type Admin, type Kafka, type Producer } from 'kafkajs';
+import { HooklogError, errorMessage } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { ConsumeOptions, ConsumedRecord, Consumer, Stream, StreamRecord, TopicSpec, TopicWrite } from '../types.js';
+import { chunkRecords, createKafka, recordBytes, toMessage, withDeadline } from './client.js';
+import { KafkaGroupConsumer } from './consumer.js';
+import { classifyKafkaError } from './errors.js';
+import { resolveKafkaOptions, type KafkaStreamOptions, type ResolvedKafkaOptions } from './options.js';
+import { readLatestByKey } from './reader.js';
+import { SendQueue, type TopicMessages } from './send-queue.js';
+
+/** Below the broker's default message.max.bytes (1 MiB), leaving room for batch overhead. */
+const MAX_REQUEST_BYTES = 768 * 1024;
+/** The broker waits this long for the in-sync replicas' acknowledgements (acks=all). */
+const ACK_TIMEOUT_MS = 30_000;
+const PING_TIMEOUT_MS = 3_000;
+
+export class KafkaStream implements Stream {
+  readonly kind = 'kafka' as const;
+  readonly #o: ResolvedKafkaOptions;
+  readonly #log: Logger;
+  readonly #kafka: Kafka;
+  readonly #admin: Admin;
+  readonly #producer: Producer;
+  #txProducer: Producer | null = null;
+  /** appendAtomically calls run one after another: one open transaction per transactional id. */
+  #txChain: Promise<unknown> = Promise.resolve();
+  readonly #sends: SendQueue;
+  #closed = false;
+  readonly #consumers = new Set<KafkaGroupConsumer>();
+
+  private constructor(o: ResolvedKafkaOptions) {
+    this.#o = o;
+    this.#log = o.logger.child({ component: 'kafka-stream' });
+    this.#kafka = createKafka(o);
+    this.#admin = this.#kafka.admin();
+    this.#producer = this.#newProducer();
+    this.#sends = new SendQueue(
+      async (topicMessages) => void (await this.#producer.sendBatch({ topicMessages, acks: -1, timeout: ACK_TIMEOUT_MS, compression: this.#compression })),
+      { maxRequestBytes: MAX_REQUEST_BYTES, maxQueuedRecords: o.maxQueuedRecords },
+    );
+  }
+
+  /** Connects the admin client and the idempotent producer; fails with STREAM_UNAVAILABLE when no broker answers. */
+  static async open(options: KafkaStreamOptions): Promise<KafkaStream> {
+    const stream = new KafkaStream(resolveKafkaOptions(options));
+    try {
+      await stream.#admin.connect();
+      await stream.#producer.connect();
+    } catch (err) {
+      await stream.close();
+      throw classifyKafkaError(err, `connecting to Kafka at ${options.brokers.join(',')}`);
+    }
+    return stream;
+  }
+
+  #newProducer(transactionalId?: string): Producer {
+    return this.#kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner, // Java-compatible murmur2: same key, same partition as Java clients
+      retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 5_000 },
+      ...(transactionalId ? { transactionalId, transactionTimeout: 60_000 } : {}),
+    });
+  }
+
+  get #compression(): CompressionTypes {
+    return this.#o.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) throw new HooklogError('STREAM_CLOSED', 'the Kafka stream is closed');
+  }
+
+  async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
+    this.#checkOpen();
+    try {
+      const existing = new Set(await this.#admin.listTopics());
+      const missing = specs.filter((s) => !existing.has(s.name));
+      if (missing.length === 0) return;
+      await this.#admin.createTopics({
+        waitForLeaders: true,
+        timeout: 30_000,
+        topics: missing.map((s) => ({
+          topic: s.name,
+          numPartitions: s.partitions,
+          replicationFactor: this.#o.replicationFactor,
+          configEntries: [
+            ...(s.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : []),
+            ...(this.#o.minInsyncReplicas > 1 ? [{ name: 'min.insync.replicas', value: String(this.#o.minInsyncReplicas) }] : []),
+          ],
+        })),
+      });
+      // createTopics answers "already exists" (false) when another instance won the race: fine.
+    } catch (err) {
+      throw classifyKafkaError(err, `creating topics ${specs.map((s) => s.name).join(', ')}`);
+    }
+  }
+
+  /**
+   * Resolves once the broker acknowledged every record (acks=all). Rejects with a
+   * retriable STREAM_UNAVAILABLE when that took longer than appendTimeoutMs.
+   * Records not sent by then never will be; records already on the wire may
+   * still be written (once), so callers must not acknowledge them — a retry by
+   * the sender is absorbed downstream by uuid.
+   */
+  async append(topic: string, records: readonly StreamRecord[]): Promise<void> {
+    this.#checkOpen();
+    if (records.length === 0) return;
+    const action = `appending ${records.length} records to ${topic}`;
+    const queued = chunkRecords(records, MAX_REQUEST_BYTES).map((chunk) =>
+      this.#sends.enqueue(topic, chunk.map(toMessage), chunk.reduce((n, r) => n + recordBytes(r), 0)));
+    try {
+      await withDeadline(Promise.all(queued.map((q) => q.done)), this.#o.appendTimeoutMs, action);
+    } catch (err) {
+      for (const q of queued) q.abandon();
+      throw classifyKafkaError(err, action);
+    }
+  }
+
+  /**
+   * One Kafka transaction holding every write: all become visible to
+   * read_committed consumers together, or none does. On failure the transaction
+   * is aborted and the producer dropped; the next call starts a new one with the
+   * same transactional id, which also fences anything the old one left open.
+   */
+  async appendAtomically(writes: readonly TopicWrite[]): Promise<void> {
+    this.#checkOpen();
+    const topicMessages = writes.filter((w) => w.records.length > 0).map((w) => ({ topic: w.topic, messages: w.records.map(toMessage) }));
+    if (topicMessages.length === 0) return;
+    let abandoned = false;
+    const run = this.#txChain.then(() => (abandoned ? undefined : this.#transaction(topicMessages)));
+    this.#txChain = run.catch(() => undefined);
+    const action = `appending atomically to ${topicMessages.map((t) => t.topic).join(', ')}`;
+    try {
+      await withDeadline(run, this.#o.appendTimeoutMs, action);
+    } catch (err) {
+      abandoned = true; // if it has not started yet, it never will
+      throw classifyKafkaError(err, action);
+    }
+  }
+
+  async #transaction(topicMessages: TopicMessages[]): Promise<void> {
+    if (!this.#txProducer) {
+      const p = this.#newProducer(this.#o.transactionalId);
+      await p.connect();
+      this.#txProducer = p;
+    }
+    const producer = this.#txProducer;
+    const tx = await producer.transaction().catch(async (err) => {
+      await this.#dropTxProducer(producer);
+      throw err;
+    });
+    try {
+      await tx.sendBatch({ topicMessages, acks: -1, timeout: ACK_TIMEOUT_MS, compression: this.#compression });
+      await tx.commit();
+    } catch (err) {
+      await tx.abort().catch((abortErr) => this.#log.warn({ err: errorMessage(abortErr) }, 'aborting the Kafka transaction failed; the next one fences it'));
+      await this.#dropTxProducer(producer);
+      throw classifyKafkaError(err, 'Kafka transaction');
+    }
+  }
+
+  async #dropTxProducer(p: Producer): Promise<void> {
+    if (this.#txProducer === p) this.#txProducer = null;
+    await p.disconnect().catch(() => undefined);
+  }
+
+  async consume(opts: ConsumeOptions): Promise<Consumer> {
+    this.#checkOpen();
+    const consumer = new KafkaGroupConsumer(this.#kafka, this.#o, opts);
+    try {
+      await consumer.start();
+    } catch (err) {
+      await consumer.stop().catch(() => undefined);
+      throw classifyKafkaError(err, `joining group ${opts.group} on ${opts.topic}`);
+    }
+    this.#consumers.add(consumer);
+    return {
+      stop: async () => {
+        this.#consumers.delete(consumer);
+        await consumer.stop();
+      },
+    };
+  }
+
+  async committedOffsets(topic: string, group: string): Promise<Map<number, number>> {
+    this.#checkOpen();
+    try {
+      const [entry] = await this.#admin.fetchOffsets({ groupId: group, topics: [topic] });
+      const out = new Map<number, number>();
+      // -1 means "nothing committed" for that partition.
+      for (const p of entry?.partitions ?? []) if (Number(p.offset) >= 0) out.set(p.partition, Number(p.offset));
+      return out;
+    } catch (err) {
+      throw classifyKafkaError(err, `reading committed offsets of ${group} on ${topic}`);
+    }
+  }
+
+  readLatestByKey(topic: string): Promise<Map<string, ConsumedRecord>> {
+    this.#checkOpen();
+    return readLatestByKey(this.#kafka, this.#admin, this.#o, topic);
+  }
+
+  async ping(): Promise<void> {
+    this.#checkOpen();
+    try {
+      const cluster = await withDeadline(this.#admin.describeCluster(), PING_TIMEOUT_MS, 'pinging Kafka');
+      if (cluster.brokers.length === 0) throw new HooklogError('STREAM_UNAVAILABLE', 'Kafka reports no brokers', { retriable: true });
+    } catch (err) {
+      throw classifyKafkaError(err, 'pinging Kafka');
+    }
+  }
+
+  /** Stops this stream's consumers, waits (bounded) for sends in flight, then disconnects. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.all([...this.#consumers].map((c) => c.stop()));
+    this.#consumers.clear();
+    const pending = Promise.all([this.#sends.drained(), this.#txChain]);
+    await withDeadline(pending, this.#o.appendTimeoutMs, 'closing').catch(() =>
+      this.#log.warn({ queued: this.#sends.queuedRecords }, 'closing with Kafka sends still unacknowledged'));
+    const tx = this.#txProducer;
+    this.#txProducer = null;
+    await Promise.all([
+      tx?.disconnect(),
+      this.#producer.disconnect(),
+      this.#admin.disconnect(),
+    ].map((p) => Promise.resolve(p).catch((err) => this.#log.warn({ err: errorMessage(err) }, 'disconnecting from Kafka failed'))));
+  }
+}

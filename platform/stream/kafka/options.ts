@@ -1,0 +1,90 @@
+import { HooklogError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+
+/** What a Kafka consumer of ours does about its partitions; for tests and metrics. */
+export type KafkaConsumerEvent =
+  | { type: 'assigned'; consumer: string; memberId: string; partitions: number[] }
+  | { type: 'revoked'; consumer: string; partitions: number[]; reason: string }
+  | { type: 'paused' | 'resumed'; consumer: string; partition: number }
+  | { type: 'commit-issued' | 'commit-succeeded' | 'commit-failed'; consumer: string; partition: number; offset: number };
+
+export interface KafkaStreamOptions {
+  /** Bootstrap brokers, `host:port`. */
+  brokers: string[];
+  /** Kafka client id; also the base of the transactional id and of short-lived reader groups. */
+  clientId: string;
+  /** hooklog's topic prefix; names the short-lived groups `readLatestByKey` uses. Default `hooklog`. */
+  topicPrefix?: string;
+  /** Connect with TLS (system CAs). Default false. */
+  ssl?: boolean;
+  sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string };
+  /**
+   * Replicas for topics `ensureTopics` creates. Default 1 (a single test or dev
+   * broker); use 3 in production, where topics also get min.insync.replicas=2 so
+   * that acks=all means "on two brokers".
+   */
+  replicationFactor?: number;
+  /**
+   * How long `append`/`appendAtomically` wait for the broker's acknowledgement
+   * before rejecting with a retriable STREAM_UNAVAILABLE. Default 10 000. A send
+   * already on the wire keeps retrying in the background (see kafka-stream.ts).
+   */
+  appendTimeoutMs?: number;
+  /**
+   * Compression of produced batches. Default `gzip`: event JSON shrinks several
+   * times, kafkajs has gzip built in (others need native codecs), and zlib runs
+   * off the main thread. `none` saves CPU where the network is not the limit.
+   */
+  compression?: 'gzip' | 'none';
+  /** Transactional id for `appendAtomically`; must be unique per running instance and stable across its restarts. Default `<clientId>.tx`. */
+  transactionalId?: string;
+  /** Consumer group session timeout. Default 30 000. */
+  sessionTimeoutMs?: number;
+  /** Consumer heartbeat interval; a rebalance is noticed within about this long. Default 3 000. */
+  heartbeatIntervalMs?: number;
+  /** Longest a fetch waits for new records; also bounds how long stopping a consumer takes. Default 500. */
+  fetchMaxWaitMs?: number;
+  /** Records waiting to be sent (appends are sent one request at a time, see send-queue.ts); above this, appends fail fast. Default 50 000. */
+  maxQueuedRecords?: number;
+  logger: Logger;
+  /** Told about assignments, revocations and commits of this stream's consumers. */
+  observer?: (event: KafkaConsumerEvent) => void;
+}
+
+export type ResolvedKafkaOptions = Required<Omit<KafkaStreamOptions, 'sasl' | 'observer'>> &
+  Pick<KafkaStreamOptions, 'sasl' | 'observer'> & { minInsyncReplicas: number };
+
+function positive(name: string, v: number): number {
+  if (!Number.isFinite(v) || v <= 0) throw new HooklogError('CONFIG_INVALID', `kafka stream: ${name} must be a positive number, got ${v}`);
+  return v;
+}
+
+/** Fills defaults and rejects values that would only fail later, naming the option. */
+export function resolveKafkaOptions(o: KafkaStreamOptions): ResolvedKafkaOptions {
+  if (o.brokers.length === 0) throw new HooklogError('CONFIG_INVALID', 'kafka stream: brokers must name at least one host:port');
+  if (!o.clientId) throw new HooklogError('CONFIG_INVALID', 'kafka stream: clientId must not be empty');
+  const replicationFactor = positive('replicationFactor', o.replicationFactor ?? 1);
+  const sessionTimeoutMs = positive('sessionTimeoutMs', o.sessionTimeoutMs ?? 30_000);
+  const heartbeatIntervalMs = positive('heartbeatIntervalMs', o.heartbeatIntervalMs ?? 3_000);
+  if (heartbeatIntervalMs >= sessionTimeoutMs) {
+    throw new HooklogError('CONFIG_INVALID', `kafka stream: heartbeatIntervalMs (${heartbeatIntervalMs}) must be below sessionTimeoutMs (${sessionTimeoutMs})`);
+  }
+  return {
+    brokers: o.brokers,
+    clientId: o.clientId,
+    topicPrefix: o.topicPrefix ?? 'hooklog',
+    ssl: o.ssl ?? false,
+    sasl: o.sasl,
+    replicationFactor,
+    minInsyncReplicas: replicationFactor > 2 ? 2 : 1,
+    appendTimeoutMs: positive('appendTimeoutMs', o.appendTimeoutMs ?? 10_000),
+    compression: o.compression ?? 'gzip',
+    transactionalId: o.transactionalId ?? `${o.clientId}.tx`,
+    sessionTimeoutMs,
+    heartbeatIntervalMs,
+    fetchMaxWaitMs: positive('fetchMaxWaitMs', o.fetchMaxWaitMs ?? 500),
+    maxQueuedRecords: positive('maxQueuedRecords', o.maxQueuedRecords ?? 50_000),
+    logger: o.logger,
+    observer: o.observer,
+  };
+}

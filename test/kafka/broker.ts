@@ -1,0 +1,226 @@
+/**
+ * A real, single-node Apache Kafka (KRaft, broker+controller in one JVM) for the
+ * integration tests, on two free loopback ports. `restart()` stops the JVM and
+ * starts it again on the same ports and data, which is what "the broker went
+ * away in the middle of a stream" looks like to a client.
+ */
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, openSync, closeSync, existsSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { checkJava, ensureKafkaLibs } from './libs.js';
+
+export interface KafkaBroker {
+  /** Bootstrap address, `127.0.0.1:<port>`. */
+  readonly brokers: string;
+  readonly dataDir: string;
+  /** Stops the broker (SIGTERM, SIGKILL after a deadline) and removes a data dir it created. */
+  stop(): Promise<void>;
+  /** Stops the broker and starts it again on the same ports and data dir; resolves once it serves again. */
+  restart(): Promise<void>;
+}
+
+export interface StartKafkaBrokerOptions {
+  /** Keep the broker's data here; default a fresh temp dir, removed by `stop()`. */
+  dataDir?: string;
+  /** How long to wait for the broker to serve requests. Default 60 s. */
+  startTimeoutMs?: number;
+}
+
+const STOP_GRACE_MS = 20_000;
+
+/**
+ * Ports below the kernel's ephemeral range: a port picked inside it can be taken
+ * by some client's outgoing connection in the second before the JVM binds it.
+ */
+function ephemeralLow(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+async function freePorts(n: number): Promise<number[]> {
+  const high = Math.max(12_000, ephemeralLow() - 1);
+  const ports: number[] = [];
+  while (ports.length < n) {
+    const port = 10_000 + Math.floor(Math.random() * (high - 10_000));
+    if (!ports.includes(port) && (await bindable(port))) ports.push(port);
+  }
+  return ports;
+}
+
+function serverProperties(dataDir: string, port: number, controllerPort: number): string {
+  return [
+    'process.roles=broker,controller',
+    'node.id=1',
+    `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
+    `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
+    'controller.listener.names=CONTROLLER',
+    'inter.broker.listener.name=PLAINTEXT',
+    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    `log.dirs=${join(dataDir, 'logs')}`,
+    'num.partitions=1',
+    // One node: internal topics cannot have more replicas; few partitions keep start-up quick.
+    'offsets.topic.replication.factor=1',
+    'offsets.topic.num.partitions=4',
+    'transaction.state.log.replication.factor=1',
+    'transaction.state.log.min.isr=1',
+    'transaction.state.log.num.partitions=4',
+    'group.initial.rebalance.delay.ms=0',
+    'auto.create.topics.enable=false',
+    // The cleaner's default 128 MiB dedupe buffer would take a quarter of the heap for nothing.
+    'log.cleaner.dedupe.buffer.size=8388608',
+    '',
+  ].join('\n');
+}
+
+const LOG4J = (logFile: string) => [
+  'log4j.rootLogger=WARN, file',
+  'log4j.appender.file=org.apache.log4j.FileAppender',
+  `log4j.appender.file.File=${logFile}`,
+  'log4j.appender.file.layout=org.apache.log4j.PatternLayout',
+  'log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n',
+  'log4j.logger.kafka.server.KafkaServer=INFO',
+  'log4j.logger.kafka.server.BrokerServer=INFO',
+  '',
+].join('\n');
+
+function tail(file: string, lines = 30): string {
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n') : '(no log)';
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port });
+    s.once('connect', () => { s.destroy(); resolve(true); });
+    s.once('error', () => { s.destroy(); resolve(false); });
+  });
+}
+
+/** True once a Kafka client can describe the cluster at `brokers`. */
+export async function brokerAnswers(brokers: string, timeoutMs = 5_000): Promise<boolean> {
+  const admin = new Kafka({
+    clientId: 'hooklog-test-probe', brokers: brokers.split(','), logLevel: logLevel.NOTHING,
+    connectionTimeout: Math.min(timeoutMs, 3_000), requestTimeout: timeoutMs, retry: { retries: 0 },
+  }).admin();
+  try {
+    await admin.connect();
+    const cluster = await admin.describeCluster();
+    return cluster.brokers.length > 0;
+  } catch {
+    return false;
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+export async function startKafkaBroker(opts: StartKafkaBrokerOptions = {}): Promise<KafkaBroker> {
+  await checkJava();
+  const libs = await ensureKafkaLibs();
+  const ownDir = !opts.dataDir;
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'hooklog-kafka-'));
+  mkdirSync(dataDir, { recursive: true });
+  let port = 0;
+  const props = join(dataDir, 'server.properties');
+  const log4j = join(dataDir, 'log4j.properties');
+  const logFile = join(dataDir, 'broker.log');
+  const outFile = join(dataDir, 'broker.out');
+  writeFileSync(log4j, LOG4J(logFile));
+  const classpath = join(libs, '*');
+  const jvm = [`-Dlog4j.configuration=file:${log4j}`, '-Djava.awt.headless=true', '-cp', classpath];
+  const startTimeoutMs = opts.startTimeoutMs ?? 60_000;
+
+  async function format(): Promise<void> {
+    if (existsSync(join(dataDir, 'logs', 'meta.properties'))) return;
+    // KRaft needs its storage formatted with a cluster id: 22 chars of base64url, as Kafka makes them,
+    // and like Kafka's own never starting with '-', which the tool's argument parser would take for a flag.
+    let clusterId = randomBytes(16).toString('base64url');
+    while (clusterId.startsWith('-')) clusterId = randomBytes(16).toString('base64url');
+    await new Promise<void>((resolve, reject) => {
+      execFile('java', [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props], { timeout: 120_000 }, (err, stdout, stderr) =>
+        err ? reject(new Error(`formatting Kafka storage failed: ${err.message}\n${stdout}${stderr}`)) : resolve());
+    });
+  }
+
+  let child: ChildProcess | null = null;
+  let exited: Promise<void> = Promise.resolve();
+  const killOnExit = () => child?.kill('SIGKILL');
+  process.once('exit', killOnExit);
+
+  async function launch(): Promise<void> {
+    const out = openSync(outFile, 'a');
+    const brokers = `127.0.0.1:${port}`;
+    const proc = spawn('java', ['-Xmx512m', '-Xms128m', '-XX:+UseSerialGC', ...jvm, 'kafka.Kafka', props], { stdio: ['ignore', out, out] });
+    closeSync(out);
+    child = proc;
+    let gone = false;
+    exited = new Promise((resolve) => proc.once('exit', () => { gone = true; resolve(); }));
+    const deadline = Date.now() + startTimeoutMs;
+    for (;;) {
+      if (gone) throw new Error(`the Kafka broker exited during start-up; ${outFile}:\n${tail(outFile)}\n${logFile}:\n${tail(logFile)}`);
+      if ((await portOpen(port)) && (await brokerAnswers(brokers, 3_000))) return;
+      if (Date.now() > deadline) {
+        await halt();
+        throw new Error(`the Kafka broker did not serve on ${brokers} within ${startTimeoutMs} ms; ${logFile}:\n${tail(logFile)}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  async function halt(): Promise<void> {
+    const proc = child;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    proc.kill('SIGTERM');
+    const timer = setTimeout(() => proc.kill('SIGKILL'), STOP_GRACE_MS);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  // A port found free can still be taken before the JVM binds it: then start again on other ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const [p, controllerPort] = (await freePorts(2)) as [number, number];
+      port = p;
+      writeFileSync(props, serverProperties(dataDir, port, controllerPort));
+      await format();
+      writeFileSync(outFile, '');
+      writeFileSync(logFile, '');
+      await launch();
+      break;
+    } catch (err) {
+      const bindFailed = /Address already in use/.test(`${tail(outFile, 200)}${tail(logFile, 200)}`);
+      if (bindFailed && attempt < 3) continue;
+      await halt();
+      process.removeListener('exit', killOnExit);
+      if (ownDir) rmSync(dataDir, { recursive: true, force: true }); // the error carries the logs' tails
+      throw err;
+    }
+  }
+  return {
+    brokers: `127.0.0.1:${port}`,
+    dataDir,
+    async restart() {
+      await halt();
+      await launch();
+    },
+    async stop() {
+      await halt();
+      process.removeListener('exit', killOnExit);
+      if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

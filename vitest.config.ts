@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    // chdb allows one engine per process: every test file gets its own process.
+    pool: 'forks',
+    include: ['**/*.test.ts'],
+    exclude: ['**/node_modules/**', '**/dist/**', 'test/.kafka/**'],
+    // Integration tests talk to a real broker and a real ClickHouse engine on a 2-core machine.
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    teardownTimeout: 60_000,
+    // One Kafka broker for the run (or KAFKA_BROKERS); tests get it through test/kafka/inject.ts.
+    globalSetup: ['test/kafka/global-setup.ts'],
+  },
+});
