@@ -1,0 +1,252 @@
+/**
+ * Pure mapping from stream records to ClickHouse rows. No I/O here: the sink
+ * feeds records in, and either inserts the row or dead-letters the record with
+ * the reason returned.
+ *
+ * Tolerance is the rule, because real feeds are messy (see the corpus):
+ * any field may be null, absent or of the wrong type. Strings are taken as
+ * they are, numbers and booleans are stringified, objects where a string is
+ * expected are ignored (''). Only three things make a record uninsertable:
+ * a value that is not a JSON object, no usable `uuid` (the dedupe key), or no
+ * usable `published` (the partition key).
+ */
+import { Header } from '../../platform/stream/headers.js';
+import type { ConsumedRecord } from '../../platform/stream/types.js';
+
+export type MapResult<Row> = { readonly ok: true; readonly row: Row } | { readonly ok: false; readonly reason: string };
+
+/** One row of `{db}.events` (schemas/clickhouse/001_events.sql); `ingested_at` is the table's default. */
+export interface EventRow {
+  org: string;
+  uuid: string;
+  published: string;
+  event_type: string;
+  version: string;
+  severity: string;
+  display_message: string;
+  legacy_event_type: string;
+  actor_id: string;
+  actor_type: string;
+  actor_alternate_id: string;
+  actor_display_name: string;
+  client_ip: string;
+  client_user_agent: string;
+  client_zone: string;
+  client_device: string;
+  geo_country: string;
+  geo_state: string;
+  geo_city: string;
+  geo_postal_code: string;
+  geo_lat: number | null;
+  geo_lon: number | null;
+  outcome_result: string;
+  outcome_reason: string;
+  target_id: string[];
+  target_type: string[];
+  target_alternate_id: string[];
+  target_display_name: string[];
+  transaction_id: string;
+  transaction_type: string;
+  external_session_id: string;
+  root_session_id: string;
+  raw: string;
+  source: string;
+  hook_id: string;
+  delivery_id: string;
+  received_at: string;
+}
+
+/** One row of `{db}.deadletter` (schemas/clickhouse/002_deadletter.sql). */
+export interface DeadletterRow {
+  received_at: string;
+  origin: string;
+  reason: string;
+  topic: string;
+  partition: number;
+  offset: number;
+  org: string;
+  raw: string;
+  dl_partition: number;
+  dl_offset: number;
+}
+
+/** The insert's identity: the same offset range of the same partition always yields the same token. */
+export function dedupToken(topic: string, partition: number, firstOffset: number, lastOffset: number): string {
+  return `${topic}-${partition}-${firstOffset}-${lastOffset}`;
+}
+
+type Obj = Record<string, unknown>;
+
+function obj(v: unknown): Obj {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {};
+}
+
+function str(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
+  return '';
+}
+
+function num(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
+  if (typeof v === 'string' && v.trim() !== '') {
+    const n = Number(v);
+    return Number.isFinite(n) ? n : null;
+  }
+  return null;
+}
+
+// DateTime64's range; outside it ClickHouse would clamp silently, which is worse than refusing.
+const MIN_YEAR = 1900;
+const MAX_YEAR = 2299;
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+/**
+ * Epoch milliseconds of an ISO-8601-like timestamp, or null. Accepts what the
+ * feeds send: `2022-06-23T01:05:02.265Z`, `2021-06-25T21:27:03.49Z`,
+ * `2022-03-22 14:21:53.225` and `2024-05-02 18:46:21.121000000` (no zone means
+ * UTC), and explicit offsets. Sub-millisecond digits are truncated.
+ */
+export function parseTimestamp(v: unknown): number | null {
+  if (typeof v !== 'string') return null;
+  const m = TIMESTAMP.exec(v.trim());
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const ms = m[7] ? Number(m[7].slice(0, 3).padEnd(3, '0')) : 0;
+  if (year < MIN_YEAR || year > MAX_YEAR || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  const local = Date.UTC(year, month - 1, day, hour, minute, second, ms);
+  if (new Date(local).getUTCDate() !== day) return null; // 2023-02-30 and the like
+  let offsetMinutes = 0;
+  const zone = m[8];
+  if (zone && zone.toUpperCase() !== 'Z') {
+    const sign = zone.startsWith('-') ? -1 : 1;
+    const digits = zone.slice(1).replace(':', '');
+    offsetMinutes = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || '0'));
+  }
+  const epoch = local - offsetMinutes * 60_000;
+  const y = new Date(epoch).getUTCFullYear();
+  return y < MIN_YEAR || y > MAX_YEAR ? null : epoch;
+}
+
+/** `YYYY-MM-DD hh:mm:ss.sss` in UTC: what a DateTime64(3, 'UTC') column parses in any input mode. */
+export function formatDateTime64(epochMs: number): string {
+  return new Date(epochMs).toISOString().replace('T', ' ').replace('Z', '');
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The value as text, or null when it is not valid UTF-8 (then it cannot be kept byte-exact in JSON). */
+function utf8(value: Buffer): string | null {
+  try {
+    return strictUtf8.decode(value);
+  } catch {
+    return null;
+  }
+}
+
+/** When hooklog received the record: the header if it parses, else the stream's timestamp. */
+function receivedAt(rec: ConsumedRecord): string {
+  return formatDateTime64(parseTimestamp(rec.headers[Header.receivedAt]) ?? rec.timestamp);
+}
+
+const MAX_UUID_CHARS = 256;
+
+/** Maps a `<prefix>.logs` record (value: one LogEvent's JSON) to an events row. */
+export function mapEventRecord(rec: ConsumedRecord): MapResult<EventRow> {
+  const raw = utf8(rec.value);
+  if (raw === null) return { ok: false, reason: 'value is not valid UTF-8' };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return { ok: false, reason: 'value is not valid JSON' };
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { ok: false, reason: 'value is not a JSON object' };
+  const e = parsed as Obj;
+  const uuid = str(e.uuid);
+  if (uuid.trim() === '') return { ok: false, reason: 'event has no uuid (missing, empty or not a string)' };
+  if (uuid.length > MAX_UUID_CHARS) return { ok: false, reason: `event uuid is longer than ${MAX_UUID_CHARS} characters` };
+  const published = parseTimestamp(e.published);
+  if (published === null) return { ok: false, reason: 'event has no usable published timestamp (missing or not ISO-8601 within 1900-2299)' };
+
+  const actor = obj(e.actor);
+  const client = obj(e.client);
+  const geo = obj(client.geographicalContext);
+  const location = obj(geo.geolocation);
+  const outcome = obj(e.outcome);
+  const transaction = obj(e.transaction);
+  const auth = obj(e.authenticationContext);
+  const targets = Array.isArray(e.target) ? e.target.filter((t) => t !== null && typeof t === 'object' && !Array.isArray(t)).map(obj) : [];
+  const h = rec.headers;
+  return {
+    ok: true,
+    row: {
+      org: h[Header.org] ?? '',
+      uuid,
+      published: formatDateTime64(published),
+      event_type: str(e.eventType),
+      version: str(e.version),
+      severity: str(e.severity),
+      display_message: str(e.displayMessage),
+      legacy_event_type: str(e.legacyEventType),
+      actor_id: str(actor.id),
+      actor_type: str(actor.type),
+      actor_alternate_id: str(actor.alternateId),
+      actor_display_name: str(actor.displayName),
+      client_ip: str(client.ipAddress),
+      client_user_agent: str(obj(client.userAgent).rawUserAgent),
+      client_zone: str(client.zone),
+      client_device: str(client.device),
+      geo_country: str(geo.country),
+      geo_state: str(geo.state),
+      geo_city: str(geo.city),
+      geo_postal_code: str(geo.postalCode),
+      geo_lat: num(location.lat),
+      geo_lon: num(location.lon),
+      outcome_result: str(outcome.result),
+      outcome_reason: str(outcome.reason),
+      target_id: targets.map((t) => str(t.id)),
+      target_type: targets.map((t) => str(t.type)),
+      target_alternate_id: targets.map((t) => str(t.alternateId)),
+      target_display_name: targets.map((t) => str(t.displayName)),
+      transaction_id: str(transaction.id),
+      transaction_type: str(transaction.type),
+      external_session_id: str(auth.externalSessionId),
+      root_session_id: str(auth.rootSessionId),
+      raw,
+      source: h[Header.source] ?? '',
+      hook_id: h[Header.hookId] ?? '',
+      delivery_id: h[Header.deliveryId] ?? '',
+      received_at: receivedAt(rec),
+    },
+  };
+}
+
+function offsetHeader(v: string | undefined): number {
+  const n = v === undefined ? NaN : Number(v);
+  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+}
+
+/**
+ * Maps a `<prefix>.deadletter` record to a deadletter row. Never refuses: a
+ * dead letter is kept whatever its bytes (text that is not UTF-8 is stored
+ * with replacement characters — the stream still holds the exact bytes).
+ */
+export function mapDeadletterRecord(rec: ConsumedRecord): MapResult<DeadletterRow> {
+  const h = rec.headers;
+  return {
+    ok: true,
+    row: {
+      received_at: receivedAt(rec),
+      origin: h[Header.origin] ?? '',
+      reason: h[Header.reason] ?? '',
+      topic: h[Header.originalTopic] ?? '',
+      partition: offsetHeader(h[Header.originalPartition]),
+      offset: offsetHeader(h[Header.originalOffset]),
+      org: h[Header.org] ?? '',
+      raw: rec.value.toString('utf8'),
+      dl_partition: rec.partition,
+      dl_offset: rec.offset,
+    },
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * The ClickHouse sink: consumes `<prefix>.logs` into `{db}.events` and
+ * `<prefix>.deadletter` into `{db}.deadletter`, exactly once per (org, uuid).
+ *
+ * How the promise holds, end to end:
+ * - the stream's PartitionWorker hands over one partition's batch at a time
+ *   and commits its offsets only when the handler resolves;
+ * - the handler (`writeBatch`) resolves only when every record is in
+ *   ClickHouse (insert confirmed, synchronous and fsynced) or durably in the
+ *   deadletter topic; a retriable store failure is retried, never skipped;
+ * - inserts are deterministic per offset range and carry
+ *   `insert_deduplication_token = topic-partition-first-last`, so a batch
+ *   redelivered after a crash (inserted, not yet committed) is dropped by
+ *   ClickHouse; duplicates from the identity service itself fold in the
+ *   ReplacingMergeTree keyed by (org, uuid).
+ */
+import type { Logger } from '../../platform/log.js';
+import type { Store } from '../../platform/store/index.js';
+import type { Topics } from '../../platform/stream/headers.js';
+import type { Consumer, Stream } from '../../platform/stream/types.js';
+import type { RetryPolicy } from '../../platform/retry.js';
+import { mapDeadletterRecord, mapEventRecord } from './rows.js';
+import { createSinkTelemetry, type SinkCounters } from './telemetry.js';
+import { writeBatch, type Pipeline, type WriterDeps } from './writer.js';
+
+export interface ClickHouseSinkOptions {
+  readonly stream: Stream;
+  readonly store: Store;
+  /** From `topicNames(prefix)`: `logs` is read, `deadletter` is read and written. */
+  readonly topics: Pick<Topics, 'logs' | 'deadletter'>;
+  /**
+   * Consumer group for the logs topic. The deadletter topic is read by
+   * `<group>.deadletter`: one group per topic, because Kafka assignors expect
+   * every member of a group to subscribe to the same topics.
+   */
+  readonly group: string;
+  readonly logger: Logger;
+  /** Largest insert. Default 5000. */
+  readonly maxBatchRecords?: number;
+  /** A partial batch is inserted at most this long after its first record arrived. Default 1000. */
+  readonly maxBatchWaitMs?: number;
+  /** Table for events, in the store's database. Default `events`; tests point it at a variant. */
+  readonly eventsTable?: string;
+  /** Table for dead letters. Default `deadletter`. */
+  readonly deadletterTable?: string;
+  /** Read the deadletter topic into its table too. Default true. */
+  readonly consumeDeadletter?: boolean;
+  /** Backoff for store retries. Default RetryPolicies.sink (unbounded, capped). */
+  readonly retryPolicy?: RetryPolicy;
+  /**
+   * More topics, each written into its own table by group `<group>.<name>`,
+   * with the same guarantees (e.g. the token hook's decisions). The mapping
+   * belongs to the component that defines the records.
+   */
+  readonly extraPipelines?: readonly ExtraPipeline[];
+}
+
+/** A further topic → table pipeline of the sink. */
+export interface ExtraPipeline extends Pipeline {
+  /** Suffix of the consumer group; unique per sink. */
+  readonly name: string;
+  readonly topic: string;
+}
+
+export interface ClickHouseSink {
+  /** Stops fetching, abandons retries in progress (their batches stay uncommitted), commits finished batches. */
+  stop(): Promise<void>;
+  /** Live counters of the sink's internal events (see telemetry.ts). */
+  readonly counters: Readonly<SinkCounters>;
+}
+
+export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<ClickHouseSink> {
+  const telemetry = createSinkTelemetry(opts.logger);
+  const abort = new AbortController();
+  const deps: WriterDeps = {
+    store: opts.store,
+    stream: opts.stream,
+    deadletterTopic: opts.topics.deadletter,
+    telemetry,
+    signal: abort.signal,
+    ...(opts.retryPolicy ? { retryPolicy: opts.retryPolicy } : {}),
+  };
+  const plans: Array<{ topic: string; group: string; pipeline: Pipeline }> = [
+    { topic: opts.topics.logs, group: opts.group, pipeline: { table: opts.eventsTable ?? 'events', map: mapEventRecord, onReject: 'deadletter' } },
+  ];
+  if (opts.consumeDeadletter ?? true) {
+    plans.push({
+      topic: opts.topics.deadletter,
+      group: `${opts.group}.deadletter`,
+      pipeline: { table: opts.deadletterTable ?? 'deadletter', map: mapDeadletterRecord, onReject: 'drop' },
+    });
+  }
+
+  for (const extra of opts.extraPipelines ?? []) plans.push({ topic: extra.topic, group: `${opts.group}.${extra.name}`, pipeline: extra });
+
+  const consumers: Consumer[] = [];
+  try {
+    for (const plan of plans) {
+      consumers.push(
+        await opts.stream.consume({
+          topic: plan.topic,
+          group: plan.group,
+          maxBatchRecords: opts.maxBatchRecords ?? 5000,
+          maxBatchWaitMs: opts.maxBatchWaitMs ?? 1000,
+          handler: (batch) => writeBatch(deps, plan.pipeline, batch),
+          onHandlerError: (err, batch, attempt) => telemetry.handlerFailed({ topic: batch.topic, partition: batch.partition }, err, attempt),
+        }),
+      );
+      telemetry.started(plan.topic, plan.group, plan.pipeline.table);
+    }
+  } catch (err) {
+    abort.abort();
+    await Promise.allSettled(consumers.map((c) => c.stop()));
+    throw err;
+  }
+
+  let stopping: Promise<void> | null = null;
+  return {
+    counters: telemetry.counters,
+    stop() {
+      stopping ??= (async () => {
+        abort.abort();
+        const results = await Promise.allSettled(consumers.map((c) => c.stop()));
+        telemetry.stopped();
+        const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) throw failed.reason;
+      })();
+      return stopping;
+    },
+  };
+}

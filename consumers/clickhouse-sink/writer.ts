@@ -1,0 +1,137 @@
+/**
+ * Writes one partition batch into ClickHouse: the I/O half of the sink, with
+ * its retry and rejection handling. The invariant it keeps for the sink:
+ * `write` resolves only when every record of the batch is either confirmed in
+ * ClickHouse or durably in the deadletter topic — so the offsets the stream
+ * commits after it never cover a record that is nowhere.
+ */
+import { HooklogError, isRetriable } from '../../platform/errors.js';
+import { RetryPolicies, retry, type RetryPolicy } from '../../platform/retry.js';
+import type { Store } from '../../platform/store/index.js';
+import { Header, deadLetter } from '../../platform/stream/headers.js';
+import type { ConsumedRecord, RecordBatch, Stream } from '../../platform/stream/types.js';
+import { dedupToken, type MapResult } from './rows.js';
+import type { SinkTelemetry, Where } from './telemetry.js';
+
+/** Which table a topic feeds and how its records become rows. */
+export interface Pipeline {
+  readonly table: string;
+  readonly map: (rec: ConsumedRecord) => MapResult<object>;
+  /**
+   * What happens to a record that cannot be inserted: re-routed to the
+   * deadletter topic, or (for the deadletter topic itself, which must not
+   * feed itself) logged and skipped.
+   */
+  readonly onReject: 'deadletter' | 'drop';
+}
+
+export interface WriterDeps {
+  readonly store: Store;
+  readonly stream: Stream;
+  readonly deadletterTopic: string;
+  readonly telemetry: SinkTelemetry;
+  /** Aborted on stop: an insert being retried gives up, leaving its batch uncommitted. */
+  readonly signal: AbortSignal;
+  readonly retryPolicy?: RetryPolicy;
+}
+
+/** Name of the component in dead letters' origin header. */
+export const ORIGIN = 'clickhouse-sink';
+
+interface Item {
+  readonly rec: ConsumedRecord;
+  readonly row: object;
+}
+
+interface Rejected {
+  readonly rec: ConsumedRecord;
+  /** Goes into the dead letter's reason header; may quote the payload (ClickHouse's messages do). */
+  readonly reason: string;
+  /** Safe to log: our own words, or ClickHouse's error type without its message. */
+  readonly summary: string;
+}
+
+export async function writeBatch(deps: WriterDeps, pipeline: Pipeline, batch: RecordBatch): Promise<void> {
+  const started = Date.now();
+  const where: Where = { topic: batch.topic, partition: batch.partition };
+  const items: Item[] = [];
+  const rejected: Rejected[] = [];
+  for (const rec of batch.records) {
+    const mapped = pipeline.map(rec);
+    if (mapped.ok) items.push({ rec, row: mapped.row });
+    else rejected.push({ rec, reason: mapped.reason, summary: mapped.reason });
+  }
+  await insertRange(deps, pipeline, where, items, rejected);
+  await settleRejected(deps, pipeline, where, rejected);
+  deps.telemetry.batchDone(where, batch.firstOffset, batch.lastOffset, batch.records.length, Date.now() - started);
+}
+
+/**
+ * Inserts `items` (contiguous in offset order, minus records already refused)
+ * as one block whose dedup token is their offset range. A retriable failure is
+ * retried with the sink policy (unbounded, capped): giving up would mean
+ * either committing past data that is not stored or dropping it. A rejection
+ * of the data itself is never retried as is: the range is halved, each half
+ * inserted with its own sub-range token, until the rows ClickHouse refuses are
+ * single and can be set aside. Any other failure (unknown table, syntax,
+ * access) propagates: the stream offers the batch again later, and the halves
+ * already inserted are dropped as duplicates by their tokens.
+ */
+async function insertRange(deps: WriterDeps, pipeline: Pipeline, where: Where, items: readonly Item[], rejected: Rejected[]): Promise<void> {
+  if (items.length === 0) return;
+  const first = items[0]!.rec.offset;
+  const last = items[items.length - 1]!.rec.offset;
+  const token = dedupToken(where.topic, where.partition, first, last);
+  const rows = items.map((i) => i.row);
+  const started = Date.now();
+  try {
+    await retry(() => deps.store.insertJson(pipeline.table, rows, { dedupToken: token }), {
+      policy: deps.retryPolicy ?? RetryPolicies.sink,
+      retriable: isRetriable,
+      signal: deps.signal,
+      onRetry: (err, attempt, delayMs) => deps.telemetry.insertRetry(where, err, attempt, delayMs),
+    });
+    deps.telemetry.inserted(where, pipeline.table, first, last, rows.length, Date.now() - started);
+  } catch (err) {
+    if (!(err instanceof HooklogError && err.code === 'STORE_REJECTED_ROW')) throw err;
+    if (items.length === 1) {
+      // classifyClickHouseError's message starts "ClickHouse TYPE (code): …".
+      rejected.push({ rec: items[0]!.rec, reason: `rejected by ${err.message}`, summary: `rejected by ${err.message.split(':', 1)[0]}` });
+      return;
+    }
+    deps.telemetry.bisected(where, first, last, items.length, err.message.split(':', 1)[0]!);
+    const mid = Math.ceil(items.length / 2);
+    await insertRange(deps, pipeline, where, items.slice(0, mid), rejected);
+    await insertRange(deps, pipeline, where, items.slice(mid), rejected);
+  }
+}
+
+/**
+ * Dead-letters the refused records (raw bytes, reason, origin, where they were
+ * read), awaiting the append: the batch counts as handled only once they are
+ * durable there. On the deadletter topic itself they are logged and skipped.
+ */
+async function settleRejected(deps: WriterDeps, pipeline: Pipeline, where: Where, rejected: Rejected[]): Promise<void> {
+  if (rejected.length === 0) return;
+  rejected.sort((a, b) => a.rec.offset - b.rec.offset);
+  if (pipeline.onReject === 'drop') {
+    for (const r of rejected) deps.telemetry.dropped(where, r.rec.offset, r.summary);
+    return;
+  }
+  const letters = rejected.map((r) =>
+    deadLetter(
+      r.rec.value,
+      r.reason,
+      ORIGIN,
+      {
+        ...r.rec.headers,
+        [Header.originalTopic]: r.rec.topic,
+        [Header.originalPartition]: String(r.rec.partition),
+        [Header.originalOffset]: String(r.rec.offset),
+      },
+      r.rec.key,
+    ),
+  );
+  await deps.stream.append(deps.deadletterTopic, letters);
+  for (const r of rejected) deps.telemetry.deadLettered(where, r.rec.offset, r.summary);
+}

@@ -1,0 +1,230 @@
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import {
+  ClickHouseLogLevel,
+  createClient,
+  type ClickHouseClient,
+  type ClickHouseClientConfigOptions,
+  type ClickHouseSettings,
+  type Logger as ClientLogger,
+} from '@clickhouse/client';
+import { createChdbConnection } from 'chdb/connection';
+import { HooklogError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { classifyClickHouseError } from './errors.js';
+import { ReadOnlyRunner, type ReadOnlyResult } from './read-only.js';
+
+/** Query parameters, bound server-side as `{name:Type}` placeholders; never spliced into SQL. */
+export type QueryParams = Readonly<Record<string, unknown>>;
+
+/**
+ * hooklog's handle on ClickHouse: a server over HTTP, or chdb embedded in the
+ * process. The same SQL runs on both. Every failure is a `HooklogError`
+ * classified by `classifyClickHouseError` (so callers can trust `retriable`).
+ *
+ * Table names in SQL are always qualified (`${store.database}.events`): the chdb
+ * connection ignores the client's `database` option, and a server client must
+ * not depend on a database that migrations have yet to create.
+ */
+export interface Store {
+  readonly kind: 'server' | 'embedded';
+  /** Validated identifier, safe to splice as `${database}.table`. */
+  readonly database: string;
+  /**
+   * The underlying client, for callers that need a format or setting the
+   * methods below do not offer. Errors from it are not classified. On the
+   * embedded kind, settings passed here become session-wide (chdb applies them
+   * as `SET`s), so never pass one that must not outlive the call.
+   */
+  readonly client: ClickHouseClient;
+  /** Runs a statement that returns no rows (DDL, INSERT … SELECT, OPTIMIZE). */
+  command(sql: string, params?: QueryParams): Promise<void>;
+  /** Runs a SELECT and returns its rows (JSONEachRow; 64-bit integers arrive as strings). */
+  query<T>(sql: string, params?: QueryParams): Promise<T[]>;
+  /**
+   * Inserts `rows` into `${database}.${table}` as one block. With `dedupToken`,
+   * a repeat of the same insert (same token) is dropped by ClickHouse, provided
+   * the table has a deduplication window (see schemas/clickhouse/001_events.sql).
+   */
+  insertJson(table: string, rows: readonly object[], opts?: { dedupToken?: string }): Promise<void>;
+  /**
+   * Runs untrusted, ad-hoc SQL on a separate read-only connection (writes,
+   * DDL and setting changes are refused by ClickHouse); unqualified table
+   * names resolve to `database`. For `hooklog sql` and the admin socket.
+   */
+  readOnlyQuery(sql: string): Promise<ReadOnlyResult>;
+  /** Throws a classified error when the store cannot answer a query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenStoreOptions {
+  /** ClickHouse HTTP(S) URL; unset means embedded chdb under `dataDir`. */
+  readonly url?: string;
+  readonly username?: string;
+  readonly password?: string;
+  /** Database holding hooklog's tables; created by `migrate`. */
+  readonly database: string;
+  /** Data directory; chdb keeps its files in `<dataDir>/clickhouse`. One path per process. */
+  readonly dataDir: string;
+  /** Per-request timeout against a server. Default 30 000 ms. */
+  readonly requestTimeoutMs?: number;
+  readonly logger: Logger;
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Throws CONFIG_INVALID unless `name` is a plain identifier (it is spliced into SQL as one). */
+export function assertIdentifier(name: string, what: string): string {
+  if (!IDENTIFIER.test(name)) {
+    throw new HooklogError('CONFIG_INVALID', `${what} ${JSON.stringify(name)} must match ${IDENTIFIER.source}`);
+  }
+  return name;
+}
+
+/**
+ * Settings sent with every request, the same on both kinds so results do not
+ * depend on where the SQL runs:
+ * - 64-bit integers are quoted in JSON (the server's default; chdb's differs),
+ *   so counts and offsets are never silently rounded;
+ * - inserts are synchronous: an insert resolves only once its part is written,
+ *   which is what lets the sink commit offsets after it, and what makes
+ *   `insert_deduplication_token` apply (async inserts do not deduplicate).
+ */
+const COMMON_SETTINGS: ClickHouseSettings = {
+  output_format_json_quote_64bit_integers: 1,
+  async_insert: 0,
+  insert_deduplicate: 1,
+};
+
+/** Opens a store. Does not contact it: call `ping()` (readiness) and `migrate()` (schema). */
+export function openStore(opts: OpenStoreOptions): Store {
+  const database = assertIdentifier(opts.database, 'store database');
+  const log = clientLog(opts.logger);
+  if (opts.url) {
+    const server = { url: opts.url, username: opts.username, password: opts.password, request_timeout: opts.requestTimeoutMs ?? 30_000, log };
+    const client = createClient({ ...server, clickhouse_settings: COMMON_SETTINGS });
+    const readOnly = () => createClient({ ...server, database, clickhouse_settings: { ...COMMON_SETTINGS, readonly: '2' } });
+    return new ClickHouseStore(client, 'server', database, opts.logger, readOnly);
+  }
+  const path = resolve(opts.dataDir, 'clickhouse');
+  mkdirSync(path, { recursive: true });
+  // chdb implements @clickhouse/client-common's Connection; @clickhouse/client
+  // bundles its own copy of those types (one patch version apart), so the two
+  // are structurally the same contract but not assignable as declared.
+  const chdb = () => createChdbConnection({ path }) as unknown as NonNullable<ClickHouseClientConfigOptions['connection']>;
+  const client = createClient({ connection: chdb(), clickhouse_settings: COMMON_SETTINGS, log });
+  // No client-wide settings on the read-only connection: they would be re-SET
+  // before every query, which readonly=1 refuses.
+  const readOnly = () => createClient({ connection: chdb(), log });
+  return new ClickHouseStore(client, 'embedded', database, opts.logger, readOnly);
+}
+
+/**
+ * Routes @clickhouse/client's own logging (console by default) into pino.
+ * Its errors are the failed requests we rethrow classified, so they go to
+ * debug: the caller logs the classified error once, with its context.
+ */
+function clientLog(logger: Logger): NonNullable<ClickHouseClientConfigOptions['log']> {
+  const log = logger.child({ component: 'clickhouse-client' });
+  class PinoClientLogger implements ClientLogger {
+    trace(p: { module: string; message: string }): void {
+      log.trace({ module: p.module }, p.message);
+    }
+    debug(p: { module: string; message: string }): void {
+      log.debug({ module: p.module }, p.message);
+    }
+    info(p: { module: string; message: string }): void {
+      log.info({ module: p.module }, p.message);
+    }
+    warn(p: { module: string; message: string; err?: Error }): void {
+      log.warn({ module: p.module, err: p.err?.message }, p.message);
+    }
+    error(p: { module: string; message: string; err: Error }): void {
+      log.debug({ module: p.module, err: p.err.message }, p.message);
+    }
+  }
+  return { LoggerClass: PinoClientLogger, level: ClickHouseLogLevel.WARN };
+}
+
+class ClickHouseStore implements Store {
+  readonly kind: 'server' | 'embedded';
+  readonly database: string;
+  readonly client: ClickHouseClient;
+  readonly #log: Logger;
+  readonly #readOnly: ReadOnlyRunner;
+  /** Tail of the embedded insert queue; see `insertJson`. */
+  #insertTail: Promise<unknown> = Promise.resolve();
+
+  constructor(client: ClickHouseClient, kind: 'server' | 'embedded', database: string, logger: Logger, readOnly: () => ClickHouseClient) {
+    this.client = client;
+    this.kind = kind;
+    this.database = database;
+    this.#log = logger.child({ component: 'store', store_kind: kind });
+    this.#readOnly = new ReadOnlyRunner(readOnly, kind, database);
+  }
+
+  readOnlyQuery(sql: string): Promise<ReadOnlyResult> {
+    return this.#readOnly.query(sql);
+  }
+
+  async command(sql: string, params?: QueryParams): Promise<void> {
+    try {
+      await this.client.command({ query: sql, query_params: params as Record<string, unknown> | undefined });
+    } catch (err) {
+      throw classifyClickHouseError(err);
+    }
+  }
+
+  async query<T>(sql: string, params?: QueryParams): Promise<T[]> {
+    try {
+      const rs = await this.client.query({ query: sql, query_params: params as Record<string, unknown> | undefined, format: 'JSONEachRow' });
+      return await rs.json<T>();
+    } catch (err) {
+      throw classifyClickHouseError(err);
+    }
+  }
+
+  async insertJson(table: string, rows: readonly object[], opts: { dedupToken?: string } = {}): Promise<void> {
+    assertIdentifier(table, 'table');
+    if (rows.length === 0) return;
+    // The token is always sent, empty when there is none: chdb applies
+    // settings as session-wide `SET`s that outlive the statement, so an insert
+    // without one would silently reuse the previous insert's token and be
+    // dropped as its "duplicate".
+    const settings: ClickHouseSettings = { insert_deduplication_token: opts.dedupToken ?? '' };
+    const run = async (): Promise<void> => {
+      try {
+        await this.client.insert({ table: `${this.database}.${table}`, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: settings });
+      } catch (err) {
+        throw classifyClickHouseError(err);
+      }
+    };
+    if (this.kind === 'server') return run();
+    // Embedded: the `SET token; INSERT` pair must not interleave with another
+    // insert's pair on the shared session, so embedded inserts run one at a time.
+    const result = this.#insertTail.then(run, run);
+    this.#insertTail = result.catch(() => undefined);
+    return result;
+  }
+
+  async ping(): Promise<void> {
+    let result: Awaited<ReturnType<ClickHouseClient['ping']>>;
+    try {
+      result = await this.client.ping({ select: true });
+    } catch (err) {
+      throw classifyClickHouseError(err);
+    }
+    if (!result.success) throw classifyClickHouseError(result.error);
+  }
+
+  async close(): Promise<void> {
+    await this.#insertTail;
+    try {
+      await this.#readOnly.close();
+      await this.client.close();
+    } catch (err) {
+      this.#log.warn({ err }, 'store_close_failed');
+    }
+  }
+}
