@@ -1,0 +1,21 @@
+# hooklog's image for docker-compose.yml. Debian (glibc) base: chdb's prebuilt engine needs glibc.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY . .
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/bin ./bin
+COPY --from=build /app/schemas/clickhouse ./schemas/clickhouse
+COPY package.json ./
+# The data volume (embedded log if Kafka is not configured, admin socket) must be writable by the unprivileged user.
+RUN mkdir -p /var/lib/hooklog && chown node:node /var/lib/hooklog
+USER node
+EXPOSE 8080
+CMD ["node", "bin/hooklog.js", "start"]

@@ -1,0 +1,66 @@
+import { chmodSync, existsSync, rmSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import { join, resolve } from 'node:path';
+import { HooklogError } from '../platform/errors.js';
+import type { Logger } from '../platform/log.js';
+import type { ResultSet } from './format.js';
+
+/**
+ * The local admin channel: an HTTP server on a Unix socket in the data
+ * directory, mode 0600, so only the user running hooklog can reach it and no
+ * secret is needed. It exists because embedded ClickHouse takes an exclusive
+ * lock on its directory: while `hooklog start` runs, `hooklog sql` asks the
+ * running process instead of opening the store itself.
+ */
+export function adminSocketPath(dataDir: string): string {
+  return join(resolve(dataDir), 'hooklog.sock');
+}
+
+export type ReadOnlyQuery = (sql: string) => Promise<ResultSet>;
+
+export async function serveAdminSocket(dataDir: string, runQuery: ReadOnlyQuery, logger: Logger): Promise<() => Promise<void>> {
+  const path = adminSocketPath(dataDir);
+  // A socket file left by a killed process would make listen() fail; we hold the data dir's lock by now, so it is stale.
+  if (existsSync(path)) rmSync(path);
+  const server: Server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    res.setHeader('content-type', 'application/json');
+    if (req.method !== 'POST' || req.url !== '/sql') {
+      res.statusCode = 404;
+      res.end(JSON.stringify({ error: 'not found' }));
+      return;
+    }
+    try {
+      const { query } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { query: string };
+      res.end(JSON.stringify(await runQuery(query)));
+    } catch (err) {
+      res.statusCode = 400;
+      res.end(JSON.stringify({ error: (err as Error).message }));
+    }
+  });
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(path, () => ok());
+  });
+  chmodSync(path, 0o600);
+  logger.debug({ path }, 'admin socket listening');
+  return () => new Promise<void>((ok) => server.close(() => ok()));
+}
+
+/** Sends a query to a running hooklog; `undefined` when none is listening. */
+export async function queryViaAdminSocket(dataDir: string, sql: string): Promise<ResultSet | undefined> {
+  const socketPath = adminSocketPath(dataDir);
+  if (!existsSync(socketPath)) return undefined;
+  return new Promise((ok, fail) => {
+    const req = request({ socketPath, path: '/sql', method: 'POST', headers: { 'content-type': 'application/json' } }, async (res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of res) chunks.push(c as Buffer);
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ResultSet & { error?: string };
+      if (res.statusCode !== 200) fail(new HooklogError('STORE_QUERY_FAILED', body.error ?? `admin socket answered ${res.statusCode}`));
+      else ok(body);
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNREFUSED' || err.code === 'ENOENT' ? ok(undefined) : fail(err)));
+    req.end(JSON.stringify({ query: sql }));
+  });
+}

@@ -1,0 +1,54 @@
+import { Command, Option } from 'commander';
+import { loadConfig } from '../platform/config/load.js';
+import { redactSecrets } from '../platform/config/secrets.js';
+import { configSchema } from '../platform/config/schema.js';
+import { createLogger } from '../platform/log.js';
+import { stringify } from 'yaml';
+import { z } from 'zod';
+import { HooklogError } from '../platform/errors.js';
+import { render, type OutputFormat } from './format.js';
+import { runSql } from './sql.js';
+import { runStart } from './start.js';
+
+const program = new Command('hooklog')
+  .description('Receives identity-provider event hooks and streams every event through Kafka (or an embedded log) into ClickHouse, exactly once per event.')
+  .showHelpAfterError()
+  .addOption(new Option('-c, --config <path>', 'config file (default: $HOOKLOG_CONFIG, else ./hooklog.yaml, else built-in defaults)'));
+
+program
+  .command('start')
+  .description('Run every configured component in one process: receivers, stream, ClickHouse sink.')
+  .action(async () => runStart(program.opts<{ config?: string }>().config));
+
+program
+  .command('sql')
+  .description('Run a read-only SQL query against the configured store and print the result. Tables: events, deadletter, schema_migrations.')
+  .argument('<query>', 'the SQL query (read-only: writes are refused by ClickHouse)')
+  .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+  .action(async (query: string, opts: { format: OutputFormat }) => {
+    const { config } = loadConfig(program.opts<{ config?: string }>().config);
+    const result = await runSql(config, query);
+    process.stdout.write(render(result, opts.format));
+  });
+
+program
+  .command('check-config')
+  .description('Validate the config and print it, defaults filled in and secrets redacted.')
+  .option('--schema', 'print the config schema (JSON Schema, with every option\'s description and default) instead')
+  .action((opts: { schema?: boolean }) => {
+    if (opts.schema) {
+      process.stdout.write(JSON.stringify(z.toJSONSchema(configSchema, { io: 'input' }), null, 2) + '\n');
+      return;
+    }
+    const { config, origin } = loadConfig(program.opts<{ config?: string }>().config);
+    process.stdout.write(`# config OK (${origin})\n${stringify(redactSecrets(config))}`);
+  });
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  if (err instanceof HooklogError) {
+    process.stderr.write(`hooklog: ${err.code}: ${err.message}\n`);
+  } else {
+    createLogger().fatal({ err: { message: (err as Error).message, stack: (err as Error).stack } }, 'hooklog failed');
+  }
+  process.exitCode = 1;
+});

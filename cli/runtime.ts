@@ -1,0 +1,111 @@
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../platform/config/schema.js';
+import type { Logger } from '../platform/log.js';
+import { openStore, migrate, type Store } from '../platform/store/index.js';
+import { ensureHooklogTopics, openStream } from '../platform/stream/open.js';
+import type { Topics } from '../platform/stream/headers.js';
+import type { Stream } from '../platform/stream/types.js';
+import { startClickHouseSink } from '../consumers/clickhouse-sink/index.js';
+import { createApp } from '../receivers/app.js';
+
+export interface Running {
+  readonly stream: Stream;
+  readonly store: Store;
+  readonly topics: Topics;
+  /** The URL the HTTP server listens on (port resolved when configured as 0). */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts every configured component in one process, in dependency order:
+ * stream and topics, store and migrations, the ClickHouse sink, then HTTP
+ * last, so nothing is acknowledged before the path behind it exists. `stop`
+ * undoes it in reverse: stop taking requests, drain the sink, close.
+ */
+export async function startHooklog(config: Config, logger: Logger): Promise<Running> {
+  const stream = await openStream(config, logger);
+  const closers: Array<() => Promise<void>> = [() => stream.close()];
+  const stopAll = async () => {
+    for (const close of closers.splice(0).reverse()) {
+      try {
+        await close();
+      } catch (err) {
+        logger.error({ err: (err as Error).message }, 'error while stopping');
+      }
+    }
+  };
+  try {
+    const topics = await ensureHooklogTopics(stream, config);
+    const store = await openStore({
+      database: config.store.database,
+      dataDir: config.data_dir,
+      logger,
+      ...(config.store.clickhouse
+        ? {
+            url: config.store.clickhouse.url,
+            username: config.store.clickhouse.username,
+            password: config.store.clickhouse.password,
+            requestTimeoutMs: config.store.clickhouse.request_timeout_ms,
+          }
+        : {}),
+    });
+    closers.push(() => store.close());
+    await migrate(store, logger);
+    const sink = await startClickHouseSink({
+      stream,
+      store,
+      topics,
+      group: config.sink.group,
+      maxBatchRecords: config.sink.max_batch_records,
+      maxBatchWaitMs: config.sink.max_batch_wait_ms,
+      logger,
+    });
+    closers.push(() => sink.stop());
+
+    const app = createApp({
+      config,
+      stream,
+      topics,
+      logger,
+      probes: [
+        { name: 'stream', check: () => stream.ping() },
+        { name: 'store', check: () => store.ping() },
+      ],
+    });
+    const server = await listen(config, app.callback());
+    closers.push(() => closeServer(server));
+    const { port } = server.address() as AddressInfo;
+    const host = config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host;
+    const url = `${config.server.tls ? 'https' : 'http'}://${host}:${port}`;
+    logger.info({ url, stream: stream.kind, store: store.kind, hooks: config.event_hooks.map((h) => h.id) }, 'hooklog started');
+    return { stream, store, topics, url, stop: stopAll };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+function listen(config: Config, handler: Parameters<typeof createHttpServer>[1]): Promise<Server> {
+  const tls = config.server.tls;
+  const server = tls
+    ? createHttpsServer({ cert: readFileSync(tls.cert_path), key: readFileSync(tls.key_path) }, handler)
+    : createHttpServer(handler);
+  // The service gives a hook 3 s; a client that keeps a socket idle longer is not the service.
+  server.requestTimeout = 10_000;
+  server.headersTimeout = 5_000;
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.server.port, config.server.host, () => resolve(server));
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}

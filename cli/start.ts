@@ -1,0 +1,46 @@
+import { loadConfig } from '../platform/config/load.js';
+import { createLogger } from '../platform/log.js';
+import { serveAdminSocket } from './admin-socket.js';
+import { startHooklog } from './runtime.js';
+
+const SHUTDOWN_DEADLINE_MS = 60_000;
+
+/** `hooklog start`: run until SIGINT/SIGTERM, then stop in order. */
+export async function runStart(configPath: string | undefined): Promise<void> {
+  const loaded = loadConfig(configPath);
+  const { config } = loaded;
+  const logger = createLogger({ level: config.log_level });
+  logger.info({ config: loaded.origin }, 'starting hooklog');
+  const running = await startHooklog(config, logger);
+  const closeAdmin = await serveAdminSocket(config.data_dir, (sql) => running.store.readOnlyQuery(sql), logger);
+
+  for (const hook of config.event_hooks) {
+    process.stderr.write(`event hook "${hook.id}" (org ${hook.org}): ${running.url}/hooks/events/${hook.id}  (auth header: ${hook.auth.header})\n`);
+  }
+  if (loaded.generatedDemoSecret) {
+    // Printed once, to the terminal only (never to the log), so the operator can call the demo hook.
+    process.stderr.write(`demo hook secret (generated; set HOOKLOG_DEMO_SECRET to choose one): ${loaded.generatedDemoSecret}\n`);
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping hooklog');
+    // A stop that cannot finish (a store that never answers) must not keep the
+    // process alive forever; what was not committed is read again on the next start.
+    const deadline = setTimeout(() => {
+      logger.error({ ms: SHUTDOWN_DEADLINE_MS }, 'shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS);
+    deadline.unref();
+    await closeAdmin();
+    await running.stop();
+    logger.info('hooklog stopped');
+    // Everything is flushed and committed by now. Exit explicitly: after a broker
+    // outage kafkajs can leave reconnect timers behind its disconnect().
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+}

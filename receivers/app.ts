@@ -1,0 +1,58 @@
+import { randomUUID } from 'node:crypto';
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { Config } from '../platform/config/schema.js';
+import type { Logger } from '../platform/log.js';
+import type { Topics } from '../platform/stream/headers.js';
+import type { Stream } from '../platform/stream/types.js';
+import { mountEventHooks } from './event-hooks/routes.js';
+import { mountHealth, type Probe } from './health/routes.js';
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly stream: Stream;
+  readonly topics: Topics;
+  readonly probes: readonly Probe[];
+  readonly logger: Logger;
+}
+
+/**
+ * The Koa application: every HTTP route hooklog serves. Request headers are
+ * never logged (hook secrets travel in headers with configurable names); each
+ * request gets an id, echoed back in `x-request-id`.
+ */
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa({ proxy: deps.config.server.trust_proxy });
+  const log = deps.logger.child({ component: 'http' });
+  app.silent = true;
+  app.on('error', (err: Error) => log.error({ err: { message: err.message, stack: err.stack } }, 'unhandled HTTP error'));
+
+  app.use(async (ctx, next) => {
+    const requestId = randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('x-request-id', requestId);
+    const started = performance.now();
+    try {
+      await next();
+    } catch (err) {
+      log.error({ requestId, err: { message: (err as Error).message, stack: (err as Error).stack } }, 'request failed');
+      ctx.status = 500;
+      ctx.body = { error: 'internal error', requestId };
+    }
+    log.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) }, 'request');
+  });
+
+  const router = new Router();
+  mountHealth(router, deps.probes);
+  mountEventHooks(router, {
+    hooks: deps.config.event_hooks,
+    stream: deps.stream,
+    topics: deps.topics,
+    bodyLimitBytes: deps.config.server.body_limit_bytes,
+    ackTimeoutMs: deps.config.server.ack_timeout_ms,
+    logger: deps.logger,
+  });
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

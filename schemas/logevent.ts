@@ -1,0 +1,36 @@
+import { z } from 'zod';
+
+/**
+ * A System Log LogEvent as the identity service sends it, in hooks and from
+ * /api/v1/logs. Only what hooklog relies on is required (uuid, published,
+ * eventType); every other field may be null, absent, or a shape we have not
+ * seen yet, so the schema is loose and the original JSON is kept losslessly.
+ */
+export const isoTimestamp = z.string().refine((s) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(s) && !Number.isNaN(Date.parse(s)), {
+  message: 'must be an ISO-8601 timestamp with a time zone, e.g. 2026-11-20T10:00:00.000Z',
+});
+
+export const logEventSchema = z.looseObject({
+  uuid: z.string().min(1).max(128),
+  published: isoTimestamp,
+  eventType: z.string().min(1).max(512),
+});
+
+export type LogEvent = z.infer<typeof logEventSchema>;
+
+/** The event hook delivery envelope (protocols.md §1). */
+export const eventHookDeliverySchema = z.looseObject({
+  eventType: z.literal('com.okta.event_hook'),
+  eventId: z.string().min(1).max(256).optional(),
+  source: z.string().optional(),
+  data: z.looseObject({
+    events: z.array(z.unknown()),
+  }),
+});
+
+export type EventHookDelivery = z.infer<typeof eventHookDeliverySchema>;
+
+/** One-line, key-naming summary of a zod error, for dead-letter reasons and 400 bodies. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+}

@@ -1,0 +1,3 @@
+import { describePipeline } from './pipeline.js';
+
+describePipeline('embedded stream, embedded ClickHouse', () => undefined);

@@ -1,0 +1,60 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { waitFor } from './wait.js';
+
+export const REPO_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const MAIN = join(REPO_DIR, 'cli', 'main.ts');
+
+/** Runs the hooklog CLI from source (no build step) as a separate process, as a user would. */
+export function hooklogArgs(args: readonly string[]): string[] {
+  return ['--import', 'tsx', MAIN, ...args];
+}
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, cwd = REPO_DIR): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, hooklogArgs(args), { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export interface Daemon {
+  readonly child: ChildProcess;
+  readonly output: () => string;
+  /** The base URL printed at start. */
+  readonly url: string;
+}
+
+/** Starts `hooklog start` and waits until it prints that it listens; returns its URL. */
+export async function startDaemon(args: readonly string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<Daemon> {
+  const child = spawn(process.execPath, hooklogArgs(['start', ...args]), { cwd: REPO_DIR, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const url = await waitFor(
+    () => {
+      if (child.exitCode !== null) throw new Error(`hooklog exited with ${child.exitCode}:\n${out}`);
+      return /"url":"(http[^"]+)"/.exec(out)?.[1];
+    },
+    { timeoutMs, what: 'hooklog to start' },
+  );
+  return { child, output: () => out, url };
+}
+
+export async function stopDaemon(d: Daemon, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (d.child.exitCode !== null || d.child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => d.child.once('exit', () => r()));
+  d.child.kill(signal);
+  await exited;
+}
