@@ -1,0 +1,157 @@
+/**
+ * Pipeline throughput bench (not part of `npm test`):
+ *
+ *   npx tsx bench/pipeline/run.ts [--events N] [--runs R] [--batch 500] [--concurrency 4]
+ *   npm run bench:pipeline -- --events 50000 --runs 5        (what BENCHMARKS.md quotes)
+ *
+ * Per run, with N generated events (events.ts):
+ *   embedded        append to the embedded log with the sink running; first append → N rows visible
+ *   kafka           the same through a fresh Kafka topic
+ *   (appends alone, with no sink reading, are timed too: the embedded log's, and the Kafka pre-fill's)
+ *   then a fresh topic is pre-filled with the N events (untimed), and drained by:
+ *   kafka-engine *  ClickHouse's Kafka table engine + materialized view (baseline.ts); view creation → N visible
+ *   sink drain      hooklog's sink; sink start → N visible
+ * The drains run one after another, never at once, in an order that alternates per run.
+ * Uses KAFKA_BROKERS when set, otherwise starts a broker of its own (test/kafka/broker.ts).
+ * Prints every run's figures to stderr and the summary table (medians, min, max, ratios) to stdout.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Kafka, logLevel } from 'kafkajs';
+import { createLogger } from '../../platform/log.js';
+import { openStore } from '../../platform/store/index.js';
+import type { Topics } from '../../platform/stream/headers.js';
+import { openKafkaStream } from '../../platform/stream/kafka/index.js';
+import { startKafkaBroker, type KafkaBroker } from '../../test/kafka/broker.js';
+import { randomName } from '../../test/support/wait.js';
+import { ENGINE_VARIANTS } from './baseline.js';
+import { buildWorkload } from './events.js';
+import { deleteTopics, measureEmbedded, measureEmbeddedAppendOnly, measureEngine, measureKafka, measureSinkDrain, prefill, type BenchContext, type Measurement } from './measure.js';
+import { formatTable, type Row } from './stats.js';
+
+const { values: args } = parseArgs({
+  options: {
+    events: { type: 'string', default: '100000' },
+    runs: { type: 'string', default: '5' },
+    /** Records per append, and appends in flight. */
+    batch: { type: 'string', default: '500' },
+    concurrency: { type: 'string', default: '4' },
+  },
+  strict: true,
+});
+const N = positiveInt('events', args.events);
+const RUNS = positiveInt('runs', args.runs);
+
+function positiveInt(name: string, v: string | undefined): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${v}`);
+  return n;
+}
+
+const DRAIN = 'sink drain (pre-filled kafka)';
+const say = (msg: string) => process.stderr.write(`${msg}\n`);
+const fmt = (m: Measurement) =>
+  `${Math.round(m.rate).toLocaleString('en-US')} ev/s` +
+  (Number.isFinite(m.perCpuSecond) ? ` (${Math.round(m.perCpuSecond).toLocaleString('en-US')} per CPU-second)` : '') +
+  (m.firstVisibleMs !== undefined ? `; first rows visible after ${Math.round(m.firstVisibleMs)} ms` : '') +
+  (m.appendRate ? `; appends acked at ${Math.round(m.appendRate).toLocaleString('en-US')} ev/s` : '') +
+  (m.inserts ? `; ${m.inserts} inserts, ${Math.round(N / m.inserts)} rows each on average` : '');
+
+async function main(): Promise<void> {
+  // Warnings only: a sink retrying or dead-lettering during a run must be seen, not timed silently.
+  const logger = createLogger({ level: process.env.HOOKLOG_LOG_LEVEL ?? 'warn', destination: process.stderr });
+  let broker: KafkaBroker | null = null;
+  let brokers = process.env.KAFKA_BROKERS;
+  if (!brokers) {
+    say('starting a Kafka broker…');
+    broker = await startKafkaBroker();
+    brokers = broker.brokers;
+  }
+  const chdbDir = await mkdtemp(join(tmpdir(), 'hooklog-bench-chdb-'));
+  const admin = new Kafka({ brokers: brokers.split(','), clientId: 'hooklog-bench-admin', logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  // Each mode opens and closes a store of its own (the sink writes to its
+  // store's database); closing a chdb session can shut the engine down under
+  // the next one, so this one holds the engine open for the whole run.
+  const anchor = openStore({ database: 'default', dataDir: chdbDir, logger });
+  await anchor.ping();
+  const created: Topics[] = [];
+  const kafka = await openKafkaStream({ brokers: brokers.split(','), clientId: randomName('hooklog-bench'), logger });
+  try {
+    const t = performance.now();
+    const workload = buildWorkload(N);
+    say(`${N} events over 20 orgs, ${(workload.bytes / 2 ** 20).toFixed(1)} MiB of JSON, built in ${Math.round(performance.now() - t)} ms; brokers ${brokers}; ${cpus().length} CPUs`);
+    const ctx: BenchContext = {
+      records: workload.records,
+      chdbDir,
+      brokers,
+      kafka,
+      created,
+      logger,
+      appendBatch: positiveInt('batch', args.batch),
+      appendConcurrency: positiveInt('concurrency', args.concurrency),
+      partitions: 4,
+    };
+    const results = new Map<string, Measurement[]>();
+    const loads: number[] = [];
+    const take = (run: number, mode: string, m: Measurement): void => {
+      say(`run ${run}/${RUNS} ${mode}: ${fmt(m)}`);
+      (results.get(mode) ?? results.set(mode, []).get(mode)!).push(m);
+    };
+
+    for (let run = 1; run <= RUNS; run++) {
+      const emb = await measureEmbedded(ctx);
+      take(run, 'embedded', emb);
+      take(run, 'embedded: appends acked', { rate: emb.appendRate!, perCpuSecond: NaN });
+      const kaf = await measureKafka(ctx);
+      take(run, 'kafka', kaf);
+      take(run, 'kafka: appends acked', { rate: kaf.appendRate!, perCpuSecond: NaN });
+      take(run, 'embedded: appends acked, no sink', await measureEmbeddedAppendOnly(ctx));
+      const { topics, append } = await prefill(ctx);
+      take(run, 'kafka: appends acked, no sink', append);
+
+      const drains: Array<[string, () => Promise<Measurement>]> = [
+        ...ENGINE_VARIANTS.map((v): [string, () => Promise<Measurement>] => [v.label, () => measureEngine(ctx, v, topics)]),
+        [DRAIN, () => measureSinkDrain(ctx, topics)],
+      ];
+      if (run % 2 === 0) drains.reverse();
+      for (const [mode, measure] of drains) take(run, mode, await measure());
+      loads.push(loadavg()[0]!);
+      say(`run ${run}/${RUNS} done; 1-minute load average ${loadavg()[0]!.toFixed(2)} on ${cpus().length} CPUs`);
+    }
+
+    const pick = (mode: string, f: (m: Measurement) => number) => results.get(mode)!.map(f);
+    const endToEnd = ['embedded', 'kafka', DRAIN, ...ENGINE_VARIANTS.map((v) => v.label)];
+    const appendsOnly = ['embedded: appends acked', 'embedded: appends acked, no sink', 'kafka: appends acked', 'kafka: appends acked, no sink'];
+    const baselines = ENGINE_VARIANTS.map((v) => v.label);
+    const out = (text: string) => process.stdout.write(`${text}\n`);
+    out(`\nN = ${N} events, ${RUNS} runs, ${cpus().length} CPUs; 1-minute load average after each run: ${loads.map((l) => l.toFixed(2)).join(', ')}`);
+    out('\nevents/s, start to all N visible in ClickHouse (appends: to the last acknowledgement); ratios are median / median\n');
+    out(formatTable([
+      ...endToEnd.map((mode): Row => ({ mode, rates: pick(mode, (m) => m.rate), compare: true })),
+      ...appendsOnly.map((mode): Row => ({ mode, rates: pick(mode, (m) => m.rate), compare: false })),
+    ], baselines));
+    out('\nevents per CPU-second of the bench process (Node + chdb threads; the broker JVM not counted)\n');
+    out(formatTable(endToEnd.map((mode): Row => ({ mode, rates: pick(mode, (m) => m.perCpuSecond), compare: true })), baselines, 'ev/cpu-s'));
+    const raw = Object.fromEntries([...results].map(([k, v]) => [k, v.map((m) => Math.round(m.rate))]));
+    out(`\nraw ev/s: ${JSON.stringify(raw)}`);
+  } finally {
+    await kafka.close();
+    if (!broker) await deleteTopics(admin, created); // our own broker goes with its data
+    await admin.disconnect();
+    await anchor.close();
+    await rm(chdbDir, { recursive: true, force: true });
+    await broker?.stop();
+  }
+}
+
+main().then(
+  // chdb and kafkajs keep handles open after close; the figures are out, so leave.
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);
