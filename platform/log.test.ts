@@ -28,3 +28,14 @@ describe('logger errors', () => {
     expect(out).toContain('boom-message');
   });
 });
+
+describe('redaction of hostile keys', () => {
+  it('keeps a __proto__ key as plain data instead of changing the copy\'s prototype', async () => {
+    const { redactSecrets } = await import('./config/secrets.js');
+    const input = JSON.parse('{"__proto__": {"secret": "s3cr3t-value", "polluted": true}, "a": 1}') as Record<string, unknown>;
+    const out = redactSecrets(input) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect((out as { polluted?: boolean }).polluted).toBeUndefined();
+    expect(JSON.stringify(out)).not.toContain('s3cr3t-value');
+  });
+});

@@ -21,9 +21,11 @@ export function redactSecrets(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   const proto = Object.getPrototypeOf(value) as unknown;
   if (proto !== Object.prototype && proto !== null) return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    out[k] = SECRET_SET.has(k) && v !== undefined && v !== null ? (Array.isArray(v) ? v.map(() => REDACTED) : REDACTED) : redactSecrets(v);
-  }
-  return out;
+  // fromEntries defines own properties, so a "__proto__" key in the input stays plain data.
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [
+      k,
+      SECRET_SET.has(k) && v !== undefined && v !== null ? (Array.isArray(v) ? v.map(() => REDACTED) : REDACTED) : redactSecrets(v),
+    ]),
+  );
 }
