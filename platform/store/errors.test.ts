@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ClickHouseError } from '@clickhouse/client';
 import { parseError } from '@clickhouse/client-common';
@@ -21,6 +24,21 @@ describe('classifyClickHouseError', () => {
       expect(e.code, type).toBe('STORE_REJECTED_ROW');
       expect(e.retriable, type).toBe(false);
       expect(e.message).toContain(type);
+    }
+  });
+
+  it('classifies a value the real engine refuses for an Enum column as a row rejection', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-enum-'));
+    const store = openStore({ database: 'enum_check', dataDir, logger: silentLogger() });
+    try {
+      await store.command('CREATE DATABASE IF NOT EXISTS enum_check');
+      await store.command("CREATE TABLE enum_check.t (e Enum8('a' = 1)) ENGINE = MergeTree ORDER BY tuple()");
+      const err = await store.insertJson('t', [{ e: 'not-a-member' }], { dedupToken: 'enum-1' }).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(HooklogError);
+      expect((err as HooklogError).code).toBe('STORE_REJECTED_ROW');
+      expect((err as HooklogError).retriable).toBe(false);
+    } finally {
+      await store.close();
     }
   });
 

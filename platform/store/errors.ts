@@ -46,6 +46,7 @@ const ROW_REJECTION_TYPES = new Set([
   'SIZES_OF_ARRAYS_DONT_MATCH',
   'SIZES_OF_NESTED_COLUMNS_ARE_INCONSISTENT',
   'UNKNOWN_ELEMENT_IN_ENUM',
+  'UNKNOWN_ELEMENT_OF_ENUM', // the name ClickHouse 26.x reports (code 691)
 ]);
 
 /** Node/undici socket error codes that mean the server could not be reached or dropped us. */
