@@ -10,6 +10,7 @@ import type { Topics } from '../platform/stream/headers.js';
 import type { Stream } from '../platform/stream/types.js';
 import { startClickHouseSink } from '../consumers/clickhouse-sink/index.js';
 import { createApp } from '../receivers/app.js';
+import { collectProcessMetrics } from '../platform/metrics.js';
 
 export interface Running {
   readonly stream: Stream;
@@ -66,6 +67,8 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
     });
     closers.push(() => sink.stop());
 
+
+    collectProcessMetrics();
     const app = createApp({
       config,
       stream,
@@ -91,12 +94,17 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
 
 function listen(config: Config, handler: Parameters<typeof createHttpServer>[1]): Promise<Server> {
   const tls = config.server.tls;
+  // The service sends a whole request at once and gives a hook 3 s; a client that trickles its
+  // headers or body is not the service (slowloris). Node enforces both time-outs only when it
+  // sweeps its connections, every connectionsCheckingInterval (30 s by default): sweep often.
+  const timeouts = {
+    headersTimeout: config.server.headers_timeout_ms,
+    requestTimeout: config.server.request_timeout_ms,
+    connectionsCheckingInterval: Math.min(1000, config.server.headers_timeout_ms),
+  };
   const server = tls
-    ? createHttpsServer({ cert: readFileSync(tls.cert_path), key: readFileSync(tls.key_path) }, handler)
-    : createHttpServer(handler);
-  // The service gives a hook 3 s; a client that keeps a socket idle longer is not the service.
-  server.requestTimeout = 10_000;
-  server.headersTimeout = 5_000;
+    ? createHttpsServer({ ...timeouts, handshakeTimeout: config.server.headers_timeout_ms, cert: readFileSync(tls.cert_path), key: readFileSync(tls.key_path) }, handler)
+    : createHttpServer(timeouts, handler);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.server.port, config.server.host, () => resolve(server));

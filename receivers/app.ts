@@ -3,6 +3,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { Config } from '../platform/config/schema.js';
 import type { Logger } from '../platform/log.js';
+import { renderMetrics } from '../platform/metrics.js';
 import type { Topics } from '../platform/stream/headers.js';
 import type { Stream } from '../platform/stream/types.js';
 import { mountEventHooks } from './event-hooks/routes.js';
@@ -22,7 +23,9 @@ export interface AppDeps {
  * request gets an id, echoed back in `x-request-id`.
  */
 export function createApp(deps: AppDeps): Koa {
-  const app = new Koa({ proxy: deps.config.server.trust_proxy });
+  // Behind a proxy, the client address is the one that proxy appended (the last X-Forwarded-For
+  // entry): entries before it are whatever the client chose to send.
+  const app = new Koa({ proxy: deps.config.server.trust_proxy, maxIpsCount: deps.config.server.trust_proxy ? 1 : 0 });
   const log = deps.logger.child({ component: 'http' });
   app.silent = true;
   app.on('error', (err: Error) => log.error({ err: { message: err.message, stack: err.stack } }, 'unhandled HTTP error'));
@@ -50,7 +53,14 @@ export function createApp(deps: AppDeps): Koa {
     topics: deps.topics,
     bodyLimitBytes: deps.config.server.body_limit_bytes,
     ackTimeoutMs: deps.config.server.ack_timeout_ms,
+    limits: deps.config.event_hook_receiver,
     logger: deps.logger,
+  });
+  // Prometheus text. For your network only: route just /hooks/* from the internet (labels name hook ids).
+  router.get('/metrics', async (ctx) => {
+    const { contentType, body } = await renderMetrics();
+    ctx.type = contentType;
+    ctx.body = body;
   });
   app.use(router.routes());
   app.use(router.allowedMethods());

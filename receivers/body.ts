@@ -1,14 +1,42 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { HooklogError } from '../platform/errors.js';
 
+/** Why a body was refused before it was parsed; the receivers map each to a status and a reason. */
+export class BodyTooLarge extends HooklogError {
+  /** Bytes the client declared (Content-Length), when it did. */
+  readonly declaredBytes: number | undefined;
+  /** Bytes read before giving up (0 when refused on the declared length alone). */
+  readonly receivedBytes: number;
+  readonly limitBytes: number;
+
+  constructor(limit: number, declared: number | undefined, received: number) {
+    super('RECORD_INVALID', `body exceeds ${limit} bytes (${declared !== undefined ? `declared ${declared}` : `more than ${received - 1} received`})`, { cause: 'too-large' });
+    this.limitBytes = limit;
+    this.declaredBytes = declared;
+    this.receivedBytes = received;
+  }
+}
+
+/** The Content-Length a request declares, when it is a usable non-negative integer. */
+export function declaredLength(req: IncomingMessage): number | undefined {
+  const raw = req.headers['content-length'];
+  if (raw === undefined || !/^\d{1,15}$/.test(raw)) return undefined;
+  return Number(raw);
+}
+
 /**
  * Reads a request body up to `limit` bytes. Past the limit the read stops and
- * the caller answers 413; the raw bytes are kept because rejected input goes
- * to the dead-letter topic exactly as it arrived.
+ * the caller answers 413 (the rest is drained and discarded, never buffered);
+ * below it the raw bytes are kept as they arrived, because rejected input goes
+ * to the dead-letter topic exactly as it was sent.
  */
 export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  const declared = declaredLength(req);
+  if (declared !== undefined && declared > limit) {
+    req.resume();
+    throw new BodyTooLarge(limit, declared, 0);
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -16,17 +44,59 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
     size += buf.length;
     if (size > limit) {
       req.resume();
-      throw tooLarge(limit);
+      throw new BodyTooLarge(limit, declared, size);
     }
     chunks.push(buf);
   }
   return Buffer.concat(chunks, size);
 }
 
-function tooLarge(limit: number): HooklogError {
-  return new HooklogError('RECORD_INVALID', `body exceeds ${limit} bytes`, { cause: 'too-large' });
+export function isTooLarge(err: unknown): err is BodyTooLarge {
+  return err instanceof BodyTooLarge;
 }
 
-export function isTooLarge(err: unknown): boolean {
-  return err instanceof HooklogError && err.cause === 'too-large';
+export type JsonTextResult = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly reason: 'invalid-utf8' | 'too-deep'; readonly detail: string };
+
+/**
+ * Turns a JSON body into text, refusing what must not be parsed:
+ *
+ * - Invalid UTF-8 is refused, not repaired. JSON is UTF-8 (RFC 8259 §8.1) and
+ *   the service sends nothing else; decoding with U+FFFD replacements would
+ *   store altered events and acknowledge them as if they were what was sent.
+ *   The caller dead-letters the raw bytes, so nothing is lost.
+ * - Nesting deeper than `maxDepth` is refused before parsing: JSON.parse copes
+ *   with any depth, but JSON.stringify, validators and log serialisers recurse
+ *   and overflow the stack near 5,000 levels. A LogEvent is about 8 deep.
+ *
+ * A leading byte-order mark is dropped (RFC 8259 allows ignoring it).
+ */
+export function jsonText(body: Buffer, maxDepth: number): JsonTextResult {
+  if (!isUtf8(body)) return { ok: false, reason: 'invalid-utf8', detail: 'body is not valid UTF-8' };
+  if (nestingExceeds(body, maxDepth)) return { ok: false, reason: 'too-deep', detail: `JSON nested deeper than ${maxDepth} levels` };
+  const bom = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf;
+  return { ok: true, text: body.toString('utf8', bom ? 3 : 0) };
+}
+
+/**
+ * True when brackets nest deeper than `max` outside JSON strings. Iterative,
+ * one pass over the bytes; bytes of multi-byte UTF-8 sequences are all >= 0x80
+ * so they can never be taken for a bracket or a quote.
+ */
+export function nestingExceeds(bytes: Uint8Array, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i]!;
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { eventHookReceiverSchema, eventHookSchema } from '../../receivers/event-hooks/config.js';
 
 /**
  * hooklog's configuration schema: the one source of truth for the config's
@@ -24,6 +25,10 @@ const serverSchema = z.strictObject({
     .describe('How long a delivery may wait for the stream to acknowledge before hooklog answers 503 so the service retries once. Must stay under the service\'s 3 s time-out.'),
   tls: tlsSchema.optional(),
   trust_proxy: z.boolean().default(false).describe('Trust X-Forwarded-* headers (only behind a proxy you run).'),
+  headers_timeout_ms: z.number().int().min(500).max(60_000).default(5000)
+    .describe('A client must finish sending its request headers within this long or its socket is closed (slow-header attacks). The service sends whole requests at once.'),
+  request_timeout_ms: z.number().int().min(1000).max(300_000).default(10_000)
+    .describe('A client must finish sending its whole request (headers and body) within this long or its socket is closed. Must be above headers_timeout_ms.'),
 }).prefault({}).describe('The HTTP server that receives hooks and serves health, metrics and the query API.');
 
 const kafkaSchema = z.strictObject({
@@ -66,17 +71,6 @@ const sinkSchema = z.strictObject({
   max_batch_wait_ms: z.number().int().min(10).max(60_000).default(1000).describe('A partial batch is inserted at most this long after its first record arrived.'),
 }).prefault({}).describe('The consumer that writes the stream into ClickHouse.');
 
-const eventHookSchema = z.strictObject({
-  id: slug.describe('Hook id: the path segment in /hooks/events/<id>.'),
-  org: slug.describe('The org these deliveries belong to (the stream key and the org column).'),
-  auth: z.strictObject({
-    header: z.string().regex(/^[A-Za-z0-9-]+$/, 'must be an HTTP header name').default('authorization')
-      .describe('Header carrying the shared secret (the service\'s authScheme key). Case-insensitive.'),
-    secrets: z.array(z.string().min(16, 'secrets must be at least 16 characters')).min(1).max(2)
-      .describe('Accepted header values: one, or two during a rotation. For Basic auth, the whole "Basic <base64>" value.'),
-  }).describe('How deliveries prove they come from the org.'),
-}).describe('An event hook registered with the identity service.');
-
 export const configSchema = z.strictObject({
   data_dir: z.string().min(1).default('./data').describe('Directory for the embedded log and embedded ClickHouse.'),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Log level.'),
@@ -85,6 +79,7 @@ export const configSchema = z.strictObject({
   store: storeSchema,
   sink: sinkSchema,
   event_hooks: z.array(eventHookSchema).default([]).describe('Event hooks this process receives.'),
+  event_hook_receiver: eventHookReceiverSchema,
 }).superRefine((cfg, ctx) => {
   const seen = new Map<string, number>();
   cfg.event_hooks.forEach((h, i) => {
@@ -94,7 +89,10 @@ export const configSchema = z.strictObject({
     }
     seen.set(h.id, i);
   });
+  if (cfg.server.request_timeout_ms <= cfg.server.headers_timeout_ms) {
+    ctx.addIssue({ code: 'custom', path: ['server', 'request_timeout_ms'], message: `must be above server.headers_timeout_ms (${cfg.server.headers_timeout_ms})` });
+  }
 });
 
 export type Config = z.output<typeof configSchema>;
-export type EventHookConfig = Config['event_hooks'][number];
+export type { EventHookConfig, EventHookReceiverConfig } from '../../receivers/event-hooks/config.js';

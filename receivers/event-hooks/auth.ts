@@ -10,15 +10,26 @@ export class SecretMatcher {
   readonly #digests: Buffer[];
 
   constructor(secrets: readonly string[]) {
-    this.#digests = secrets.map(digest);
+    this.#digests = secrets.map((s) => digest(normaliseCredential(s)));
   }
 
   matches(presented: string | undefined): boolean {
-    const given = digest(presented ?? '');
+    const given = digest(normaliseCredential(presented ?? ''));
     let ok = false;
     for (const d of this.#digests) ok = timingSafeEqual(d, given) || ok;
     return ok && presented !== undefined && presented !== '';
   }
+}
+
+/**
+ * HTTP authentication schemes are case-insensitive (RFC 9110 §11.1), so a
+ * configured `Basic dXNlcjpwYXNz` must accept `basic dXNlcjpwYXNz` too; the
+ * credentials after the scheme are compared exactly. Any other value is
+ * compared as it is: the service sends the configured value verbatim.
+ */
+export function normaliseCredential(value: string): string {
+  const basic = /^basic[ \t]+(\S+)[ \t]*$/i.exec(value);
+  return basic ? `Basic ${basic[1]}` : value;
 }
 
 function digest(value: string): Buffer {

@@ -1,36 +1,93 @@
-import { describeIssues, eventHookDeliverySchema, logEventSchema } from '../../schemas/logevent.js';
+import { z } from 'zod';
+import { describeIssues, eventHookDeliverySchema, isoTimestamp, logEventSchema } from '../../schemas/logevent.js';
 import { Header, deadLetter } from '../../platform/stream/headers.js';
 import type { StreamRecord } from '../../platform/stream/types.js';
+import { jsonText } from '../body.js';
 
 export interface DeliveryContext {
   readonly org: string;
   readonly hookId: string;
   readonly receivedAt: Date;
+  /** `<org_url>/api/v1/eventHooks/<id>` when the hook pins its source (config `expected_source`). */
+  readonly expectedSource?: string;
 }
+
+/** Why a whole body was refused (400, raw body dead-lettered). A closed list: it is a metric label. */
+export type BodyRejection = 'invalid-utf8' | 'too-deep' | 'not-json' | 'not-delivery' | 'source-mismatch';
 
 export type DeliveryParse =
   | { readonly ok: true; readonly deliveryId: string | undefined; readonly events: StreamRecord[]; readonly rejected: StreamRecord[] }
-  | { readonly ok: false; readonly reason: string };
+  | { readonly ok: false; readonly rejection: BodyRejection; readonly reason: string };
 
 export const ORIGIN = 'event-hook';
+
+/**
+ * Deepest JSON accepted. A LogEvent inside a delivery is about 10 levels deep;
+ * the limit only has to stay far below where recursive code (JSON.stringify,
+ * log serialisers) overflows the stack, near 5,000 levels.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The LogEvent schema (schemas/logevent.ts) as a hook must satisfy it, two
+ * rules tighter:
+ *
+ * - `uuid` must be a canonical UUID. It is the key ClickHouse keeps one row per
+ *   (org, uuid) by, so a placeholder would silently merge distinct events into
+ *   one row: the corpus's fixtures reuse "uuid" values such as "123",
+ *   "unknown", "redacted" and near-UUIDs one digit short. The service only
+ *   sends real System Log UUIDs (time-based, v1 shaped, so no version check).
+ *   A refused event is not lost: it is dead-lettered with its raw JSON.
+ * - `published` must be a real calendar instant in 1900..2299. JavaScript's
+ *   Date.parse rolls 2026-02-30 over into March and takes 24:00, so the
+ *   shared schema lets them through; stored, they would be a different time
+ *   than the one sent. The year range is what the events table (and the
+ *   ClickHouse sink) accepts, so nothing acknowledged here is refused later.
+ */
+export const hookEventSchema = logEventSchema.extend({
+  uuid: z.string().regex(CANONICAL_UUID, 'must be a UUID (8-4-4-4-12 hex digits)'),
+  published: isoTimestamp.refine(isRealInstant, { message: 'must be a real date and time between the years 1900 and 2299' }),
+});
+
+/** Month and day exist (no 30 February), hour 00-23, year (in UTC) 1900-2299. Assumes isoTimestamp's shape. */
+export function isRealInstant(iso: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2})/.exec(iso);
+  if (!m) return false;
+  const [year, month, day, hour] = [Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4])];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const utcYear = new Date(iso).getUTCFullYear(); // an offset can move the instant across a year
+  return utcYear >= 1900 && utcYear <= 2299 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23;
+}
 
 /**
  * Splits a delivery into records for the logs topic and dead letters. An
  * invalid event must not cost the valid ones their place: answering 4xx would
  * make the service drop the whole delivery for good, so each invalid event is
- * dead-lettered on its own and the rest go on.
+ * dead-lettered on its own and the rest go on. Only a body that is not a
+ * delivery at all is refused whole.
+ *
+ * Each event's record value is the event re-serialised from the parsed body:
+ * deep-equal to what was sent (key order kept, `__proto__` and `constructor`
+ * kept as the plain own keys JSON.parse makes them), not byte-equal.
  */
 export function parseDelivery(body: Buffer, ctx: DeliveryContext): DeliveryParse {
+  const text = jsonText(body, MAX_JSON_DEPTH);
+  if (!text.ok) return { ok: false, rejection: text.reason, reason: text.detail };
   let json: unknown;
   try {
-    json = JSON.parse(body.toString('utf8'));
+    json = JSON.parse(text.text);
   } catch (err) {
-    return { ok: false, reason: `body is not JSON: ${(err as Error).message}` };
+    return { ok: false, rejection: 'not-json', reason: `body is not JSON: ${(err as Error).message}` };
   }
   const envelope = eventHookDeliverySchema.safeParse(json);
-  if (!envelope.success) return { ok: false, reason: `not an event hook delivery: ${describeIssues(envelope.error)}` };
+  if (!envelope.success) return { ok: false, rejection: 'not-delivery', reason: `not an event hook delivery: ${describeIssues(envelope.error)}` };
+  if (ctx.expectedSource !== undefined && !sourceMatches(envelope.data.source, ctx.expectedSource)) {
+    return { ok: false, rejection: 'source-mismatch', reason: `delivery source is not the pinned ${ctx.expectedSource}` };
+  }
 
-  const deliveryId = envelope.data.eventId;
+  const deliveryId = envelope.data.eventId ?? legacyEventId(envelope.data);
   const headers: Record<string, string> = {
     [Header.org]: ctx.org,
     [Header.source]: 'hook',
@@ -42,8 +99,8 @@ export function parseDelivery(body: Buffer, ctx: DeliveryContext): DeliveryParse
   const events: StreamRecord[] = [];
   const rejected: StreamRecord[] = [];
   envelope.data.data.events.forEach((event, i) => {
-    const raw = Buffer.from(JSON.stringify(event) ?? 'null');
-    const checked = logEventSchema.safeParse(event);
+    const raw = Buffer.from(JSON.stringify(event));
+    const checked = hookEventSchema.safeParse(event);
     if (checked.success) {
       events.push({ key: ctx.org, value: raw, headers });
     } else {
@@ -51,4 +108,29 @@ export function parseDelivery(body: Buffer, ctx: DeliveryContext): DeliveryParse
     }
   });
   return { ok: true, deliveryId, events, rejected };
+}
+
+/** Older docs (and two corpus deliveries) spell the envelope's id `eventID`. */
+function legacyEventId(envelope: Record<string, unknown>): string | undefined {
+  const id = envelope.eventID;
+  return typeof id === 'string' && id.length > 0 && id.length <= 256 ? id : undefined;
+}
+
+/**
+ * True when `source` names the same hook as `expected`: scheme and host
+ * compared case-insensitively (URL parsing lower-cases them), path and query
+ * exactly, a trailing slash ignored.
+ */
+export function sourceMatches(source: unknown, expected: string): boolean {
+  if (typeof source !== 'string') return false;
+  const norm = (s: string) => {
+    try {
+      const u = new URL(s);
+      return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}${u.search}`;
+    } catch {
+      return undefined;
+    }
+  };
+  const a = norm(source);
+  return a !== undefined && a === norm(expected);
 }

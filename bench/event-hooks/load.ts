@@ -1,0 +1,137 @@
+/**
+ * A bounded, self-stopping load generator for one event hook on 127.0.0.1:
+ * every run has a deadline and a cap on requests in flight, and stops issuing
+ * when either is reached. Deliveries are built from corpus events with fresh
+ * uuids and eventIds (so neither the receiver's delivery dedupe nor
+ * ClickHouse's uuid dedupe can shortcut the work), from pre-serialised parts
+ * so building a 50-event body costs microseconds, not the receiver's CPU.
+ */
+import { randomUUID } from 'node:crypto';
+import { Agent, request } from 'node:http';
+
+const MARK = '\u0000uuid\u0000';
+
+export class DeliveryFactory {
+  readonly #parts: string[][];
+  readonly #head: string;
+  readonly size: number;
+  #next = 0;
+
+  /** `templates`: events to cycle through; `size`: events per delivery. */
+  constructor(templates: ReadonlyArray<Record<string, unknown>>, size: number, org: string, hookId: string) {
+    this.size = size;
+    this.#parts = templates.map((e) => JSON.stringify({ ...e, uuid: MARK }).split(JSON.stringify(MARK)));
+    this.#head = `{"eventType":"com.okta.event_hook","eventTypeVersion":"1.0","cloudEventsVersion":"0.1","source":"https://${org}.example.com/api/v1/eventHooks/${hookId}","contentType":"application/json"`;
+  }
+
+  /** A new delivery: its body and the uuids of its events. */
+  next(): { body: Buffer; uuids: string[] } {
+    const uuids: string[] = [];
+    const events: string[] = [];
+    for (let i = 0; i < this.size; i++) {
+      const parts = this.#parts[this.#next++ % this.#parts.length]!;
+      const uuid = randomUUID();
+      uuids.push(uuid);
+      events.push(parts.join(`"${uuid}"`));
+    }
+    const body = `${this.#head},"eventId":"${randomUUID()}","eventTime":"${new Date().toISOString()}","data":{"events":[${events.join(',')}]}}`;
+    return { body: Buffer.from(body), uuids };
+  }
+}
+
+export interface CellResult {
+  /** Events in deliveries answered 204, per second of the cell's wall time. */
+  readonly eventsPerSec: number;
+  readonly deliveries: number;
+  /** Answers other than 204, by status (or "error"). */
+  readonly failures: Record<string, number>;
+  /** Per 204: milliseconds from sending to the answer. */
+  readonly latencies: number[];
+  readonly elapsedMs: number;
+}
+
+export interface Target {
+  readonly url: string;
+  readonly header: string;
+  readonly secret: string;
+}
+
+function post(agent: Agent, t: Target, body: Buffer): Promise<number | 'error'> {
+  return new Promise((resolve) => {
+    const req = request(t.url, { method: 'POST', agent, headers: { 'content-type': 'application/json', [t.header]: t.secret, 'content-length': body.length }, timeout: 3000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 'error'));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', () => resolve('error'));
+    req.end(body);
+  });
+}
+
+function collect() {
+  const latencies: number[] = [];
+  const failures: Record<string, number> = {};
+  let events = 0;
+  let deliveries = 0;
+  return {
+    async send(agent: Agent, t: Target, f: DeliveryFactory): Promise<void> {
+      const { body } = f.next();
+      const t0 = performance.now();
+      const status = await post(agent, t, body);
+      deliveries++;
+      if (status === 204) {
+        latencies.push(performance.now() - t0);
+        events += f.size;
+      } else {
+        failures[String(status)] = (failures[String(status)] ?? 0) + 1;
+      }
+    },
+    result(elapsedMs: number): CellResult {
+      return { eventsPerSec: (events * 1000) / elapsedMs, deliveries, failures, latencies, elapsedMs };
+    },
+  };
+}
+
+/** `concurrency` senders back to back for `durationMs`; then waits for the last answers. */
+export async function closedLoop(t: Target, f: DeliveryFactory, concurrency: number, durationMs: number): Promise<CellResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  const c = collect();
+  const start = performance.now();
+  const deadline = start + durationMs;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (performance.now() < deadline) await c.send(agent, t, f);
+  }));
+  const elapsed = performance.now() - start;
+  agent.destroy();
+  return c.result(elapsed);
+}
+
+/**
+ * Deliveries at a fixed rate (open loop: a slow answer does not slow the
+ * sending, as with the service), for `durationMs`, never more than
+ * `maxInFlight` unanswered (past that, sends are skipped and counted).
+ */
+export async function fixedRate(t: Target, f: DeliveryFactory, eventsPerSec: number, durationMs: number, maxInFlight = 256): Promise<CellResult & { skipped: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: maxInFlight });
+  const c = collect();
+  const intervalMs = (1000 * f.size) / eventsPerSec;
+  const start = performance.now();
+  const pending = new Set<Promise<void>>();
+  let skipped = 0;
+  for (let i = 0; ; i++) {
+    const due = start + i * intervalMs;
+    if (due >= start + durationMs) break;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (pending.size >= maxInFlight) {
+      skipped++;
+      continue;
+    }
+    const p = c.send(agent, t, f).finally(() => pending.delete(p));
+    pending.add(p);
+  }
+  await Promise.all(pending);
+  const elapsed = performance.now() - start;
+  agent.destroy();
+  return { ...c.result(elapsed), skipped };
+}

@@ -1,0 +1,195 @@
+/**
+ * Event-hook receiver bench (not part of `npm test`):
+ *
+ *   npx tsx bench/event-hooks/run.ts [--stream kafka|embedded] [--runs 3] [--cell-ms 2000]
+ *        [--sizes 1,10,50] [--concurrency 1,4,16,64] [--rate 1000] [--rate-ms 4000]
+ *   (npm run bench:event-hooks -- …)
+ *
+ * The receiver runs in a child process (server.ts: stream + topics + Koa app as
+ * `hooklog start` builds them, no sink). Per run and per delivery size:
+ *   fixed rate    `--rate` events/s offered open-loop for `--rate-ms`: p50/p99 acknowledgement latency
+ *   receiver      closed loop at each concurrency for `--cell-ms`: events/s acknowledged, p50/p99
+ *   baseline      the same events appended straight to the stream (baseline.ts), same sizes and concurrency
+ * Receiver and baseline cells alternate in order per run. Uses KAFKA_BROKERS
+ * when set, otherwise starts a broker of its own. Every run's cells go to
+ * stderr; the summary (medians over runs, min-max) to stdout.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { createLogger } from '../../platform/log.js';
+import { openEmbeddedStream } from '../../platform/stream/embedded/index.js';
+import { openKafkaStream } from '../../platform/stream/kafka/index.js';
+import type { Stream } from '../../platform/stream/types.js';
+import { startKafkaBroker, type KafkaBroker } from '../../test/kafka/broker.js';
+import { validLogEvents } from '../../test/support/corpus.js';
+import { sample } from '../../receivers/event-hooks/testing.js';
+import { closedLoopAppend, recordBatches } from './baseline.js';
+import { DeliveryFactory, closedLoop, fixedRate, type CellResult, type Target } from './load.js';
+import { int, median, ms, percentile, range, table } from './stats.js';
+
+const { values: args } = parseArgs({
+  options: {
+    stream: { type: 'string', default: 'kafka' },
+    runs: { type: 'string', default: '3' },
+    'cell-ms': { type: 'string', default: '2000' },
+    sizes: { type: 'string', default: '1,10,50' },
+    concurrency: { type: 'string', default: '1,4,16,64' },
+    rate: { type: 'string', default: '1000' },
+    'rate-ms': { type: 'string', default: '4000' },
+  },
+  strict: true,
+});
+const list = (s: string | undefined) => (s ?? '').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+const MODE = args.stream === 'embedded' ? 'embedded' : 'kafka';
+const RUNS = list(args.runs)[0] ?? 3;
+const CELL_MS = list(args['cell-ms'])[0] ?? 2000;
+const SIZES = list(args.sizes);
+const CONCURRENCY = list(args.concurrency);
+const RATE = list(args.rate)[0] ?? 1000;
+const RATE_MS = list(args['rate-ms'])[0] ?? 4000;
+const SECRET = 'bench-secret-0123456789abcdef';
+const ORG = 'bench-org';
+const HOOK = 'bench';
+const say = (m: string) => process.stderr.write(`${m}\n`);
+
+interface Cell { r: CellResult; cpuSeconds: number }
+const key = (kind: string, size: number, conc: number) => `${kind}/${size}/${conc}`;
+
+async function startReceiver(config: Record<string, unknown>): Promise<{ url: string; stop: () => Promise<void> }> {
+  const server = fileURLToPath(new URL('./server.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', server, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /\{"url":"([^"]+)"/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`receiver exited with ${code}`)));
+  });
+  return { url, stop: () => new Promise((r) => { child.once('exit', () => r()); child.kill('SIGTERM'); }) };
+}
+
+async function receiverCpu(url: string): Promise<number> {
+  return sample(await (await fetch(`${url}/metrics`)).text(), 'hooklog_process_cpu_seconds_total');
+}
+
+async function main(): Promise<void> {
+  const logger = createLogger({ level: 'warn', destination: process.stderr });
+  const dir = mkdtempSync(join(tmpdir(), 'hooklog-bench-hooks-'));
+  let broker: KafkaBroker | null = null;
+  let brokers = process.env.KAFKA_BROKERS ?? '';
+  if (MODE === 'kafka' && !brokers) {
+    say('starting a Kafka broker…');
+    broker = await startKafkaBroker();
+    brokers = broker.brokers;
+  }
+  const prefix = `bench-${Date.now().toString(36)}`;
+  const receiver = await startReceiver({
+    data_dir: join(dir, 'receiver'),
+    log_level: 'warn',
+    server: { host: '127.0.0.1', port: 0 },
+    stream: { topic_prefix: prefix, partitions: 4, ...(MODE === 'kafka' ? { kafka: { brokers: brokers.split(','), client_id: `${prefix}-receiver` } } : {}) },
+    event_hooks: [{ id: HOOK, org: ORG, auth: { header: 'authorization', secrets: [SECRET] } }],
+  });
+  const stream: Stream = MODE === 'kafka'
+    ? await openKafkaStream({ brokers: brokers.split(','), clientId: `${prefix}-baseline`, logger })
+    : await openEmbeddedStream({ dataDir: join(dir, 'baseline'), logger });
+  const baselineTopic = `${prefix}.baseline`;
+  await stream.ensureTopics([{ name: baselineTopic, partitions: 4 }]);
+  const target: Target = { url: `${receiver.url}/hooks/events/${HOOK}`, header: 'authorization', secret: SECRET };
+  const templates = validLogEvents();
+  const factories = new Map(SIZES.map((s) => [s, new DeliveryFactory(templates, s, ORG, HOOK)]));
+  const batches = new Map(SIZES.map((s) => [s, recordBatches(new DeliveryFactory(templates, s, ORG, HOOK), ORG, HOOK, Math.max(50, Math.ceil(5000 / s)))]));
+  const cells = new Map<string, Cell[]>();
+  const take = (k: string, c: Cell) => (cells.get(k) ?? cells.set(k, []).get(k)!).push(c);
+  const line = (k: string, c: Cell) => say(`  ${k.padEnd(16)} ${int(c.r.eventsPerSec).padStart(7)} ev/s  p50 ${ms(percentile(c.r.latencies, 50))} ms  p99 ${ms(percentile(c.r.latencies, 99))} ms  failures ${JSON.stringify(c.r.failures)}`);
+  try {
+    say(`${MODE} stream; ${cpus().length} CPUs; receiver ${receiver.url}; warming up…`);
+    await closedLoop(target, factories.get(SIZES[0]!)!, 4, 1000);
+    await closedLoopAppend(stream, baselineTopic, batches.get(SIZES[0]!)!, 4, 1000);
+    const loads: number[] = [];
+    for (let run = 1; run <= RUNS; run++) {
+      say(`run ${run}/${RUNS}`);
+      for (const size of SIZES) {
+        const f = factories.get(size)!;
+        const cpu0 = await receiverCpu(receiver.url);
+        const fr = await fixedRate(target, f, RATE, RATE_MS);
+        const c: Cell = { r: fr, cpuSeconds: (await receiverCpu(receiver.url)) - cpu0 };
+        take(key('rate', size, 0), c);
+        line(key('rate', size, 0), c);
+        for (const conc of CONCURRENCY) {
+          const steps: Array<[string, () => Promise<Cell>]> = [
+            [key('receiver', size, conc), async () => {
+              const before = await receiverCpu(receiver.url);
+              const r = await closedLoop(target, f, conc, CELL_MS);
+              return { r, cpuSeconds: (await receiverCpu(receiver.url)) - before };
+            }],
+            [key('baseline', size, conc), async () => {
+              const before = process.cpuUsage();
+              const r = await closedLoopAppend(stream, baselineTopic, batches.get(size)!, conc, CELL_MS);
+              const used = process.cpuUsage(before);
+              return { r, cpuSeconds: (used.user + used.system) / 1e6 };
+            }],
+          ];
+          if (run % 2 === 0) steps.reverse();
+          for (const [k, measure] of steps) {
+            const cell = await measure();
+            take(k, cell);
+            line(k, cell);
+          }
+        }
+      }
+      loads.push(loadavg()[0]!);
+    }
+    report(cells, loads);
+  } finally {
+    await receiver.stop();
+    await stream.close();
+    await broker?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function report(cells: Map<string, Cell[]>, loads: number[]): void {
+  const out = (t: string) => process.stdout.write(`${t}\n`);
+  const get = (k: string) => cells.get(k) ?? [];
+  const p = (cs: Cell[], q: number) => median(cs.map((c) => percentile(c.r.latencies, q)));
+  const fails = (cs: Cell[]) => cs.reduce((n, c) => n + Object.values(c.r.failures).reduce((a, b) => a + b, 0), 0);
+  const perCpu = (cs: Cell[]) => median(cs.map((c) => (c.r.eventsPerSec * c.r.elapsedMs) / 1000 / c.cpuSeconds));
+  out(`\n${MODE} stream, ${cpus().length} CPUs, ${RUNS} runs, ${CELL_MS} ms per cell; 1-minute load average after each run: ${loads.map((l) => l.toFixed(2)).join(', ')}`);
+  out(`medians over runs [min-max]; latency = send to 204; ev/cpu-s = events per CPU-second of the receiver process (baseline: of the appending process)\n`);
+  out(`offered ${int(RATE)} events/s, open loop, ${RATE_MS} ms:`);
+  out(table(['events/delivery', 'achieved ev/s', 'p50 ms', 'p99 ms', 'non-204', 'ev/cpu-s'], SIZES.map((s) => {
+    const cs = get(key('rate', s, 0));
+    return [String(s), range(cs.map((c) => c.r.eventsPerSec)), ms(p(cs, 50)), ms(p(cs, 99)), String(fails(cs)), int(perCpu(cs))];
+  })));
+  let best = 0;
+  for (const s of SIZES) {
+    out(`\n${s} event(s) per delivery, closed loop:`);
+    out(table(['concurrency', 'receiver ev/s', 'p50 ms', 'p99 ms', 'non-204', 'ev/cpu-s', 'baseline ev/s', 'p50 ms', 'p99 ms', 'ev/cpu-s', 'receiver/baseline'], CONCURRENCY.map((c) => {
+      const rc = get(key('receiver', s, c));
+      const bc = get(key('baseline', s, c));
+      const rr = median(rc.map((x) => x.r.eventsPerSec));
+      const br = median(bc.map((x) => x.r.eventsPerSec));
+      if (fails(rc) === 0) best = Math.max(best, rr);
+      return [String(c), range(rc.map((x) => x.r.eventsPerSec)), ms(p(rc, 50)), ms(p(rc, 99)), String(fails(rc)), int(perCpu(rc)),
+        range(bc.map((x) => x.r.eventsPerSec)), ms(p(bc, 50)), ms(p(bc, 99)), int(perCpu(bc)), `${(rr / br).toFixed(2)}x`];
+    })));
+  }
+  const worstP99AtRate = Math.max(...SIZES.map((s) => p(get(key('rate', s, 0)), 99)));
+  out(`\ngoal p99 < 100 ms at ${int(RATE)} ev/s: worst p99 over delivery sizes ${ms(worstP99AtRate)} ms -> ${worstP99AtRate < 100 ? 'met' : 'NOT met'}`);
+  out(`goal >= 10,000 ev/s sustained: best closed-loop median without a single non-204 ${int(best)} ev/s -> ${best >= 10_000 ? 'met' : 'NOT met'}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,191 @@
+import type { Context } from 'koa';
+import { Header, deadLetter, type Topics } from '../../platform/stream/headers.js';
+import type { Stream, StreamRecord } from '../../platform/stream/types.js';
+import { declaredLength, isTooLarge, readBody } from '../body.js';
+import type { EventHookConfig, EventHookReceiverConfig } from './config.js';
+import { RecentDeliveries, deliveryKey } from './dedupe.js';
+import { ORIGIN, parseDelivery } from './delivery.js';
+import { InFlightLimit, type Permit } from './in-flight.js';
+import type { EventHookTelemetry, RejectReason, RequestFacts } from './telemetry.js';
+
+/** Dead letters written by this receiver carry the request id, so a log line and its dead letter can be matched. */
+export const REQUEST_ID_HEADER = 'hooklog-request-id';
+/** Dead letters of refused bodies carry the body's size; a body over the limit is recorded by size alone. */
+export const BODY_BYTES_HEADER = 'hooklog-body-bytes';
+
+export interface ReceiverDeps {
+  readonly stream: Stream;
+  readonly topics: Topics;
+  readonly bodyLimitBytes: number;
+  /** The budget from a delivery's arrival to its answer; safely under the service's 3 s. */
+  readonly ackTimeoutMs: number;
+  readonly limits: EventHookReceiverConfig;
+  readonly telemetry: EventHookTelemetry;
+}
+
+/** A configured hook with its pinned source, resolved once at start. */
+export interface ResolvedHook {
+  readonly config: EventHookConfig;
+  readonly expectedSource: string | undefined;
+}
+
+/** 'ok', 'timeout', or the error the work failed with. */
+type Settled = 'ok' | 'timeout' | Error;
+
+/**
+ * The POST side of an event hook, after authentication. Invariants:
+ *
+ * - 204 only once every record of the delivery (events and per-event dead
+ *   letters) is durable in the stream, within the budget; otherwise 503 so the
+ *   service retries once. A 503'd append may still land later: the retry's
+ *   copy is folded by (org, uuid) in ClickHouse.
+ * - A 4xx only once the refused bytes are durable in the deadletter topic (by
+ *   size alone past the body limit); if they cannot be, 503, so a refusal
+ *   never loses the payload.
+ * - In-flight work is bounded; a delivery keeps its permit until its append
+ *   settles, even after its 503, so a stalled stream fills the slots and
+ *   further deliveries are refused at once instead of piling up appends.
+ */
+export class DeliveryReceiver {
+  readonly #d: ReceiverDeps;
+  readonly #inFlight: InFlightLimit;
+  readonly #recent: RecentDeliveries;
+
+  constructor(deps: ReceiverDeps) {
+    this.#d = deps;
+    this.#inFlight = new InFlightLimit({
+      maxDeliveries: deps.limits.max_in_flight_deliveries,
+      maxBytes: deps.limits.max_in_flight_bytes,
+      onChange: (n, bytes) => deps.telemetry.inFlightChanged(n, bytes),
+    });
+    this.#recent = new RecentDeliveries({ capacity: deps.limits.dedupe_capacity, ttlMs: deps.limits.dedupe_ttl_ms });
+  }
+
+  async handle(ctx: Context, hook: ResolvedHook, facts: RequestFacts): Promise<void> {
+    const started = performance.now();
+    const remaining = () => this.#d.ackTimeoutMs - (performance.now() - started);
+    const declared = declaredLength(ctx.req);
+    const permit = this.#inFlight.tryAcquire(Math.min(declared ?? this.#d.bodyLimitBytes, this.#d.bodyLimitBytes));
+    if (!permit) return this.#unavailable(ctx, facts, 'saturated');
+    let keep = false;
+    try {
+      let body: Buffer;
+      try {
+        body = await readBody(ctx.req, this.#d.bodyLimitBytes);
+      } catch (err) {
+        if (!isTooLarge(err)) {
+          // The client went away or broke the framing: there is nobody to answer and no whole payload to keep.
+          this.#d.telemetry.rejected(facts, 'body-unreadable', 400);
+          ctx.status = 400;
+          ctx.body = { error: 'could not read the body' };
+          return;
+        }
+        ctx.set('Connection', 'close');
+        const size = String(err.declaredBytes ?? err.receivedBytes);
+        keep = await this.#refuse(ctx, hook, facts, permit, remaining(), 'too-large', 413, Buffer.alloc(0), err.message, { [BODY_BYTES_HEADER]: size });
+        return;
+      }
+      permit.shrink(body.length);
+      if (!ctx.is('application/json')) {
+        const type = ctx.get('content-type');
+        const reason = `content-type ${type ? JSON.stringify(type.slice(0, 100)) : '(none)'} is not application/json`;
+        keep = await this.#refuse(ctx, hook, facts, permit, remaining(), 'content-type', 415, body, reason);
+        return;
+      }
+      const receivedAt = new Date();
+      const parsed = parseDelivery(body, { org: hook.config.org, hookId: hook.config.id, receivedAt, expectedSource: hook.expectedSource });
+      if (!parsed.ok) {
+        keep = await this.#refuse(ctx, hook, facts, permit, remaining(), parsed.rejection, 400, body, parsed.reason);
+        return;
+      }
+      const key = parsed.deliveryId === undefined ? undefined : deliveryKey(hook.config.id, parsed.deliveryId);
+      const seen = key === undefined ? undefined : this.#recent.lookup(key);
+      // A retry of a delivery still being appended joins that append; only a failed one is appended again.
+      const prior = seen?.state === 'pending' ? await within(seen.settled.then((ok) => ok || Promise.reject(new Error('the earlier append failed'))), remaining()) : undefined;
+      if (seen?.state === 'done' || prior === 'ok') {
+        this.#d.telemetry.duplicate(facts, parsed.deliveryId!, parsed.events.length + parsed.rejected.length, (performance.now() - started) / 1000);
+        ctx.status = 204;
+        return;
+      }
+      if (prior === 'timeout') return this.#unavailable(ctx, facts, 'not-durable', 'an earlier copy of this delivery is still being appended');
+
+      const rejected = parsed.rejected.map((r) => withHeader(r, REQUEST_ID_HEADER, facts.requestId));
+      const work = Promise.all([
+        this.#d.stream.append(this.#d.topics.logs, parsed.events),
+        rejected.length > 0 ? this.#d.stream.append(this.#d.topics.deadletter, rejected) : undefined,
+      ]);
+      if (key !== undefined) this.#recent.track(key, work);
+      work.then(() => this.#d.telemetry.appended(facts, parsed.deliveryId, parsed.events.length, rejected.length), () => undefined);
+      keep = holdUntilSettled(permit, work);
+      const outcome = await within(work, remaining());
+      if (outcome !== 'ok') return this.#unavailable(ctx, facts, 'not-durable', outcome === 'timeout' ? 'timeout' : outcome.message);
+      this.#d.telemetry.acknowledged(facts, parsed.deliveryId, parsed.events.length, (performance.now() - started) / 1000);
+      ctx.status = 204;
+    } finally {
+      if (!keep) permit.release();
+    }
+  }
+
+  /**
+   * Dead-letters a refused body (with why and its size), then answers
+   * `status`; 503 instead when the dead letter is not durable in time.
+   * Returns true when the permit now waits for the append to settle.
+   */
+  async #refuse(ctx: Context, hook: ResolvedHook, facts: RequestFacts, permit: Permit, budgetMs: number, reason: RejectReason, status: number, raw: Buffer, detail: string, extra: Record<string, string> = {}): Promise<boolean> {
+    const headers = {
+      [Header.source]: 'hook',
+      [Header.hookId]: hook.config.id,
+      [Header.org]: hook.config.org,
+      [Header.receivedAt]: new Date().toISOString(),
+      [REQUEST_ID_HEADER]: facts.requestId,
+      [BODY_BYTES_HEADER]: String(raw.length),
+      ...extra,
+    };
+    const work = this.#d.stream.append(this.#d.topics.deadletter, [deadLetter(raw, `${reason}: ${detail}`, ORIGIN, headers, hook.config.org)]);
+    const kept = holdUntilSettled(permit, work);
+    const outcome = await within(work, budgetMs);
+    if (outcome !== 'ok') {
+      this.#unavailable(ctx, facts, 'not-durable', `dead letter not durable: ${outcome === 'timeout' ? 'timeout' : outcome.message}`);
+      return kept;
+    }
+    this.#d.telemetry.rejected(facts, reason, status);
+    ctx.status = status;
+    ctx.body = { error: detail.slice(0, 1000) };
+    return kept;
+  }
+
+  /** `why` is ours (a stream error or a time-out), logged; never payload text. */
+  #unavailable(ctx: Context, facts: RequestFacts, reason: 'saturated' | 'not-durable', why?: string): void {
+    this.#d.telemetry.rejected(facts, reason, 503, why ? { why } : {});
+    ctx.status = 503;
+    ctx.set('Retry-After', String(this.#d.limits.retry_after_seconds));
+    ctx.body = { error: reason === 'saturated' ? 'too many deliveries in flight, retry later' : 'not durable in time, retry' };
+  }
+}
+
+/** Releases `permit` once `work` settles; true (the caller must not release it itself). */
+function holdUntilSettled(permit: Permit, work: Promise<unknown>): true {
+  work.then(() => permit.release(), () => permit.release());
+  return true;
+}
+
+function withHeader(r: StreamRecord, name: string, value: string): StreamRecord {
+  return { ...r, headers: { ...r.headers, [name]: value } };
+}
+
+/** How `work` settled within `ms`. Never throws; a rejection after the deadline is absorbed. */
+export async function within(work: Promise<unknown>, ms: number): Promise<Settled> {
+  if (ms <= 0) {
+    work.catch(() => undefined);
+    return 'timeout';
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => 'ok' as const, (err: unknown) => (err instanceof Error ? err : new Error(String(err)))), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,3 @@
+import { describeServiceDrive } from './event-hooks-service.js';
+
+describeServiceDrive('embedded stream, embedded ClickHouse', () => undefined);
