@@ -10,6 +10,7 @@ import type { Topics } from '../platform/stream/headers.js';
 import type { Stream } from '../platform/stream/types.js';
 import { startClickHouseSink } from '../consumers/clickhouse-sink/index.js';
 import { createApp } from '../receivers/app.js';
+import { startTokenHooks, tokenDecisionsPipeline } from '../receivers/token-hook/index.js';
 import { collectProcessMetrics } from '../platform/metrics.js';
 
 export interface Running {
@@ -63,16 +64,21 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
       group: config.sink.group,
       maxBatchRecords: config.sink.max_batch_records,
       maxBatchWaitMs: config.sink.max_batch_wait_ms,
+      extraPipelines: [tokenDecisionsPipeline(topics.tokenDecisions)],
       logger,
     });
     closers.push(() => sink.stop());
 
+    // Lookup tables loaded and key sets fetched before HTTP; stopped after it, flushing the audit queue.
+    const tokenHooks = await startTokenHooks({ hooks: config.token_hooks, stream, topic: topics.tokenDecisions, logger });
+    closers.push(() => tokenHooks.stop());
 
     collectProcessMetrics();
     const app = createApp({
       config,
       stream,
       topics,
+      tokenHooks,
       logger,
       probes: [
         { name: 'stream', check: () => stream.ping() },

@@ -8,6 +8,7 @@ import type { Topics } from '../platform/stream/headers.js';
 import type { Stream } from '../platform/stream/types.js';
 import { mountEventHooks } from './event-hooks/routes.js';
 import { mountHealth, type Probe } from './health/routes.js';
+import { mountTokenHooks, type TokenHooks } from './token-hook/index.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -15,6 +16,8 @@ export interface AppDeps {
   readonly topics: Topics;
   readonly probes: readonly Probe[];
   readonly logger: Logger;
+  /** Started token hooks (receivers/token-hook); without them /hooks/token/* is not served. */
+  readonly tokenHooks?: TokenHooks;
 }
 
 /**
@@ -56,6 +59,7 @@ export function createApp(deps: AppDeps): Koa {
     limits: deps.config.event_hook_receiver,
     logger: deps.logger,
   });
+  if (deps.tokenHooks) mountTokenHooks(router, deps.tokenHooks);
   // Prometheus text. For your network only: route just /hooks/* from the internet (labels name hook ids).
   router.get('/metrics', async (ctx) => {
     const { contentType, body } = await renderMetrics();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { eventHookReceiverSchema, eventHookSchema } from '../../receivers/event-hooks/config.js';
+import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
 
 /**
  * hooklog's configuration schema: the one source of truth for the config's
@@ -80,6 +81,7 @@ export const configSchema = z.strictObject({
   sink: sinkSchema,
   event_hooks: z.array(eventHookSchema).default([]).describe('Event hooks this process receives.'),
   event_hook_receiver: eventHookReceiverSchema,
+  token_hooks: tokenHooksSchema,
 }).superRefine((cfg, ctx) => {
   const seen = new Map<string, number>();
   cfg.event_hooks.forEach((h, i) => {

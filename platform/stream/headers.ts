@@ -26,6 +26,8 @@ export interface Topics {
   readonly legacyEvents: string;
   readonly deadletter: string;
   readonly cursors: string;
+  /** The token hook's audit trail: one record per answer (receivers/token-hook/audit.ts). */
+  readonly tokenDecisions: string;
 }
 
 export function topicNames(prefix: string): Topics {
@@ -34,6 +36,7 @@ export function topicNames(prefix: string): Topics {
     legacyEvents: `${prefix}.legacy-events`,
     deadletter: `${prefix}.deadletter`,
     cursors: `${prefix}.cursors`,
+    tokenDecisions: `${prefix}.token-decisions`,
   };
 }
 

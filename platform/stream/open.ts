@@ -35,6 +35,7 @@ export async function ensureHooklogTopics(stream: Stream, config: Config): Promi
     { name: topics.legacyEvents, partitions },
     { name: topics.deadletter, partitions },
     { name: topics.cursors, partitions, compacted: true },
+    { name: topics.tokenDecisions, partitions },
   ]);
   return topics;
 }

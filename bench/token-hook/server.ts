@@ -1,0 +1,74 @@
+/**
+ * The process under load (spawned by run.ts, one per mode and run, on
+ * 127.0.0.1 only):
+ *   hooklog   the real Koa app (receivers/app.ts) with the token hook started
+ *             from config — 20 rules, the 10 000-row lookup table, header
+ *             secret auth, audit trail on into the embedded stream (fsync);
+ *   baseline  a bare node:http handler that drains the body and answers the
+ *             very bytes hooklog answers for the bench request (computed once
+ *             at start by the same rules, off the measured path).
+ * Prints `READY <port>` when listening; answers `cpu` IPC messages with its
+ * CPU time so far (µs), so run.ts can give CPU per request. `--audit off`
+ * runs hooklog without the audit trail, to isolate its cost by hand.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { parseConfig } from '../../platform/config/load.js';
+import { createLogger } from '../../platform/log.js';
+import { ensureHooklogTopics, openStream } from '../../platform/stream/open.js';
+import { createApp } from '../../receivers/app.js';
+import { decide, startTokenHooks } from '../../receivers/token-hook/index.js';
+import { benchHook, benchRequest } from './workload.js';
+
+const { values: args } = parseArgs({ options: { mode: { type: 'string' }, dir: { type: 'string' }, table: { type: 'string' }, audit: { type: 'string', default: 'on' } }, strict: true });
+if ((args.mode !== 'hooklog' && args.mode !== 'baseline') || !args.dir || !args.table) throw new Error('usage: server.ts --mode hooklog|baseline --dir <data dir> --table <csv>');
+
+const logger = createLogger({ level: 'warn', destination: process.stderr });
+// The audit trail is part of what hooklog does per answer; `--audit off` isolates its cost.
+const audit = args.mode === 'hooklog' && args.audit !== 'off';
+const config = parseConfig({
+  data_dir: args.dir,
+  server: { host: '127.0.0.1', port: 0 },
+  stream: { topic_prefix: `bench-${process.pid}`, partitions: 2 },
+  token_hooks: [{ ...benchHook(args.table), audit: { enabled: audit } }],
+}, {});
+const stream = await openStream(config, logger);
+const topics = await ensureHooklogTopics(stream, config);
+const hooks = await startTokenHooks({ hooks: config.token_hooks, stream, topic: topics.tokenDecisions, logger });
+
+let handler: Parameters<typeof createServer>[1];
+if (args.mode === 'hooklog') {
+  handler = createApp({ config, stream, topics, probes: [], logger, tokenHooks: hooks }).callback();
+} else {
+  const answer = decide(hooks.get('bench')!, benchRequest(), 'baseline');
+  if (answer.status !== 200) throw new Error(`bench request answered ${answer.status}, expected 200 with commands`);
+  const body = Buffer.from(answer.body);
+  await hooks.stop();
+  handler = (req, res) => {
+    req.on('data', () => undefined);
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+      res.end(body);
+    });
+  };
+}
+
+const server = createServer({ keepAliveTimeout: 30_000 }, handler);
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+process.on('message', (msg) => {
+  if (msg === 'cpu') {
+    const u = process.cpuUsage();
+    process.send?.({ cpuUs: u.user + u.system });
+  }
+});
+process.on('SIGTERM', () => {
+  server.close();
+  server.closeAllConnections();
+  void (async () => {
+    if (args.mode === 'hooklog') await hooks.stop();
+    await stream.close();
+    process.exit(0);
+  })();
+});
+process.stdout.write(`READY ${(server.address() as AddressInfo).port}\n`);

@@ -1,0 +1,155 @@
+/**
+ * Conformance, continued: claim paths (nesting, JSON Pointer escaping) and
+ * the check every answer passes before it leaves — run over the corpus's
+ * answers, over hand-made unsafe ones, and through the error policy when a
+ * real answer fails it (protocols.md §2).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../platform/log.js';
+import { openEmbeddedStream, type EmbeddedStream } from '../../platform/stream/embedded/index.js';
+import { checkAnswer } from './answer.js';
+import { parsePatchPath } from './pointer.js';
+import { RESERVED_CLAIMS } from './protocol.js';
+import { decide, startTokenHooks, type TokenHook, type TokenHooks } from './service.js';
+import { configWith, corpusTokenAnswers, freshDir, hookEntry, sampleRequest } from './testing.js';
+
+const log = silentLogger();
+const dir = freshDir('token-answer');
+let stream: EmbeddedStream;
+const started: TokenHooks[] = [];
+
+beforeAll(async () => {
+  stream = await openEmbeddedStream({ dataDir: dir, logger: log });
+});
+afterAll(async () => {
+  for (const h of started) await h.stop();
+  await stream.close();
+});
+
+async function hookWith(rules: unknown[], over: Record<string, unknown> = {}): Promise<TokenHook> {
+  const config = configWith([hookEntry(rules, over)]);
+  const hooks = await startTokenHooks({ hooks: config.token_hooks, stream, topic: 'unused', logger: log });
+  started.push(hooks);
+  return hooks.get('th')!;
+}
+
+const bytes = (req: unknown) => Buffer.from(JSON.stringify(req));
+function answer(hook: TokenHook, req: unknown): { status: number; json?: unknown } {
+  const a = decide(hook, bytes(req), 'test');
+  if (a.status === 204) return { status: 204 };
+  if (a.status === 400) return { status: 400, json: { error: a.error } };
+  return { status: 200, json: JSON.parse(a.body) };
+}
+const idPatch = (...value: unknown[]) => ({ type: 'com.okta.identity.patch', value });
+const accessPatch = (...value: unknown[]) => ({ type: 'com.okta.access.patch', value });
+const both = { id: true, access: true };
+
+describe('claim paths', () => {
+  it('nests, indexes, appends and escapes URI-like names as JSON Pointer (~0, ~1)', async () => {
+    const hook = await hookWith([
+      {
+        name: 'paths',
+        actions: [
+          { add: { tokens: 'id', claim: 'employee_profile', path: ['department_id'], value: '4947' } },
+          { add: { tokens: 'id', claim: 'preferred_airports', path: [3], value: 'lax' } },
+          { add: { tokens: 'id', claim: 'preferred_airports', path: ['-'], value: 'sfo' } },
+          { remove: { tokens: 'id', claim: 'preferred_airports', path: [1] } },
+          { add: { tokens: 'access', claim: 'https://example.com/roles', value: ['a'] } },
+          { replace: { tokens: 'access', claim: 'odd~name/with', path: ['a/b', 'c~d'], value: 1 } },
+        ],
+      },
+    ]);
+    const a = answer(hook, sampleRequest());
+    expect(a).toEqual({
+      status: 200,
+      json: {
+        commands: [
+          idPatch(
+            { op: 'add', path: '/claims/employee_profile/department_id', value: '4947' },
+            { op: 'add', path: '/claims/preferred_airports/3', value: 'lax' },
+            { op: 'add', path: '/claims/preferred_airports/-', value: 'sfo' },
+            { op: 'remove', path: '/claims/preferred_airports/1' },
+          ),
+          accessPatch(
+            { op: 'add', path: '/claims/https:~1~1example.com~1roles', value: ['a'] },
+            { op: 'replace', path: '/claims/odd~0name~1with/a~1b/c~0d', value: 1 },
+          ),
+        ],
+      },
+    });
+    expect(parsePatchPath('/claims/odd~0name~1with/a~1b/c~0d')).toEqual({ kind: 'claim', claim: 'odd~name/with', depth: 2, appends: false });
+    expect(parsePatchPath('/claims/x~2y').kind).toBe('invalid');
+    expect(parsePatchPath('/claims/a/-/b').kind).toBe('invalid');
+    expect(parsePatchPath('/token/lifetime/other').kind).toBe('invalid');
+  });
+
+  it('an escaped name is checked as the service reads it: https:~1~1x is not "https:", a/b is not "a"', () => {
+    expect(checkAnswer({ commands: [idPatch({ op: 'add', path: '/claims/amr~1x', value: 1 })] }, both)).toBeUndefined();
+    expect(checkAnswer({ commands: [idPatch({ op: 'add', path: '/claims/amr/0', value: 1 })] }, both)).toMatch(/claim "amr" is reserved/);
+  });
+});
+
+describe('the per-answer protocol check', () => {
+  it('passes every corpus answer, and refuses those with an access patch for an ID-token-only request', () => {
+    const answers = corpusTokenAnswers();
+    expect(answers.size).toBe(17);
+    for (const [file, a] of answers) {
+      expect(checkAnswer(a, both), file).toBeUndefined();
+      const patchesAccess = JSON.stringify(a).includes('com.okta.access.patch');
+      expect(checkAnswer(a, { id: true, access: false }) !== undefined, file).toBe(patchesAccess);
+    }
+  });
+
+  it('enforces lifetime bounds 300..86400 (integers, replace only)', () => {
+    const life = (value: unknown, op = 'replace') => checkAnswer({ commands: [accessPatch({ op, path: '/token/lifetime/expiration', value })] }, both);
+    expect(life(300)).toBeUndefined();
+    expect(life(86_400)).toBeUndefined();
+    for (const bad of [299, 86_401, 0, -300, 900.5, '900', null]) expect(life(bad), String(bad)).toMatch(/outside 300\.\.86400|needs a value/);
+    expect(life(900, 'add')).toMatch(/can only be replaced/);
+  });
+
+  it('refuses every reserved claim for its token type, and accepts the same claim where it is allowed', () => {
+    for (const claim of RESERVED_CLAIMS.both) {
+      expect(checkAnswer({ commands: [idPatch({ op: 'add', path: `/claims/${claim}`, value: 1 })] }, both)).toMatch(/reserved in ID/);
+      expect(checkAnswer({ commands: [accessPatch({ op: 'remove', path: `/claims/${claim}` })] }, both)).toMatch(/reserved in access/);
+    }
+    for (const claim of RESERVED_CLAIMS.idOnly) {
+      expect(checkAnswer({ commands: [idPatch({ op: 'replace', path: `/claims/${claim}`, value: 1 })] }, both)).toMatch(/reserved in ID/);
+      expect(checkAnswer({ commands: [accessPatch({ op: 'replace', path: `/claims/${claim}`, value: 1 })] }, both)).toBeUndefined();
+    }
+    for (const claim of RESERVED_CLAIMS.accessOnly) {
+      expect(checkAnswer({ commands: [accessPatch({ op: 'add', path: `/claims/${claim}`, value: 1 })] }, both)).toMatch(/reserved in access/);
+      expect(checkAnswer({ commands: [idPatch({ op: 'add', path: `/claims/${claim}`, value: 1 })] }, both)).toBeUndefined();
+    }
+  });
+
+  it('refuses unknown command types, unknown ops, values on remove and missing values', () => {
+    expect(checkAnswer({ commands: [{ type: 'com.okta.assertion.patch', value: [] }] }, both)).toMatch(/is not com\.okta\.identity\.patch/);
+    expect(checkAnswer({ commands: [idPatch({ op: 'move', path: '/claims/a' })] }, both)).toMatch(/add, replace or remove/);
+    expect(checkAnswer({ commands: [idPatch({ op: 'remove', path: '/claims/a', value: 1 })] }, both)).toMatch(/carries no value/);
+    expect(checkAnswer({ commands: [idPatch({ op: 'add', path: '/claims/a' })] }, both)).toMatch(/needs a value/);
+    expect(checkAnswer({ commands: [idPatch({ op: 'replace', path: '/claims/a/-', value: 1 })] }, both)).toMatch(/only appends with add/);
+  });
+
+  it('an answer over 256 KB never leaves: the error policy answers instead (allow: 204; deny: error), counted', async () => {
+    const big = join(dir, 'big.json');
+    writeFileSync(big, JSON.stringify({ customClientIdNative: 'x'.repeat(200 * 1024) }));
+    const rules = [{ name: 'huge', actions: [{ add: { tokens: 'both', claim: 'blob', lookup: { table: 'big', key: '{{client.id}}' } } }] }];
+    const lookups = [{ name: 'big', file: big, format: 'json' }];
+    const allow = await hookWith(rules, { lookups });
+    expect(answer(allow, sampleRequest())).toEqual({ status: 204 });
+    expect(allow.telemetry.counters.errors.unsafe_answer).toBe(1);
+    expect(allow.telemetry.counters.decisions.error_allow).toBe(1);
+    const deny = await hookWith(rules, { lookups, on_error: 'deny', on_error_summary: 'Try again later.' });
+    expect(answer(deny, sampleRequest())).toEqual({ status: 200, json: { error: { errorSummary: 'Try again later.' } } });
+    expect(deny.telemetry.counters.decisions.error_deny).toBe(1);
+    // One token only: 200 KB fits.
+    const req = sampleRequest();
+    delete req.data.access;
+    const one = answer(allow, req);
+    expect(one.status).toBe(200);
+    expect(JSON.stringify(one.json).length).toBeGreaterThan(200 * 1024);
+  });
+});

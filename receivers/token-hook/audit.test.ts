@@ -1,0 +1,191 @@
+/**
+ * The audit trail on real parts: decisions made over HTTP land on
+ * `<prefix>.token-decisions` in the embedded stream and, through the
+ * ClickHouse sink's extra pipeline, in `{db}.token_decisions` in chdb. The
+ * queue in front of the stream is bounded: overflow and failed appends are
+ * dropped and counted, never waited for.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startClickHouseSink, type ClickHouseSink } from '../../consumers/clickhouse-sink/index.js';
+import { silentLogger } from '../../platform/log.js';
+import { migrate, openStore, type Store } from '../../platform/store/index.js';
+import { openEmbeddedStream, type EmbeddedStream } from '../../platform/stream/embedded/index.js';
+import { readAll } from '../../platform/stream/embedded/testing.js';
+import { topicNames, type Topics } from '../../platform/stream/headers.js';
+import type { ConsumedRecord } from '../../platform/stream/types.js';
+import { randomName, waitFor } from '../../test/support/wait.js';
+import { mapTokenDecisionRecord, tokenDecisionsPipeline } from './decision-row.js';
+import { decide, startTokenHooks } from './service.js';
+import { configWith, freshDir, hookEntry, postToken, sampleRequest, startApp, type RunningApp } from './testing.js';
+
+const log = silentLogger();
+const dataDir = freshDir('token-audit');
+let store: Store;
+let stream: EmbeddedStream;
+const running: Array<RunningApp | ClickHouseSink> = [];
+
+beforeAll(async () => {
+  store = openStore({ database: randomName('tokaudit'), dataDir, logger: log });
+  await migrate(store, log);
+  stream = await openEmbeddedStream({ dataDir, logger: log });
+}, 60_000);
+afterEach(async () => {
+  for (const r of running.splice(0).reverse()) await ('close' in r ? r.close() : r.stop());
+});
+afterAll(async () => {
+  await stream?.close();
+  await store?.close();
+});
+
+async function freshTopics(): Promise<Topics> {
+  const topics = topicNames(randomName('tk'));
+  await stream.ensureTopics([
+    { name: topics.logs, partitions: 1 },
+    { name: topics.deadletter, partitions: 1 },
+    { name: topics.tokenDecisions, partitions: 2 },
+  ]);
+  return topics;
+}
+
+const RULES = [
+  { name: 'deny-locked', when: { user_profile: { locked: ['true'] } }, actions: [{ deny: { error_summary: 'Account locked.' } }] },
+  { name: 'dept', when: { scopes_any: ['email'] }, actions: [{ add: { tokens: 'both', claim: 'dept', template: '{{user.profile.department}}' } }] },
+  { name: 'short-lived', when: { client_id: ['customClientIdNative'] }, actions: [{ lifetime: { tokens: 'access', seconds: 600 } }] },
+];
+
+function request(edit: (r: ReturnType<typeof sampleRequest>) => void) {
+  const r = sampleRequest();
+  edit(r);
+  return r;
+}
+
+interface DecisionJson {
+  decision_id: string;
+  hook_id: string;
+  org: string;
+  outcome: string;
+  rules_matched: string[];
+  commands: unknown[];
+  error_summary: string;
+  user_id: string;
+  client_id: string;
+  event_id: string;
+  latency_us: number;
+}
+
+describe('audit trail', () => {
+  it('lands every decision on the stream and in ClickHouse, with rules, commands and denials', async () => {
+    const topics = await freshTopics();
+    const org = randomName('acme');
+    const config = configWith([hookEntry(RULES, { org, audit: { flush_interval_ms: 20 } })], { stream: { topic_prefix: topics.logs.replace(/\.logs$/, '') } });
+    const app = await startApp(config, stream, log);
+    running.push(app);
+
+    const sent = [
+      request((r) => (r.data.context.user.profile.department = 'R&D')), // commands: dept (both) + lifetime
+      request((r) => (r.data.context.user.profile.locked = true)), // deny
+      request((r) => {
+        r.data.context.protocol.request.scope = 'openid';
+        r.data.context.protocol.client.id = 'other-client';
+        r.eventId = 'evt-none';
+      }), // no rule matches: 204
+    ];
+    const statuses = [];
+    for (const body of sent) statuses.push((await postToken(app.url, body)).status);
+    expect(statuses).toEqual([200, 200, 204]);
+    expect((await postToken(app.url, '{')).status).toBe(400); // not a decision: not audited
+
+    const onStream = await waitFor(async () => {
+      const got = await readAll(stream, topics.tokenDecisions);
+      return got.length >= 3 ? got : undefined;
+    }, { what: '3 decisions on the stream' });
+    expect(onStream).toHaveLength(3);
+    const decisions = onStream.map((r: ConsumedRecord) => ({ rec: r, d: JSON.parse(r.value.toString()) as DecisionJson }));
+    for (const { rec, d } of decisions) {
+      expect(rec.key).toBe(org);
+      expect(rec.headers).toMatchObject({ 'hooklog-org': org, 'hooklog-source': 'token-hook', 'hooklog-hook-id': 'th' });
+      expect(d).toMatchObject({ hook_id: 'th', org, user_id: '00uq8tMo3zV0OfJON0g3' });
+      expect(d.decision_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(d.latency_us).toBeGreaterThanOrEqual(0);
+    }
+    const byOutcome = new Map(decisions.map(({ d }) => [d.outcome, d]));
+    expect(byOutcome.get('commands')).toMatchObject({
+      rules_matched: ['dept', 'short-lived'],
+      client_id: 'customClientIdNative',
+      commands: [
+        { type: 'com.okta.identity.patch', value: [{ op: 'add', path: '/claims/dept', value: 'R&D' }] },
+        {
+          type: 'com.okta.access.patch',
+          value: [{ op: 'add', path: '/claims/dept', value: 'R&D' }, { op: 'replace', path: '/token/lifetime/expiration', value: 600 }],
+        },
+      ],
+    });
+    expect(byOutcome.get('deny')).toMatchObject({ rules_matched: ['deny-locked'], error_summary: 'Account locked.', commands: [] });
+    expect(byOutcome.get('none')).toMatchObject({ rules_matched: [], client_id: 'other-client', event_id: 'evt-none', commands: [] });
+
+    const group = randomName('sink');
+    const sink = await startClickHouseSink({
+      stream, store, topics, group, logger: log, maxBatchWaitMs: 50, consumeDeadletter: false,
+      extraPipelines: [tokenDecisionsPipeline(topics.tokenDecisions)],
+    });
+    running.push(sink);
+    const db = store.database;
+    const rows = await waitFor(async () => {
+      const got = await store.query<{ outcome: string; rules_matched: string[]; commands: string; error_summary: string; org: string; hook_id: string; decision_id: string; user_id: string }>(
+        `SELECT outcome, rules_matched, commands, error_summary, org, hook_id, decision_id, user_id FROM ${db}.token_decisions FINAL WHERE org = {org:String}`,
+        { org },
+      );
+      return got.length === 3 ? got : undefined;
+    }, { what: '3 rows in token_decisions' });
+    const rowByOutcome = new Map(rows.map((r) => [r.outcome, r]));
+    expect(JSON.parse(rowByOutcome.get('commands')!.commands)).toEqual(byOutcome.get('commands')!.commands);
+    expect(rowByOutcome.get('commands')!.rules_matched).toEqual(['dept', 'short-lived']);
+    expect(rowByOutcome.get('deny')).toMatchObject({ error_summary: 'Account locked.', rules_matched: ['deny-locked'], hook_id: 'th', user_id: '00uq8tMo3zV0OfJON0g3' });
+    expect(new Set(rows.map((r) => r.decision_id))).toEqual(new Set(decisions.map(({ d }) => d.decision_id)));
+    // The sink committed the decisions it stored, under its own group.
+    await waitFor(async () => {
+      const committed = await stream.committedOffsets(topics.tokenDecisions, `${group}.token-decisions`);
+      return [...stream.endOffsets(topics.tokenDecisions)].every(([p, end]) => (committed.get(p) ?? 0) === end);
+    }, { what: 'decisions committed' });
+  });
+
+  it('a full queue drops and counts new decisions without delaying answers; the queued ones still land', async () => {
+    const topics = await freshTopics();
+    const config = configWith([hookEntry(RULES, { audit: { queue_capacity: 3, flush_interval_ms: 10_000 } })]);
+    const hooks = await startTokenHooks({ hooks: config.token_hooks, stream, topic: topics.tokenDecisions, logger: log });
+    const hook = hooks.get('th')!;
+    const body = Buffer.from(JSON.stringify(sampleRequest()));
+    for (let i = 0; i < 10; i++) expect(decide(hook, body, `r${i}`).status).toBe(200);
+    expect(hook.audit!.length).toBe(3);
+    expect(hook.telemetry.counters.auditDropped).toBe(7);
+    await hooks.stop(); // flushes what is queued
+    expect(hook.telemetry.counters.auditAppended).toBe(3);
+    expect(await readAll(stream, topics.tokenDecisions)).toHaveLength(3);
+  });
+
+  it('a stream that refuses appends costs answers nothing: the records are dropped and counted', async () => {
+    const other = await openEmbeddedStream({ dataDir: freshDir('token-audit-closed'), logger: log });
+    await other.ensureTopics([{ name: 'decisions', partitions: 1 }]);
+    const config = configWith([hookEntry(RULES, { audit: { flush_interval_ms: 1 } })]);
+    const hooks = await startTokenHooks({ hooks: config.token_hooks, stream: other, topic: 'decisions', logger: log });
+    const hook = hooks.get('th')!;
+    await other.close();
+    const body = Buffer.from(JSON.stringify(sampleRequest()));
+    for (let i = 0; i < 5; i++) expect(decide(hook, body, `r${i}`).status).toBe(200);
+    await waitFor(() => hook.telemetry.counters.auditDropped === 5, { what: '5 dropped decisions', timeoutMs: 10_000 });
+    expect(hook.telemetry.counters.auditAppended).toBe(0);
+    await hooks.stop();
+  });
+});
+
+describe('mapTokenDecisionRecord', () => {
+  const rec = (value: string): ConsumedRecord => ({ topic: 't', partition: 0, offset: 0, key: 'acme', value: Buffer.from(value), headers: { 'hooklog-org': 'acme' }, timestamp: Date.parse('2026-11-20T10:00:00Z') });
+  it('refuses what cannot be a decision, tolerates missing optional fields', () => {
+    expect(mapTokenDecisionRecord(rec('not json'))).toEqual({ ok: false, reason: 'value is not valid JSON' });
+    expect(mapTokenDecisionRecord(rec('[]'))).toEqual({ ok: false, reason: 'value is not a JSON object' });
+    expect(mapTokenDecisionRecord(rec('{"decided_at":"2026-11-20T10:00:00Z"}'))).toEqual({ ok: false, reason: 'decision has no decision_id' });
+    expect(mapTokenDecisionRecord(rec('{"decision_id":"d1","decided_at":"yesterday"}'))).toEqual({ ok: false, reason: 'decision has no usable decided_at' });
+    const ok = mapTokenDecisionRecord(rec('{"decision_id":"d1","decided_at":"2026-11-20T10:00:00.123Z","latency_us":-5,"rules_matched":["a",1]}'));
+    expect(ok).toMatchObject({ ok: true, row: { decision_id: 'd1', decided_at: '2026-11-20 10:00:00.123', org: 'acme', latency_us: 0, rules_matched: ['a'], commands: '[]' } });
+  });
+});

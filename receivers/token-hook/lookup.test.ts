@@ -1,0 +1,117 @@
+/**
+ * Lookup tables on real files: parsing (CSV quoting, JSON shapes), and
+ * reloads — a changed file is served once reloaded, a broken one keeps the
+ * previous rows — observed through the answers a running hook gives.
+ */
+import { renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HooklogError } from '../../platform/errors.js';
+import { silentLogger } from '../../platform/log.js';
+import { openEmbeddedStream, type EmbeddedStream } from '../../platform/stream/embedded/index.js';
+import { waitFor } from '../../test/support/wait.js';
+import { parseCsv } from './csv.js';
+import { parseTable } from './lookup.js';
+import { decide, startTokenHooks, type TokenHooks } from './service.js';
+import { configWith, freshDir, hookEntry, sampleRequest } from './testing.js';
+
+const log = silentLogger();
+const dir = freshDir('token-lookup');
+let stream: EmbeddedStream;
+const running: TokenHooks[] = [];
+
+beforeAll(async () => {
+  stream = await openEmbeddedStream({ dataDir: dir, logger: log });
+});
+afterAll(async () => {
+  for (const h of running) await h.stop();
+  await stream.close();
+});
+
+const csvTable = { name: 't', file: 'x', format: 'csv' as const, key: 'login', ignore_case: false, reload_interval_ms: 100 };
+
+describe('parseCsv', () => {
+  it('reads quotes, doubled quotes, commas and line breaks in quotes, CRLF, a BOM, and skips blank lines', () => {
+    expect(parseCsv('\uFEFFa,b,c\r\n"x, y","say ""hi""","two\nlines"\n\n1,,3\n')).toEqual([
+      ['a', 'b', 'c'],
+      ['x, y', 'say "hi"', 'two\nlines'],
+      ['1', '', '3'],
+    ]);
+    expect(parseCsv('a,b\n1,2')).toEqual([['a', 'b'], ['1', '2']]);
+    expect(() => parseCsv('a,b\n"open,2\n3,4\n')).toThrow(/unterminated quoted field starting on line 2/);
+  });
+});
+
+describe('parseTable', () => {
+  it('keys CSV rows by the key column, checks the columns rules read, refuses ragged rows', () => {
+    const rows = parseTable('login,dept\nann@x.com,R&D\nbob@x.com,\n,orphan\n', csvTable, new Set(['dept']));
+    expect([...rows.keys()]).toEqual(['ann@x.com', 'bob@x.com']);
+    expect(rows.get('ann@x.com')).toEqual({ login: 'ann@x.com', dept: 'R&D' });
+    expect(() => parseTable('login,dept\na,b\n', csvTable, new Set(['cost']))).toThrow(/column "cost" used by a rule/);
+    expect(() => parseTable('user,dept\na,b\n', csvTable, new Set())).toThrow(/key column "login" is not in the header/);
+    expect(() => parseTable('login,dept\na,b,c\n', csvTable, new Set())).toThrow(/record 2 has 3 fields/);
+    // Rows have no prototype: a column named like an Object member is just a missing column.
+    expect((rows.get('ann@x.com') as Record<string, unknown>).constructor).toBeUndefined();
+  });
+
+  it('reads JSON objects keyed by the lookup key and arrays keyed by a member; folds case when asked', () => {
+    const json = { ...csvTable, format: 'json' as const, key: undefined };
+    expect(parseTable('{"A":{"r":1},"b":2}', { ...json, ignore_case: true }, new Set()).get('a')).toEqual({ r: 1 });
+    const arr = parseTable('[{"id":"x","v":1},{"id":7,"v":2}]', { ...json, key: 'id' }, new Set());
+    expect(arr.get('7')).toEqual({ id: 7, v: 2 });
+    expect(() => parseTable('[{"v":1}]', { ...json, key: 'id' }, new Set())).toThrow(/element 0 has no string or number "id"/);
+    expect(() => parseTable('[]', json, new Set())).toThrow(/needs key/);
+    expect(() => parseTable('"x"', json, new Set())).toThrow(/object keyed by the lookup key/);
+  });
+});
+
+describe('a running hook with a lookup table', () => {
+  async function startWith(file: string) {
+    const config = configWith([
+      hookEntry([{ name: 'dept', actions: [{ add: { tokens: 'id', claim: 'dept', lookup: { table: 'emp', key: '{{user.login}}', column: 'dept' } } }] }], {
+        lookups: [{ name: 'emp', file, format: 'csv', key: 'login', reload_interval_ms: 100 }],
+      }),
+    ]);
+    const hooks = await startTokenHooks({ hooks: config.token_hooks, stream, topic: 'unused', logger: log });
+    running.push(hooks);
+    return hooks.get('th')!;
+  }
+  const dept = (hook: Parameters<typeof decide>[0]) => {
+    const a = decide(hook, Buffer.from(JSON.stringify(sampleRequest())), 't');
+    if (a.status !== 200) return a.status;
+    return (JSON.parse(a.body) as { commands: Array<{ value: Array<{ value: unknown }> }> }).commands[0]!.value[0]!.value;
+  };
+
+  it('serves a changed file once it is reloaded, keeps the old rows when the new file is broken', async () => {
+    const file = join(dir, 'emp.csv');
+    writeFileSync(file, 'login,dept\nadministrator1@clouditude.net,Labs\n');
+    const hook = await startWith(file);
+    expect(dept(hook)).toBe('Labs');
+
+    // Replaced the way editors and config management do: a new file renamed over the old.
+    writeFileSync(`${file}.new`, 'login,dept\nadministrator1@clouditude.net,Platform Engineering\nother@x.com,Sales\n');
+    renameSync(`${file}.new`, file);
+    await waitFor(() => dept(hook) === 'Platform Engineering', { what: 'the reloaded value' });
+    expect(hook.telemetry.counters.lookupReloads).toBeGreaterThanOrEqual(1);
+
+    writeFileSync(file, 'login,department\nadministrator1@clouditude.net,Gone\n');
+    await waitFor(() => hook.telemetry.counters.errors.lookup_reload >= 1, { what: 'a failed reload' });
+    expect(dept(hook)).toBe('Platform Engineering');
+
+    writeFileSync(file, 'login,dept\n"unterminated\n');
+    await waitFor(() => hook.telemetry.counters.errors.lookup_reload >= 2, { what: 'a second failed reload' });
+    expect(dept(hook)).toBe('Platform Engineering');
+
+    writeFileSync(file, 'login,dept\n');
+    await waitFor(() => dept(hook) === 204, { what: 'the emptied table' });
+  });
+
+  it('refuses to start, naming the hook and the table, when a file is missing or lacks a column a rule reads', async () => {
+    const missing = join(dir, 'nope.csv');
+    await expect(startWith(missing)).rejects.toThrow(HooklogError);
+    await expect(startWith(missing)).rejects.toThrow(/token hook "th"/);
+    const noColumn = join(dir, 'nocol.csv');
+    writeFileSync(noColumn, 'login,team\na,b\n');
+    await expect(startWith(noColumn)).rejects.toThrow(/token hook "th": lookup "emp" .* column "dept" used by a rule is not in the header/);
+  });
+});

@@ -1,0 +1,181 @@
+/**
+ * The running token hooks: for each configured hook, its authenticator
+ * (keys prefetched), compiled rules, loaded and watched lookup tables, audit
+ * queue and telemetry. Everything that can fail on I/O happens here, at
+ * start; `decide` — the answer path — is synchronous and touches no I/O.
+ */
+import { HooklogError } from '../../platform/errors.js';
+import type { Logger } from '../../platform/log.js';
+import type { Stream } from '../../platform/stream/types.js';
+import { NO_CHANGE, UnsafeAnswerError, denyAnswer, renderAnswer, type RenderedAnswer } from './answer.js';
+import { AuditQueue } from './audit.js';
+import { createAuthenticator, type Authenticator } from './auth.js';
+import type { TokenHookConfig } from './config.js';
+import { LookupTable } from './lookup.js';
+import { jsonText } from '../body.js';
+import { MAX_JSON_DEPTH, parseTokenRequest } from './request.js';
+import { compileRules, evaluate, type CompiledRule, type Decision } from './rules.js';
+import { createTelemetry, type Outcome, type TokenHookTelemetry } from './telemetry.js';
+
+/** One hook, ready to answer. */
+export interface TokenHook {
+  readonly config: TokenHookConfig;
+  readonly auth: Authenticator;
+  readonly rules: readonly CompiledRule[];
+  readonly tables: ReadonlyMap<string, LookupTable>;
+  readonly audit: AuditQueue | undefined;
+  readonly telemetry: TokenHookTelemetry;
+  /** The answer the error policy gives when on_error is deny (built once). */
+  readonly onErrorDeny: RenderedAnswer;
+}
+
+export interface TokenHooks {
+  get(id: string): TokenHook | undefined;
+  readonly logger: Logger;
+  /** Stops watching files and key sets, and appends the decisions still queued. */
+  stop(): Promise<void>;
+}
+
+export interface TokenHooksOptions {
+  readonly hooks: readonly TokenHookConfig[];
+  readonly stream: Stream;
+  /** `<prefix>.token-decisions`. */
+  readonly topic: string;
+  readonly logger: Logger;
+}
+
+/** A request refused before any rule ran. */
+export interface BadRequest {
+  readonly status: 400;
+  readonly error: string;
+}
+
+async function startHook(config: TokenHookConfig, opts: TokenHooksOptions, started: TokenHook[]): Promise<void> {
+  const telemetry = createTelemetry(config.id, opts.logger);
+  const tables = new Map(config.lookups.map((l) => [l.name, new LookupTable(l)]));
+  const { rules, issues } = compileRules(config.rules, (name, column) => {
+    const table = tables.get(name);
+    table?.require(column);
+    return table;
+  });
+  if (issues.length > 0) throw new HooklogError('CONFIG_INVALID', `token hook "${config.id}": ${issues.map((i) => i.message).join('; ')}`);
+  for (const table of tables.values()) {
+    try {
+      await table.load();
+    } catch (err) {
+      throw new HooklogError('CONFIG_INVALID', `token hook "${config.id}": ${(err as Error).message}`, { cause: err });
+    }
+  }
+  const auth = createAuthenticator(config.auth, {
+    fetched: (url, keys, ms) => telemetry.jwksFetched(url, keys, ms),
+    fetchFailed: (url, err) => telemetry.jwksFetchFailed(url, err),
+    throttled: (url) => telemetry.jwksThrottled(url),
+  });
+  const audit = config.audit.enabled
+    ? new AuditQueue({
+        stream: opts.stream,
+        topic: opts.topic,
+        capacity: config.audit.queue_capacity,
+        batchRecords: config.audit.batch_records,
+        flushIntervalMs: config.audit.flush_interval_ms,
+        telemetry,
+      })
+    : undefined;
+  const hook: TokenHook = { config, auth, rules, tables, audit, telemetry, onErrorDeny: denyAnswer(config.on_error_summary) };
+  started.push(hook);
+  for (const table of tables.values()) {
+    table.watch({ reloaded: (t, n, ms) => telemetry.lookupReloaded(t, n, ms), reloadFailed: (t, err) => telemetry.lookupReloadFailed(t, err) });
+  }
+  await auth.start();
+}
+
+async function stopHook(hook: TokenHook): Promise<void> {
+  hook.auth.stop();
+  await Promise.all([...hook.tables.values()].map((t) => t.stop()));
+  await hook.audit?.close();
+  hook.telemetry.stopped();
+}
+
+/** Compiles, loads and starts every configured token hook; throws CONFIG_INVALID naming the hook when one cannot start. */
+export async function startTokenHooks(opts: TokenHooksOptions): Promise<TokenHooks> {
+  const started: TokenHook[] = [];
+  try {
+    for (const config of opts.hooks) await startHook(config, opts, started);
+  } catch (err) {
+    await Promise.allSettled(started.map(stopHook));
+    throw err;
+  }
+  const byId = new Map(started.map((h) => [h.config.id, h]));
+  return {
+    get: (id) => byId.get(id),
+    logger: opts.logger.child({ component: 'token-hook' }),
+    stop: async () => {
+      await Promise.all(started.map(stopHook));
+    },
+  };
+}
+
+function outcomeOf(decision: Decision, answer: RenderedAnswer): Outcome {
+  if (decision.deny !== undefined) return 'deny';
+  return answer.status === 204 ? 'none' : 'commands';
+}
+
+/**
+ * The answer path: bytes in, answer out, synchronously. Bad input is a 400
+ * (the service then issues the original token); an internal error or an
+ * answer that fails its protocol check goes to the hook's error policy. The
+ * decision is queued for the audit trail without waiting for it.
+ */
+export function decide(hook: TokenHook, raw: Buffer, requestId: string | undefined): RenderedAnswer | BadRequest {
+  const started = performance.now();
+  const text = jsonText(raw, MAX_JSON_DEPTH);
+  if (!text.ok) return badRequest(hook, text.detail, requestId);
+  let json: unknown;
+  try {
+    json = JSON.parse(text.text);
+  } catch {
+    return badRequest(hook, 'body is not JSON', requestId);
+  }
+  const parsed = parseTokenRequest(json);
+  if (!parsed.ok) return badRequest(hook, parsed.reason, requestId);
+  const ctx = parsed.ctx;
+  let decision: Decision | undefined;
+  let answer: RenderedAnswer;
+  let outcome: Outcome;
+  let errorKind: 'internal' | 'unsafe_answer' | undefined;
+  try {
+    decision = evaluate(hook.rules, ctx);
+    answer = renderAnswer(decision, { id: ctx.idClaims !== undefined, access: ctx.accessClaims !== undefined });
+    outcome = outcomeOf(decision, answer);
+  } catch (err) {
+    errorKind = err instanceof UnsafeAnswerError ? 'unsafe_answer' : 'internal';
+    hook.telemetry.failed(errorKind, err, requestId);
+    const deny = hook.config.on_error === 'deny';
+    answer = deny ? hook.onErrorDeny : NO_CHANGE;
+    outcome = deny ? 'error_deny' : 'error_allow';
+  }
+  const seconds = (performance.now() - started) / 1000;
+  hook.telemetry.decided(outcome, seconds);
+  hook.audit?.offer({
+    decidedAt: Date.now(),
+    hookId: hook.config.id,
+    org: hook.config.org,
+    eventId: ctx.eventId,
+    requestId: ctx.requestId,
+    userId: ctx.userId,
+    clientId: ctx.clientId,
+    grantType: ctx.grantType,
+    outcome,
+    rulesMatched: decision?.matched ?? [],
+    commandsJson: answer.status === 200 ? answer.commandsJson : undefined,
+    errorSummary: outcome === 'deny' ? decision?.deny : outcome === 'error_deny' ? hook.config.on_error_summary : undefined,
+    errorKind,
+    latencyUs: Math.round(seconds * 1e6),
+  });
+  return answer;
+}
+
+function badRequest(hook: TokenHook, reason: string, requestId: string | undefined): BadRequest {
+  hook.telemetry.badRequest(400, reason, requestId);
+  return { status: 400, error: reason };
+}

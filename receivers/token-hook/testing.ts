@@ -1,0 +1,96 @@
+/** Helpers for this folder's tests and its bench only. */
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CORPORA_DIR } from '../../test/support/corpus.js';
+import { parseConfig } from '../../platform/config/load.js';
+import type { Config } from '../../platform/config/schema.js';
+import type { Logger } from '../../platform/log.js';
+import { topicNames } from '../../platform/stream/headers.js';
+import type { Stream } from '../../platform/stream/types.js';
+import { createApp } from '../app.js';
+import { startTokenHooks, type TokenHooks } from './service.js';
+
+export const HOOK_SECRET = 'token-hook-secret-0123456789';
+
+/** The corpus's token inline hook requests, by file name. */
+export function corpusTokenRequests(): Map<string, Record<string, unknown>> {
+  const dir = join(CORPORA_DIR, 'hooks');
+  const files = readdirSync(dir).filter((f) => f.startsWith('request__com.okta.oauth2.tokens.transform__')).sort();
+  return new Map(files.map((f) => [f, JSON.parse(readFileSync(join(dir, f), 'utf8')) as Record<string, unknown>]));
+}
+
+/** The corpus's token hook answers (identity and access patches), by file name. */
+export function corpusTokenAnswers(): Map<string, unknown> {
+  const dir = join(CORPORA_DIR, 'hooks');
+  const files = readdirSync(dir).filter((f) => /^response__com\.okta\.(identity|access)\.patch__/.test(f)).sort();
+  return new Map(files.map((f) => [f, JSON.parse(readFileSync(join(dir, f), 'utf8')) as unknown]));
+}
+
+/** Loosely typed JSON, so tests can reshape samples member by member. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type LooseJson = Record<string, any>;
+
+/** A well-formed request from the docs (ID and access token, no refresh): a fresh deep copy each call. */
+export function sampleRequest(): LooseJson {
+  return structuredClone(corpusTokenRequests().get('request__com.okta.oauth2.tokens.transform__0a8d328ec4.json')!) as LooseJson;
+}
+
+/** A parsed, validated config with the given token hooks, as production builds it. */
+export function configWith(tokenHooks: unknown[], over: Record<string, unknown> = {}): Config {
+  return parseConfig({ server: { host: '127.0.0.1', port: 0 }, token_hooks: tokenHooks, ...over }, {});
+}
+
+/** A header-auth token hook entry with the given rules; audit off unless overridden. */
+export function hookEntry(rules: unknown[], over: Record<string, unknown> = {}): Record<string, unknown> {
+  return { id: 'th', org: 'acme', auth: { type: 'header', secrets: [HOOK_SECRET] }, rules, audit: { enabled: false }, ...over };
+}
+
+export interface RunningApp {
+  readonly url: string;
+  readonly hooks: TokenHooks;
+  close(): Promise<void>;
+}
+
+/** The real Koa app (receivers/app.ts) with the token hooks started, listening on 127.0.0.1. */
+export async function startApp(config: Config, stream: Stream, logger: Logger): Promise<RunningApp> {
+  const topics = topicNames(config.stream.topic_prefix);
+  const hooks = await startTokenHooks({ hooks: config.token_hooks, stream, topic: topics.tokenDecisions, logger });
+  const app = createApp({ config, stream, topics, probes: [], logger, tokenHooks: hooks });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    hooks,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await hooks.stop();
+    },
+  };
+}
+
+export interface Reply {
+  readonly status: number;
+  readonly json: unknown;
+}
+
+/** POSTs to a token hook as the service does: JSON, the auth header, a 3 s time-out. */
+export async function postToken(url: string, body: unknown, headers: Record<string, string> = { authorization: HOOK_SECRET }, hookId = 'th'): Promise<Reply> {
+  const res = await fetch(`${url}/hooks/token/${hookId}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+    body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
+    signal: AbortSignal.timeout(3000),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text === '' ? undefined : (JSON.parse(text) as unknown) };
+}
+
+export const freshDir = (prefix: string): string => mkdtempSync(join(tmpdir(), `hooklog-${prefix}-`));
