@@ -9,6 +9,8 @@ import { ensureHooklogTopics, openStream } from '../platform/stream/open.js';
 import type { Topics } from '../platform/stream/headers.js';
 import type { Stream } from '../platform/stream/types.js';
 import { startClickHouseSink } from '../consumers/clickhouse-sink/index.js';
+import { startIngest } from '../ingest/index.js';
+import { legacyEventsPipeline } from '../ingest/legacy-events/rows.js';
 import { createApp } from '../receivers/app.js';
 import { startTokenHooks, tokenDecisionsPipeline } from '../receivers/token-hook/index.js';
 import { collectProcessMetrics } from '../platform/metrics.js';
@@ -64,10 +66,13 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
       group: config.sink.group,
       maxBatchRecords: config.sink.max_batch_records,
       maxBatchWaitMs: config.sink.max_batch_wait_ms,
-      extraPipelines: [tokenDecisionsPipeline(topics.tokenDecisions)],
+      extraPipelines: [tokenDecisionsPipeline(topics.tokenDecisions), legacyEventsPipeline(topics.legacyEvents)],
       logger,
     });
     closers.push(() => sink.stop());
+    // Pollers after the sink (what they store is drained) and stopped before it (reverse order).
+    const ingest = await startIngest({ orgs: config.orgs, stream, topics, logger });
+    closers.push(() => ingest.stop());
 
     // Lookup tables loaded and key sets fetched before HTTP; stopped after it, flushing the audit queue.
     const tokenHooks = await startTokenHooks({ hooks: config.token_hooks, stream, topic: topics.tokenDecisions, logger });

@@ -18,6 +18,12 @@ export const ErrorCodes = [
   'RECORD_INVALID',
   'TIMEOUT',
   'OVERLOADED',
+  // The identity service's APIs (ingest/client classifies its replies into these).
+  'IDP_REQUEST_REJECTED',
+  'IDP_UNAVAILABLE',
+  'IDP_RATE_LIMITED',
+  'IDP_AUTH_FAILED',
+  'IDP_API_NOT_ENABLED',
   'INTERNAL',
 ] as const;
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { eventHookReceiverSchema, eventHookSchema } from '../../receivers/event-hooks/config.js';
+import { orgsSchema } from '../../ingest/config.js';
 import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
 
 /**
@@ -81,6 +82,7 @@ export const configSchema = z.strictObject({
   sink: sinkSchema,
   event_hooks: z.array(eventHookSchema).default([]).describe('Event hooks this process receives.'),
   event_hook_receiver: eventHookReceiverSchema,
+  orgs: orgsSchema,
   token_hooks: tokenHooksSchema,
 }).superRefine((cfg, ctx) => {
   const seen = new Map<string, number>();

@@ -1,0 +1,178 @@
+/**
+ * The identity-service HTTP client: one GET of a page, with auth, the org's
+ * rate-limit budget, and every retry decision. Waits (budget, backoff, 429)
+ * happen outside `schedule`, so an org that is waiting never holds one of the
+ * process's request slots and cannot stall the other orgs.
+ */
+import { HooklogError } from '../../platform/errors.js';
+import { backoffDelay, sleep } from '../../platform/retry.js';
+import type { Authenticator } from './auth.js';
+import { classifyIdpReply, classifyNetworkError } from './errors.js';
+import { splitJsonArray } from './json-array.js';
+import { findLink } from './link.js';
+import { IdpRetryPolicies, type IdpPolicies } from './policies.js';
+import { rateLimitedDelay, readRateLimit, type RateBudget, type RateLimitState } from './rate-limit.js';
+
+export interface Page {
+  /** The URL that was fetched. */
+  readonly url: string;
+  /** The reply's JSON array, parsed. */
+  readonly items: unknown[];
+  /** Each item's text exactly as the service sent it (what goes onto the stream). */
+  readonly raw: string[];
+  /** The `rel="next"` link exactly as given (resolved only if relative), or null. */
+  readonly next: string | null;
+  readonly rateLimit: RateLimitState | null;
+}
+
+/** What the client tells its owner, for logs and metrics (see ingest/telemetry.ts). */
+export interface ClientEvents {
+  reply?(status: number, ms: number): void;
+  retry?(err: HooklogError, attempt: number, delayMs: number): void;
+  rateLimited?(delayMs: number, resetKnown: boolean): void;
+  budgetWait?(ms: number, why: string): void;
+}
+
+export interface IdentityClientOptions {
+  readonly org: string;
+  readonly auth: Authenticator;
+  /** A reply must be complete (headers and body) within this. */
+  readonly requestTimeoutMs: number;
+  /**
+   * Runs one attempt; the ingest supervisor passes a p-queue's `add` to cap
+   * requests in flight. It must reject when `signal` aborts before the attempt
+   * started (a dropped queue entry would otherwise never settle).
+   */
+  readonly schedule?: <T>(fn: () => Promise<T>, signal?: AbortSignal) => Promise<T>;
+  readonly policies?: IdpPolicies;
+  readonly events?: ClientEvents;
+  readonly now?: () => number;
+}
+
+export interface GetOptions {
+  readonly budget: RateBudget;
+  readonly signal?: AbortSignal;
+  /** The legacy Events API: 403/404 mean "not enabled for this org". */
+  readonly feature?: boolean;
+}
+
+interface Reply {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+}
+
+export class IdentityClient {
+  readonly #o: IdentityClientOptions;
+  readonly #p: IdpPolicies;
+  readonly #now: () => number;
+
+  constructor(opts: IdentityClientOptions) {
+    this.#o = opts;
+    this.#p = opts.policies ?? IdpRetryPolicies;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  get org(): string {
+    return this.#o.org;
+  }
+
+  /**
+   * GETs `url` until the service answers 2xx with a JSON array, retrying what
+   * is transient (5xx, E0000009, network, time-outs: exponential backoff; 429:
+   * until Reset plus jitter) without limit. Throws a non-retriable HooklogError
+   * for what waiting cannot fix, or the abort reason when `signal` aborts.
+   */
+  async getPage(url: string, opts: GetOptions): Promise<Page> {
+    const { budget, signal } = opts;
+    const what = `org ${this.#o.org}: GET ${new URL(url).pathname}`;
+    let transient = 0;
+    let limited = 0;
+    for (;;) {
+      if (!(await budget.acquire(signal, this.#o.events?.budgetWait))) throw abortReason(signal);
+      let reply: Reply;
+      const started = this.#now();
+      try {
+        reply = await (this.#o.schedule ?? run)(() => this.#attempt(url, what, signal), signal);
+      } catch (err) {
+        budget.settle(null);
+        if (signal?.aborted) throw abortReason(signal);
+        const e = classifyNetworkError(err, what, this.#o.requestTimeoutMs);
+        if (!e.retriable) throw e;
+        await this.#backoff(e, ++transient, signal);
+        continue;
+      }
+      this.#o.events?.reply?.(reply.status, this.#now() - started);
+      const rateLimit = readRateLimit(reply.headers);
+      budget.settle(rateLimit, started, reply.status !== 429);
+      const ok = reply.status >= 200 && reply.status < 300;
+      this.#o.auth.observe(reply.headers, ok);
+      if (ok) {
+        const parsed = parseArray(reply.text);
+        if (parsed) return { url, ...parsed, next: resolveNext(findLink(reply.headers.get('link'), 'next'), url), rateLimit };
+        await this.#backoff(new HooklogError('IDP_UNAVAILABLE', `${what}: ${reply.status} reply is not a JSON array`, { retriable: true }), ++transient, signal);
+        continue;
+      }
+      if (reply.status === 401 && this.#o.auth.unauthorized(reply.headers, reply.text)) continue;
+      const err = classifyIdpReply(reply.status, reply.text, what, opts.feature);
+      if (reply.status === 429) {
+        const fallback = backoffDelay(this.#p.rateLimitedFallback, ++limited);
+        const delay = rateLimitedDelay(rateLimit, this.#now(), fallback, this.#p.resetJitter);
+        this.#o.events?.rateLimited?.(delay, rateLimit !== null && rateLimit.resetAtMs > this.#now());
+        // The budget holds every request of this bucket back until then, not only this one.
+        budget.blockUntil(this.#now() + delay);
+        continue;
+      }
+      if (!err.retriable) throw err;
+      await this.#backoff(err, ++transient, signal);
+    }
+  }
+
+  async #attempt(url: string, what: string, signal?: AbortSignal): Promise<Reply> {
+    const auth = await this.#o.auth.headers('GET', url, signal);
+    const timeout = AbortSignal.timeout(this.#o.requestTimeoutMs);
+    const res = await fetch(url, {
+      headers: { accept: 'application/json', ...auth },
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      // Credentials go to the org only: a redirect is a reply to inspect, never to follow.
+      redirect: 'manual',
+    });
+    const text = await res.text();
+    if (res.status >= 300 && res.status < 400) {
+      throw new HooklogError('IDP_REQUEST_REJECTED', `${what}: unexpected redirect (${res.status}); check base_url`);
+    }
+    return { status: res.status, headers: res.headers, text };
+  }
+
+  async #backoff(err: HooklogError, attempt: number, signal?: AbortSignal): Promise<void> {
+    const delay = backoffDelay(this.#p.transient, attempt);
+    this.#o.events?.retry?.(err, attempt, delay);
+    await sleep(delay, signal);
+    if (signal?.aborted) throw abortReason(signal);
+  }
+}
+
+function run<T>(fn: () => Promise<T>): Promise<T> {
+  return fn();
+}
+
+function abortReason(signal?: AbortSignal): Error {
+  return signal?.reason instanceof Error ? signal.reason : new Error('aborted');
+}
+
+/** The array's items, parsed and as sent; null unless the whole text is one valid JSON array. */
+function parseArray(text: string): { items: unknown[]; raw: string[] } | null {
+  const raw = splitJsonArray(text);
+  if (!raw) return null;
+  try {
+    return { items: raw.map((r) => JSON.parse(r) as unknown), raw };
+  } catch {
+    return null;
+  }
+}
+
+/** Absolute links are kept byte for byte; a relative one is resolved against the page's URL. */
+export function resolveNext(link: string | null, base: string): string | null {
+  if (link === null) return null;
+  return /^https?:\/\//i.test(link) ? link : new URL(link, base).toString();
+}

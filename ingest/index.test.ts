@@ -1,0 +1,90 @@
+/**
+ * Many orgs in one process: one p-queue slot for all of them, one failing org
+ * (refused credentials, a server that only errs) never stalls a healthy one;
+ * health per org as metrics, including the silent-org signal.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { registry } from '../platform/metrics.js';
+import { capturingLogger, Collector, duplicates, FAST_POLICIES, openTestStream, orgConfig, type TestStream } from '../test/simulated-org/harness.js';
+import { history, logEvent, SimulatedOrg } from '../test/simulated-org/index.js';
+import { waitFor } from '../test/support/wait.js';
+import { startIngest, type Ingest } from './index.js';
+
+async function metricValue(name: string, org: string): Promise<number | undefined> {
+  const m = (await registry.getSingleMetric(name)?.get())?.values.find((v) => v.labels.org === org);
+  return m?.value;
+}
+
+describe('ingest: many orgs', () => {
+  let ts: TestStream | undefined;
+  let ingest: Ingest | undefined;
+  const sims: SimulatedOrg[] = [];
+  let collector: Collector | undefined;
+  afterEach(async () => {
+    await ingest?.stop();
+    await collector?.stop();
+    await Promise.all(sims.splice(0).map((s) => s.stop()));
+    await ts?.close();
+  });
+
+  it('a failing org never stalls a healthy one, even with a single request slot', async () => {
+    ts = await openTestStream();
+    collector = await Collector.start(ts.stream, ts.topics.logs);
+    const [healthy, refused, broken] = await Promise.all([1, 2, 3].map(() => SimulatedOrg.start({ rateLimit: { logs: false } })));
+    sims.push(healthy!, refused!, broken!);
+    healthy!.addLogEvents(history({ count: 4_000, days: 3, now: Date.now(), kind: 'log' }));
+    broken!.addLogEvents(history({ count: 100, days: 3, now: Date.now(), kind: 'log' }));
+    broken!.faults.random(1, [{ kind: 'status', status: 500, errorCode: 'E0000009' }, { kind: 'status', status: 502 }]);
+    const a = orgConfig(healthy!, { id: 'healthy', system_log: { start: '5d', poll_interval_ms: 200 } });
+    const b = orgConfig(refused!, { id: 'refused', auth: { ssws: { token: 'wrong-token' } }, system_log: { poll_interval_ms: 200 } });
+    const c = orgConfig(broken!, { id: 'broken', system_log: { poll_interval_ms: 200 } });
+    const { logger, lines } = capturingLogger();
+    ingest = await startIngest({ orgs: [b, c, a], stream: ts.stream, topics: ts.topics, logger, policies: FAST_POLICIES, maxConcurrentRequests: 1 });
+
+    await waitFor(() => collector!.records.length >= 4_000, { what: 'the healthy org\'s events', timeoutMs: 20_000 });
+    await waitFor(() => refused!.requests.length >= 2 && broken!.requests.length >= 5, { what: 'the failing orgs to keep retrying' });
+    expect(duplicates(collector.ids('uuid'))).toEqual([]);
+    expect(collector.records.every((r) => r.key === 'healthy')).toBe(true);
+
+    const byOrg = new Map(ingest.pollers.map((p) => [p.org, p]));
+    expect(byOrg.get('refused')!.health().blocked).toBeGreaterThanOrEqual(1);
+    expect(byOrg.get('refused')!.health().lastSuccessMs).toBeNull();
+    expect(byOrg.get('healthy')!.health()).toMatchObject({ blocked: 0, events: 4_000 });
+    // One clear error for the refused org, not one per retry.
+    const blocked = lines().filter((l) => l.msg === 'poller_blocked' && l.org === 'refused');
+    expect(blocked).toHaveLength(1);
+    expect(String(blocked[0]!.err)).toMatch(/credentials refused \(401 E0000011/);
+    expect(lines().filter((l) => l.msg === 'poller_request_retry' && l.org === 'broken').length).toBeGreaterThanOrEqual(3);
+    expect(healthy!.violations).toEqual([]);
+  });
+
+  it('reports health per org: last success, lag, cursor age, and the silent-org signal', async () => {
+    ts = await openTestStream();
+    collector = await Collector.start(ts.stream, ts.topics.logs);
+    const sim = await SimulatedOrg.start({ rateLimit: { logs: { limit: 50, windowMs: 1000 } } });
+    sims.push(sim);
+    const newest = Date.now() - 3_600_000;
+    sim.addLogEvents([{ event: logEvent(0), published: newest - 1000, persistedAt: newest }, { event: logEvent(1), published: newest, persistedAt: newest }]);
+    const org = orgConfig(sim, { id: 'quiet', system_log: { start: '2d', poll_interval_ms: 100, silent_after_ms: 1_000 } });
+    ingest = await startIngest({ orgs: [org], stream: ts.stream, topics: ts.topics, logger: capturingLogger().logger, policies: FAST_POLICIES });
+    await waitFor(() => collector!.records.length === 2, { what: 'two events' });
+
+    const h = ingest.pollers[0]!.health();
+    expect(h.lastSuccessMs).toBeGreaterThan(Date.now() - 2_000);
+    expect(h.lagMs).toBeGreaterThanOrEqual(3_600_000);
+    expect(h.lagMs).toBeLessThan(3_600_000 + 10_000);
+    expect(await metricValue('hooklog_poller_lag_seconds', 'quiet')).toBeGreaterThanOrEqual(3_600);
+    expect(await metricValue('hooklog_poller_last_success_timestamp_seconds', 'quiet')).toBeGreaterThan(Date.now() / 1000 - 5);
+    expect(await metricValue('hooklog_poller_rate_limit_remaining', 'quiet')).toBeLessThan(50);
+    // Caught up, the same next link is confirmed on every poll: the cursor stays young.
+    await waitFor(async () => (await metricValue('hooklog_poller_silent', 'quiet')) === 1, { what: 'the silent signal', timeoutMs: 5_000 });
+    expect(await metricValue('hooklog_poller_cursor_age_seconds', 'quiet')).toBeLessThan(1);
+    sim.addLogEvents([{ event: logEvent(2), published: Date.now() }]);
+    await waitFor(async () => (await metricValue('hooklog_poller_silent', 'quiet')) === 0, { what: 'the signal to clear' });
+    expect(ingest.pollers[0]!.health().lagMs).toBeLessThan(5_000);
+    expect(await registry.metrics()).toMatch(/hooklog_poller_events_total\{[^}]*org="quiet"[^}]*\} 3/);
+    await ingest.stop();
+    ingest = undefined;
+    expect(await metricValue('hooklog_poller_lag_seconds', 'quiet')).toBeUndefined(); // a stopped poller leaves no stale gauge
+  });
+});

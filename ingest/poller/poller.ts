@@ -1,0 +1,202 @@
+/**
+ * One org's poll loop over one API, shared by the System Log and the legacy
+ * Events pollers (they differ only in their PollSource).
+ *
+ * The invariants, in order of importance:
+ * - The position is the service's `next` URL, stored in the same atomic
+ *   append as the events it covers (Kafka transaction / one embedded frame).
+ *   A crash at any point either stored both or neither, so a restart
+ *   resumes exactly where the last stored page ended: nothing skipped, and
+ *   nothing stored twice by us.
+ * - After the first request only `next` links are called, as given. An empty
+ *   or short page means caught up: wait the interval, then call the (same)
+ *   next link — no extra request after a short page, no `published` cursors.
+ * - A page is never dropped: transient failures are retried by the client
+ *   without limit; what retrying cannot fix (403, refused credentials, a
+ *   rejected request, a page without a next link) is reported once and
+ *   retried slowly on the same URL.
+ */
+import { isRetriable, HooklogError } from '../../platform/errors.js';
+import { backoffDelay, retry, sleep } from '../../platform/retry.js';
+import { Header, deadLetter, type Topics } from '../../platform/stream/headers.js';
+import type { Stream, StreamRecord, TopicWrite } from '../../platform/stream/types.js';
+import type { IdentityClient, Page } from '../client/client.js';
+import type { IdpPolicies } from '../client/policies.js';
+import type { RateBudget } from '../client/rate-limit.js';
+import type { PollerTelemetry } from '../telemetry.js';
+import { cursorRecord, isFollowable, type Cursor, type PollSourceName } from './cursor.js';
+import type { PollerHealth } from './health.js';
+
+/** What distinguishes one API's poller from another's. */
+export interface PollSource {
+  readonly name: PollSourceName;
+  /** The API path every next link must stay on. */
+  readonly path: string;
+  /** Topic the events go to. */
+  readonly topic: string;
+  /** The page size requested; a shorter page means caught up. */
+  readonly pageLimit: number;
+  /** 403/404 mean "API not enabled" (legacy Events). */
+  readonly feature: boolean;
+  /** The first URL when nothing is stored. */
+  firstUrl(now: number): string;
+  /** An item's published time if it is a valid event, else why it is not. */
+  check(item: unknown): { ok: true; publishedMs: number } | { ok: false; reason: string };
+}
+
+export interface PollerOptions {
+  readonly org: string;
+  readonly baseUrl: string;
+  readonly source: PollSource;
+  readonly client: IdentityClient;
+  readonly budget: RateBudget;
+  readonly stream: Stream;
+  readonly topics: Pick<Topics, 'cursors' | 'deadletter'>;
+  /** The stored position, if any. */
+  readonly cursor: Cursor | null;
+  readonly pollIntervalMs: number;
+  readonly policies: IdpPolicies;
+  readonly health: PollerHealth;
+  readonly telemetry: PollerTelemetry;
+  readonly now?: () => number;
+}
+
+export class Poller {
+  readonly #o: PollerOptions;
+  readonly #now: () => number;
+  readonly #abort = new AbortController();
+  #done: Promise<void> | null = null;
+  #url: string;
+  /** A position has been stored (or was found at start): `#url` is the service's, not ours. */
+  #positioned: boolean;
+
+  constructor(opts: PollerOptions) {
+    this.#o = opts;
+    this.#now = opts.now ?? Date.now;
+    this.#url = opts.cursor?.next ?? opts.source.firstUrl(this.#now());
+    this.#positioned = opts.cursor !== null;
+  }
+
+  /** The URL the next request goes to (tests). */
+  get position(): string {
+    return this.#url;
+  }
+
+  start(): void {
+    this.#o.telemetry.started(this.#o.cursor !== null, new URL(this.#url).pathname);
+    this.#done ??= this.#run();
+  }
+
+  /** Aborts waits and requests in flight; a page being stored finishes storing first. */
+  async stop(): Promise<void> {
+    this.#abort.abort(new HooklogError('STREAM_CLOSED', 'poller stopping'));
+    await this.#done;
+    this.#o.telemetry.stopped();
+  }
+
+  /**
+   * While a full page is being stored, the next one is already being fetched
+   * (one request in flight, as before: the fetch starts once the previous
+   * reply is complete). The position still advances only by stored pages:
+   * the prefetched page is stored after the one before it, or dropped.
+   */
+  async #run(): Promise<void> {
+    const { source, telemetry, policies } = this.#o;
+    const signal = this.#abort.signal;
+    let streak = 0;
+    let prefetched: { url: string; page: Promise<Page> } | null = null;
+    while (!signal.aborted) {
+      try {
+        const current = prefetched?.url === this.#url ? prefetched.page : this.#fetch(this.#url);
+        prefetched = null;
+        const page = await current;
+        telemetry.reply(200);
+        const next = this.#checkNext(page.next);
+        const caughtUp = page.items.length < source.pageLimit;
+        if (!caughtUp) prefetched = { url: next, page: this.#fetch(next) };
+        await this.#store(page.items, page.raw, next);
+        if (streak > 0) telemetry.recovered(streak);
+        streak = 0;
+        this.#url = next;
+        this.#positioned ||= page.items.length > 0 || next !== page.url;
+        if (caughtUp) await sleep(this.#o.pollIntervalMs, signal);
+      } catch (err) {
+        prefetched = null;
+        if (signal.aborted) break;
+        streak++;
+        const delay = backoffDelay(policies.blocked, streak);
+        telemetry.blocked(err, streak, delay);
+        await sleep(delay, signal);
+        // Nothing stored yet: the first request is rebuilt from the start, so an org blocked for months
+        // does not come back with a since older than the service accepts.
+        if (!this.#positioned) this.#url = source.firstUrl(this.#now());
+      }
+    }
+  }
+
+  #fetch(url: string): Promise<Page> {
+    const { client, budget, source } = this.#o;
+    const page = client.getPage(url, { budget, signal: this.#abort.signal, feature: source.feature });
+    // Awaited later (or dropped after a failure): never an unhandled rejection meanwhile.
+    page.catch(() => undefined);
+    return page;
+  }
+
+  #checkNext(next: string | null): string {
+    const { source, baseUrl, org } = this.#o;
+    if (next === null) {
+      throw new HooklogError('IDP_REQUEST_REJECTED', `org ${org}: ${source.path} answered without a next link; a polling request always has one. Not advancing.`);
+    }
+    if (!isFollowable(next, baseUrl, source.path)) {
+      throw new HooklogError('IDP_REQUEST_REJECTED', `org ${org}: the next link leaves ${new URL(baseUrl).origin}${source.path}; not following it with this org's credentials`);
+    }
+    return next;
+  }
+
+  /**
+   * Stores a page's events (each as the bytes the service sent), dead letters
+   * and the new position in one atomic append. An empty page that leaves the position where it is stores
+   * nothing. The append is retried (the page is held, not refetched) while
+   * the stream says it may succeed.
+   */
+  async #store(items: readonly unknown[], raw: readonly string[], next: string): Promise<void> {
+    const { org, source, stream, topics, health, telemetry } = this.#o;
+    const now = this.#now();
+    if (items.length === 0 && next === this.#url) {
+      health.page(now, 0, null);
+      telemetry.page(0, 0, true);
+      return;
+    }
+    const receivedAt = new Date(now).toISOString();
+    const headers = { [Header.org]: org, [Header.source]: source.name, [Header.receivedAt]: receivedAt };
+    const events: StreamRecord[] = [];
+    const rejected: StreamRecord[] = [];
+    let newest: number | null = null;
+    items.forEach((item, i) => {
+      const value = Buffer.from(raw[i]!);
+      const checked = source.check(item);
+      if (checked.ok) {
+        events.push({ key: org, value, headers });
+        if (newest === null || checked.publishedMs > newest) newest = checked.publishedMs;
+      } else {
+        rejected.push(deadLetter(value, `${source.path} item ${i}: ${checked.reason}`, `${source.name}-poller`, headers, org));
+      }
+    });
+    const newestAll = newest === null ? health.newestPublishedMs : Math.max(newest, health.newestPublishedMs ?? newest);
+    const cursor: Cursor = { next, savedAt: receivedAt, newestPublished: newestAll === null ? null : new Date(newestAll).toISOString() };
+    const writes: TopicWrite[] = [
+      { topic: source.topic, records: events },
+      { topic: topics.deadletter, records: rejected },
+      { topic: topics.cursors, records: [cursorRecord(source.name, org, cursor)] },
+    ];
+    // stop() lets an append in flight finish but starts no retry: an unstored page is simply fetched again next time.
+    await retry(() => stream.appendAtomically(writes), {
+      policy: this.#o.policies.append,
+      retriable: isRetriable,
+      signal: this.#abort.signal,
+      onRetry: (err, attempt, delayMs) => telemetry.appendRetry(err, attempt, delayMs),
+    });
+    health.page(this.#now(), events.length, newest);
+    telemetry.page(events.length, rejected.length, items.length < source.pageLimit);
+  }
+}

@@ -1,0 +1,3 @@
+import { describePollers } from './pollers.js';
+
+describePollers('embedded stream, embedded ClickHouse', () => undefined);

@@ -1,0 +1,70 @@
+/**
+ * Faults the simulated org can inject into replies of /api/v1/logs and
+ * /api/v1/events: queued ones (the next N requests) first, then random ones
+ * at a set rate from a seeded generator, so a failing run can be replayed.
+ */
+
+export type Fault =
+  /** A 5xx; with errorCode E0000009 it is the "query over 30 s" error. */
+  | { readonly kind: 'status'; readonly status: number; readonly errorCode?: string }
+  /** A 429 while the bucket may look fine (other clients, shared headers); Reset honest, already past, or absent. */
+  | { readonly kind: '429'; readonly reset: 'honest' | 'past' | 'missing' }
+  /** The connection is closed before any reply. */
+  | { readonly kind: 'drop' }
+  /** Headers and part of the body, then the connection is closed. */
+  | { readonly kind: 'truncate' }
+  /** The reply starts after `ms`, and its body trickles out in pieces over `ms` more. */
+  | { readonly kind: 'slow'; readonly ms: number };
+
+/** mulberry32: a tiny seeded PRNG. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export class FaultPlan {
+  readonly #queue: Fault[] = [];
+  #random: { rate: number; faults: readonly Fault[]; rng: () => number } | null = null;
+  /** Injected so far, by kind (`status:500`, `429:past`, `drop`, …). */
+  readonly injected = new Map<string, number>();
+
+  /** The next requests get these faults, in order. */
+  next(...faults: Fault[]): void {
+    this.#queue.push(...faults);
+  }
+
+  /** From now on, each request gets one of `faults` with probability `rate`. */
+  random(rate: number, faults: readonly Fault[], seed = 1): void {
+    this.#random = rate > 0 && faults.length > 0 ? { rate, faults, rng: seededRandom(seed) } : null;
+  }
+
+  clear(): void {
+    this.#queue.length = 0;
+    this.#random = null;
+  }
+
+  get total(): number {
+    let n = 0;
+    for (const v of this.injected.values()) n += v;
+    return n;
+  }
+
+  take(): Fault | null {
+    let f = this.#queue.shift() ?? null;
+    if (!f && this.#random && this.#random.rng() < this.#random.rate) {
+      const r = this.#random;
+      f = r.faults[Math.floor(r.rng() * r.faults.length)]!;
+    }
+    if (f) {
+      const key = f.kind === 'status' ? `status:${f.status}${f.errorCode ? `:${f.errorCode}` : ''}` : f.kind === '429' ? `429:${f.reset}` : f.kind;
+      this.injected.set(key, (this.injected.get(key) ?? 0) + 1);
+    }
+    return f;
+  }
+}

@@ -1,0 +1,10 @@
+/**
+ * The simulated identity-service org: tests run it in-process; `hooklog
+ * demo` can start it to have something to poll. See server.ts.
+ */
+export { SimulatedOrg, type SimulatedOrgOptions, type RequestRecord } from './server.js';
+export { FaultPlan, seededRandom, type Fault } from './faults.js';
+export { Bucket, type BucketOptions } from './rate-limit.js';
+export { AuthServer, type AuthOptions, type SimulatedClient } from './auth.js';
+export { EventLog, type StoredEvent, type NewEvent } from './store.js';
+export { history, logEvent, legacyEvent, logEventTemplates, legacyEventTemplates, type HistoryOptions } from './generate.js';
