@@ -17,8 +17,10 @@ export function adminSocketPath(dataDir: string): string {
 }
 
 export type ReadOnlyQuery = (sql: string) => Promise<ResultSet>;
+/** Runs a named query of the library (analytics/); its errors carry the wrong parameter's name as `param`. */
+export type NamedQueryRunner = (name: string, params: Record<string, string>) => Promise<ResultSet>;
 
-export async function serveAdminSocket(dataDir: string, runQuery: ReadOnlyQuery, logger: Logger): Promise<() => Promise<void>> {
+export async function serveAdminSocket(dataDir: string, runQuery: ReadOnlyQuery, logger: Logger, runNamed?: NamedQueryRunner): Promise<() => Promise<void>> {
   const path = adminSocketPath(dataDir);
   // A socket file left by a killed process would make listen() fail; we hold the data dir's lock by now, so it is stale.
   if (existsSync(path)) rmSync(path);
@@ -26,6 +28,16 @@ export async function serveAdminSocket(dataDir: string, runQuery: ReadOnlyQuery,
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     res.setHeader('content-type', 'application/json');
+    if (req.method === 'POST' && req.url === '/query' && runNamed) {
+      try {
+        const { name, params } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { name: string; params: Record<string, string> };
+        res.end(JSON.stringify(await runNamed(name, params)));
+      } catch (err) {
+        res.statusCode = 400;
+        res.end(JSON.stringify({ error: (err as Error).message, param: (err as { param?: string }).param }));
+      }
+      return;
+    }
     if (req.method !== 'POST' || req.url !== '/sql') {
       res.statusCode = 404;
       res.end(JSON.stringify({ error: 'not found' }));
@@ -50,17 +62,31 @@ export async function serveAdminSocket(dataDir: string, runQuery: ReadOnlyQuery,
 
 /** Sends a query to a running hooklog; `undefined` when none is listening. */
 export async function queryViaAdminSocket(dataDir: string, sql: string): Promise<ResultSet | undefined> {
+  return postToAdminSocket(dataDir, '/sql', { query: sql }, (error) => new HooklogError('STORE_QUERY_FAILED', error));
+}
+
+/** Runs a named query in a running hooklog; `undefined` when none is listening. `toError` builds the error from its answer. */
+export async function namedQueryViaAdminSocket(
+  dataDir: string,
+  name: string,
+  params: Record<string, string>,
+  toError: (message: string, param: string | undefined) => Error,
+): Promise<ResultSet | undefined> {
+  return postToAdminSocket(dataDir, '/query', { name, params }, toError);
+}
+
+async function postToAdminSocket(dataDir: string, path: string, payload: object, toError: (message: string, param: string | undefined) => Error): Promise<ResultSet | undefined> {
   const socketPath = adminSocketPath(dataDir);
   if (!existsSync(socketPath)) return undefined;
   return new Promise((ok, fail) => {
-    const req = request({ socketPath, path: '/sql', method: 'POST', headers: { 'content-type': 'application/json' } }, async (res) => {
+    const req = request({ socketPath, path, method: 'POST', headers: { 'content-type': 'application/json' } }, async (res) => {
       const chunks: Buffer[] = [];
       for await (const c of res) chunks.push(c as Buffer);
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ResultSet & { error?: string };
-      if (res.statusCode !== 200) fail(new HooklogError('STORE_QUERY_FAILED', body.error ?? `admin socket answered ${res.statusCode}`));
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ResultSet & { error?: string; param?: string };
+      if (res.statusCode !== 200) fail(toError(body.error ?? `admin socket answered ${res.statusCode}`, body.param));
       else ok(body);
     });
     req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNREFUSED' || err.code === 'ENOENT' ? ok(undefined) : fail(err)));
-    req.end(JSON.stringify({ query: sql }));
+    req.end(JSON.stringify(payload));
   });
 }

@@ -9,6 +9,8 @@ import { HooklogError } from '../platform/errors.js';
 import { render, type OutputFormat } from './format.js';
 import { runSql } from './sql.js';
 import { runStart } from './start.js';
+import { collectParams, listQueries, runQueryCommand } from '../analytics/cli.js';
+import { describeQueries } from '../analytics/registry.js';
 
 const program = new Command('hooklog')
   .description('Receives identity-provider event hooks and streams every event through Kafka (or an embedded log) into ClickHouse, exactly once per event.')
@@ -29,6 +31,27 @@ program
     const { config } = loadConfig(program.opts<{ config?: string }>().config);
     const result = await runSql(config, query);
     process.stdout.write(render(result, opts.format));
+  });
+
+program
+  .command('query')
+  .description('Run a named analytics query (see --list), e.g. hooklog query password_spraying --org acme --since 2026-01-01T00:00:00Z --until 2026-01-08T00:00:00Z')
+  .argument('[name]', 'the query\'s name')
+  .option('--list', 'list the queries and their parameters')
+  .option('--org <org>', 'the org')
+  .option('--since <time>', 'start of the time range, inclusive (ISO-8601)')
+  .option('--until <time>', 'end of the time range, exclusive (ISO-8601)')
+  .option('--limit <n>', 'most rows returned')
+  .option('-p, --param <name=value>', 'a query-specific parameter (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
+  .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+  .action(async (name: string | undefined, opts: { list?: boolean; org?: string; since?: string; until?: string; limit?: string; param: string[]; format: OutputFormat }) => {
+    if (opts.list || !name) {
+      process.stdout.write(opts.format === 'json' ? JSON.stringify(describeQueries(), null, 2) + '\n' : render(listQueries(), opts.format));
+      return;
+    }
+    const { config } = loadConfig(program.opts<{ config?: string }>().config);
+    const params = collectParams({ org: opts.org, since: opts.since, until: opts.until, limit: opts.limit }, opts.param);
+    process.stdout.write(render(await runQueryCommand(config, name, params), opts.format));
   });
 
 program

@@ -14,6 +14,7 @@ import { legacyEventsPipeline } from '../ingest/legacy-events/rows.js';
 import { createApp } from '../receivers/app.js';
 import { startTokenHooks, tokenDecisionsPipeline } from '../receivers/token-hook/index.js';
 import { collectProcessMetrics } from '../platform/metrics.js';
+import { applyRetention } from '../analytics/retention.js';
 
 export interface Running {
   readonly stream: Stream;
@@ -59,6 +60,7 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
     });
     closers.push(() => store.close());
     await migrate(store, logger);
+    await applyRetention(store, config.store.retention_days);
     const sink = await startClickHouseSink({
       stream,
       store,
@@ -84,6 +86,7 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
       stream,
       topics,
       tokenHooks,
+      store,
       logger,
       probes: [
         { name: 'stream', check: () => stream.ping() },

@@ -15,6 +15,8 @@ export const ErrorCodes = [
   'STORE_QUERY_FAILED',
   'STORE_REJECTED_ROW',
   'MIGRATION_FAILED',
+  // A named query (analytics/) asked for with an unknown name or a wrong parameter.
+  'QUERY_INVALID',
   'RECORD_INVALID',
   'TIMEOUT',
   'OVERLOADED',

@@ -9,6 +9,8 @@ import type { Stream } from '../platform/stream/types.js';
 import { mountEventHooks } from './event-hooks/routes.js';
 import { mountHealth, type Probe } from './health/routes.js';
 import { mountTokenHooks, type TokenHooks } from './token-hook/index.js';
+import { mountQueryApi } from '../analytics/api.js';
+import type { Store } from '../platform/store/index.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -18,6 +20,8 @@ export interface AppDeps {
   readonly logger: Logger;
   /** Started token hooks (receivers/token-hook); without them /hooks/token/* is not served. */
   readonly tokenHooks?: TokenHooks;
+  /** The store the query API (analytics/) reads; without it /api/queries is not served. */
+  readonly store?: Store;
 }
 
 /**
@@ -60,6 +64,7 @@ export function createApp(deps: AppDeps): Koa {
     logger: deps.logger,
   });
   if (deps.tokenHooks) mountTokenHooks(router, deps.tokenHooks);
+  if (deps.store) mountQueryApi(router, { api: deps.config.api, store: deps.store, logger: deps.logger });
   // Prometheus text. For your network only: route just /hooks/* from the internet (labels name hook ids).
   router.get('/metrics', async (ctx) => {
     const { contentType, body } = await renderMetrics();

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { CORPORA_DIR } from '../../test/support/corpus.js';
 import { Header } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
-import { dedupToken, formatDateTime64, mapDeadletterRecord, mapEventRecord, parseTimestamp, type EventRow } from './rows.js';
+import { clientIp, dedupToken, formatDateTime64, mapDeadletterRecord, mapEventRecord, parseTimestamp, type EventRow } from './rows.js';
 
 const lines = (file: string) => readFileSync(join(CORPORA_DIR, file), 'utf8').split('\n').filter((l) => l.trim() !== '');
 
@@ -73,7 +73,8 @@ describe('mapEventRecord fields', () => {
       event_type: 'application.lifecycle.update', version: '0', severity: 'INFO', display_message: 'Update application',
       legacy_event_type: 'app.generic.config.app_updated',
       actor_id: '00us5ty22kvu4NAxo4x6', actor_type: 'User', actor_alternate_id: 'austin.kelleher@jupiterone.com', actor_display_name: 'Austin Kelleher',
-      client_ip: '136.56.2.241', client_zone: 'null', client_device: 'Computer',
+      client_ip: '136.56.2.241', client_browser: 'CHROME', client_os: 'Mac OS X', client_zone: 'null', client_device: 'Computer',
+      as_number: 16591, as_org: 'google', is_proxy: false,
       geo_country: 'United States', geo_state: 'North Carolina', geo_city: 'Raleigh', geo_postal_code: '27607', geo_lat: 35.797, geo_lon: -78.6865,
       outcome_result: 'SUCCESS', outcome_reason: '',
       target_id: ['0oa7s4dqka0lUpE5W4x7'], target_type: ['AppInstance'], target_alternate_id: ['jupiterone.dev Google Workspace'], target_display_name: ['Google Workspace'],
@@ -93,7 +94,7 @@ describe('mapEventRecord fields', () => {
       authenticationContext: 'nope',
     });
     expect(row).toMatchObject({
-      version: '0', severity: '', display_message: '', client_ip: '12', client_zone: 'true', geo_postal_code: '27607',
+      version: '0', severity: '', display_message: '', client_ip: '::', client_zone: 'true', geo_postal_code: '27607',
       geo_lat: 35.5, geo_lon: null, target_id: ['7'], target_type: [''], target_alternate_id: [''], target_display_name: [''], external_session_id: '',
     });
   });
@@ -120,6 +121,14 @@ describe('mapEventRecord fields', () => {
     expect(reason('{"uuid": "a", "published": 1704067200000}')).toMatch(/published/);
     expect(reason('{"uuid": "a", "published": "1850-01-01T00:00:00Z"}')).toMatch(/published/);
     expect(reason('{"uuid": 12345, "published": "2024-01-01T00:00:00Z"}')).toBe('mapped');
+  });
+});
+
+describe('clientIp (the v2 IPv6 column)', () => {
+  it('keeps valid IPv4 and IPv6 addresses and turns anything else into ::', () => {
+    expect(clientIp('136.56.2.241')).toBe('136.56.2.241');
+    expect(clientIp(' 2001:db8::1 ')).toBe('2001:db8::1');
+    for (const bad of ['redacted', '', null, 12, '999.1.1.1', '10.0.0.1, 10.0.0.2', { ip: '1.2.3.4' }]) expect(clientIp(bad), String(bad)).toBe('::');
   });
 });
 

@@ -10,12 +10,13 @@
  * a value that is not a JSON object, no usable `uuid` (the dedupe key), or no
  * usable `published` (the partition key).
  */
+import { isIP } from 'node:net';
 import { Header } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
 
 export type MapResult<Row> = { readonly ok: true; readonly row: Row } | { readonly ok: false; readonly reason: string };
 
-/** One row of `{db}.events` (schemas/clickhouse/001_events.sql); `ingested_at` is the table's default. */
+/** One row of `{db}.events` (v2: schemas/clickhouse/005_events_v2.sql); `ingested_at` is the table's default. */
 export interface EventRow {
   org: string;
   uuid: string;
@@ -29,8 +30,11 @@ export interface EventRow {
   actor_type: string;
   actor_alternate_id: string;
   actor_display_name: string;
+  /** A valid IPv4/IPv6 address, or '::' when the event has none or an unparseable one (`raw` keeps it). */
   client_ip: string;
   client_user_agent: string;
+  client_browser: string;
+  client_os: string;
   client_zone: string;
   client_device: string;
   geo_country: string;
@@ -39,6 +43,9 @@ export interface EventRow {
   geo_postal_code: string;
   geo_lat: number | null;
   geo_lon: number | null;
+  as_number: number;
+  as_org: string;
+  is_proxy: boolean;
   outcome_result: string;
   outcome_reason: string;
   target_id: string[];
@@ -151,6 +158,22 @@ function receivedAt(rec: ConsumedRecord): string {
 
 const MAX_UUID_CHARS = 256;
 
+/**
+ * The v2 table's IPv6 column refuses what is not an address, and real feeds
+ * carry redacted or empty ones: those become '::' (unspecified) rather than
+ * failing the row. The address as sent stays in `raw`.
+ */
+export function clientIp(v: unknown): string {
+  const s = str(v).trim();
+  return isIP(s) === 0 ? '::' : s;
+}
+
+/** securityContext.asNumber as a UInt32, 0 when absent or not a number in range. */
+function asn(v: unknown): number {
+  const n = num(v);
+  return n !== null && Number.isInteger(n) && n >= 0 && n <= 0xffff_ffff ? n : 0;
+}
+
 /** Maps a `<prefix>.logs` record (value: one LogEvent's JSON) to an events row. */
 export function mapEventRecord(rec: ConsumedRecord): MapResult<EventRow> {
   const raw = utf8(rec.value);
@@ -176,6 +199,8 @@ export function mapEventRecord(rec: ConsumedRecord): MapResult<EventRow> {
   const outcome = obj(e.outcome);
   const transaction = obj(e.transaction);
   const auth = obj(e.authenticationContext);
+  const ua = obj(client.userAgent);
+  const security = obj(e.securityContext);
   const targets = Array.isArray(e.target) ? e.target.filter((t) => t !== null && typeof t === 'object' && !Array.isArray(t)).map(obj) : [];
   const h = rec.headers;
   return {
@@ -193,8 +218,10 @@ export function mapEventRecord(rec: ConsumedRecord): MapResult<EventRow> {
       actor_type: str(actor.type),
       actor_alternate_id: str(actor.alternateId),
       actor_display_name: str(actor.displayName),
-      client_ip: str(client.ipAddress),
-      client_user_agent: str(obj(client.userAgent).rawUserAgent),
+      client_ip: clientIp(client.ipAddress),
+      client_user_agent: str(ua.rawUserAgent),
+      client_browser: str(ua.browser),
+      client_os: str(ua.os),
       client_zone: str(client.zone),
       client_device: str(client.device),
       geo_country: str(geo.country),
@@ -203,6 +230,9 @@ export function mapEventRecord(rec: ConsumedRecord): MapResult<EventRow> {
       geo_postal_code: str(geo.postalCode),
       geo_lat: num(location.lat),
       geo_lon: num(location.lon),
+      as_number: asn(security.asNumber),
+      as_org: str(security.asOrg),
+      is_proxy: security.isProxy === true,
       outcome_result: str(outcome.result),
       outcome_reason: str(outcome.reason),
       target_id: targets.map((t) => str(t.id)),

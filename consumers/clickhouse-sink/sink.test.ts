@@ -28,7 +28,7 @@ beforeAll(async () => {
   await migrate(store, log);
   // Background merges fold duplicates away at any moment; stopped, a count
   // without FINAL shows exactly what was inserted (which is what we assert on).
-  await store.command(`SYSTEM STOP MERGES ${store.database}.events`);
+  await store.command(`SYSTEM STOP MERGES ${store.database}.events_v2`);
   stream = await openEmbeddedStream({ dataDir, logger: log });
 }, 60_000);
 
@@ -76,7 +76,7 @@ async function readAll(topic: string, expected: number): Promise<ConsumedRecord[
 
 async function countEvents(orgs: string[], opts: { final: boolean; table?: string }): Promise<number> {
   const [row] = await store.query<{ n: string }>(
-    `SELECT count() AS n FROM ${store.database}.${opts.table ?? 'events'} ${opts.final ? 'FINAL' : ''} WHERE org IN {orgs:Array(String)}`,
+    `SELECT count() AS n FROM ${store.database}.${opts.table ?? 'events_v2'} ${opts.final ? 'FINAL' : ''} WHERE org IN {orgs:Array(String)}`,
     { orgs },
   );
   return Number(row!.n);
@@ -171,17 +171,18 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
   }, 60_000);
 
   it('bisects a batch ClickHouse rejects: good rows land, each bad row is dead-lettered', async () => {
-    // The v2 schema's IPv6 column, in a table variant: "redacted" and "" pass the
-    // JS mapping (any string is an ip) but ClickHouse refuses to parse them.
-    const table = randomName('events_ipv6');
-    await store.command(`CREATE TABLE ${store.database}.${table} AS ${store.database}.events`);
-    await store.command(`ALTER TABLE ${store.database}.${table} MODIFY COLUMN client_ip IPv6`);
+    // A table variant whose client_device is a FixedString(7): longer devices pass
+    // the JS mapping (any string is a device) but ClickHouse refuses them. (v2's IPv6
+    // client_ip no longer serves: the mapping turns unparseable addresses into '::'.)
+    const table = randomName('events_fixed');
+    await store.command(`CREATE TABLE ${store.database}.${table} AS ${store.database}.events_v2`);
+    await store.command(`ALTER TABLE ${store.database}.${table} MODIFY COLUMN client_device FixedString(7)`);
     const topics = await freshTopics(1);
     const org = randomName('umbrella');
     const events = validLines.slice(40, 64).map((l) => JSON.parse(l) as Record<string, unknown> & { uuid: string; client: Record<string, unknown> });
     const bad = new Set([5, 13]);
-    events[5]!.client = { ...events[5]!.client, ipAddress: 'redacted' };
-    events[13]!.client = { ...events[13]!.client, ipAddress: '' };
+    events[5]!.client = { ...events[5]!.client, device: 'Smartphone' };
+    events[13]!.client = { ...events[13]!.client, device: 'Unknown tablet' };
     const lines = events.map((e) => JSON.stringify(e));
     await stream.append(topics.logs, lines.map((l, i) => rec(l, org, i)));
     const group = randomName('g');
@@ -194,7 +195,7 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     expect(letters.map((l) => Number(l.headers[Header.originalOffset])).sort((a, b) => a - b)).toEqual([5, 13]);
     for (const l of letters) {
       expect(l.value.toString()).toBe(lines[Number(l.headers[Header.originalOffset])]);
-      expect(l.headers[Header.reason]).toMatch(/CANNOT_PARSE_IPV6/);
+      expect(l.headers[Header.reason]).toMatch(/TOO_LARGE_STRING_SIZE/);
     }
     expect(s.counters.bisections).toBeGreaterThan(0);
     expect(s.counters.deadLettered).toBe(2);
@@ -210,7 +211,7 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     await waitFor(() => s.counters.handlerErrors >= 2, { what: 'failing inserts (no table yet)' });
     expect((await stream.committedOffsets(topics.logs, group)).get(0) ?? 0).toBe(0);
     expect(s.counters.deadLettered).toBe(0); // a missing table is not the records' fault
-    await store.command(`CREATE TABLE ${store.database}.${table} AS ${store.database}.events`);
+    await store.command(`CREATE TABLE ${store.database}.${table} AS ${store.database}.events_v2`);
     await waitFor(() => caughtUp(topics.logs, group), { timeoutMs: 30_000, what: 'committed after the table appeared' });
     expect(await countEvents([org], { final: true, table })).toBe(10);
   }, 60_000);

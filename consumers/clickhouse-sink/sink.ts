@@ -1,5 +1,5 @@
 /**
- * The ClickHouse sink: consumes `<prefix>.logs` into `{db}.events` and
+ * The ClickHouse sink: consumes `<prefix>.logs` into `{db}.events_v2` (read as the `events` view) and
  * `<prefix>.deadletter` into `{db}.deadletter`, exactly once per (org, uuid).
  *
  * How the promise holds, end to end:
@@ -39,7 +39,7 @@ export interface ClickHouseSinkOptions {
   readonly maxBatchRecords?: number;
   /** A partial batch is inserted at most this long after its first record arrived. Default 1000. */
   readonly maxBatchWaitMs?: number;
-  /** Table for events, in the store's database. Default `events`; tests point it at a variant. */
+  /** Table for events, in the store's database. Default `events_v2` (`events` is the deduplicating view over it); tests point it at a variant. */
   readonly eventsTable?: string;
   /** Table for dead letters. Default `deadletter`. */
   readonly deadletterTable?: string;
@@ -81,7 +81,7 @@ export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<
     ...(opts.retryPolicy ? { retryPolicy: opts.retryPolicy } : {}),
   };
   const plans: Array<{ topic: string; group: string; pipeline: Pipeline }> = [
-    { topic: opts.topics.logs, group: opts.group, pipeline: { table: opts.eventsTable ?? 'events', map: mapEventRecord, onReject: 'deadletter' } },
+    { topic: opts.topics.logs, group: opts.group, pipeline: { table: opts.eventsTable ?? 'events_v2', map: mapEventRecord, onReject: 'deadletter' } },
   ];
   if (opts.consumeDeadletter ?? true) {
     plans.push({

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { eventHookReceiverSchema, eventHookSchema } from '../../receivers/event-hooks/config.js';
 import { orgsSchema } from '../../ingest/config.js';
 import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
+import { apiSchema } from '../../analytics/config.js';
 
 /**
  * hooklog's configuration schema: the one source of truth for the config's
@@ -65,6 +66,8 @@ const storeSchema = z.strictObject({
     password: z.string().default('').describe('ClickHouse password (use ${ENV_VAR}).'),
     request_timeout_ms: z.number().int().min(1000).default(30_000).describe('Per-request time-out.'),
   }).optional().describe('A ClickHouse server. When absent, hooklog runs embedded ClickHouse (chdb) under data_dir.'),
+  retention_days: z.number().int().min(0).max(36_500).default(0)
+    .describe('Events older than this many days (by published) are dropped by ClickHouse (a TTL set at start-up). 0 keeps them forever.'),
 }).prefault({}).describe('Where events are stored and queried.');
 
 const sinkSchema = z.strictObject({
@@ -84,6 +87,7 @@ export const configSchema = z.strictObject({
   event_hook_receiver: eventHookReceiverSchema,
   orgs: orgsSchema,
   token_hooks: tokenHooksSchema,
+  api: apiSchema,
 }).superRefine((cfg, ctx) => {
   const seen = new Map<string, number>();
   cfg.event_hooks.forEach((h, i) => {

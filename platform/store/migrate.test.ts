@@ -81,24 +81,27 @@ describe('migrate (embedded chdb)', () => {
     expect(n!.n).toBe(String(expected.length));
   });
 
-  it('creates the events table as designed: ReplacingMergeTree by (org, uuid), monthly partitions, dedup window', async () => {
+  it('creates the events table as designed (v2, 005): ReplacingMergeTree by (org, event_type, published, uuid), monthly partitions, dedup window, `events` a FINAL view', async () => {
     const store = fresh();
     await migrate(store, log);
     const [t] = await store.query<{ engine: string; sorting_key: string; partition_key: string; create_table_query: string }>(
-      `SELECT engine, sorting_key, partition_key, create_table_query FROM system.tables WHERE database = {db:String} AND name = 'events'`,
+      `SELECT engine, sorting_key, partition_key, create_table_query FROM system.tables WHERE database = {db:String} AND name = 'events_v2'`,
       { db: store.database },
     );
-    expect(t).toMatchObject({ engine: 'ReplacingMergeTree', sorting_key: 'org, uuid', partition_key: 'toYYYYMM(published)' });
+    expect(t).toMatchObject({ engine: 'ReplacingMergeTree', sorting_key: 'org, event_type, published, uuid', partition_key: 'toYYYYMM(published)' });
+    const [view] = await store.query<{ engine: string; as_select: string }>(`SELECT engine, as_select FROM system.tables WHERE database = {db:String} AND name = 'events'`, { db: store.database });
+    expect(view).toMatchObject({ engine: 'View', as_select: expect.stringMatching(/FROM \w+\.events_v2 FINAL/) });
     expect(t!.create_table_query).toMatch(/non_replicated_deduplication_window = 10000/);
     const cols = await store.query<{ name: string; type: string }>(
-      `SELECT name, type FROM system.columns WHERE database = {db:String} AND table = 'events'`,
+      `SELECT name, type FROM system.columns WHERE database = {db:String} AND table = 'events_v2'`,
       { db: store.database },
     );
     const types = Object.fromEntries(cols.map((c) => [c.name, c.type]));
     expect(types).toMatchObject({
       published: "DateTime64(3, 'UTC')",
       geo_lat: 'Nullable(Float64)',
-      geo_postal_code: 'String',
+      geo_postal_code: 'LowCardinality(String)',
+      client_ip: 'IPv6',
       raw: 'String',
       target_id: 'Array(String)',
       ingested_at: "DateTime64(3, 'UTC')",
@@ -119,9 +122,9 @@ describe('migrate (embedded chdb)', () => {
     const store = fresh();
     const dir = copyOfMigrations();
     await migrate(store, log, { dir });
-    writeFileSync(join(dir, '900_extra.sql'), 'ALTER TABLE {db}.events\n  ADD COLUMN IF NOT EXISTS extra String DEFAULT \'\';\nCREATE TABLE IF NOT EXISTS {db}.extra (x UInt8) ENGINE = MergeTree ORDER BY x;\n');
+    writeFileSync(join(dir, '900_extra.sql'), 'ALTER TABLE {db}.events_v2\n  ADD COLUMN IF NOT EXISTS extra String DEFAULT \'\';\nCREATE TABLE IF NOT EXISTS {db}.extra (x UInt8) ENGINE = MergeTree ORDER BY x;\n');
     expect((await migrate(store, log, { dir })).applied).toEqual(['900_extra.sql']);
-    const [row] = await store.query<{ n: string }>(`SELECT count() AS n FROM system.columns WHERE database = {db:String} AND table = 'events' AND name = 'extra'`, { db: store.database });
+    const [row] = await store.query<{ n: string }>(`SELECT count() AS n FROM system.columns WHERE database = {db:String} AND table = 'events_v2' AND name = 'extra'`, { db: store.database });
     expect(row!.n).toBe('1');
   });
 

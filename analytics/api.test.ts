@@ -1,0 +1,118 @@
+/**
+ * The query API and `hooklog query`, end to end: a real `hooklog start`
+ * (embedded stream, embedded ClickHouse) receives the planted events through
+ * its event hook; the sink writes them to events_v2; then the same query is
+ * asked over HTTP (with and without a key, with wrong parameters) and from
+ * the CLI through the admin socket.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { delivery } from '../test/support/corpus.js';
+import { runCli, startDaemon, stopDaemon, type Daemon } from '../test/support/cli.js';
+import { postDelivery, writeTestConfig, type TestInstance } from '../test/support/hooklog-config.js';
+import { waitFor } from '../test/support/wait.js';
+import { plant, SPRAY_IP } from '../bench/analytics/plants.js';
+import { QUERIES } from './registry.js';
+import { TEST_DATA, RANGE } from './testing.js';
+
+const KEY = 'analyst-key-0123456789abcdef';
+let instance: TestInstance;
+let daemon: Daemon;
+
+beforeAll(async () => {
+  instance = writeTestConfig({ extra: { api: { keys: ['other-key-0123456789abcdefgh', KEY] } } });
+  daemon = await startDaemon(['--config', instance.configPath]);
+  const { events } = plant(TEST_DATA);
+  for (let i = 0; i < events.length; i += 50) {
+    expect([200, 204]).toContain(await postDelivery(daemon.url, instance.hookId, delivery(instance.org, instance.hookId, events.slice(i, i + 50).map((g) => g.event))));
+  }
+}, 120_000);
+
+afterAll(async () => {
+  if (daemon) await stopDaemon(daemon);
+});
+
+/** `key` null: no Authorization header at all. */
+const get = (path: string, key: string | null = KEY) =>
+  fetch(`${daemon.url}${path}`, { headers: key === null ? {} : { authorization: `Bearer ${key}` } });
+
+const sprayPath = () => `/api/queries/password_spraying?${new URLSearchParams({ org: instance.org, ...RANGE, min_users: '10' })}`;
+
+describe('GET /api/queries', () => {
+  it('refuses requests without a key or with a wrong one', async () => {
+    for (const key of [null, '', 'analyst-key-0123456789abcdeX', KEY.toUpperCase()]) {
+      const res = await get('/api/queries', key);
+      expect(res.status, String(key)).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    }
+    expect((await get(sprayPath(), 'nope')).status).toBe(401);
+  });
+
+  it('lists every query with its parameters', async () => {
+    const res = await get('/api/queries');
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { queries: Array<{ name: string; params: Array<{ name: string; type: string; required: boolean }> }> };
+    expect(body.queries.map((q) => q.name)).toEqual(QUERIES.map((q) => q.name));
+    const spray = body.queries.find((q) => q.name === 'password_spraying')!;
+    expect(spray.params).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'org', type: 'String', required: true }), expect.objectContaining({ name: 'min_users', type: 'UInt32', required: false })]));
+  });
+
+  it('runs a query: JSON with columns and rows, the planted spray found once the sink has written it', async () => {
+    const body = await waitFor(async () => {
+      const res = await get(sprayPath());
+      expect(res.status).toBe(200);
+      const b = (await res.json()) as { query: string; columns: string[]; rows: Array<Record<string, unknown>> };
+      return b.rows.length > 0 ? b : undefined;
+    }, { timeoutMs: 30_000, what: 'the spray to be queryable' });
+    expect(body.query).toBe('password_spraying');
+    expect(body.columns.slice(0, 4)).toEqual(['ip', 'bucket', 'users', 'failures']);
+    // UInt64 counts arrive quoted (64-bit safe).
+    expect(body.rows).toEqual([expect.objectContaining({ ip: `::ffff:${SPRAY_IP}`, users: '25' })]);
+  });
+
+  it('answers 400 naming the wrong parameter, 404 for an unknown query', async () => {
+    const cases: Array<[Record<string, string>, string]> = [
+      [{ org: instance.org, since: 'last week', until: RANGE.until }, 'since'],
+      [{ since: RANGE.since, until: RANGE.until }, 'org'],
+      [{ org: instance.org, ...RANGE, min_users: '-1' }, 'min_users'],
+      [{ org: instance.org, ...RANGE, limit: '1; DROP TABLE events' }, 'limit'],
+      [{ org: instance.org, ...RANGE, colour: 'red' }, 'colour'],
+    ];
+    for (const [params, param] of cases) {
+      const res = await get(`/api/queries/password_spraying?${new URLSearchParams(params)}`);
+      expect(res.status, param).toBe(400);
+      const body = (await res.json()) as { error: string; param: string };
+      expect(body.param).toBe(param);
+      expect(body.error).toContain(`"${param}"`);
+    }
+    const twice = await get(`/api/queries/password_spraying?org=a&org=b&since=${RANGE.since}&until=${RANGE.until}`);
+    expect(twice.status).toBe(400);
+    expect(((await twice.json()) as { param: string }).param).toBe('org');
+    expect((await get('/api/queries/no_such_query')).status).toBe(404);
+  });
+});
+
+describe('hooklog query', () => {
+  it('lists the queries', async () => {
+    const r = await runCli(['--config', instance.configPath, 'query', '--list']);
+    expect(r.code).toBe(0);
+    for (const q of QUERIES) expect(r.stdout).toContain(q.name);
+  });
+
+  it('runs a query through the running hooklog, in every format', async () => {
+    const args = ['--config', instance.configPath, 'query', 'brute_force', '--org', instance.org, '--since', RANGE.since, '--until', RANGE.until, '--param', 'min_failures=10'];
+    const json = await runCli([...args, '--format', 'json']);
+    expect(json.code, json.stderr).toBe(0);
+    const rows = JSON.parse(json.stdout) as Array<{ user: string; failures: string | number }>;
+    expect(rows.map((r) => r.user)).toEqual(['user2@acme.example.com']);
+    const csv = await runCli([...args, '--format', 'csv']);
+    expect(csv.stdout.split('\r\n')[0]).toBe('user,bucket,failures,ips,sample_ips,successes');
+    const table = await runCli(args);
+    expect(table.stdout).toMatch(/user2@acme\.example\.com[\s\S]*\(1 row\)/);
+  });
+
+  it('names a wrong parameter and exits 1', async () => {
+    const r = await runCli(['--config', instance.configPath, 'query', 'brute_force', '--org', instance.org, '--since', RANGE.since, '--until', 'soon']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/QUERY_INVALID: parameter "until"/);
+  });
+});

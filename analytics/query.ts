@@ -1,0 +1,63 @@
+/**
+ * What a named query is: a name analysts type, the area of the identity
+ * service it covers, its parameters, and SQL whose values are all `{name:Type}`
+ * placeholders. `{db}` is the only thing substituted, with the store's
+ * database (a validated identifier).
+ */
+import { COMMON_PARAMS, type ParamSpec } from './params.js';
+
+export interface NamedQuery {
+  readonly name: string;
+  readonly area: string;
+  readonly description: string;
+  /** Parameters besides org, since, until and limit. */
+  readonly params: readonly ParamSpec[];
+  readonly sql: string;
+}
+
+/** Every parameter of `q`, common ones first. */
+export function allParams(q: NamedQuery): readonly ParamSpec[] {
+  return [...COMMON_PARAMS, ...q.params];
+}
+
+/**
+ * The deduplicated events of one org in [since, until): reading the v2 table
+ * with FINAL (exact once per event) and letting the sorting key (org,
+ * event_type, published) prune. Queries add their own event-type filter.
+ */
+export const EVENTS = '{db}.events_v2 FINAL';
+export const IN_RANGE = "org = {org:String} AND published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}";
+
+/** Sign-in events whose outcome says whether a sign-in attempt failed. */
+export const SIGN_IN_TYPES = "('user.session.start', 'user.authentication.sso', 'user.authentication.auth_via_mfa', 'user.authentication.verify', 'user.authentication.auth_via_richclient')";
+export const FAILED = "outcome_result IN ('FAILURE', 'DENY')";
+
+/** The first target of a type (`User`, `AppInstance`, …), or ''. */
+export function target(type: string, field: 'id' | 'alternate_id' | 'display_name' = 'alternate_id'): string {
+  return `arrayFirst((v, t) -> t = '${type}', target_${field}, target_type)`;
+}
+
+export const TIME_BUCKET = "toStartOfInterval(published, toIntervalMinute({window_minutes:UInt32}))";
+
+export const WINDOW_MINUTES: ParamSpec = { name: 'window_minutes', kind: 'uint', description: 'Length of the time buckets, in minutes.', default: 60, min: 1, max: 10_080 };
+
+/**
+ * An admin change log for event types matching `patterns` (LIKE prefixes,
+ * which the primary key still uses): who changed what, when, from where.
+ */
+export function changeLog(name: string, area: string, description: string, patterns: readonly string[]): NamedQuery {
+  const match = patterns.map((p) => `event_type LIKE '${p}'`).join(' OR ');
+  return {
+    name,
+    area,
+    description,
+    params: [],
+    sql: `SELECT published, event_type, outcome_result AS outcome, actor_alternate_id AS actor, toString(client_ip) AS ip,
+       arrayStringConcat(arrayFilter(x -> x != '', target_display_name), ', ') AS target,
+       arrayStringConcat(target_type, ', ') AS target_types, display_message
+FROM ${EVENTS}
+WHERE ${IN_RANGE} AND (${match})
+ORDER BY published DESC
+LIMIT {limit:UInt32}`,
+  };
+}

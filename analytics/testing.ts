@@ -1,0 +1,33 @@
+/**
+ * Test support: a store with the shipped migrations applied and the
+ * generated data set (background + planted attacks) loaded.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '../platform/log.js';
+import { migrate, openStore, type Store } from '../platform/store/index.js';
+import { randomName } from '../test/support/wait.js';
+import { backgroundEvents, resetUuids, type GenOptions } from '../bench/analytics/generate.js';
+import { insertChunk } from '../bench/analytics/load.js';
+import { plant, RESERVED, type Plants } from '../bench/analytics/plants.js';
+
+/** Small enough for seconds, dense enough that every org has events every hour (no accidental volume gaps). */
+export const TEST_DATA: GenOptions = { orgs: 3, usersPerOrg: 40, days: 3, eventsPerUserPerDay: 30, start: new Date('2026-01-05T00:00:00Z'), seed: 7 };
+
+export const RANGE = { since: TEST_DATA.start.toISOString(), until: new Date(TEST_DATA.start.getTime() + TEST_DATA.days * 86_400_000).toISOString() };
+
+export async function loadedStore(): Promise<{ store: Store; plants: Plants; events: number }> {
+  const store = openStore({ database: randomName('analytics'), dataDir: mkdtempSync(join(tmpdir(), 'hooklog-analytics-')), logger: silentLogger() });
+  await migrate(store, silentLogger());
+  resetUuids(11);
+  const plants = plant(TEST_DATA);
+  let events = 0;
+  for (const chunk of backgroundEvents(TEST_DATA, plants.silence, RESERVED)) {
+    await insertChunk(store, chunk);
+    events += chunk.length;
+  }
+  await insertChunk(store, plants.events);
+  await store.insertJson('deadletter', plants.deadletters);
+  return { store, plants, events: events + plants.events.length };
+}

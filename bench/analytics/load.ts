@@ -1,0 +1,28 @@
+/**
+ * Loads generated events the way the sink does: each event serialised, mapped
+ * by consumers/clickhouse-sink/rows.ts (mapEventRecord), inserted as JSON
+ * rows into `events_v2`. No stream in between: this measures the store.
+ */
+import { mapEventRecord } from '../../consumers/clickhouse-sink/rows.js';
+import { Header } from '../../platform/stream/headers.js';
+import type { Store } from '../../platform/store/index.js';
+import type { Generated } from './generate.js';
+
+/** Maps and inserts one chunk; returns the raw JSON bytes it carried. */
+export async function insertChunk(store: Store, chunk: readonly Generated[], table = 'events_v2'): Promise<number> {
+  const rows: object[] = [];
+  let bytes = 0;
+  const now = new Date().toISOString();
+  for (const [i, g] of chunk.entries()) {
+    const value = Buffer.from(JSON.stringify(g.event));
+    bytes += value.length;
+    const mapped = mapEventRecord({
+      topic: 'bench.logs', partition: 0, offset: i, key: g.org, value, timestamp: Date.now(),
+      headers: { [Header.org]: g.org, [Header.source]: 'hook', [Header.hookId]: 'bench', [Header.deliveryId]: 'bench', [Header.receivedAt]: now },
+    });
+    if (!mapped.ok) throw new Error(`generated event refused by the mapping: ${mapped.reason}`);
+    rows.push(mapped.row);
+  }
+  await store.insertJson(table, rows);
+  return bytes;
+}
