@@ -5,8 +5,7 @@
  */
 import type { Config } from '../platform/config/schema.js';
 import { HooklogError } from '../platform/errors.js';
-import { silentLogger } from '../platform/log.js';
-import { openStore, type Store } from '../platform/store/index.js';
+import { withConfiguredStore } from '../platform/store/index.js';
 import { namedQueryViaAdminSocket } from '../cli/admin-socket.js';
 import type { ResultSet } from '../cli/format.js';
 import { QueryParamError } from './params.js';
@@ -46,20 +45,5 @@ export async function runQueryCommand(config: Config, name: string, params: Reco
     );
     if (viaRunning) return viaRunning;
   }
-  let store: Store;
-  try {
-    store = openStore({
-      database: config.store.database,
-      dataDir: config.data_dir,
-      logger: silentLogger(),
-      ...(config.store.clickhouse ? { url: config.store.clickhouse.url, username: config.store.clickhouse.username, password: config.store.clickhouse.password } : {}),
-    });
-  } catch (err) {
-    throw new HooklogError('STORE_UNAVAILABLE', `cannot open the store: ${(err as Error).message}`, { cause: err });
-  }
-  try {
-    return await runNamedQuery(store, name, params);
-  } finally {
-    await store.close();
-  }
+  return withConfiguredStore(config, (store) => runNamedQuery(store, name, params));
 }

@@ -1,7 +1,5 @@
 import type { Config } from '../platform/config/schema.js';
-import { HooklogError } from '../platform/errors.js';
-import { silentLogger } from '../platform/log.js';
-import { openStore, type Store } from '../platform/store/index.js';
+import { withConfiguredStore } from '../platform/store/index.js';
 import { queryViaAdminSocket } from './admin-socket.js';
 import type { ResultSet } from './format.js';
 
@@ -17,20 +15,5 @@ export async function runSql(config: Config, sql: string): Promise<ResultSet> {
     const viaRunning = await queryViaAdminSocket(config.data_dir, sql);
     if (viaRunning) return viaRunning;
   }
-  let store: Store;
-  try {
-    store = await openStore({
-      database: config.store.database,
-      dataDir: config.data_dir,
-      logger: silentLogger(),
-      ...(config.store.clickhouse ? { url: config.store.clickhouse.url, username: config.store.clickhouse.username, password: config.store.clickhouse.password } : {}),
-    });
-  } catch (err) {
-    throw new HooklogError('STORE_UNAVAILABLE', `cannot open the store: ${(err as Error).message}`, { cause: err });
-  }
-  try {
-    return await store.readOnlyQuery(sql);
-  } finally {
-    await store.close();
-  }
+  return withConfiguredStore(config, (store) => store.readOnlyQuery(sql));
 }

@@ -9,5 +9,6 @@ export {
   type DeadletterRow,
   type MapResult,
 } from './rows.js';
+export { num, obj, objects, parseObject, str, type Obj } from './json.js';
 export { ORIGIN as SINK_ORIGIN } from './writer.js';
 export type { SinkCounters } from './telemetry.js';

@@ -11,6 +11,7 @@
  * usable `published` (the partition key).
  */
 import { isIP } from 'node:net';
+import { num, obj, parseObject, str } from './json.js';
 import { Header } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
 
@@ -82,27 +83,6 @@ export function dedupToken(topic: string, partition: number, firstOffset: number
   return `${topic}-${partition}-${firstOffset}-${lastOffset}`;
 }
 
-type Obj = Record<string, unknown>;
-
-function obj(v: unknown): Obj {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {};
-}
-
-function str(v: unknown): string {
-  if (typeof v === 'string') return v;
-  if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
-  return '';
-}
-
-function num(v: unknown): number | null {
-  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
-  if (typeof v === 'string' && v.trim() !== '') {
-    const n = Number(v);
-    return Number.isFinite(n) ? n : null;
-  }
-  return null;
-}
-
 // DateTime64's range; outside it ClickHouse would clamp silently, which is worse than refusing.
 const MIN_YEAR = 1900;
 const MAX_YEAR = 2299;
@@ -140,17 +120,6 @@ export function formatDateTime64(epochMs: number): string {
   return new Date(epochMs).toISOString().replace('T', ' ').replace('Z', '');
 }
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-/** The value as text, or null when it is not valid UTF-8 (then it cannot be kept byte-exact in JSON). */
-function utf8(value: Buffer): string | null {
-  try {
-    return strictUtf8.decode(value);
-  } catch {
-    return null;
-  }
-}
-
 /** When hooklog received the record: the header if it parses, else the stream's timestamp. */
 function receivedAt(rec: ConsumedRecord): string {
   return formatDateTime64(parseTimestamp(rec.headers[Header.receivedAt]) ?? rec.timestamp);
@@ -176,16 +145,9 @@ function asn(v: unknown): number {
 
 /** Maps a `<prefix>.logs` record (value: one LogEvent's JSON) to an events row. */
 export function mapEventRecord(rec: ConsumedRecord): MapResult<EventRow> {
-  const raw = utf8(rec.value);
-  if (raw === null) return { ok: false, reason: 'value is not valid UTF-8' };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return { ok: false, reason: 'value is not valid JSON' };
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { ok: false, reason: 'value is not a JSON object' };
-  const e = parsed as Obj;
+  const parsed = parseObject(rec.value);
+  if (!parsed.ok) return parsed;
+  const { raw, value: e } = parsed;
   const uuid = str(e.uuid);
   if (uuid.trim() === '') return { ok: false, reason: 'event has no uuid (missing, empty or not a string)' };
   if (uuid.length > MAX_UUID_CHARS) return { ok: false, reason: `event uuid is longer than ${MAX_UUID_CHARS} characters` };

@@ -6,7 +6,7 @@
  * letters) through its `extraPipelines` option. Tolerant like the events
  * mapping: only a missing eventId or published makes a record uninsertable.
  */
-import { formatDateTime64, parseTimestamp, type ExtraPipeline, type MapResult } from '../../consumers/clickhouse-sink/index.js';
+import { formatDateTime64, obj, objects, parseObject, parseTimestamp, str, type ExtraPipeline, type MapResult } from '../../consumers/clickhouse-sink/index.js';
 import { Header } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
 
@@ -35,24 +35,13 @@ export interface LegacyEventRow {
   received_at: string;
 }
 
-type Obj = Record<string, unknown>;
-const obj = (v: unknown): Obj => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
-const str = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '');
-const objects = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter((x) => x !== null && typeof x === 'object' && !Array.isArray(x)).map(obj) : []);
-
 const MAX_ID_CHARS = 256;
 
 /** Maps a `<prefix>.legacy-events` record (value: one legacy event's JSON) to a row. */
 export function mapLegacyEventRecord(rec: ConsumedRecord): MapResult<LegacyEventRow> {
-  const raw = rec.value.toString('utf8');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return { ok: false, reason: 'value is not valid JSON' };
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { ok: false, reason: 'value is not a JSON object' };
-  const e = parsed as Obj;
+  const parsed = parseObject(rec.value);
+  if (!parsed.ok) return parsed;
+  const { raw, value: e } = parsed;
   const eventId = str(e.eventId);
   if (eventId.trim() === '' || eventId.length > MAX_ID_CHARS) return { ok: false, reason: 'legacy event has no usable eventId' };
   const published = parseTimestamp(e.published);

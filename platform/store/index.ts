@@ -2,3 +2,4 @@ export { openStore, assertIdentifier, type Store, type OpenStoreOptions, type Qu
 export type { ReadOnlyResult } from './read-only.js';
 export { migrate, loadMigrations, splitStatements, renderStatement, defaultMigrationsDir, type Migration } from './migrate.js';
 export { classifyClickHouseError } from './errors.js';
+export { storeOptions, withConfiguredStore } from './from-config.js';

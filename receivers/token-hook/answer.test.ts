@@ -6,44 +6,13 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../platform/log.js';
-import { openEmbeddedStream, type EmbeddedStream } from '../../platform/stream/embedded/index.js';
+import { describe, expect, it } from 'vitest';
 import { checkAnswer } from './answer.js';
 import { parsePatchPath } from './pointer.js';
 import { RESERVED_CLAIMS } from './protocol.js';
-import { decide, startTokenHooks, type TokenHook, type TokenHooks } from './service.js';
-import { configWith, corpusTokenAnswers, freshDir, hookEntry, sampleRequest } from './testing.js';
+import { accessPatch, corpusTokenAnswers, idPatch, sampleRequest, tokenHookHarness } from './testing.js';
 
-const log = silentLogger();
-const dir = freshDir('token-answer');
-let stream: EmbeddedStream;
-const started: TokenHooks[] = [];
-
-beforeAll(async () => {
-  stream = await openEmbeddedStream({ dataDir: dir, logger: log });
-});
-afterAll(async () => {
-  for (const h of started) await h.stop();
-  await stream.close();
-});
-
-async function hookWith(rules: unknown[], over: Record<string, unknown> = {}): Promise<TokenHook> {
-  const config = configWith([hookEntry(rules, over)]);
-  const hooks = await startTokenHooks({ hooks: config.token_hooks, stream, topic: 'unused', logger: log });
-  started.push(hooks);
-  return hooks.get('th')!;
-}
-
-const bytes = (req: unknown) => Buffer.from(JSON.stringify(req));
-function answer(hook: TokenHook, req: unknown): { status: number; json?: unknown } {
-  const a = decide(hook, bytes(req), 'test');
-  if (a.status === 204) return { status: 204 };
-  if (a.status === 400) return { status: 400, json: { error: a.error } };
-  return { status: 200, json: JSON.parse(a.body) };
-}
-const idPatch = (...value: unknown[]) => ({ type: 'com.okta.identity.patch', value });
-const accessPatch = (...value: unknown[]) => ({ type: 'com.okta.access.patch', value });
+const { hookWith, answer, dir } = tokenHookHarness('token-answer');
 const both = { id: true, access: true };
 
 describe('claim paths', () => {

@@ -11,7 +11,10 @@ import type { Logger } from '../../platform/log.js';
 import { topicNames } from '../../platform/stream/headers.js';
 import type { Stream } from '../../platform/stream/types.js';
 import { createApp } from '../app.js';
-import { startTokenHooks, type TokenHooks } from './service.js';
+import { afterAll, beforeAll } from 'vitest';
+import { silentLogger } from '../../platform/log.js';
+import { openEmbeddedStream, type EmbeddedStream } from '../../platform/stream/embedded/index.js';
+import { decide, startTokenHooks, type TokenHook, type TokenHooks } from './service.js';
 
 export const HOOK_SECRET = 'token-hook-secret-0123456789';
 
@@ -94,3 +97,38 @@ export async function postToken(url: string, body: unknown, headers: Record<stri
 }
 
 export const freshDir = (prefix: string): string => mkdtempSync(join(tmpdir(), `hooklog-${prefix}-`));
+
+/**
+ * The harness the answer-level tests share: one embedded stream per file,
+ * hooks started from rules exactly as production starts them, and `answer`
+ * turning a decision into what the service would receive.
+ */
+export function tokenHookHarness(name: string) {
+  const log = silentLogger();
+  const dir = freshDir(name);
+  let stream: EmbeddedStream;
+  const started: TokenHooks[] = [];
+  beforeAll(async () => {
+    stream = await openEmbeddedStream({ dataDir: dir, logger: log });
+  });
+  afterAll(async () => {
+    for (const h of started) await h.stop();
+    await stream.close();
+  });
+  async function hookWith(rules: unknown[], over: Record<string, unknown> = {}): Promise<TokenHook> {
+    const config = configWith([hookEntry(rules, over)]);
+    const hooks = await startTokenHooks({ hooks: config.token_hooks, stream, topic: 'unused', logger: log });
+    started.push(hooks);
+    return hooks.get('th')!;
+  }
+  function answer(hook: TokenHook, req: unknown): { status: number; json?: unknown } {
+    const a = decide(hook, Buffer.from(JSON.stringify(req)), 'test');
+    if (a.status === 204) return { status: 204 };
+    if (a.status === 400) return { status: 400, json: { error: a.error } };
+    return { status: 200, json: JSON.parse(a.body) };
+  }
+  return { hookWith, answer, log, dir };
+}
+
+export const idPatch = (...value: unknown[]) => ({ type: 'com.okta.identity.patch', value });
+export const accessPatch = (...value: unknown[]) => ({ type: 'com.okta.access.patch', value });

@@ -1,0 +1,35 @@
+import type { Config } from '../config/schema.js';
+import { HooklogError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { silentLogger } from '../log.js';
+import { openStore, type OpenStoreOptions, type Store } from './store.js';
+
+/** The store the config names: a ClickHouse server when `store.clickhouse` is set, else chdb under data_dir. */
+export function storeOptions(config: Config, logger: Logger): OpenStoreOptions {
+  const server = config.store.clickhouse;
+  return {
+    database: config.store.database,
+    dataDir: config.data_dir,
+    logger,
+    ...(server ? { url: server.url, username: server.username, password: server.password, requestTimeoutMs: server.request_timeout_ms } : {}),
+  };
+}
+
+/**
+ * Opens the configured store for one command-line operation (`hooklog sql`,
+ * `hooklog query`), runs `fn`, and closes it whatever happens. Used when no
+ * running hooklog holds the store (embedded ClickHouse admits one process).
+ */
+export async function withConfiguredStore<T>(config: Config, fn: (store: Store) => Promise<T>): Promise<T> {
+  let store: Store;
+  try {
+    store = openStore(storeOptions(config, silentLogger()));
+  } catch (err) {
+    throw new HooklogError('STORE_UNAVAILABLE', `cannot open the store: ${(err as Error).message}`, { cause: err });
+  }
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
