@@ -11,6 +11,7 @@ import { runSql } from './sql.js';
 import { runStart } from './start.js';
 import { collectParams, listQueries, runQueryCommand } from '../analytics/cli.js';
 import { describeQueries } from '../analytics/registry.js';
+import { runAlert } from '../consumers/alerting/run.js';
 
 const program = new Command('hooklog')
   .description('Receives identity-provider event hooks and streams every event through Kafka (or an embedded log) into ClickHouse, exactly once per event.')
@@ -23,8 +24,13 @@ program
   .action(async () => runStart(program.opts<{ config?: string }>().config));
 
 program
+  .command('alert')
+  .description('Run only the alerting consumer (config section `alerting:`): rules on <prefix>.logs → alerts topic, ClickHouse, webhooks.')
+  .action(async () => runAlert(program.opts<{ config?: string }>().config));
+
+program
   .command('sql')
-  .description('Run a read-only SQL query against the configured store and print the result. Tables: events, deadletter, schema_migrations.')
+  .description('Run a read-only SQL query against the configured store and print the result. Tables: events (one row per event), legacy_events, token_decisions, alerts, deadletter, schema_migrations.')
   .argument('<query>', 'the SQL query (read-only: writes are refused by ClickHouse)')
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
   .action(async (query: string, opts: { format: OutputFormat }) => {

@@ -4,11 +4,12 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../platform/config/schema.js';
 import type { Logger } from '../platform/log.js';
-import { openStore, migrate, type Store } from '../platform/store/index.js';
+import { openStore, migrate, storeOptions, type Store } from '../platform/store/index.js';
 import { ensureHooklogTopics, openStream } from '../platform/stream/open.js';
 import type { Topics } from '../platform/stream/headers.js';
 import type { Stream } from '../platform/stream/types.js';
 import { startClickHouseSink } from '../consumers/clickhouse-sink/index.js';
+import { startAlerting } from '../consumers/alerting/index.js';
 import { startIngest } from '../ingest/index.js';
 import { legacyEventsPipeline } from '../ingest/legacy-events/rows.js';
 import { createApp } from '../receivers/app.js';
@@ -45,19 +46,7 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
   };
   try {
     const topics = await ensureHooklogTopics(stream, config);
-    const store = await openStore({
-      database: config.store.database,
-      dataDir: config.data_dir,
-      logger,
-      ...(config.store.clickhouse
-        ? {
-            url: config.store.clickhouse.url,
-            username: config.store.clickhouse.username,
-            password: config.store.clickhouse.password,
-            requestTimeoutMs: config.store.clickhouse.request_timeout_ms,
-          }
-        : {}),
-    });
+    const store = openStore(storeOptions(config, logger));
     closers.push(() => store.close());
     await migrate(store, logger);
     await applyRetention(store, config.store.retention_days);
@@ -72,6 +61,14 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
       logger,
     });
     closers.push(() => sink.stop());
+    // Alerting reads the same logs topic in its own group; stopped before the sink (reverse order).
+    if (config.alerting?.enabled) {
+      const alerting = await startAlerting({
+        config: config.alerting, stream, store, topicPrefix: config.stream.topic_prefix, partitions: config.stream.partitions,
+        logsTopic: topics.logs, deadletterTopic: topics.deadletter, logger,
+      });
+      closers.push(() => alerting.stop());
+    }
     // Pollers after the sink (what they store is drained) and stopped before it (reverse order).
     const ingest = await startIngest({ orgs: config.orgs, stream, topics, logger });
     closers.push(() => ingest.stop());

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { eventHookReceiverSchema, eventHookSchema } from '../../receivers/event-hooks/config.js';
 import { orgsSchema } from '../../ingest/config.js';
 import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
+import { alertingSchema } from '../../consumers/alerting/config.js';
 import { apiSchema } from '../../analytics/config.js';
 
 /**
@@ -52,7 +53,7 @@ const embeddedStreamSchema = z.strictObject({
 }).prefault({}).describe('The embedded log used when stream.kafka is not set.');
 
 const streamSchema = z.strictObject({
-  topic_prefix: slug.default('hooklog').describe('Topics are <prefix>.logs, <prefix>.legacy-events, <prefix>.deadletter, <prefix>.cursors.'),
+  topic_prefix: slug.default('hooklog').describe('Topics are <prefix>.logs, .legacy-events, .deadletter, .cursors, .token-decisions, and with alerting .alerts and .alerting-state.'),
   partitions: z.number().int().min(1).max(1024).default(4).describe('Partitions for topics hooklog creates. Records are keyed by org, so one org keeps its order.'),
   kafka: kafkaSchema.optional(),
   embedded: embeddedStreamSchema,
@@ -87,6 +88,7 @@ export const configSchema = z.strictObject({
   event_hook_receiver: eventHookReceiverSchema,
   orgs: orgsSchema,
   token_hooks: tokenHooksSchema,
+  alerting: alertingSchema.optional(),
   api: apiSchema,
 }).superRefine((cfg, ctx) => {
   const seen = new Map<string, number>();

@@ -1,0 +1,139 @@
+/**
+ * The rule engine as a stream consumer: its own group on `<prefix>.logs`,
+ * one PartitionEngine per partition (records are keyed by org, so an org's
+ * events and its window state live in one partition). Each batch's alerts
+ * and the engine checkpoint are appended atomically (see checkpoint.ts);
+ * only then does the handler resolve and the stream commit the offsets.
+ */
+import { Header } from '../../platform/stream/headers.js';
+import type { Consumer, ConsumedRecord, RecordBatch, Stream, StreamRecord } from '../../platform/stream/types.js';
+import type { Alert } from './alert.js';
+import { checkpointKey, readCheckpoints, type Checkpoint } from './checkpoint.js';
+import { PartitionEngine, emptyState, type EngineState, type EventMeta } from './engine.js';
+import type { CompiledRule } from './rules/types.js';
+import type { AlertingTelemetry } from './telemetry.js';
+
+export interface EngineConsumerOptions {
+  readonly stream: Stream;
+  readonly logsTopic: string;
+  readonly alertsTopic: string;
+  readonly stateTopic: string;
+  readonly group: string;
+  readonly rules: readonly CompiledRule[];
+  readonly allowedLatenessMs: number;
+  readonly dedupWindowMs: number;
+  readonly maxBatchRecords: number;
+  readonly maxBatchWaitMs: number;
+  readonly telemetry: AlertingTelemetry;
+}
+
+/** Event time: `published` (ISO-8601, tolerating a space for T and a missing zone), else the record time. */
+export function eventTimeMs(event: Record<string, unknown>, fallback: number): number {
+  const p = event['published'];
+  if (typeof p === 'string') {
+    let s = p.trim().replace(' ', 'T');
+    if (!/(Z|[+-]\d\d:?\d\d)$/.test(s)) s += 'Z';
+    const t = Date.parse(s);
+    if (Number.isFinite(t)) return t;
+  }
+  return fallback;
+}
+
+/**
+ * Alert → stream record: keyed by org so one org's alerts keep their order in
+ * one partition. No record timestamp: the stream stamps the append time. An
+ * event-time timestamp (possibly days old, after a backfill) would make Kafka
+ * roll and delete the alerts at once under time-based retention.
+ */
+export function alertRecord(a: Alert): StreamRecord {
+  return {
+    key: a.org,
+    value: Buffer.from(JSON.stringify(a)),
+    headers: { [Header.org]: a.org, 'hooklog-alert-id': a.alert_id, 'hooklog-rule-id': a.rule_id },
+  };
+}
+
+function metaOf(rec: ConsumedRecord, event: Record<string, unknown>): EventMeta {
+  const uuid = event['uuid'];
+  return {
+    org: rec.headers[Header.org] ?? rec.key ?? '',
+    timeMs: eventTimeMs(event, rec.timestamp),
+    // Stand-in id for events without a uuid: their stream position, stable across redeliveries.
+    id: typeof uuid === 'string' && uuid ? uuid : `${rec.topic}/${rec.partition}/${rec.offset}`,
+  };
+}
+
+interface Slot {
+  engine: PartitionEngine;
+  nextOffset: number;
+}
+
+export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Consumer> {
+  let checkpoints = await readCheckpoints(o.stream, o.stateTopic, o.group, o.logsTopic);
+  const slots = new Map<number, Slot>();
+  const reload = new Set<number>();
+  const slotFrom = (cp: Checkpoint): Slot => {
+    // A deep copy: the engine mutates its state, the checkpoint map must stay as read.
+    const state = JSON.parse(JSON.stringify(cp.state)) as EngineState;
+    return { engine: new PartitionEngine(o.rules, { allowedLatenessMs: o.allowedLatenessMs, dedupWindowMs: o.dedupWindowMs }, state), nextOffset: cp.nextOffset };
+  };
+
+  const handler = async (batch: RecordBatch) => {
+    let slot = slots.get(batch.partition);
+    if ((slot && batch.firstOffset > slot.nextOffset) || reload.has(batch.partition)) {
+      // A gap (another group member evaluated these records while we did not own the partition),
+      // or our last write failed and may yet have landed: the state topic says where we are.
+      checkpoints = await readCheckpoints(o.stream, o.stateTopic, o.group, o.logsTopic);
+      reload.delete(batch.partition);
+      slot = undefined;
+    }
+    if (!slot) {
+      slot = slotFrom(checkpoints.get(batch.partition) ?? { nextOffset: 0, state: emptyState() });
+      slots.set(batch.partition, slot);
+    }
+    const fresh = batch.records.filter((r) => r.offset >= slot.nextOffset);
+    o.telemetry.skipped(batch.records.length - fresh.length);
+    if (fresh.length === 0) return;
+    const alerts: Alert[] = [];
+    for (const rec of fresh) {
+      let event: unknown;
+      try {
+        event = JSON.parse(rec.value.toString('utf8'));
+      } catch {
+        event = null;
+      }
+      if (!event || typeof event !== 'object' || Array.isArray(event)) {
+        o.telemetry.invalid(rec.partition, rec.offset);
+        continue;
+      }
+      alerts.push(...slot.engine.process(event, metaOf(rec, event as Record<string, unknown>)));
+    }
+    const nextOffset = batch.lastOffset + 1;
+    const saved = JSON.stringify(slot.engine.state);
+    const cp = Buffer.from(`{"nextOffset":${nextOffset},"state":${saved}}`);
+    try {
+      await o.stream.appendAtomically([
+        ...(alerts.length ? [{ topic: o.alertsTopic, records: alerts.map(alertRecord) }] : []),
+        { topic: o.stateTopic, records: [{ key: checkpointKey(o.group, o.logsTopic, batch.partition), value: cp, headers: {} }] },
+      ]);
+    } catch (err) {
+      // The engine ran ahead of what is durable. The write may still have landed (a time-out
+      // after the commit), so the retry starts from the checkpoint the state topic holds.
+      o.telemetry.checkpointFailed(batch.partition, err);
+      slots.delete(batch.partition);
+      reload.add(batch.partition);
+      throw err;
+    }
+    slot.nextOffset = nextOffset;
+    o.telemetry.evaluated(batch.partition, fresh.length, alerts.length);
+  };
+
+  return o.stream.consume({
+    topic: o.logsTopic,
+    group: o.group,
+    handler,
+    maxBatchRecords: o.maxBatchRecords,
+    maxBatchWaitMs: o.maxBatchWaitMs,
+    onHandlerError: (err, batch, attempt) => o.telemetry.log.warn({ partition: batch.partition, attempt, err: (err as Error).message }, 'alerting batch failed; retrying'),
+  });
+}

@@ -1,0 +1,241 @@
+/**
+ * The rule engine for one stream partition. Deterministic by construction:
+ * its output depends only on its state and the records fed to it, in order,
+ * never on the clock or on batch boundaries — which is what lets a restart
+ * rebuild exactly the alerts it had (or had not yet) produced.
+ *
+ * Event time: the watermark is the highest event time seen minus
+ * allowed_lateness_ms. An event older than the watermark is "late": match
+ * rules still see it (a match needs no window), window rules do not (their
+ * windows behind the watermark are closed and pruned); `late` counts them.
+ */
+import { makeAlert, type Alert } from './alert.js';
+import { firstString } from './fields.js';
+import type { CompiledRule } from './rules/types.js';
+import { findPartner, findRun, insertSorted, pruneBefore, type Entry, type SeqState } from './windows.js';
+
+/** "Never" as a JSON-safe number (-Infinity would serialize as null). */
+const NEVER = -8.64e15;
+
+export interface EngineOptions {
+  readonly allowedLatenessMs: number;
+  /**
+   * How long (event time, behind the watermark) an emitted alert id is
+   * remembered. The identity service may send an event twice (same uuid);
+   * the repeat derives the same alert id and is dropped here. Default 10 min.
+   */
+  readonly dedupWindowMs?: number;
+}
+
+/** Serializable engine state (checkpointed with the alerts it produced). */
+export interface EngineState {
+  v: 1;
+  maxEventMs: number;
+  late: number;
+  suppressed: number;
+  win: Record<string, Record<string, Entry[]>>;
+  seq: Record<string, Record<string, SeqState>>;
+  /** Absence: per rule, per org, the last event time seen and the last one alerted on. */
+  seen: Record<string, Record<string, [number, number]>>;
+  supp: Record<string, number>;
+  /** Alert ids emitted recently → their event time (see EngineOptions.dedupWindowMs). */
+  emitted: Record<string, number>;
+  duplicates: number;
+}
+
+export function emptyState(): EngineState {
+  return { v: 1, maxEventMs: NEVER, late: 0, suppressed: 0, win: {}, seq: {}, seen: {}, supp: {}, emitted: {}, duplicates: 0 };
+}
+
+export interface EventMeta {
+  readonly org: string;
+  /** Event time, epoch ms. */
+  readonly timeMs: number;
+  /** The event's uuid, or a stable stand-in (stream position) when it has none. */
+  readonly id: string;
+}
+
+const PRUNE_EVERY = 1024;
+
+export class PartitionEngine {
+  readonly #rules: readonly CompiledRule[];
+  readonly #lateness: number;
+  readonly #dedupWindow: number;
+  readonly #s: EngineState;
+  #sincePrune = 0;
+  #nextAbsenceDue = Infinity;
+
+  constructor(rules: readonly CompiledRule[], opts: EngineOptions, state: EngineState = emptyState()) {
+    this.#rules = rules;
+    this.#lateness = opts.allowedLatenessMs;
+    this.#dedupWindow = opts.dedupWindowMs ?? 600_000;
+    this.#s = state;
+    this.#recomputeAbsenceDue();
+  }
+
+  get state(): Readonly<EngineState> {
+    return this.#s;
+  }
+
+  get watermark(): number {
+    return this.#s.maxEventMs - this.#lateness;
+  }
+
+  /** Feeds one event; returns the alerts it completes (after suppression). */
+  process(event: unknown, meta: EventMeta): Alert[] {
+    const s = this.#s;
+    const out: Alert[] = [];
+    if (meta.timeMs > s.maxEventMs) {
+      s.maxEventMs = meta.timeMs;
+      if (this.watermark >= this.#nextAbsenceDue) this.#checkAbsence(out);
+    }
+    const late = meta.timeMs < this.watermark;
+    if (late) s.late++;
+    for (const rule of this.#rules) {
+      switch (rule.kind) {
+        case 'match':
+          if (rule.where(event)) {
+            const key = this.#key(rule, event);
+            this.#emit(out, rule, meta.org, key, makeAlert(rule, meta.org, key, meta.id, meta.timeMs, meta.timeMs, 1, [meta.id]));
+          }
+          break;
+        case 'threshold':
+        case 'distinct':
+          if (!late && rule.where(event)) this.#window(out, rule, event, meta);
+          break;
+        case 'sequence':
+          if (!late) this.#sequence(out, rule, event, meta);
+          break;
+        case 'absence':
+          if (rule.where(event)) this.#seen(rule, meta);
+          break;
+      }
+    }
+    if (++this.#sincePrune >= PRUNE_EVERY) this.prune();
+    return out;
+  }
+
+  #key(rule: CompiledRule, event: unknown): string {
+    return JSON.stringify(rule.groupBy.map((p) => firstString(event, p)));
+  }
+
+  #emit(out: Alert[], rule: CompiledRule, org: string, key: string, alert: Alert): void {
+    if (this.#s.emitted[alert.alert_id] !== undefined) {
+      this.#s.duplicates++;
+      return;
+    }
+    if (rule.suppressMs > 0) {
+      const sk = `${rule.id}\u0000${org}\u0000${key}`;
+      const t = Date.parse(alert.event_time);
+      const last = this.#s.supp[sk];
+      if (last !== undefined && Math.abs(t - last) < rule.suppressMs) {
+        this.#s.suppressed++;
+        return;
+      }
+      this.#s.supp[sk] = t;
+    }
+    this.#s.emitted[alert.alert_id] = Date.parse(alert.event_time);
+    out.push(alert);
+  }
+
+  #window(out: Alert[], rule: CompiledRule, event: unknown, meta: EventMeta): void {
+    const key = this.#key(rule, event);
+    const gk = JSON.stringify([meta.org, key]);
+    const byKey = (this.#s.win[rule.id] ??= {});
+    const list = (byKey[gk] ??= []);
+    const dv = rule.distinct ? firstString(event, rule.distinct) : '';
+    if (rule.distinct && dv === '') return;
+    // A repeat of an event (same id) must not count twice.
+    if (list.some((e) => e[1] === meta.id)) return;
+    const at = insertSorted(list, [meta.timeMs, meta.id, dv]);
+    const run = findRun(list, at, rule.windowMs, rule.threshold, rule.distinct !== null);
+    if (!run) return;
+    const taken = list.splice(run[0], run[1] - run[0] + 1);
+    if (list.length === 0) delete byKey[gk];
+    const ids = taken.map((e) => e[1]);
+    const identity = `${ids[0]}..${ids[ids.length - 1]}`;
+    const count = rule.distinct ? new Set(taken.map((e) => e[2])).size : taken.length;
+    this.#emit(out, rule, meta.org, key, makeAlert(rule, meta.org, key, identity, taken[0]![0], taken[taken.length - 1]![0], count, ids));
+  }
+
+  #sequence(out: Alert[], rule: CompiledRule, event: unknown, meta: EventMeta): void {
+    const isA = rule.where(event);
+    const isB = rule.then(event);
+    if (!isA && !isB) return;
+    const key = this.#key(rule, event);
+    const gk = JSON.stringify([meta.org, key]);
+    const byKey = (this.#s.seq[rule.id] ??= {});
+    const st = (byKey[gk] ??= { a: [], b: [] });
+    const e: Entry = [meta.timeMs, meta.id, ''];
+    if (st.a.some((x) => x[1] === meta.id) || st.b.some((x) => x[1] === meta.id)) return;
+    for (const [mine, others, first] of [[isA, st.b, true], [isB, st.a, false]] as const) {
+      if (!mine) continue;
+      const i = findPartner(others, e, first, rule.windowMs, rule.order);
+      if (i < 0) {
+        insertSorted(first ? st.a : st.b, e);
+        continue;
+      }
+      const [p] = others.splice(i, 1);
+      const [a, b] = first ? [e, p!] : [p!, e];
+      const lo = Math.min(a[0], b[0]);
+      const hi = Math.max(a[0], b[0]);
+      this.#emit(out, rule, meta.org, key, makeAlert(rule, meta.org, key, `${a[1]}>${b[1]}`, lo, hi, 2, [a[1], b[1]]));
+      break;
+    }
+    if (st.a.length === 0 && st.b.length === 0) delete byKey[gk];
+  }
+
+  #seen(rule: CompiledRule, meta: EventMeta): void {
+    const byOrg = (this.#s.seen[rule.id] ??= {});
+    const cur = byOrg[meta.org];
+    if (!cur) byOrg[meta.org] = [meta.timeMs, NEVER];
+    else if (meta.timeMs > cur[0]) cur[0] = meta.timeMs;
+    else return;
+    this.#nextAbsenceDue = Math.min(this.#nextAbsenceDue, byOrg[meta.org]![0] + rule.windowMs);
+  }
+
+  /** Orgs whose last event is window_ms behind the watermark, not yet alerted for that silence. */
+  #checkAbsence(out: Alert[]): void {
+    const wm = this.watermark;
+    for (const rule of this.#rules) {
+      if (rule.kind !== 'absence') continue;
+      for (const [org, st] of Object.entries(this.#s.seen[rule.id] ?? {})) {
+        if (st[1] === st[0] || wm - st[0] < rule.windowMs) continue;
+        st[1] = st[0];
+        const key = '[]';
+        this.#emit(out, rule, org, key, makeAlert(rule, org, key, `silent-since:${st[0]}`, st[0], st[0] + rule.windowMs, 0, []));
+      }
+    }
+    this.#recomputeAbsenceDue();
+  }
+
+  #recomputeAbsenceDue(): void {
+    let due = Infinity;
+    for (const rule of this.#rules) {
+      if (rule.kind !== 'absence') continue;
+      for (const st of Object.values(this.#s.seen[rule.id] ?? {})) if (st[1] !== st[0]) due = Math.min(due, st[0] + rule.windowMs);
+    }
+    this.#nextAbsenceDue = due;
+  }
+
+  /** Drops window entries and suppression marks that no on-time event can reach any more. */
+  prune(): void {
+    this.#sincePrune = 0;
+    const wm = this.watermark;
+    for (const rule of this.#rules) {
+      const horizon = wm - rule.windowMs;
+      for (const [gk, list] of Object.entries(this.#s.win[rule.id] ?? {})) {
+        pruneBefore(list, horizon);
+        if (list.length === 0) delete this.#s.win[rule.id]![gk];
+      }
+      for (const [gk, st] of Object.entries(this.#s.seq[rule.id] ?? {})) {
+        pruneBefore(st.a, horizon);
+        pruneBefore(st.b, horizon);
+        if (st.a.length === 0 && st.b.length === 0) delete this.#s.seq[rule.id]![gk];
+      }
+    }
+    const maxSuppress = Math.max(0, ...this.#rules.map((r) => r.suppressMs));
+    for (const [k, t] of Object.entries(this.#s.supp)) if (t < wm - maxSuppress) delete this.#s.supp[k];
+    for (const [id, t] of Object.entries(this.#s.emitted)) if (t < wm - this.#dedupWindow) delete this.#s.emitted[id];
+  }
+}

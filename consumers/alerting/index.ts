@@ -1,0 +1,99 @@
+/**
+ * Alerting: rules on the live stream. Start order: compile rules (a bad rule
+ * fails the boot, naming its file), ensure our topics, start the outputs
+ * (they read `<prefix>.alerts`), then the engine on `<prefix>.logs`. Stop
+ * in reverse: the engine first (no new alerts), then the outputs.
+ */
+import type { Logger } from '../../platform/log.js';
+import type { Store } from '../../platform/store/index.js';
+import type { Consumer, Stream } from '../../platform/stream/types.js';
+import type { AlertingConfig } from './config.js';
+import { startEngineConsumer } from './consumer.js';
+import { startClickHouseOutput } from './outputs/clickhouse.js';
+import { startWebhookOutput } from './outputs/webhook.js';
+import { loadAllRules } from './rules/load.js';
+import type { CompiledRule } from './rules/types.js';
+import { createAlertingTelemetry, type AlertingCounters } from './telemetry.js';
+import type { RetryPolicy } from '../../platform/retry.js';
+import { HooklogError } from '../../platform/errors.js';
+
+export { alertingSchema, type AlertingConfig, type WebhookConfig } from './config.js';
+export { loadAllRules } from './rules/load.js';
+export { loadSigmaPaths, loadSigmaFile } from './sigma/load.js';
+export { compileRule } from './rules/compile.js';
+export { PartitionEngine } from './engine.js';
+export type { Alert } from './alert.js';
+
+/** `<prefix>.alerts` (public: one record per finding) and `<prefix>.alerting-state` (compacted checkpoints). */
+export function alertingTopics(prefix: string) {
+  return { alerts: `${prefix}.alerts`, state: `${prefix}.alerting-state` };
+}
+
+export interface AlertingOptions {
+  readonly config: AlertingConfig;
+  readonly stream: Stream;
+  /** Needed when config.clickhouse is on. */
+  readonly store?: Store;
+  readonly topicPrefix: string;
+  readonly partitions: number;
+  readonly logsTopic: string;
+  readonly deadletterTopic: string;
+  readonly logger: Logger;
+  /** Tests shorten webhook backoff. */
+  readonly webhookRetryPolicy?: RetryPolicy;
+}
+
+export interface Alerting {
+  readonly rules: readonly CompiledRule[];
+  readonly counters: Readonly<AlertingCounters>;
+  readonly topics: ReturnType<typeof alertingTopics>;
+  stop(): Promise<void>;
+}
+
+export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
+  const c = o.config;
+  const rules = loadAllRules(
+    { rules: c.rules, ruleFiles: c.rule_files, sigmaPaths: c.sigma_paths },
+    { placeholders: c.sigma_placeholders, defaultSuppressMs: c.suppression_ms },
+  );
+  const telemetry = createAlertingTelemetry(o.logger);
+  const topics = alertingTopics(o.topicPrefix);
+  await o.stream.ensureTopics([
+    { name: topics.alerts, partitions: o.partitions },
+    { name: topics.state, partitions: 1, compacted: true },
+  ]);
+  const abort = new AbortController();
+  const outputs: Consumer[] = [];
+  const stopAll = async (engine?: Consumer) => {
+    await engine?.stop();
+    abort.abort();
+    for (const out of outputs.splice(0)) await out.stop();
+  };
+  try {
+    if (c.clickhouse) {
+      if (!o.store) throw new HooklogError('CONFIG_INVALID', 'alerting.clickhouse is on but no store was given');
+      outputs.push(await startClickHouseOutput({ stream: o.stream, store: o.store, alertsTopic: topics.alerts, deadletterTopic: o.deadletterTopic, group: c.group, logger: o.logger, signal: abort.signal }));
+    }
+    for (const w of c.webhooks) {
+      outputs.push(await startWebhookOutput({ stream: o.stream, alertsTopic: topics.alerts, group: c.group, config: w, telemetry, signal: abort.signal, ...(o.webhookRetryPolicy ? { retryPolicy: o.webhookRetryPolicy } : {}) }));
+    }
+    const engine = await startEngineConsumer({
+      stream: o.stream,
+      logsTopic: o.logsTopic,
+      alertsTopic: topics.alerts,
+      stateTopic: topics.state,
+      group: c.group,
+      rules,
+      allowedLatenessMs: c.allowed_lateness_ms,
+      dedupWindowMs: c.dedup_window_ms,
+      maxBatchRecords: c.max_batch_records,
+      maxBatchWaitMs: c.max_batch_wait_ms,
+      telemetry,
+    });
+    telemetry.log.info({ rules: rules.length, webhooks: c.webhooks.length, clickhouse: c.clickhouse }, 'alerting started');
+    return { rules, counters: telemetry.counters, topics, stop: () => stopAll(engine) };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}

@@ -1,0 +1,55 @@
+import { AlertingError } from '../errors.js';
+import { compilePath } from '../fields.js';
+import { compileDetection, type DetectionOptions, type Predicate } from '../sigma/detection.js';
+import { ruleSpecSchema, type CompiledRule, type RuleSpec } from './types.js';
+
+const always: Predicate = () => true;
+const never: Predicate = () => false;
+
+export interface CompileOptions extends DetectionOptions {
+  /** Applied when a rule sets no suppress_ms. */
+  readonly defaultSuppressMs?: number;
+  readonly source?: string;
+  /** Sequence order; Sigma `near` makes it `any`. */
+  readonly order?: 'ordered' | 'any';
+}
+
+/**
+ * Validates and compiles one rule. Cross-field mistakes (a threshold rule
+ * without window_ms, a sequence without `then`) fail here, at boot, naming
+ * the rule and its source.
+ */
+export function compileRule(input: unknown, opts: CompileOptions = {}): CompiledRule {
+  const source = opts.source ?? 'config';
+  const parsed = ruleSpecSchema.safeParse(input);
+  if (!parsed.success) {
+    const id = (input as { id?: unknown } | null)?.id;
+    throw new AlertingError('rule_invalid', `${source}: rule ${String(id ?? '?')}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  const spec: RuleSpec = parsed.data;
+  const where = `${source}: rule ${spec.id}`;
+  const need = (ok: unknown, what: string) => {
+    if (!ok) throw new AlertingError('rule_invalid', `${where}: type ${spec.type} needs ${what}`);
+  };
+  if (spec.type !== 'match') need(spec.window_ms, 'window_ms');
+  if (spec.type === 'sequence') need(spec.first && spec.then, '`first` and `then`');
+  else if (spec.type !== 'absence') need(spec.detection, '`detection`');
+  if (spec.type === 'distinct') need(spec.distinct_field, 'distinct_field');
+  const det = (d: Record<string, unknown> | undefined, fallback: Predicate, part: string) =>
+    d ? compileDetection(d, opts, `${where}.${part}`) : fallback;
+  return {
+    id: spec.id,
+    title: spec.title || spec.id,
+    severity: spec.severity,
+    kind: spec.type,
+    source,
+    where: spec.type === 'sequence' ? det(spec.first, never, 'first') : det(spec.detection, always, 'detection'),
+    then: det(spec.then, never, 'then'),
+    groupBy: spec.group_by.map(compilePath),
+    windowMs: spec.window_ms ?? 0,
+    threshold: spec.threshold,
+    distinct: spec.distinct_field ? compilePath(spec.distinct_field) : null,
+    suppressMs: spec.suppress_ms ?? opts.defaultSuppressMs ?? 0,
+    order: opts.order ?? 'ordered',
+  };
+}

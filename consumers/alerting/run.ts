@@ -1,0 +1,67 @@
+/**
+ * `hooklog alert`: the alerting consumer as its own process (stream, store
+ * for the alerts table, no HTTP). With Kafka it runs beside `hooklog start`
+ * under its own client id (so its transactional id differs); the embedded
+ * log belongs to one process, so there alerting runs inside `hooklog start`.
+ */
+import type { Config } from '../../platform/config/schema.js';
+import { loadConfig } from '../../platform/config/load.js';
+import { HooklogError } from '../../platform/errors.js';
+import { createLogger, type Logger } from '../../platform/log.js';
+import { migrate, openStore, type Store, storeOptions } from '../../platform/store/index.js';
+import { ensureHooklogTopics, openStream } from '../../platform/stream/open.js';
+import { startAlerting, type Alerting } from './index.js';
+
+/** Starts alerting from a whole hooklog config; `store` is opened here unless given. */
+export async function startAlertingFromConfig(config: Config, logger: Logger, store?: Store): Promise<Alerting> {
+  const a = config.alerting;
+  if (!a) throw new HooklogError('CONFIG_INVALID', 'no `alerting:` section in the config');
+  const stream = await openStream(config, logger);
+  let ownStore: Store | undefined;
+  try {
+    const topics = await ensureHooklogTopics(stream, config);
+    if (a.clickhouse && !store) {
+      ownStore = openStore(storeOptions(config, logger));
+      await migrate(ownStore, logger);
+    }
+    const alerting = await startAlerting({
+      config: a, stream, topicPrefix: config.stream.topic_prefix, partitions: config.stream.partitions,
+      logsTopic: topics.logs, deadletterTopic: topics.deadletter, logger,
+      ...(store ?? ownStore ? { store: (store ?? ownStore)! } : {}),
+    });
+    return {
+      ...alerting,
+      counters: alerting.counters,
+      stop: async () => {
+        await alerting.stop();
+        await ownStore?.close();
+        await stream.close();
+      },
+    };
+  } catch (err) {
+    await ownStore?.close();
+    await stream.close();
+    throw err;
+  }
+}
+
+/** `hooklog alert`: run until SIGINT/SIGTERM. */
+export async function runAlert(configPath: string | undefined): Promise<void> {
+  const { config } = loadConfig(configPath);
+  const logger = createLogger({ level: config.log_level });
+  // A separate process must not share the main process's Kafka client (and transactional) id.
+  const own: Config = config.stream.kafka
+    ? { ...config, stream: { ...config.stream, kafka: { ...config.stream.kafka, client_id: `${config.stream.kafka.client_id}-alert` } } }
+    : config;
+  const alerting = await startAlertingFromConfig(own, logger);
+  process.stderr.write(`hooklog alert: ${alerting.rules.length} rules on ${config.stream.topic_prefix}.logs\n`);
+  let stopping = false;
+  const shutdown = async () => {
+    if (stopping) return;
+    stopping = true;
+    await alerting.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown());
+  process.once('SIGTERM', () => void shutdown());
+}
