@@ -66,19 +66,27 @@ function flakyReceiver(failFirst: number) {
   };
 }
 
+/** The rule engine has committed every logs record appended so far; its alerts are appended before that commit. */
+async function drained(group: string, logsTopic: string): Promise<void> {
+  const end = stream.endOffsets(logsTopic);
+  await waitFor(async () => {
+    const committed = await stream.committedOffsets(logsTopic, group);
+    return [...end].every(([p, next]) => (committed.get(p) ?? 0) >= next);
+  }, { what: `${group} to commit ${logsTopic}` });
+}
+
 async function readTopic(topic: string): Promise<ConsumedRecord[]> {
   const out: ConsumedRecord[] = [];
-  const c = await stream.consume({ topic, group: randomName('reader'), maxBatchWaitMs: 20, handler: async (b) => void out.push(...b.records) });
+  const group = randomName('reader');
+  // Everything appended so far (the caller waits for the appends it cares about first).
+  const end = stream.endOffsets(topic);
+  const c = await stream.consume({ topic, group, maxBatchWaitMs: 20, handler: async (b) => void out.push(...b.records) });
   try {
-    // Settle: the reader has caught up when two polls 200 ms apart see the same count.
-    let last = -1;
+    // Read up to the end offsets taken above: the reader has committed past every record they cover.
     await waitFor(async () => {
-      const n = out.length;
-      const stable = n === last;
-      last = n;
-      await new Promise((r) => setTimeout(r, 200));
-      return stable;
-    });
+      const committed = await stream.committedOffsets(topic, group);
+      return [...end].every(([p, next]) => (committed.get(p) ?? 0) >= next);
+    }, { what: `reading ${topic} to its end` });
   } finally {
     await c.stop();
   }
@@ -115,6 +123,7 @@ describe('alerting consumer', () => {
       await waitFor(() => receiver.got.length >= expectedFindings, { timeoutMs: 30_000, what: 'webhook alerts' });
       expect(receiver.requests()).toBeGreaterThan(expectedFindings); // it did fail first
 
+      await drained('alerting', t.logs);
       const topic = await readTopic(alerting.topics.alerts);
       const ids = topic.map((r) => r.headers['hooklog-alert-id']);
       expect(ids).toHaveLength(expectedFindings);
@@ -155,6 +164,7 @@ describe('alerting consumer', () => {
     try {
       await stream.append(t.logs, records.slice(half));
       await waitFor(() => alerting.counters.events >= records.length - half, { what: 'second half evaluated' });
+      await drained('restart', t.logs);
       const ids = (await readTopic(alerting.topics.alerts)).map((r) => r.headers['hooklog-alert-id']);
       expect(ids).toHaveLength(expectedFindings);
       expect(new Set(ids).size).toBe(expectedFindings);
