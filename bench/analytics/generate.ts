@@ -10,6 +10,7 @@
  * mod 5 never do), and no admin changes happen. plants.ts adds the attacks.
  */
 import { AGENTS, APPS, MIX, NETWORKS, PLACES, type Agent, type Kind, type Network, type Place } from './catalog.js';
+import { seededRandom } from '../../test/support/random.js';
 
 export interface GenOptions {
   readonly orgs: number;
@@ -19,18 +20,6 @@ export interface GenOptions {
   /** Start of the generated range (UTC midnight is easiest to reason about). */
   readonly start: Date;
   readonly seed?: number;
-}
-
-/** mulberry32: small, fast, deterministic. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export function orgName(i: number): string {
@@ -80,11 +69,11 @@ export interface EventSpec {
   readonly targets?: ReadonlyArray<{ id: string; type: string; alternateId: string; displayName: string }>;
 }
 
-let uuidRandom = prng(0x5eed);
+let uuidRandom = seededRandom(0x5eed);
 
 /** Restarts uuid generation (each generation run is then reproducible). */
 export function resetUuids(seed: number): void {
-  uuidRandom = prng(seed);
+  uuidRandom = seededRandom(seed);
 }
 
 function hex(n: number): string {
@@ -189,7 +178,7 @@ export interface Reserved {
 
 /** The background, in chunks of `chunk` events (orgs interleaved, times random within the range). */
 export function* backgroundEvents(opts: GenOptions, silence: Silence = [], reserved?: Reserved, chunk = 10_000): Generator<Generated[]> {
-  const r = prng(opts.seed ?? 1);
+  const r = seededRandom(opts.seed ?? 1);
   const start = opts.start.getTime();
   const span = opts.days * 86_400_000;
   const total = opts.orgs * opts.usersPerOrg * opts.days * opts.eventsPerUserPerDay;

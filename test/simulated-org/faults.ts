@@ -1,3 +1,4 @@
+import { seededRandom } from '../support/random.js';
 /**
  * Faults the simulated org can inject into replies of /api/v1/logs and
  * /api/v1/events: queued ones (the next N requests) first, then random ones
@@ -15,18 +16,6 @@ export type Fault =
   | { readonly kind: 'truncate' }
   /** The reply starts after `ms`, and its body trickles out in pieces over `ms` more. */
   | { readonly kind: 'slow'; readonly ms: number };
-
-/** mulberry32: a tiny seeded PRNG. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export class FaultPlan {
   readonly #queue: Fault[] = [];

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CORPORA_DIR } from '../support/corpus.js';
-import { seededRandom } from './faults.js';
+import { seededRandom } from '../support/random.js';
 import type { NewEvent } from './store.js';
 
 type Json = Record<string, unknown>;

@@ -1,18 +1,12 @@
-import { appendFileSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { appendFileSync, readFileSync, statSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { HooklogError } from '../../errors.js';
 import { silentLogger } from '../../log.js';
 import type { StreamRecord } from '../types.js';
 import { openEmbeddedStream } from './index.js';
-import { freshDir, readAll, segmentFiles } from './testing.js';
+import { readAll, segmentFiles, tempDirs } from './testing.js';
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-function dir(): string {
-  const d = freshDir();
-  dirs.push(d);
-  return d;
-}
+const dir = tempDirs();
 const open = (dataDir: string, segmentBytes?: number) => openEmbeddedStream({ dataDir, logger: silentLogger(), ...(segmentBytes ? { segmentBytes } : {}) });
 const recs = (prefix: string, n: number): StreamRecord[] => Array.from({ length: n }, (_, i) => ({ key: 'k', value: Buffer.from(`${prefix}${i}`), headers: { i: String(i) } }));
 const values = async (s: Awaited<ReturnType<typeof open>>, topic: string) => (await readAll(s, topic)).map((r) => r.value.toString());

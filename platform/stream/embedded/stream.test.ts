@@ -1,22 +1,16 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/wait.js';
 import { HooklogError } from '../../errors.js';
 import { silentLogger } from '../../log.js';
 import type { StreamRecord } from '../types.js';
 import type { EmbeddedConsumer } from './consumer.js';
 import { openEmbeddedStream } from './index.js';
-import { freshDir, readAll } from './testing.js';
+import { readAll, tempDirs } from './testing.js';
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-function dir(): string {
-  const d = freshDir();
-  dirs.push(d);
-  return d;
-}
+const dir = tempDirs();
 const open = (dataDir: string) => openEmbeddedStream({ dataDir, logger: silentLogger() });
 const rec = (key: string | null, value: string): StreamRecord => ({ key, value: Buffer.from(value), headers: {} });
 

@@ -1,12 +1,24 @@
 /** Helpers for this folder's tests only. */
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import { randomName, waitFor } from '../../../test/support/wait.js';
 import type { ConsumedRecord } from '../types.js';
 import type { EmbeddedStream } from './embedded-stream.js';
 
 export const freshDir = (): string => mkdtempSync(join(tmpdir(), 'hooklog-embedded-'));
+
+/** A `freshDir` factory for one test file: every directory it made is removed after the file's tests. */
+export function tempDirs(): () => string {
+  const made: string[] = [];
+  afterAll(() => made.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  return () => {
+    const d = freshDir();
+    made.push(d);
+    return d;
+  };
+}
 
 /** Segment files of the log under `dataDir`, oldest first. */
 export function segmentFiles(dataDir: string): string[] {
