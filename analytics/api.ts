@@ -10,7 +10,7 @@ import type { Context } from 'koa';
 import { HooklogError } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import type { Store } from '../platform/store/index.js';
-import { SecretMatcher } from '../receivers/event-hooks/auth.js';
+import { SecretMatcher } from '../platform/secret-matcher.js';
 import type { ApiConfig } from './config.js';
 import { QueryParamError } from './params.js';
 import { describeQueries, findQuery } from './registry.js';

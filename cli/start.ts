@@ -1,4 +1,4 @@
-import { loadConfig } from '../platform/config/load.js';
+import { loadConfig } from './config/load.js';
 import { createLogger } from '../platform/log.js';
 import { serveAdminSocket } from './admin-socket.js';
 import { startHooklog } from './runtime.js';

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from './config/load.js';
+import { parseConfig } from '../cli/config/load.js';
 import { createLogger } from './log.js';
 
 describe('logger redaction', () => {

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { fixtureLines } from '../../test/fixtures/index.js';
 import { Header } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
-import { clientIp, dedupToken, formatDateTime64, mapDeadletterRecord, mapEventRecord, parseTimestamp, type EventRow } from './rows.js';
+import { clientIp, mapDeadletterRecord, mapEventRecord, type EventRow } from './rows.js';
+import { dedupToken } from '../../platform/store/table-writer.js';
+import { formatDateTime64, parseTimestamp } from '../../platform/time.js';
 
 const headers = {
   [Header.org]: 'acme',

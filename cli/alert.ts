@@ -4,13 +4,13 @@
  * under its own client id (so its transactional id differs); the embedded
  * log belongs to one process, so there alerting runs inside `hooklog start`.
  */
-import type { Config } from '../../platform/config/schema.js';
-import { loadConfig } from '../../platform/config/load.js';
-import { HooklogError } from '../../platform/errors.js';
-import { createLogger, type Logger } from '../../platform/log.js';
-import { migrate, openStore, type Store, storeOptions } from '../../platform/store/index.js';
-import { ensureHooklogTopics, openStream } from '../../platform/stream/open.js';
-import { startAlerting, type Alerting } from './index.js';
+import type { Config } from './config/schema.js';
+import { loadConfig } from './config/load.js';
+import { HooklogError } from '../platform/errors.js';
+import { createLogger, type Logger } from '../platform/log.js';
+import { migrate, openStore, type Store, storeOptions } from '../platform/store/index.js';
+import { ensureHooklogTopics, openStream } from '../platform/stream/open.js';
+import { startAlerting, type Alerting } from '../consumers/alerting/index.js';
 
 /** Starts alerting from a whole hooklog config; `store` is opened here unless given. */
 export async function startAlertingFromConfig(config: Config, logger: Logger, store?: Store): Promise<Alerting> {

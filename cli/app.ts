@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import Router from '@koa/router';
-import type { Config } from '../platform/config/schema.js';
+import type { Config } from './config/schema.js';
 import type { Logger } from '../platform/log.js';
 import { renderMetrics } from '../platform/metrics.js';
 import type { Topics } from '../platform/stream/headers.js';
 import type { Stream } from '../platform/stream/types.js';
-import { mountEventHooks } from './event-hooks/routes.js';
-import { mountHealth, type Probe } from './health/routes.js';
-import { mountTokenHooks, type TokenHooks } from './token-hook/index.js';
+import { mountEventHooks } from '../receivers/event-hooks/routes.js';
+import { mountHealth, type Probe } from '../receivers/health/routes.js';
+import { mountTokenHooks, type TokenHooks } from '../receivers/token-hook/index.js';
 import { mountQueryApi } from '../analytics/api.js';
 import type { Store } from '../platform/store/index.js';
 

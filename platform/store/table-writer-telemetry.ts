@@ -5,8 +5,8 @@
  * never fields of the payload. The counters are plain numbers for now; a
  * metrics registry can read them later without changing the call sites.
  */
-import { errorMessage } from '../../platform/errors.js';
-import type { Logger } from '../../platform/log.js';
+import { errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
 
 export interface SinkCounters {
   /** Batches fully handled (inserted, dead-lettered, handler resolved). */

@@ -5,13 +5,18 @@
  * ClickHouse or durably in the deadletter topic — so the offsets the stream
  * commits after it never cover a record that is nowhere.
  */
-import { HooklogError, isRetriable } from '../../platform/errors.js';
-import { RetryPolicies, retry, type RetryPolicy } from '../../platform/retry.js';
-import type { Store } from '../../platform/store/index.js';
-import { Header, deadLetter } from '../../platform/stream/headers.js';
-import type { ConsumedRecord, RecordBatch, Stream } from '../../platform/stream/types.js';
-import { dedupToken, type MapResult } from './rows.js';
-import type { SinkTelemetry, Where } from './telemetry.js';
+import { HooklogError, isRetriable } from '../errors.js';
+import { RetryPolicies, retry, type RetryPolicy } from '../retry.js';
+import type { Store } from './store.js';
+import { Header, deadLetter } from '../stream/headers.js';
+import type { ConsumedRecord, RecordBatch, Stream } from '../stream/types.js';
+import type { SinkTelemetry, Where } from './table-writer-telemetry.js';
+
+// Shared by the ClickHouse sink (consumers/clickhouse-sink) and every other stream → table writer
+// (alerting's alerts table, and the sink's further pipelines that components define): so it lives on
+// the ground floor, and components meet it here instead of in each other's files.
+
+export type MapResult<Row> = { readonly ok: true; readonly row: Row } | { readonly ok: false; readonly reason: string };
 
 /** Which table a topic feeds and how its records become rows. */
 export interface Pipeline {
@@ -33,6 +38,18 @@ export interface WriterDeps {
   /** Aborted on stop: an insert being retried gives up, leaving its batch uncommitted. */
   readonly signal: AbortSignal;
   readonly retryPolicy?: RetryPolicy;
+}
+
+/** The insert's identity: the same offset range of the same partition always yields the same token. */
+export function dedupToken(topic: string, partition: number, firstOffset: number, lastOffset: number): string {
+  return `${topic}-${partition}-${firstOffset}-${lastOffset}`;
+}
+
+/** A further topic → table pipeline of the sink (a component defines it; cli/ hands it to the sink). */
+export interface ExtraPipeline extends Pipeline {
+  /** Suffix of the consumer group; unique per sink. */
+  readonly name: string;
+  readonly topic: string;
 }
 
 /** Name of the component in dead letters' origin header. */
