@@ -222,7 +222,7 @@ describe('event hooks: bad input (Kafka stream, real CLI)', () => {
     }), false);
   });
 
-  it('takes 10,000 full-sized events (16 MiB) in one delivery sent like the service, stored once even if the retry was needed', async () => {
+  it('takes 10,000 full-sized events (14 MiB) in one delivery sent like the service, stored once even if the retry was needed', async () => {
     // On two shared cores this can take longer than the 2 s budget: the 503 is then followed by the
     // service's retry, which joins the still-running append instead of appending a second copy.
     await sendTenThousand((i) => fresh(i), true);
