@@ -78,7 +78,7 @@ export function mountQueryApi(router: Router, deps: QueryApiDeps): void {
         return;
       }
       const code = err instanceof HooklogError ? err.code : 'INTERNAL';
-      log.warn({ query: name, code, err: (err as Error).message }, 'query_failed');
+      log.warn({ query: name, code, err }, 'query_failed');
       ctx.status = code === 'STORE_UNAVAILABLE' || (err instanceof HooklogError && err.retriable) ? 503 : 500;
       ctx.body = { error: `the query failed (${code})` };
     }

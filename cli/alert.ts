@@ -60,6 +60,8 @@ export async function runAlert(configPath: string | undefined): Promise<void> {
     if (stopping) return;
     stopping = true;
     await alerting.stop();
+    // Ordered stop done; exit explicitly for the same reason as `hooklog start`
+    // (cli/start.ts): kafkajs can leave reconnect timers behind its disconnect().
     process.exit(0);
   };
   process.once('SIGINT', () => void shutdown());

@@ -35,7 +35,7 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.server.trust_proxy, maxIpsCount: deps.config.server.trust_proxy ? 1 : 0 });
   const log = deps.logger.child({ component: 'http' });
   app.silent = true;
-  app.on('error', (err: Error) => log.error({ err: { message: err.message, stack: err.stack } }, 'unhandled HTTP error'));
+  app.on('error', (err: Error) => log.error({ err }, 'unhandled HTTP error'));
 
   app.use(async (ctx, next) => {
     const requestId = randomUUID();
@@ -45,7 +45,7 @@ export function createApp(deps: AppDeps): Koa {
     try {
       await next();
     } catch (err) {
-      log.error({ requestId, err: { message: (err as Error).message, stack: (err as Error).stack } }, 'request failed');
+      log.error({ requestId, err }, 'request failed');
       ctx.status = 500;
       ctx.body = { error: 'internal error', requestId };
     }

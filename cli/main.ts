@@ -77,7 +77,7 @@ program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof HooklogError) {
     process.stderr.write(`hooklog: ${err.code}: ${err.message}\n`);
   } else {
-    createLogger().fatal({ err: { message: (err as Error).message, stack: (err as Error).stack } }, 'hooklog failed');
+    createLogger().fatal({ err }, 'hooklog failed');
   }
   process.exitCode = 1;
 });

@@ -40,7 +40,7 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
       try {
         await close();
       } catch (err) {
-        logger.error({ err: (err as Error).message }, 'error while stopping');
+        logger.error({ err }, 'error while stopping');
       }
     }
   };

@@ -39,3 +39,19 @@ describe('redaction of hostile keys', () => {
     expect(JSON.stringify(out)).not.toContain('s3cr3t-value');
   });
 });
+
+describe('the err serializer', () => {
+  it('keeps HooklogError\'s code and retriable flag and the cause chain, each cause with its own code', async () => {
+    const { HooklogError } = await import('./errors.js');
+    let out = '';
+    const sink = new Writable({ write(chunk, _enc, cb) { out += chunk.toString(); cb(); } });
+    const driver = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8123'), { code: 'ECONNREFUSED' });
+    const store = new HooklogError('STORE_UNAVAILABLE', 'insert failed', { retriable: true, cause: driver });
+    createLogger({ level: 'info', destination: sink }).warn({ err: new HooklogError('INTERNAL', 'batch failed', { cause: store }) }, 'failed');
+    const err = (JSON.parse(out) as { err: Record<string, unknown> }).err;
+    expect(err).toMatchObject({ type: 'HooklogError', message: 'batch failed', code: 'INTERNAL', retriable: false });
+    expect(err.stack).toMatch(/^HooklogError: batch failed/);
+    expect(err.cause).toMatchObject({ type: 'HooklogError', message: 'insert failed', code: 'STORE_UNAVAILABLE', retriable: true });
+    expect((err.cause as Record<string, unknown>).cause).toMatchObject({ type: 'Error', message: 'connect ECONNREFUSED 127.0.0.1:8123', code: 'ECONNREFUSED' });
+  });
+});

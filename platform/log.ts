@@ -13,11 +13,29 @@ export const REDACT_PATHS = ['req.headers.authorization', 'req.headers.cookie', 
 
 export type { Logger };
 
+const MAX_CAUSE_DEPTH = 8;
+
+/**
+ * The `err` serializer: type, message and stack, every own field (HooklogError's `code` and
+ * `retriable`, a driver's error code), and the `cause` chain as nested errors, each with its own code,
+ * so an operator sees which failure underlies which. Log errors as `log.warn({ err }, 'msg')`.
+ */
+export function serializeError(err: unknown, depth = 0): unknown {
+  if (!(err instanceof Error)) return err;
+  const out: Record<string, unknown> = { type: err.constructor?.name ?? err.name, message: err.message };
+  for (const [k, v] of Object.entries(err)) if (k !== 'cause') out[k] = v;
+  out['stack'] = err.stack;
+  if (err instanceof AggregateError) out['errors'] = err.errors.map((e) => serializeError(e, depth + 1));
+  if (err.cause !== undefined) out['cause'] = depth < MAX_CAUSE_DEPTH ? serializeError(err.cause, depth + 1) : '[cause chain too deep]';
+  return out;
+}
+
 export function createLogger(opts: { level?: string; destination?: NodeJS.WritableStream } = {}): Logger {
   const options: LoggerOptions = {
     level: opts.level ?? process.env.HOOKLOG_LOG_LEVEL ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     formatters: { log: (obj) => redactSecrets(obj) as Record<string, unknown> },
+    serializers: { err: serializeError },
     base: { service: 'hooklog' },
     timestamp: pino.stdTimeFunctions.isoTime,
   };

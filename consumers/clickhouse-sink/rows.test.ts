@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fixtureLines } from '../../test/fixtures/index.js';
-import { Header } from '../../platform/stream/headers.js';
+import { Header, deadLetter } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
 import { clientIp, mapDeadletterRecord, mapEventRecord, type EventRow } from './rows.js';
 import { dedupToken } from '../../platform/store/table-writer.js';
@@ -131,5 +131,21 @@ describe('dedupToken and dead letters', () => {
     });
     const bare = mapDeadletterRecord(record('x', { headers: {}, partition: 0, offset: 3 }));
     expect(bare.ok && bare.row).toMatchObject({ topic: '', partition: 0, offset: 0, origin: '', reason: '', dl_offset: 3 });
+  });
+});
+
+describe('dead letters carry their error code', () => {
+  it('in a header, and at the head of the deadletter row\'s reason (once)', () => {
+    const letter = deadLetter(Buffer.from('{"published":"x"}'), 'event has no uuid', 'event-hook');
+    expect(letter.headers[Header.errorCode]).toBe('RECORD_INVALID');
+    const rejected = deadLetter(Buffer.from('{}'), 'STORE_REJECTED_ROW: rejected by ClickHouse', 'clickhouse-sink', {}, null, 'STORE_REJECTED_ROW');
+    const row = (h: Record<string, string>) => {
+      const r = mapDeadletterRecord(record('{}', { headers: h }));
+      if (!r.ok) throw new Error(r.reason);
+      return r.row.reason;
+    };
+    expect(row(letter.headers)).toBe('RECORD_INVALID: event has no uuid');
+    expect(row(rejected.headers)).toBe('STORE_REJECTED_ROW: rejected by ClickHouse');
+    expect(row({ [Header.reason]: 'no code header' })).toBe('no code header');
   });
 });

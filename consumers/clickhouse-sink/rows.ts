@@ -177,6 +177,11 @@ function offsetHeader(v: string | undefined): number {
   return Number.isSafeInteger(n) && n >= 0 ? n : 0;
 }
 
+/** The reason column leads with the error code (the header of dead letters that carry one), once. */
+function reasonWithCode(reason: string, code: string | undefined): string {
+  return code && !reason.startsWith(`${code}: `) ? `${code}: ${reason}` : reason;
+}
+
 /**
  * Maps a `<prefix>.deadletter` record to a deadletter row. Never refuses: a
  * dead letter is kept whatever its bytes (text that is not UTF-8 is stored
@@ -189,7 +194,7 @@ export function mapDeadletterRecord(rec: ConsumedRecord): MapResult<DeadletterRo
     row: {
       received_at: receivedAt(rec),
       origin: h[Header.origin] ?? '',
-      reason: h[Header.reason] ?? '',
+      reason: reasonWithCode(h[Header.reason] ?? '', h[Header.errorCode]),
       topic: h[Header.originalTopic] ?? '',
       partition: offsetHeader(h[Header.originalPartition]),
       offset: offsetHeader(h[Header.originalOffset]),

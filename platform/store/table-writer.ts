@@ -5,7 +5,7 @@
  * ClickHouse or durably in the deadletter topic — so the offsets the stream
  * commits after it never cover a record that is nowhere.
  */
-import { HooklogError, isRetriable } from '../errors.js';
+import { HooklogError, isRetriable, type ErrorCode } from '../errors.js';
 import { RetryPolicies, retry, type RetryPolicy } from '../retry.js';
 import type { Store } from './store.js';
 import { Header, deadLetter } from '../stream/headers.js';
@@ -62,6 +62,8 @@ interface Item {
 
 interface Rejected {
   readonly rec: ConsumedRecord;
+  /** The error code the dead letter carries (header and reason). */
+  readonly code: ErrorCode;
   /** Goes into the dead letter's reason header; may quote the payload (ClickHouse's messages do). */
   readonly reason: string;
   /** Safe to log: our own words, or ClickHouse's error type without its message. */
@@ -76,7 +78,7 @@ export async function writeBatch(deps: WriterDeps, pipeline: Pipeline, batch: Re
   for (const rec of batch.records) {
     const mapped = pipeline.map(rec);
     if (mapped.ok) items.push({ rec, row: mapped.row });
-    else rejected.push({ rec, reason: mapped.reason, summary: mapped.reason });
+    else rejected.push({ rec, code: 'RECORD_INVALID', reason: mapped.reason, summary: mapped.reason });
   }
   await insertRange(deps, pipeline, where, items, rejected);
   await settleRejected(deps, pipeline, where, rejected);
@@ -113,7 +115,7 @@ async function insertRange(deps: WriterDeps, pipeline: Pipeline, where: Where, i
     if (!(err instanceof HooklogError && err.code === 'STORE_REJECTED_ROW')) throw err;
     if (items.length === 1) {
       // classifyClickHouseError's message starts "ClickHouse TYPE (code): …".
-      rejected.push({ rec: items[0]!.rec, reason: `rejected by ${err.message}`, summary: `rejected by ${err.message.split(':', 1)[0]}` });
+      rejected.push({ rec: items[0]!.rec, code: err.code, reason: `${err.code}: rejected by ${err.message}`, summary: `rejected by ${err.message.split(':', 1)[0]}` });
       return;
     }
     deps.telemetry.bisected(where, first, last, items.length, err.message.split(':', 1)[0]!);
@@ -147,6 +149,7 @@ async function settleRejected(deps: WriterDeps, pipeline: Pipeline, where: Where
         [Header.originalOffset]: String(r.rec.offset),
       },
       r.rec.key,
+      r.code,
     ),
   );
   await deps.stream.append(deps.deadletterTopic, letters);
