@@ -17,8 +17,6 @@ export const logEventSchema = z.looseObject({
   eventType: z.string().min(1).max(512),
 });
 
-export type LogEvent = z.infer<typeof logEventSchema>;
-
 /** The event hook delivery envelope (protocols.md §1). */
 export const eventHookDeliverySchema = z.looseObject({
   eventType: z.literal('com.okta.event_hook'),
@@ -28,8 +26,6 @@ export const eventHookDeliverySchema = z.looseObject({
     events: z.array(z.unknown()),
   }),
 });
-
-export type EventHookDelivery = z.infer<typeof eventHookDeliverySchema>;
 
 /** One-line, key-naming summary of a zod error, for dead-letter reasons and 400 bodies. */
 export function describeIssues(error: z.ZodError): string {
