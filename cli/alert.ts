@@ -48,7 +48,7 @@ export async function startAlertingFromConfig(config: Config, logger: Logger, st
 /** `hooklog alert`: run until SIGINT/SIGTERM. */
 export async function runAlert(configPath: string | undefined): Promise<void> {
   const { config } = loadConfig(configPath);
-  const logger = createLogger({ level: config.log_level });
+  const logger = createLogger({ level: config.log_level, format: config.log.format });
   // A separate process must not share the main process's Kafka client (and transactional) id.
   const own: Config = config.stream.kafka
     ? { ...config, stream: { ...config.stream, kafka: { ...config.stream.kafka, client_id: `${config.stream.kafka.client_id}-alert` } } }

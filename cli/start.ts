@@ -10,7 +10,7 @@ const SHUTDOWN_DEADLINE_MS = 60_000;
 export async function runStart(configPath: string | undefined): Promise<void> {
   const loaded = loadConfig(configPath);
   const { config } = loaded;
-  const logger = createLogger({ level: config.log_level });
+  const logger = createLogger({ level: config.log_level, format: config.log.format });
   logger.info({ config: loaded.origin }, 'starting hooklog');
   const running = await startHooklog(config, logger);
   const closeAdmin = await serveAdminSocket(config.data_dir, (sql) => running.store.readOnlyQuery(sql), logger, (name, params) => runNamedQuery(running.store, name, params));

@@ -1,4 +1,5 @@
 import { pino, type Logger, type LoggerOptions } from 'pino';
+import pretty from 'pino-pretty';
 import { redactSecrets } from './config/secrets.js';
 
 /**
@@ -30,7 +31,17 @@ export function serializeError(err: unknown, depth = 0): unknown {
   return out;
 }
 
-export function createLogger(opts: { level?: string; destination?: NodeJS.WritableStream } = {}): Logger {
+/** `pretty`: human-readable lines; `json`: one JSON object per line; `auto`: pretty on a terminal, else JSON. */
+export type LogFormat = 'auto' | 'pretty' | 'json';
+
+/** What `auto` means for a destination: a terminal gets pretty lines, a pipe or file gets JSON lines. */
+export function resolveLogFormat(format: LogFormat, destination: NodeJS.WritableStream): 'pretty' | 'json' {
+  if (format !== 'auto') return format;
+  return (destination as NodeJS.WritableStream & { isTTY?: boolean }).isTTY === true ? 'pretty' : 'json';
+}
+
+export function createLogger(opts: { level?: string; destination?: NodeJS.WritableStream; format?: LogFormat } = {}): Logger {
+  const destination = opts.destination ?? process.stdout;
   const options: LoggerOptions = {
     level: opts.level ?? process.env.HOOKLOG_LOG_LEVEL ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
@@ -39,6 +50,12 @@ export function createLogger(opts: { level?: string; destination?: NodeJS.Writab
     base: { service: 'hooklog' },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
+  if (resolveLogFormat(opts.format ?? 'auto', destination) === 'pretty') {
+    // Secrets are redacted above (formatters.log and redact run before any output), so the pretty
+    // printer only ever sees redacted objects. Synchronous: no worker thread to lose lines at exit.
+    const colorize = (destination as NodeJS.WritableStream & { isTTY?: boolean }).isTTY === true;
+    return pino(options, pretty({ destination, colorize, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'service' }));
+  }
   return opts.destination ? pino(options, opts.destination as pino.DestinationStream) : pino(options);
 }
 

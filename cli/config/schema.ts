@@ -5,6 +5,7 @@ import { orgsSchema } from '../../ingest/config.js';
 import {
   dataDirSchema,
   logLevelSchema,
+  logSchema,
   serverSchema,
   sinkSchema,
   storeSchema,
@@ -21,6 +22,7 @@ import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
 export const configSchema = z.strictObject({
   data_dir: dataDirSchema,
   log_level: logLevelSchema,
+  log: logSchema,
   server: serverSchema,
   stream: streamSchema,
   store: storeSchema,

@@ -76,6 +76,11 @@ export const sinkSchema = z.strictObject({
   max_batch_wait_ms: z.number().int().min(10).max(60_000).default(1000).describe('A partial batch is inserted at most this long after its first record arrived.'),
 }).prefault({}).describe('The consumer that writes the stream into ClickHouse.');
 
+export const logSchema = z.strictObject({
+  format: z.enum(['auto', 'pretty', 'json']).default('auto')
+    .describe('auto: human-readable lines when stdout is a terminal, JSON lines otherwise; pretty or json to choose. Secrets are redacted in both.'),
+}).prefault({}).describe('How log lines are written.');
+
 export const dataDirSchema = z.string().min(1).default('./data').describe('Directory for the embedded log and embedded ClickHouse.');
 export const logLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Log level.');
 
@@ -83,6 +88,7 @@ export const logLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug',
 export interface PlatformConfig {
   readonly data_dir: z.output<typeof dataDirSchema>;
   readonly log_level: z.output<typeof logLevelSchema>;
+  readonly log: z.output<typeof logSchema>;
   readonly server: z.output<typeof serverSchema>;
   readonly stream: z.output<typeof streamSchema>;
   readonly store: z.output<typeof storeSchema>;
