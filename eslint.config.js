@@ -22,4 +22,5 @@ export default tseslint.config(
     },
   },
   { files: ['bin/*.js', 'eslint.config.js'], languageOptions: { globals: { process: 'readonly' } } },
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
 );

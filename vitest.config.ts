@@ -5,7 +5,8 @@ export default defineConfig({
     // chdb allows one engine per process: every test file gets its own process.
     pool: 'forks',
     include: ['**/*.test.ts'],
-    exclude: ['**/node_modules/**', '**/dist/**', 'test/.kafka/**'],
+    // *.corpora.test.ts need the third-party corpora beside the repo: `npm run test:corpora` runs them.
+    exclude: ['**/node_modules/**', '**/dist/**', 'test/.kafka/**', '**/*.corpora.test.ts'],
     // Integration tests talk to a real broker and a real ClickHouse engine on a 2-core machine.
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -6,7 +6,7 @@
  * the CLI through the admin socket.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { delivery } from '../test/support/corpus.js';
+import { delivery } from '../test/fixtures/index.js';
 import { runCli, startDaemon, stopDaemon, type Daemon } from '../test/support/cli.js';
 import { postDelivery, writeTestConfig, type TestInstance } from '../test/support/hooklog-config.js';
 import { waitFor } from '../test/support/wait.js';

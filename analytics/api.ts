@@ -10,7 +10,7 @@ import type { Context } from 'koa';
 import { HooklogError } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import type { Store } from '../platform/store/index.js';
-import { SecretMatcher } from '../receivers/event-hooks/auth.js';
+import { SecretMatcher } from '../platform/secret-matcher.js';
 import type { ApiConfig } from './config.js';
 import { QueryParamError } from './params.js';
 import { describeQueries, findQuery } from './registry.js';
@@ -78,7 +78,7 @@ export function mountQueryApi(router: Router, deps: QueryApiDeps): void {
         return;
       }
       const code = err instanceof HooklogError ? err.code : 'INTERNAL';
-      log.warn({ query: name, code, err: (err as Error).message }, 'query_failed');
+      log.warn({ query: name, code, err }, 'query_failed');
       ctx.status = code === 'STORE_UNAVAILABLE' || (err instanceof HooklogError && err.retriable) ? 503 : 500;
       ctx.body = { error: `the query failed (${code})` };
     }

@@ -1,10 +1,10 @@
 /**
  * schemas/clickhouse/005_events_v2.sql against real embedded ClickHouse: a
- * database at v1 (001-004) holding the corpus events is migrated, and every
+ * database at v1 (001-004) holding the fixture events is migrated, and every
  * row is in v2, typed, with its raw JSON byte for byte; running the file's
  * statements again adds nothing.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import { mapEventRecord } from '../consumers/clickhouse-sink/rows.js';
 import { silentLogger } from '../platform/log.js';
 import { defaultMigrationsDir, loadMigrations, migrate, openStore, renderStatement } from '../platform/store/index.js';
 import { Header } from '../platform/stream/headers.js';
-import { CORPORA_DIR } from '../test/support/corpus.js';
+import { fixtureLines } from '../test/fixtures/index.js';
 import { randomName } from '../test/support/wait.js';
 import { applyRetention } from './retention.js';
 
@@ -27,7 +27,7 @@ afterAll(async () => {
 
 /** v1 rows as the v1 sink wrote them: client_ip the string as sent. */
 function v1Rows(): Array<Record<string, unknown>> {
-  const lines = readFileSync(join(CORPORA_DIR, 'logevents.valid.jsonl'), 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const lines = fixtureLines('logevents.valid.jsonl');
   return lines.flatMap((line, i) => {
     const event = JSON.parse(line) as { client?: { ipAddress?: unknown } };
     const r = mapEventRecord({ topic: 't', partition: 0, offset: i, key: null, value: Buffer.from(line), timestamp: 1_700_000_000_000, headers: { [Header.org]: i % 2 ? 'acme' : 'globex' } });
@@ -67,7 +67,7 @@ describe('v1 → v2 (005_events_v2.sql)', () => {
     expect(byUuid.get(`${rows[3]!.org as string}/${rows[3]!.uuid as string}`)!.ip).toBe('::');
     expect(byUuid.get(`${rows[4]!.org as string}/${rows[4]!.uuid as string}`)!.ip).toBe('2001:db8::7');
     const first = byUuid.get(`${rows[0]!.org as string}/${rows[0]!.uuid as string}`)!;
-    expect(first).toMatchObject({ ip: '::ffff:136.56.2.241', asn: 16591, browser: 'CHROME' });
+    expect(first).toMatchObject({ ip: '::ffff:198.51.100.23', asn: 64496, browser: 'CHROME' });
 
     // The file's statements run again (a crashed or racing migration) add nothing.
     const [file] = loadMigrations(defaultMigrationsDir()).filter((m) => m.version === 5);
@@ -82,7 +82,7 @@ describe('v1 → v2 (005_events_v2.sql)', () => {
     expect(await ttl()).toMatch(/TTL toDateTime\(published\) \+ toIntervalDay\(400\)/);
     await applyRetention(store, 0);
     expect(await ttl()).not.toMatch(/ TTL /);
-    // The corpus events are from 2021-2024: a 30-day retention expires them all once the TTL is materialised.
+    // The fixture events are from 2025: a 30-day retention expires them all once the TTL is materialised.
     await applyRetention(store, 30);
     await store.command(`ALTER TABLE ${db}.events_v2 MATERIALIZE TTL SETTINGS mutations_sync = 1`);
     const [left] = await store.query<{ n: string }>(`SELECT count() AS n FROM ${db}.events_v2`);

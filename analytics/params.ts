@@ -5,7 +5,7 @@
  * only decides whether it is acceptable and says which parameter is not.
  */
 import { HooklogError } from '../platform/errors.js';
-import { formatDateTime64, parseTimestamp } from '../consumers/clickhouse-sink/rows.js';
+import { formatDateTime64, parseTimestamp } from '../platform/time.js';
 
 export type ParamKind = 'string' | 'datetime' | 'uint';
 

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
-import { loadConfig } from '../platform/config/load.js';
+import { loadConfig } from './config/load.js';
 import { redactSecrets } from '../platform/config/secrets.js';
-import { configSchema } from '../platform/config/schema.js';
+import { configSchema } from './config/schema.js';
 import { createLogger } from '../platform/log.js';
 import { stringify } from 'yaml';
 import { z } from 'zod';
@@ -9,9 +9,9 @@ import { HooklogError } from '../platform/errors.js';
 import { render, type OutputFormat } from './format.js';
 import { runSql } from './sql.js';
 import { runStart } from './start.js';
-import { collectParams, listQueries, runQueryCommand } from '../analytics/cli.js';
+import { collectParams, listQueries, runQueryCommand } from './query.js';
 import { describeQueries } from '../analytics/registry.js';
-import { runAlert } from '../consumers/alerting/run.js';
+import { runAlert } from './alert.js';
 
 const program = new Command('hooklog')
   .description('Receives identity-provider event hooks and streams every event through Kafka (or an embedded log) into ClickHouse, exactly once per event.')
@@ -77,7 +77,7 @@ program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof HooklogError) {
     process.stderr.write(`hooklog: ${err.code}: ${err.message}\n`);
   } else {
-    createLogger().fatal({ err: { message: (err as Error).message, stack: (err as Error).stack } }, 'hooklog failed');
+    createLogger().fatal({ err }, 'hooklog failed');
   }
   process.exitCode = 1;
 });

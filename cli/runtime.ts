@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import type { Config } from '../platform/config/schema.js';
+import type { Config } from './config/schema.js';
 import type { Logger } from '../platform/log.js';
 import { openStore, migrate, storeOptions, type Store } from '../platform/store/index.js';
 import { ensureHooklogTopics, openStream } from '../platform/stream/open.js';
@@ -12,7 +12,7 @@ import { startClickHouseSink } from '../consumers/clickhouse-sink/index.js';
 import { startAlerting } from '../consumers/alerting/index.js';
 import { startIngest } from '../ingest/index.js';
 import { legacyEventsPipeline } from '../ingest/legacy-events/rows.js';
-import { createApp } from '../receivers/app.js';
+import { createApp } from './app.js';
 import { startTokenHooks, tokenDecisionsPipeline } from '../receivers/token-hook/index.js';
 import { collectProcessMetrics } from '../platform/metrics.js';
 import { applyRetention } from '../analytics/retention.js';
@@ -40,7 +40,7 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
       try {
         await close();
       } catch (err) {
-        logger.error({ err: (err as Error).message }, 'error while stopping');
+        logger.error({ err }, 'error while stopping');
       }
     }
   };

@@ -1,4 +1,4 @@
-import type { Config } from '../platform/config/schema.js';
+import type { Config } from './config/schema.js';
 import { withConfiguredStore } from '../platform/store/index.js';
 import { queryViaAdminSocket } from './admin-socket.js';
 import type { ResultSet } from './format.js';

@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../platform/config/load.js';
+import { parseConfig } from '../cli/config/load.js';
 import { redactSecrets } from '../platform/config/secrets.js';
 
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });

@@ -99,4 +99,3 @@ export const orgsSchema = z.array(orgSchema).default([]).superRefine((orgs, ctx)
 
 export type OrgConfig = z.output<typeof orgSchema>;
 export type PollSectionConfig = OrgConfig['system_log'];
-export type LegacySectionConfig = OrgConfig['legacy_events'];

@@ -53,7 +53,7 @@ describe('ingest: many orgs', () => {
     // One clear error for the refused org, not one per retry.
     const blocked = lines().filter((l) => l.msg === 'poller_blocked' && l.org === 'refused');
     expect(blocked).toHaveLength(1);
-    expect(String(blocked[0]!.err)).toMatch(/credentials refused \(401 E0000011/);
+    expect((blocked[0]!.err as { message: string }).message).toMatch(/credentials refused \(401 E0000011/);
     expect(lines().filter((l) => l.msg === 'poller_request_retry' && l.org === 'broken').length).toBeGreaterThanOrEqual(3);
     expect(healthy!.violations).toEqual([]);
   });

@@ -6,7 +6,7 @@
  * gauges (lag, cursor age, silence, last success) are computed at scrape time
  * from each live poller's PollerHealth.
  */
-import { errorMessage, HooklogError } from '../platform/errors.js';
+import { HooklogError } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import { counter, gauge } from '../platform/metrics.js';
 import type { PollerHealth } from './poller/health.js';
@@ -86,7 +86,7 @@ export function createPollerTelemetry(logger: Logger, labels: Labels, health: Po
     retry(err: HooklogError, attempt: number, delayMs: number): void {
       m.retries.inc({ ...labels, code: err.code });
       // The first retries of a streak are routine on the internet; a long streak is not.
-      log[attempt >= 5 ? 'warn' : 'info']({ attempt, delay_ms: delayMs, code: err.code, err: err.message }, 'poller_request_retry');
+      log[attempt >= 5 ? 'warn' : 'info']({ attempt, delay_ms: delayMs, code: err.code, err }, 'poller_request_retry');
     },
     rateLimited(delayMs: number, resetKnown: boolean): void {
       m.rateLimited.inc(labels);
@@ -96,14 +96,14 @@ export function createPollerTelemetry(logger: Logger, labels: Labels, health: Po
       log.debug({ wait_ms: ms, why }, 'poller_budget_wait');
     },
     appendRetry(err: unknown, attempt: number, delayMs: number): void {
-      log.warn({ attempt, delay_ms: delayMs, err: errorMessage(err) }, 'poller_append_retry');
+      log.warn({ attempt, delay_ms: delayMs, err }, 'poller_append_retry');
     },
     /** One clear error per streak; later attempts of the same streak log quietly. */
     blocked(err: unknown, streak: number, delayMs: number): void {
       const code = err instanceof HooklogError ? err.code : 'INTERNAL';
       m.blocked.inc({ ...labels, code });
       health.blocked();
-      const fields = { code, retry_in_ms: delayMs, streak, err: errorMessage(err) };
+      const fields = { code, retry_in_ms: delayMs, streak, err };
       if (streak === 1) log.error(fields, 'poller_blocked');
       else log.debug(fields, 'poller_still_blocked');
     },

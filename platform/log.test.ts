@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from './config/load.js';
-import { createLogger } from './log.js';
+import { parseConfig } from '../cli/config/load.js';
+import { createLogger, resolveLogFormat } from './log.js';
 
 describe('logger redaction', () => {
   it('never prints secrets bound from config or headers', () => {
@@ -37,5 +37,62 @@ describe('redaction of hostile keys', () => {
     expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
     expect((out as { polluted?: boolean }).polluted).toBeUndefined();
     expect(JSON.stringify(out)).not.toContain('s3cr3t-value');
+  });
+});
+
+describe('the err serializer', () => {
+  it('keeps HooklogError\'s code and retriable flag and the cause chain, each cause with its own code', async () => {
+    const { HooklogError } = await import('./errors.js');
+    let out = '';
+    const sink = new Writable({ write(chunk, _enc, cb) { out += chunk.toString(); cb(); } });
+    const driver = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8123'), { code: 'ECONNREFUSED' });
+    const store = new HooklogError('STORE_UNAVAILABLE', 'insert failed', { retriable: true, cause: driver });
+    createLogger({ level: 'info', destination: sink }).warn({ err: new HooklogError('INTERNAL', 'batch failed', { cause: store }) }, 'failed');
+    const err = (JSON.parse(out) as { err: Record<string, unknown> }).err;
+    expect(err).toMatchObject({ type: 'HooklogError', message: 'batch failed', code: 'INTERNAL', retriable: false });
+    expect(err.stack).toMatch(/^HooklogError: batch failed/);
+    expect(err.cause).toMatchObject({ type: 'HooklogError', message: 'insert failed', code: 'STORE_UNAVAILABLE', retriable: true });
+    expect((err.cause as Record<string, unknown>).cause).toMatchObject({ type: 'Error', message: 'connect ECONNREFUSED 127.0.0.1:8123', code: 'ECONNREFUSED' });
+  });
+});
+
+describe('log format', () => {
+  const capture = (isTTY?: boolean) => {
+    const sink = Object.assign(new Writable({ write(chunk, _enc, cb) { sink.out += chunk.toString(); cb(); } }), { out: '' }, isTTY === undefined ? {} : { isTTY });
+    return sink;
+  };
+  const secrets = (log: ReturnType<typeof createLogger>) => {
+    log.info({ auth: { secrets: ['hook-secret-0123456789'] }, token: 'tok-1', req: { headers: { authorization: 'SSWS api-token-123' } } }, 'hook ready');
+  };
+
+  it('pretty: readable lines (level name, message, fields), not JSON, secrets still redacted', () => {
+    const sink = capture();
+    secrets(createLogger({ level: 'info', destination: sink, format: 'pretty' }));
+    expect(sink.out).toMatch(/INFO.*hook ready/);
+    expect(sink.out).toMatch(/token: "\[redacted\]"|token: \[redacted\]/i);
+    expect(() => JSON.parse(sink.out.split('\n')[0]!)).toThrow();
+    for (const s of ['hook-secret-0123456789', 'api-token-123', 'tok-1']) expect(sink.out).not.toContain(s);
+  });
+
+  it('json: one JSON object per line, secrets redacted', () => {
+    const sink = capture(true);
+    secrets(createLogger({ level: 'info', destination: sink, format: 'json' }));
+    expect(JSON.parse(sink.out.trim())).toMatchObject({ msg: 'hook ready', level: 30 });
+    for (const s of ['hook-secret-0123456789', 'api-token-123', 'tok-1']) expect(sink.out).not.toContain(s);
+  });
+
+  it('auto (the default): pretty on a terminal, JSON lines on a pipe or file', () => {
+    expect(resolveLogFormat('auto', capture(true))).toBe('pretty');
+    expect(resolveLogFormat('auto', capture(false))).toBe('json');
+    expect(resolveLogFormat('auto', capture())).toBe('json');
+    const tty = capture(true);
+    createLogger({ level: 'info', destination: tty }).info('on a terminal');
+    expect(tty.out).toMatch(/INFO.*on a terminal/);
+    const pipe = capture();
+    createLogger({ level: 'info', destination: pipe }).info('on a pipe');
+    expect(JSON.parse(pipe.out.trim())).toMatchObject({ msg: 'on a pipe' });
+    expect(parseConfig({}, {}).log.format).toBe('auto');
+    expect(parseConfig({ log: { format: 'json' } }, {}).log.format).toBe('json');
+    expect(() => parseConfig({ log: { format: 'xml' } }, {})).toThrow(/log\.format/);
   });
 });

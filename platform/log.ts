@@ -1,4 +1,5 @@
 import { pino, type Logger, type LoggerOptions } from 'pino';
+import pretty from 'pino-pretty';
 import { redactSecrets } from './config/secrets.js';
 
 /**
@@ -13,14 +14,48 @@ export const REDACT_PATHS = ['req.headers.authorization', 'req.headers.cookie', 
 
 export type { Logger };
 
-export function createLogger(opts: { level?: string; destination?: NodeJS.WritableStream } = {}): Logger {
+const MAX_CAUSE_DEPTH = 8;
+
+/**
+ * The `err` serializer: type, message and stack, every own field (HooklogError's `code` and
+ * `retriable`, a driver's error code), and the `cause` chain as nested errors, each with its own code,
+ * so an operator sees which failure underlies which. Log errors as `log.warn({ err }, 'msg')`.
+ */
+export function serializeError(err: unknown, depth = 0): unknown {
+  if (!(err instanceof Error)) return err;
+  const out: Record<string, unknown> = { type: err.constructor?.name ?? err.name, message: err.message };
+  for (const [k, v] of Object.entries(err)) if (k !== 'cause') out[k] = v;
+  out['stack'] = err.stack;
+  if (err instanceof AggregateError) out['errors'] = err.errors.map((e) => serializeError(e, depth + 1));
+  if (err.cause !== undefined) out['cause'] = depth < MAX_CAUSE_DEPTH ? serializeError(err.cause, depth + 1) : '[cause chain too deep]';
+  return out;
+}
+
+/** `pretty`: human-readable lines; `json`: one JSON object per line; `auto`: pretty on a terminal, else JSON. */
+export type LogFormat = 'auto' | 'pretty' | 'json';
+
+/** What `auto` means for a destination: a terminal gets pretty lines, a pipe or file gets JSON lines. */
+export function resolveLogFormat(format: LogFormat, destination: NodeJS.WritableStream): 'pretty' | 'json' {
+  if (format !== 'auto') return format;
+  return (destination as NodeJS.WritableStream & { isTTY?: boolean }).isTTY === true ? 'pretty' : 'json';
+}
+
+export function createLogger(opts: { level?: string; destination?: NodeJS.WritableStream; format?: LogFormat } = {}): Logger {
+  const destination = opts.destination ?? process.stdout;
   const options: LoggerOptions = {
     level: opts.level ?? process.env.HOOKLOG_LOG_LEVEL ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     formatters: { log: (obj) => redactSecrets(obj) as Record<string, unknown> },
+    serializers: { err: serializeError },
     base: { service: 'hooklog' },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
+  if (resolveLogFormat(opts.format ?? 'auto', destination) === 'pretty') {
+    // Secrets are redacted above (formatters.log and redact run before any output), so the pretty
+    // printer only ever sees redacted objects. Synchronous: no worker thread to lose lines at exit.
+    const colorize = (destination as NodeJS.WritableStream & { isTTY?: boolean }).isTTY === true;
+    return pino(options, pretty({ destination, colorize, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'service' }));
+  }
   return opts.destination ? pino(options, opts.destination as pino.DestinationStream) : pino(options);
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseTimestamp } from '../platform/time.js';
 
 /**
  * A System Log LogEvent as the identity service sends it, in hooks and from
@@ -6,8 +7,8 @@ import { z } from 'zod';
  * eventType); every other field may be null, absent, or a shape we have not
  * seen yet, so the schema is loose and the original JSON is kept losslessly.
  */
-export const isoTimestamp = z.string().refine((s) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(s) && !Number.isNaN(Date.parse(s)), {
-  message: 'must be an ISO-8601 timestamp with a time zone, e.g. 2026-11-20T10:00:00.000Z',
+export const isoTimestamp = z.string().refine((s) => parseTimestamp(s, { strict: true }) !== null, {
+  message: 'must be an ISO-8601 timestamp with a time zone, e.g. 2026-11-20T10:00:00.000Z, of a real date and time between the years 1900 and 2299',
 });
 
 export const logEventSchema = z.looseObject({
@@ -15,8 +16,6 @@ export const logEventSchema = z.looseObject({
   published: isoTimestamp,
   eventType: z.string().min(1).max(512),
 });
-
-export type LogEvent = z.infer<typeof logEventSchema>;
 
 /** The event hook delivery envelope (protocols.md §1). */
 export const eventHookDeliverySchema = z.looseObject({
@@ -27,8 +26,6 @@ export const eventHookDeliverySchema = z.looseObject({
     events: z.array(z.unknown()),
   }),
 });
-
-export type EventHookDelivery = z.infer<typeof eventHookDeliverySchema>;
 
 /** One-line, key-naming summary of a zod error, for dead-letter reasons and 400 bodies. */
 export function describeIssues(error: z.ZodError): string {

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { parseConfig } from '../platform/config/load.js';
+import { parseConfig } from '../cli/config/load.js';
 import { REPO_DIR } from './support/cli.js';
 
 interface Service { image?: string; build?: string; environment?: Record<string, string>; volumes?: string[]; ports?: string[] }

@@ -1,14 +1,12 @@
 /**
- * Bench workload: real LogEvent shapes from the shared corpus, with the
+ * Bench workload: LogEvent shapes from the project's fixtures, with the
  * event-type mix widened by the types the loaded rules look for, so rules do
  * match (about 1 event in 10 is a type some rule names; failures cluster per
  * IP so threshold rules fire too). Deterministic for a given count.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Header } from '../../platform/stream/headers.js';
 import type { StreamRecord } from '../../platform/stream/types.js';
-import { CORPORA_DIR } from '../../test/support/corpus.js';
+import { fixtureLines } from '../../test/fixtures/index.js';
 
 const RULE_TYPES = [
   'user.session.impersonation.grant', 'user.lifecycle.create', 'policy.rule.update', 'system.api_token.create', 'system.api_token.revoke',
@@ -17,7 +15,7 @@ const RULE_TYPES = [
 ];
 
 export function buildWorkload(n: number): StreamRecord[] {
-  const lines = readFileSync(join(CORPORA_DIR, 'logevents.valid.jsonl'), 'utf8').split('\n').filter((l) => l.trim());
+  const lines = fixtureLines('logevents.valid.jsonl');
   const shapes = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
   const t0 = Date.parse('2024-06-01T00:00:00Z');
   const out: StreamRecord[] = [];

@@ -1,7 +1,7 @@
 /**
  * A bounded, self-stopping load generator for one event hook on 127.0.0.1:
  * every run has a deadline and a cap on requests in flight, and stops issuing
- * when either is reached. Deliveries are built from corpus events with fresh
+ * when either is reached. Deliveries are built from fixture events with fresh
  * uuids and eventIds (so neither the receiver's delivery dedupe nor
  * ClickHouse's uuid dedupe can shortcut the work), from pre-serialised parts
  * so building a 50-event body costs microseconds, not the receiver's CPU.

@@ -25,7 +25,7 @@ import { openEmbeddedStream } from '../../platform/stream/embedded/index.js';
 import { openKafkaStream } from '../../platform/stream/kafka/index.js';
 import type { Stream } from '../../platform/stream/types.js';
 import { startKafkaBroker, type KafkaBroker } from '../../test/kafka/broker.js';
-import { validLogEvents } from '../../test/support/corpus.js';
+import { validLogEvents } from '../../test/fixtures/index.js';
 import { sample } from '../../receivers/event-hooks/testing.js';
 import { closedLoopAppend, recordBatches } from './baseline.js';
 import { DeliveryFactory, closedLoop, fixedRate, type CellResult, type Target } from './load.js';

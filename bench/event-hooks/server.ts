@@ -7,11 +7,11 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseConfig } from '../../platform/config/load.js';
+import { parseConfig } from '../../cli/config/load.js';
 import { createLogger } from '../../platform/log.js';
 import { collectProcessMetrics } from '../../platform/metrics.js';
 import { ensureHooklogTopics, openStream } from '../../platform/stream/open.js';
-import { createApp } from '../../receivers/app.js';
+import { createApp } from '../../cli/app.js';
 
 const config = parseConfig(JSON.parse(process.argv[2] ?? '{}'), {});
 const logger = createLogger({ level: 'warn', destination: process.stderr });

@@ -1,6 +1,6 @@
 /**
  * The bench's workload: N stream records shaped like production `<prefix>.logs`
- * records — value is one LogEvent's JSON (a corpus event with a fresh uuid and
+ * records — value is one LogEvent's JSON (a fixture event with a fresh uuid and
  * `published`), key and `hooklog-org` name one of a few orgs, and the headers a
  * hook delivery carries. Built once per process and reused by every mode: each
  * mode writes into its own database, so reuse never meets deduplication.
@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { Header } from '../../platform/stream/headers.js';
 import type { StreamRecord } from '../../platform/stream/types.js';
-import { validLogEvents } from '../../test/support/corpus.js';
+import { validLogEvents } from '../../test/fixtures/index.js';
 
 /** Events spread over this many orgs, as a multi-tenant deployment would see. */
 export const ORGS = 20;

@@ -19,7 +19,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Kafka, logLevel } from 'kafkajs';
+import { quietKafka } from '../../platform/stream/kafka/client.js';
 import { createLogger } from '../../platform/log.js';
 import { openStore } from '../../platform/store/index.js';
 import type { Topics } from '../../platform/stream/headers.js';
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     brokers = broker.brokers;
   }
   const chdbDir = await mkdtemp(join(tmpdir(), 'hooklog-bench-chdb-'));
-  const admin = new Kafka({ brokers: brokers.split(','), clientId: 'hooklog-bench-admin', logLevel: logLevel.NOTHING }).admin();
+  const admin = quietKafka({ brokers: brokers.split(','), clientId: 'hooklog-bench-admin' }).admin();
   await admin.connect();
   // Each mode opens and closes a store of its own (the sink writes to its
   // store's database); closing a chdb session can shut the engine down under

@@ -16,7 +16,7 @@ import { findLink } from '../../ingest/client/link.js';
 import { startIngest } from '../../ingest/index.js';
 import { RateBudget } from '../../ingest/client/rate-limit.js';
 import { systemLogFirstUrl } from '../../ingest/system-log/first-request.js';
-import { parseConfig } from '../../platform/config/load.js';
+import { parseConfig } from '../../cli/config/load.js';
 import { silentLogger } from '../../platform/log.js';
 import { topicNames } from '../../platform/stream/headers.js';
 import { openEmbeddedStream } from '../../platform/stream/embedded/index.js';

@@ -14,10 +14,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { parseConfig } from '../../platform/config/load.js';
+import { parseConfig } from '../../cli/config/load.js';
 import { createLogger } from '../../platform/log.js';
 import { ensureHooklogTopics, openStream } from '../../platform/stream/open.js';
-import { createApp } from '../../receivers/app.js';
+import { createApp } from '../../cli/app.js';
 import { decide, startTokenHooks } from '../../receivers/token-hook/index.js';
 import { benchHook, benchRequest } from './workload.js';
 

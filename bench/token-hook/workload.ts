@@ -1,7 +1,7 @@
 /**
  * The bench's workload: 20 rules of every condition kind (7 match the
  * request, the others are for other clients, networks and users), a
- * 10 000-row CSV lookup table that three rules read, and the corpus request
+ * 10 000-row CSV lookup table that three rules read, and the fixture request
  * with its login present in the table.
  */
 import { writeFileSync } from 'node:fs';
@@ -16,7 +16,7 @@ export function writeTable(dir: string): string {
   const file = join(dir, 'employees.csv');
   const lines = ['login,department,cost_center,manager'];
   for (let i = 0; i < TABLE_ROWS - 1; i++) lines.push(`user${i}@example.com,Dept ${i % 97},CC-${1000 + (i % 313)},mgr${i % 211}@example.com`);
-  lines.push('administrator1@clouditude.net,"Platform, Identity",CC-4242,cto@clouditude.net');
+  lines.push('ada.lovelace@acme.example,"Platform, Identity",CC-4242,cto@acme.example');
   writeFileSync(file, lines.join('\n') + '\n');
   return file;
 }
@@ -37,7 +37,7 @@ export function benchRules(): unknown[] {
     { name: 'deny-outside-network', when: { not: { ip_cidrs: ['127.0.0.0/8', '10.0.0.0/8', '2001:db8::/32'] } }, actions: [{ deny: { error_summary: 'Sign in from the corporate network.' } }] },
     { name: 'department', when: { scopes_any: ['profile'] }, actions: [lookup('department', 'department', 'both')] },
     { name: 'cost-center', when: { client_id: { prefix: 'custom' } }, actions: [lookup('cost_center', 'cost_center', 'access')] },
-    { name: 'manager', when: { user_login: { suffix: '@clouditude.net', ignore_case: true } }, actions: [lookup('https://clouditude.net/claims/manager', 'manager', 'id')] },
+    { name: 'manager', when: { user_login: { suffix: '@acme.example', ignore_case: true } }, actions: [lookup('https://acme.example/claims/manager', 'manager', 'id')] },
     { name: 'password-only-short-lived', when: { mfa_active: false, amr_any: ['PASSWORD'] }, actions: [{ lifetime: { tokens: 'access', seconds: 900 } }] },
     { name: 'email-scope', when: { scopes_all: ['openid', 'email'] }, actions: [{ add: { tokens: 'id', claim: 'contact', template: '{{user.profile.firstName}} {{user.profile.lastName}}' } }] },
     ...others,

@@ -134,6 +134,6 @@ export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Con
     handler,
     maxBatchRecords: o.maxBatchRecords,
     maxBatchWaitMs: o.maxBatchWaitMs,
-    onHandlerError: (err, batch, attempt) => o.telemetry.log.warn({ partition: batch.partition, attempt, err: (err as Error).message }, 'alerting batch failed; retrying'),
+    onHandlerError: (err, batch, attempt) => o.telemetry.log.warn({ partition: batch.partition, attempt, err }, 'alerting batch failed; retrying'),
   });
 }

@@ -17,12 +17,7 @@ import { createAlertingTelemetry, type AlertingCounters } from './telemetry.js';
 import type { RetryPolicy } from '../../platform/retry.js';
 import { HooklogError } from '../../platform/errors.js';
 
-export { alertingSchema, type AlertingConfig, type WebhookConfig } from './config.js';
-export { loadAllRules } from './rules/load.js';
-export { loadSigmaPaths, loadSigmaFile } from './sigma/load.js';
-export { compileRule } from './rules/compile.js';
-export { PartitionEngine } from './engine.js';
-export type { Alert } from './alert.js';
+export type { AlertingConfig } from './config.js';
 
 /** `<prefix>.alerts` (public: one record per finding) and `<prefix>.alerting-state` (compacted checkpoints). */
 export function alertingTopics(prefix: string) {

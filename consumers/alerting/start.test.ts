@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startDaemon, stopDaemon, type Daemon } from '../../test/support/cli.js';
-import { delivery } from '../../test/support/corpus.js';
+import { FIXTURES_DIR, delivery } from '../../test/fixtures/index.js';
 import { postDelivery, writeTestConfig, type TestInstance } from '../../test/support/hooklog-config.js';
 import { waitFor } from '../../test/support/wait.js';
 
@@ -30,7 +30,7 @@ beforeAll(async () => {
   inst = writeTestConfig({
     extra: {
       alerting: {
-        sigma_paths: ['/work/shared/corpora/sigma/rules'],
+        sigma_paths: [`${FIXTURES_DIR}sigma`],
         rules: [{ id: 'grant-then-token', type: 'sequence', window_ms: 600_000, group_by: ['actor.alternateId'],
           first: { s: { eventType: 'user.account.privilege.grant' }, condition: 's' },
           then: { s: { eventType: 'system.api_token.create' }, condition: 's' } }],
@@ -54,7 +54,7 @@ describe('alerting in hooklog start', () => {
       uuid: randomUUID(), published: new Date(t + dt).toISOString(), eventType, displayMessage: eventType,
       actor: { alternateId: 'mallory@acme.example', type: 'User' }, outcome: { result: 'SUCCESS' },
     });
-    // Sigma: okta_admin_role_assigned_to_user_or_group and okta_api_token_created; ours: the sequence.
+    // Sigma (test/fixtures/sigma): admin_role_granted and api_token_created; ours: the sequence.
     const events = [ev('user.account.privilege.grant', 0), ev('system.api_token.create', 60_000), ev('user.session.start', 70_000)];
     expect(await postDelivery(daemon!.url, inst.hookId, delivery(inst.org, inst.hookId, events))).toBe(204);
     // The service retries a delivery it thinks failed: the same events again must not alert again.

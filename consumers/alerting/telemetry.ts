@@ -32,7 +32,7 @@ export function createAlertingTelemetry(logger: Logger) {
     },
     checkpointFailed(partition: number, err: unknown) {
       counters.checkpointFailures++;
-      log.warn({ partition, err: (err as Error).message }, 'alerts + checkpoint write failed; batch will be re-evaluated');
+      log.warn({ partition, err }, 'alerts + checkpoint write failed; batch will be re-evaluated');
     },
     delivered(output: string) {
       counters.delivered++;
@@ -40,11 +40,11 @@ export function createAlertingTelemetry(logger: Logger) {
     },
     deliveryRetry(output: string, err: unknown, attempt: number, delayMs: number) {
       counters.deliveryRetries++;
-      log.warn({ output, attempt, delayMs, err: (err as Error).message }, 'alert delivery failed; retrying');
+      log.warn({ output, attempt, delayMs, err }, 'alert delivery failed; retrying');
     },
     deliveryRejected(output: string, alertId: string, err: unknown) {
       counters.deliveryRejected++;
-      log.error({ output, alertId, err: (err as Error).message }, 'receiver refused the alert; not retried');
+      log.error({ output, alertId, err }, 'receiver refused the alert; not retried');
     },
   };
 }

@@ -1,12 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CORPORA_DIR } from '../../test/support/corpus.js';
-import { Header } from '../../platform/stream/headers.js';
+import { fixtureLines } from '../../test/fixtures/index.js';
+import { Header, deadLetter } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
-import { clientIp, dedupToken, formatDateTime64, mapDeadletterRecord, mapEventRecord, parseTimestamp, type EventRow } from './rows.js';
-
-const lines = (file: string) => readFileSync(join(CORPORA_DIR, file), 'utf8').split('\n').filter((l) => l.trim() !== '');
+import { clientIp, mapDeadletterRecord, mapEventRecord, type EventRow } from './rows.js';
+import { dedupToken } from '../../platform/store/table-writer.js';
+import { formatDateTime64, parseTimestamp } from '../../platform/time.js';
 
 const headers = {
   [Header.org]: 'acme',
@@ -26,59 +24,23 @@ function mapped(value: string | object): EventRow {
   return r.row;
 }
 
-describe('mapEventRecord over the corpus', () => {
-  it('maps every one of the 127 valid events, raw byte-exact, published as UTC milliseconds', () => {
-    const valid = lines('logevents.valid.jsonl');
-    expect(valid).toHaveLength(127);
-    for (const line of valid) {
-      const row = mapped(line);
-      const event = JSON.parse(line) as { uuid: string; published: string; eventType: string };
-      expect(row.raw).toBe(line);
-      expect(row.uuid).toBe(event.uuid);
-      expect(row.event_type).toBe(event.eventType);
-      expect(row.published).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$/);
-      expect(Date.parse(`${row.published.replace(' ', 'T')}Z`)).toBe(Date.parse(event.published));
-    }
-  });
-
-  it('maps or dead-letters (with a reason) every line of the raw corpus: 155 rows, 25 dead letters', () => {
-    const all = lines('logevents.jsonl');
-    const results = all.map((l) => mapEventRecord(record(l)));
-    const rejected = results.flatMap((r, i) => (r.ok ? [] : [{ line: i + 1, reason: r.reason }]));
-    expect(results.length - rejected.length).toBe(155);
-    expect(rejected).toHaveLength(25);
-    for (const r of rejected) expect(r.reason).toMatch(/uuid|published/);
-    // Spot checks against the corpus index: no uuid; "published": "redacted"; published null.
-    expect(rejected.find((r) => r.line === 113)?.reason).toMatch(/uuid/);
-    expect(rejected.find((r) => r.line === 120)?.reason).toMatch(/published/);
-    expect(rejected.find((r) => r.line === 121)?.reason).toMatch(/published/);
-    for (const [i, r] of results.entries()) if (r.ok) expect(r.row.raw).toBe(all[i]);
-  });
-
-  it('reads space-separated and nanosecond timestamps from the raw corpus as UTC', () => {
-    const all = lines('logevents.jsonl');
-    expect(mapped(all[115]!).published).toBe('2021-01-08 21:28:34.875'); // line 116: "2021-01-08 21:28:34.875"
-    expect(mapped(all[116]!).published).toBe('2024-05-02 18:46:21.121'); // line 117: "...21.121000000"
-  });
-});
-
 describe('mapEventRecord fields', () => {
-  const first = JSON.parse(lines('logevents.valid.jsonl')[0]!) as Record<string, unknown>;
+  const first = JSON.parse(fixtureLines('logevents.valid.jsonl').find((l) => l.includes('"application.lifecycle.update"'))!) as Record<string, unknown>;
 
   it('copies the typed columns and hooklog metadata', () => {
     const row = mapped(first);
     expect(row).toMatchObject({
       org: 'acme', source: 'hook', hook_id: 'hook-1', delivery_id: 'dlv-9', received_at: '2024-10-15 02:30:46.500',
-      uuid: '82a42325-f290-11ec-b1c2-078cc65ecd5e', published: '2022-06-23 01:05:02.265',
+      uuid: '93489d21-7149-4ee2-abef-fa3e040d8a11', published: '2025-01-09 00:07:27.519',
       event_type: 'application.lifecycle.update', version: '0', severity: 'INFO', display_message: 'Update application',
       legacy_event_type: 'app.generic.config.app_updated',
-      actor_id: '00us5ty22kvu4NAxo4x6', actor_type: 'User', actor_alternate_id: 'austin.kelleher@jupiterone.com', actor_display_name: 'Austin Kelleher',
-      client_ip: '136.56.2.241', client_browser: 'CHROME', client_os: 'Mac OS X', client_zone: 'null', client_device: 'Computer',
-      as_number: 16591, as_org: 'google', is_proxy: false,
-      geo_country: 'United States', geo_state: 'North Carolina', geo_city: 'Raleigh', geo_postal_code: '27607', geo_lat: 35.797, geo_lon: -78.6865,
+      actor_id: '00uacme0taro00000004x7', actor_type: 'User', actor_alternate_id: 'taro.yamada@acme.example', actor_display_name: '山田 太郎',
+      client_ip: '2001:db8::42', client_browser: 'CHROME', client_os: 'Mac OS X', client_zone: 'null', client_device: 'Computer',
+      as_number: 64497, as_org: 'example cloud', is_proxy: false,
+      geo_country: 'Germany', geo_state: 'Land Berlin', geo_city: 'Berlin', geo_postal_code: '10115', geo_lat: 52.52, geo_lon: 13.405,
       outcome_result: 'SUCCESS', outcome_reason: '',
-      target_id: ['0oa7s4dqka0lUpE5W4x7'], target_type: ['AppInstance'], target_alternate_id: ['jupiterone.dev Google Workspace'], target_display_name: ['Google Workspace'],
-      transaction_id: 'YrO8PS5MqigrMEXMDEbP5AAADQ0', transaction_type: 'WEB', external_session_id: '102IpY-x4JNQCqoTkhj_u3n9w', root_session_id: '',
+      target_id: ['0oaacmewiki000000x7'], target_type: ['AppInstance'], target_alternate_id: ['Acme Wiki'], target_display_name: ['Acme Wiki'],
+      transaction_id: 'dXB9KX5DV1lWJ46mKbkw1XtnD7k', transaction_type: 'WEB', external_session_id: '102wJg7pIMkBNCqJaCY0OURjq', root_session_id: '',
     });
     expect(row.client_user_agent).toMatch(/^Mozilla\/5\.0 \(Macintosh/);
   });
@@ -169,5 +131,21 @@ describe('dedupToken and dead letters', () => {
     });
     const bare = mapDeadletterRecord(record('x', { headers: {}, partition: 0, offset: 3 }));
     expect(bare.ok && bare.row).toMatchObject({ topic: '', partition: 0, offset: 0, origin: '', reason: '', dl_offset: 3 });
+  });
+});
+
+describe('dead letters carry their error code', () => {
+  it('in a header, and at the head of the deadletter row\'s reason (once)', () => {
+    const letter = deadLetter(Buffer.from('{"published":"x"}'), 'event has no uuid', 'event-hook');
+    expect(letter.headers[Header.errorCode]).toBe('RECORD_INVALID');
+    const rejected = deadLetter(Buffer.from('{}'), 'STORE_REJECTED_ROW: rejected by ClickHouse', 'clickhouse-sink', {}, null, 'STORE_REJECTED_ROW');
+    const row = (h: Record<string, string>) => {
+      const r = mapDeadletterRecord(record('{}', { headers: h }));
+      if (!r.ok) throw new Error(r.reason);
+      return r.row.reason;
+    };
+    expect(row(letter.headers)).toBe('RECORD_INVALID: event has no uuid');
+    expect(row(rejected.headers)).toBe('STORE_REJECTED_ROW: rejected by ClickHouse');
+    expect(row({ [Header.reason]: 'no code header' })).toBe('no code header');
   });
 });

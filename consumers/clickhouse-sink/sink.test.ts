@@ -3,11 +3,11 @@
  * ClickHouse (chdb) in one data directory, as `hooklog start` runs them.
  * Tests isolate by topic prefix and org; the database is shared.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CORPORA_DIR } from '../../test/support/corpus.js';
+import { fixtureLines } from '../../test/fixtures/index.js';
 import { randomName, waitFor } from '../../test/support/wait.js';
 import { silentLogger } from '../../platform/log.js';
 import { migrate, openStore, type Store } from '../../platform/store/index.js';
@@ -18,7 +18,9 @@ import { startClickHouseSink, type ClickHouseSink, type ClickHouseSinkOptions } 
 
 const log = silentLogger();
 const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-sink-'));
-const validLines = readFileSync(join(CORPORA_DIR, 'logevents.valid.jsonl'), 'utf8').split('\n').filter((l) => l.trim() !== '');
+const validLines = fixtureLines('logevents.valid.jsonl');
+/** The fixture's valid events (128). */
+const N = validLines.length;
 let store: Store;
 let stream: EmbeddedStream;
 const running: Array<ClickHouseSink | Consumer> = [];
@@ -89,7 +91,7 @@ async function caughtUp(topic: string, group: string): Promise<boolean> {
 }
 
 describe('ClickHouse sink (embedded stream + chdb)', () => {
-  it('lands the 127 corpus events once each, raw intact, dead-letters the invalid, commits to the end', async () => {
+  it('lands the fixture events once each, raw intact, dead-letters the invalid, commits to the end', async () => {
     const topics = await freshTopics(3);
     const orgs = [randomName('acme'), randomName('globex')];
     const invalid = ['{"published":"2024-01-01T00:00:00Z","eventType":"user.session.start"}', 'not json at all', '{"uuid":"u-x","published":"redacted"}'];
@@ -101,16 +103,16 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     const group = randomName('sink');
     const s = await sink(topics, group);
 
-    await waitFor(async () => (await countEvents(orgs, { final: true })) === 127, { what: '127 rows' });
+    await waitFor(async () => (await countEvents(orgs, { final: true })) === N, { what: `${N} rows` });
     await waitFor(() => caughtUp(topics.logs, group), { what: 'logs committed to the end' });
-    expect([...(await stream.committedOffsets(topics.logs, group)).values()].reduce((a, b) => a + b, 0)).toBe(130);
+    expect([...(await stream.committedOffsets(topics.logs, group)).values()].reduce((a, b) => a + b, 0)).toBe(N + 3);
 
     const rows = await store.query<{ uuid: string; raw: string; org: string; source: string; published: string }>(
       `SELECT uuid, raw, org, source, published FROM ${store.database}.events FINAL WHERE org IN {orgs:Array(String)}`,
       { orgs },
     );
     const byUuid = new Map(validLines.map((l, i) => [(JSON.parse(l) as { uuid: string }).uuid, { line: l, org: orgs[i % 2] }]));
-    expect(rows).toHaveLength(127);
+    expect(rows).toHaveLength(N);
     for (const row of rows) {
       const sent = byUuid.get(row.uuid)!;
       expect(JSON.parse(row.raw)).toEqual(JSON.parse(sent.line));
@@ -120,7 +122,7 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     }
 
     const letters = await readAll(topics.deadletter, 3);
-    const appended = await readAll(topics.logs, 130);
+    const appended = await readAll(topics.logs, N + 3);
     expect(letters.map((l) => l.value.toString()).sort()).toEqual([...invalid].sort());
     for (const l of letters) {
       expect(l.headers[Header.origin]).toBe('clickhouse-sink');
@@ -147,8 +149,8 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     // Duplicate delivery: the same events appended again land again, and FINAL folds them.
     await stream.append(topics.logs, validLines.map((l, i) => rec(l, orgs[i % 2]!, i)));
     await waitFor(() => caughtUp(topics.logs, group), { what: 'second copy committed' });
-    expect(await countEvents(orgs, { final: false })).toBe(254); // really inserted twice…
-    expect(await countEvents(orgs, { final: true })).toBe(127); // …and counted once
+    expect(await countEvents(orgs, { final: false })).toBe(2 * N); // really inserted twice…
+    expect(await countEvents(orgs, { final: true })).toBe(N); // …and counted once
   }, 60_000);
 
   it('drops a redelivered batch by its dedup token: same offsets, same token, no second copy', async () => {
@@ -179,7 +181,11 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     await store.command(`ALTER TABLE ${store.database}.${table} MODIFY COLUMN client_device FixedString(7)`);
     const topics = await freshTopics(1);
     const org = randomName('umbrella');
-    const events = validLines.slice(40, 64).map((l) => JSON.parse(l) as Record<string, unknown> & { uuid: string; client: Record<string, unknown> });
+    // 24 events whose own device fits the 7 characters (Mobile, Unknown), so only the two made long fail.
+    const events = validLines
+      .map((l) => JSON.parse(l) as Record<string, unknown> & { uuid: string; client: Record<string, unknown> })
+      .filter((e) => String(e.client.device).length <= 7)
+      .slice(0, 24);
     const bad = new Set([5, 13]);
     events[5]!.client = { ...events[5]!.client, device: 'Smartphone' };
     events[13]!.client = { ...events[13]!.client, device: 'Unknown tablet' };

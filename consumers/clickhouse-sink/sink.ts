@@ -20,8 +20,8 @@ import type { Topics } from '../../platform/stream/headers.js';
 import type { Consumer, Stream } from '../../platform/stream/types.js';
 import type { RetryPolicy } from '../../platform/retry.js';
 import { mapDeadletterRecord, mapEventRecord } from './rows.js';
-import { createSinkTelemetry, type SinkCounters } from './telemetry.js';
-import { writeBatch, type Pipeline, type WriterDeps } from './writer.js';
+import { createSinkTelemetry, type SinkCounters } from '../../platform/store/table-writer-telemetry.js';
+import { writeBatch, type ExtraPipeline, type Pipeline, type WriterDeps } from '../../platform/store/table-writer.js';
 
 export interface ClickHouseSinkOptions {
   readonly stream: Stream;
@@ -53,13 +53,6 @@ export interface ClickHouseSinkOptions {
    * belongs to the component that defines the records.
    */
   readonly extraPipelines?: readonly ExtraPipeline[];
-}
-
-/** A further topic → table pipeline of the sink. */
-export interface ExtraPipeline extends Pipeline {
-  /** Suffix of the consumer group; unique per sink. */
-  readonly name: string;
-  readonly topic: string;
 }
 
 export interface ClickHouseSink {

@@ -95,7 +95,7 @@ describe('OAuth 2.0 client credentials with private_key_jwt', () => {
     const errors = lines().filter((l) => l.msg === 'poller_blocked');
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ code: 'IDP_AUTH_FAILED' });
-    expect(String(errors[0]!.err)).toMatch(/refused the client assertion \(401 invalid_client.*client_id "app".*kid "rsa-1".*RS256/);
+    expect((errors[0]!.err as { message: string }).message).toMatch(/refused the client assertion \(401 invalid_client.*client_id "app".*kid "rsa-1".*RS256/);
     // Slow retries (400 ms, then 800 ms in tests), not a hot loop on the token endpoint.
     expect(sim!.auth.stats.tokenRequests).toBeLessThanOrEqual(4);
     expect(sim!.requests.filter((r) => r.path === '/api/v1/logs')).toHaveLength(0);

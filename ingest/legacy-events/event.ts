@@ -10,5 +10,3 @@ export const legacyEventSchema = z.looseObject({
   eventId: z.string().min(1).max(256),
   published: isoTimestamp,
 });
-
-export type LegacyEvent = z.infer<typeof legacyEventSchema>;

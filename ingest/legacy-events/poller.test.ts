@@ -94,7 +94,7 @@ describe('legacy Events poller', () => {
     const errors = lines().filter((l) => l.msg === 'poller_blocked');
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ code: 'IDP_API_NOT_ENABLED' });
-    expect(String(errors[0]!.err)).toMatch(/not enabled for this org \(403 E0000015/);
+    expect((errors[0]!.err as { message: string }).message).toMatch(/not enabled for this org \(403 E0000015/);
     sim.legacyEnabled = true;
     await waitFor(() => collector.records.length === 1, { what: 'the event once enabled', timeoutMs: 5_000 });
     expect(lines().some((l) => l.msg === 'poller_recovered')).toBe(true);

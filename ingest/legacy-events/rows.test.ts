@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Header } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
-import { readJsonl } from '../../test/support/corpus.js';
+import { legacyEvents } from '../../test/fixtures/index.js';
 import { legacyEventSchema } from './event.js';
 import { legacyEventsPipeline, mapLegacyEventRecord } from './rows.js';
 
@@ -12,8 +12,8 @@ const rec = (value: unknown, raw?: string): ConsumedRecord => ({
 });
 
 describe('legacy event rows', () => {
-  it('maps every corpus event, keeping the raw JSON and the parallel actor/target arrays', () => {
-    const corpus = readJsonl('legacy_events.jsonl');
+  it('maps every fixture event, keeping the raw JSON and the parallel actor/target arrays', () => {
+    const corpus = legacyEvents();
     expect(corpus.length).toBeGreaterThan(0);
     for (const e of corpus) {
       expect(legacyEventSchema.safeParse(e).success).toBe(true);
@@ -27,10 +27,10 @@ describe('legacy event rows', () => {
     }
     const sso = mapLegacyEventRecord(rec(corpus.find((e) => (e.action as { objectType: string }).objectType === 'app.admin.sso.login.success')));
     expect(sso.ok && sso.row).toMatchObject({
-      event_id: 'tev2FSkoWAARbKaFBBfPPXUWA1533221531000',
-      published: '2018-08-02 14:52:11.000',
+      event_id: 'tevz9480hwm5APtQh303sGVfe1559552881000',
+      published: '2019-06-03 09:08:01.000',
       action_object_type: 'app.admin.sso.login.success',
-      client_ip: '99.225.99.159',
+      client_ip: '198.51.100.23',
       target_object_type: ['User', 'AppInstance'],
       received_at: '2026-01-01 00:00:00.000',
     });

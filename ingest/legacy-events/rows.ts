@@ -6,7 +6,9 @@
  * letters) through its `extraPipelines` option. Tolerant like the events
  * mapping: only a missing eventId or published makes a record uninsertable.
  */
-import { formatDateTime64, obj, objects, parseObject, parseTimestamp, str, type ExtraPipeline, type MapResult } from '../../consumers/clickhouse-sink/index.js';
+import { obj, objects, parseObject, str } from '../../platform/store/json.js';
+import type { ExtraPipeline, MapResult } from '../../platform/store/table-writer.js';
+import { formatDateTime64, parseTimestamp } from '../../platform/time.js';
 import { Header } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
 

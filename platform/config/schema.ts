@@ -1,15 +1,14 @@
 import { z } from 'zod';
-import { eventHookReceiverSchema, eventHookSchema } from '../../receivers/event-hooks/config.js';
-import { orgsSchema } from '../../ingest/config.js';
-import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
-import { alertingSchema } from '../../consumers/alerting/config.js';
-import { apiSchema } from '../../analytics/config.js';
 
 /**
- * hooklog's configuration schema: the one source of truth for the config's
- * TypeScript type, its validation and its documentation. Every option has a
- * description and a default; objects are strict (an unknown key is an error,
- * usually a typo that would otherwise silently do nothing); units live in names.
+ * The ground floor's part of hooklog's configuration schema: the sections
+ * platform/ itself reads (server, stream, store, sink, data_dir, log_level).
+ * Each component keeps its own section's schema beside its code, and
+ * cli/config/schema.ts composes the whole, where the process is assembled.
+ * The schema is the one source of truth for the config's TypeScript type, its
+ * validation and its documentation. Every option has a description and a
+ * default; objects are strict (an unknown key is an error, usually a typo that
+ * would otherwise silently do nothing); units live in names.
  */
 const port = z.number().int().min(0).max(65535);
 const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a letter or _ followed by letters, digits or _');
@@ -20,7 +19,7 @@ const tlsSchema = z.strictObject({
   key_path: z.string().min(1).describe('PEM private key file matching cert_path.'),
 }).describe('Serve HTTPS directly. Omit when a TLS-terminating proxy sits in front (the identity service only calls https URIs).');
 
-const serverSchema = z.strictObject({
+export const serverSchema = z.strictObject({
   host: z.string().default('0.0.0.0').describe('Address to listen on.'),
   port: port.default(8080).describe('HTTP(S) port. 0 picks a free port (tests).'),
   body_limit_bytes: z.number().int().min(1024).default(5 * 1024 * 1024)
@@ -52,14 +51,14 @@ const embeddedStreamSchema = z.strictObject({
   retention_hours: z.number().min(1).default(168).describe('Segments older than this are deleted. The embedded log is a buffer, not an archive: ClickHouse is.'),
 }).prefault({}).describe('The embedded log used when stream.kafka is not set.');
 
-const streamSchema = z.strictObject({
+export const streamSchema = z.strictObject({
   topic_prefix: slug.default('hooklog').describe('Topics are <prefix>.logs, .legacy-events, .deadletter, .cursors, .token-decisions, and with alerting .alerts and .alerting-state.'),
   partitions: z.number().int().min(1).max(1024).default(4).describe('Partitions for topics hooklog creates. Records are keyed by org, so one org keeps its order.'),
   kafka: kafkaSchema.optional(),
   embedded: embeddedStreamSchema,
 }).prefault({}).describe('Where events are made durable before they are acknowledged.');
 
-const storeSchema = z.strictObject({
+export const storeSchema = z.strictObject({
   database: identifier.default('hooklog').describe('ClickHouse database holding hooklog\'s tables.'),
   clickhouse: z.strictObject({
     url: z.url().describe('ClickHouse HTTP(S) URL, e.g. http://clickhouse:8123. Setting this section selects a server.'),
@@ -71,38 +70,27 @@ const storeSchema = z.strictObject({
     .describe('Events older than this many days (by published) are dropped by ClickHouse (a TTL set at start-up). 0 keeps them forever.'),
 }).prefault({}).describe('Where events are stored and queried.');
 
-const sinkSchema = z.strictObject({
+export const sinkSchema = z.strictObject({
   group: slug.default('hooklog-clickhouse-sink').describe('Consumer group of the ClickHouse sink.'),
   max_batch_records: z.number().int().min(1).max(100_000).default(5000).describe('Largest insert per partition.'),
   max_batch_wait_ms: z.number().int().min(10).max(60_000).default(1000).describe('A partial batch is inserted at most this long after its first record arrived.'),
 }).prefault({}).describe('The consumer that writes the stream into ClickHouse.');
 
-export const configSchema = z.strictObject({
-  data_dir: z.string().min(1).default('./data').describe('Directory for the embedded log and embedded ClickHouse.'),
-  log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Log level.'),
-  server: serverSchema,
-  stream: streamSchema,
-  store: storeSchema,
-  sink: sinkSchema,
-  event_hooks: z.array(eventHookSchema).default([]).describe('Event hooks this process receives.'),
-  event_hook_receiver: eventHookReceiverSchema,
-  orgs: orgsSchema,
-  token_hooks: tokenHooksSchema,
-  alerting: alertingSchema.optional(),
-  api: apiSchema,
-}).superRefine((cfg, ctx) => {
-  const seen = new Map<string, number>();
-  cfg.event_hooks.forEach((h, i) => {
-    const prev = seen.get(h.id);
-    if (prev !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['event_hooks', i, 'id'], message: `duplicate hook id "${h.id}" (also event_hooks.${prev}.id)` });
-    }
-    seen.set(h.id, i);
-  });
-  if (cfg.server.request_timeout_ms <= cfg.server.headers_timeout_ms) {
-    ctx.addIssue({ code: 'custom', path: ['server', 'request_timeout_ms'], message: `must be above server.headers_timeout_ms (${cfg.server.headers_timeout_ms})` });
-  }
-});
+export const logSchema = z.strictObject({
+  format: z.enum(['auto', 'pretty', 'json']).default('auto')
+    .describe('auto: human-readable lines when stdout is a terminal, JSON lines otherwise; pretty or json to choose. Secrets are redacted in both.'),
+}).prefault({}).describe('How log lines are written.');
 
-export type Config = z.output<typeof configSchema>;
-export type { EventHookConfig, EventHookReceiverConfig } from '../../receivers/event-hooks/config.js';
+export const dataDirSchema = z.string().min(1).default('./data').describe('Directory for the embedded log and embedded ClickHouse.');
+export const logLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Log level.');
+
+/** The sections platform/ reads; the whole config (cli/config/schema.ts) has these and the components' own. */
+export interface PlatformConfig {
+  readonly data_dir: z.output<typeof dataDirSchema>;
+  readonly log_level: z.output<typeof logLevelSchema>;
+  readonly log: z.output<typeof logSchema>;
+  readonly server: z.output<typeof serverSchema>;
+  readonly stream: z.output<typeof streamSchema>;
+  readonly store: z.output<typeof storeSchema>;
+  readonly sink: z.output<typeof sinkSchema>;
+}

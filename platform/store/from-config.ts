@@ -1,11 +1,11 @@
-import type { Config } from '../config/schema.js';
+import type { PlatformConfig } from '../config/schema.js';
 import { HooklogError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { openStore, type OpenStoreOptions, type Store } from './store.js';
 
 /** The store the config names: a ClickHouse server when `store.clickhouse` is set, else chdb under data_dir. */
-export function storeOptions(config: Config, logger: Logger): OpenStoreOptions {
+export function storeOptions(config: PlatformConfig, logger: Logger): OpenStoreOptions {
   const server = config.store.clickhouse;
   return {
     database: config.store.database,
@@ -20,7 +20,7 @@ export function storeOptions(config: Config, logger: Logger): OpenStoreOptions {
  * `hooklog query`), runs `fn`, and closes it whatever happens. Used when no
  * running hooklog holds the store (embedded ClickHouse admits one process).
  */
-export async function withConfiguredStore<T>(config: Config, fn: (store: Store) => Promise<T>): Promise<T> {
+export async function withConfiguredStore<T>(config: PlatformConfig, fn: (store: Store) => Promise<T>): Promise<T> {
   let store: Store;
   try {
     store = openStore(storeOptions(config, silentLogger()));

@@ -1,5 +1,3 @@
-export { openStore, assertIdentifier, type Store, type OpenStoreOptions, type QueryParams } from './store.js';
-export type { ReadOnlyResult } from './read-only.js';
-export { migrate, loadMigrations, splitStatements, renderStatement, defaultMigrationsDir, type Migration } from './migrate.js';
-export { classifyClickHouseError } from './errors.js';
+export { openStore, type Store } from './store.js';
+export { migrate, loadMigrations, renderStatement, defaultMigrationsDir } from './migrate.js';
 export { storeOptions, withConfiguredStore } from './from-config.js';

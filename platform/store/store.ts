@@ -141,7 +141,7 @@ function clientLog(logger: Logger): NonNullable<ClickHouseClientConfigOptions['l
       log.warn({ module: p.module, err: p.err?.message }, p.message);
     }
     error(p: { module: string; message: string; err: Error }): void {
-      log.debug({ module: p.module, err: p.err.message }, p.message);
+      log.debug({ module: p.module, err: p.err }, p.message);
     }
   }
   return { LoggerClass: PinoClientLogger, level: ClickHouseLogLevel.WARN };

@@ -2,6 +2,8 @@
  * Header names for hooklog's metadata on stream records. Public contract: any
  * Kafka consumer of our topics reads these, so names never change meaning.
  */
+import type { ErrorCode } from '../errors.js';
+
 export const Header = {
   org: 'hooklog-org',
   /** hook | system-log | legacy-events | token-hook */
@@ -13,6 +15,8 @@ export const Header = {
   /** For dead letters: why the record was rejected, and which component rejected it. */
   reason: 'hooklog-reason',
   origin: 'hooklog-origin',
+  /** For dead letters: the error code (platform/errors.ts) of why, e.g. RECORD_INVALID, STORE_REJECTED_ROW. */
+  errorCode: 'hooklog-error-code',
   /** For dead letters re-routed from a topic: where the bytes were read. */
   originalTopic: 'hooklog-original-topic',
   originalPartition: 'hooklog-original-partition',
@@ -40,11 +44,18 @@ export function topicNames(prefix: string): Topics {
   };
 }
 
-/** A dead-letter record: the raw bytes as received, with the reason and origin beside them. */
-export function deadLetter(raw: Buffer, reason: string, origin: string, extra: Record<string, string> = {}, key: string | null = null) {
+/** A dead-letter record: the raw bytes as received, with the reason, its error code and origin beside them. */
+export function deadLetter(
+  raw: Buffer,
+  reason: string,
+  origin: string,
+  extra: Record<string, string> = {},
+  key: string | null = null,
+  code: ErrorCode = 'RECORD_INVALID',
+) {
   return {
     key,
     value: raw,
-    headers: { ...extra, [Header.reason]: reason.slice(0, 1000), [Header.origin]: origin },
+    headers: { ...extra, [Header.reason]: reason.slice(0, 1000), [Header.origin]: origin, [Header.errorCode]: code },
   };
 }

@@ -1,4 +1,4 @@
-import type { Config } from '../config/schema.js';
+import type { PlatformConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { openEmbeddedStream } from './embedded/index.js';
 import { topicNames, type Topics } from './headers.js';
@@ -6,7 +6,7 @@ import { openKafkaStream } from './kafka/index.js';
 import type { Stream } from './types.js';
 
 /** Kafka when `stream.kafka` is configured, otherwise the embedded log under data_dir. */
-export async function openStream(config: Config, logger: Logger): Promise<Stream> {
+export async function openStream(config: PlatformConfig, logger: Logger): Promise<Stream> {
   const s = config.stream;
   if (s.kafka) {
     return openKafkaStream({
@@ -27,7 +27,7 @@ export async function openStream(config: Config, logger: Logger): Promise<Stream
 }
 
 /** Creates hooklog's topics (missing ones only). Cursors are compacted: only the latest per key matters. */
-export async function ensureHooklogTopics(stream: Stream, config: Config): Promise<Topics> {
+export async function ensureHooklogTopics(stream: Stream, config: PlatformConfig): Promise<Topics> {
   const topics = topicNames(config.stream.topic_prefix);
   const partitions = config.stream.partitions;
   await stream.ensureTopics([

@@ -40,26 +40,16 @@ const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
  *   "unknown", "redacted" and near-UUIDs one digit short. The service only
  *   sends real System Log UUIDs (time-based, v1 shaped, so no version check).
  *   A refused event is not lost: it is dead-lettered with its raw JSON.
- * - `published` must be a real calendar instant in 1900..2299. JavaScript's
- *   Date.parse rolls 2026-02-30 over into March and takes 24:00, so the
- *   shared schema lets them through; stored, they would be a different time
- *   than the one sent. The year range is what the events table (and the
- *   ClickHouse sink) accepts, so nothing acknowledged here is refused later.
+ * - `published` must be a real calendar instant in 1900..2299 (the shared
+ *   schema's isoTimestamp, platform/time.ts: JavaScript's Date.parse would
+ *   roll 2026-02-30 over into March and take 24:00). The year range is what
+ *   the events table (and the ClickHouse sink) accepts, so nothing
+ *   acknowledged here is refused later.
  */
 export const hookEventSchema = logEventSchema.extend({
   uuid: z.string().regex(CANONICAL_UUID, 'must be a UUID (8-4-4-4-12 hex digits)'),
-  published: isoTimestamp.refine(isRealInstant, { message: 'must be a real date and time between the years 1900 and 2299' }),
+  published: isoTimestamp,
 });
-
-/** Month and day exist (no 30 February), hour 00-23, year (in UTC) 1900-2299. Assumes isoTimestamp's shape. */
-export function isRealInstant(iso: string): boolean {
-  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2})/.exec(iso);
-  if (!m) return false;
-  const [year, month, day, hour] = [Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4])];
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  const utcYear = new Date(iso).getUTCFullYear(); // an offset can move the instant across a year
-  return utcYear >= 1900 && utcYear <= 2299 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23;
-}
 
 /**
  * Splits a delivery into records for the logs topic and dead letters. An

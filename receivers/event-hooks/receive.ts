@@ -11,7 +11,7 @@ import type { EventHookTelemetry, RejectReason, RequestFacts } from './telemetry
 /** Dead letters written by this receiver carry the request id, so a log line and its dead letter can be matched. */
 export const REQUEST_ID_HEADER = 'hooklog-request-id';
 /** Dead letters of refused bodies carry the body's size; a body over the limit is recorded by size alone. */
-export const BODY_BYTES_HEADER = 'hooklog-body-bytes';
+const BODY_BYTES_HEADER = 'hooklog-body-bytes';
 
 export interface ReceiverDeps {
   readonly stream: Stream;

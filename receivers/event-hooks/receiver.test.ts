@@ -4,7 +4,7 @@
  * The end-to-end suites (test/e2e/event-hooks-*) drive the real CLI.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { delivery, validLogEvents } from '../../test/support/corpus.js';
+import { delivery, validLogEvents } from '../../test/fixtures/index.js';
 import { SECRET, readTopic, sample, startHarness, type Harness } from './testing.js';
 
 const events = validLogEvents();

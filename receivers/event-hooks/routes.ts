@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import type { Logger } from '../../platform/log.js';
 import type { Topics } from '../../platform/stream/headers.js';
 import type { Stream } from '../../platform/stream/types.js';
-import { SecretMatcher } from './auth.js';
+import { SecretMatcher } from '../../platform/secret-matcher.js';
 import { expectedSourceOf, type EventHookConfig, type EventHookReceiverConfig } from './config.js';
 import { DeliveryReceiver, type ResolvedHook } from './receive.js';
 import { createEventHookTelemetry, type RequestFacts } from './telemetry.js';

@@ -10,14 +10,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { parseConfig } from '../../platform/config/load.js';
+import { parseConfig } from '../../cli/config/load.js';
 import { createLogger } from '../../platform/log.js';
 import { HooklogError } from '../../platform/errors.js';
 import { openEmbeddedStream, type EmbeddedStream } from '../../platform/stream/embedded/index.js';
 import { topicNames, type Topics } from '../../platform/stream/headers.js';
 import type { ConsumedRecord, Stream, StreamRecord } from '../../platform/stream/types.js';
 import { randomName, waitFor } from '../../test/support/wait.js';
-import { createApp } from '../app.js';
+import { createApp } from '../../cli/app.js';
 
 export class GatedStream implements Stream {
   readonly kind = 'embedded' as const;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../platform/config/load.js';
+import { parseConfig } from '../../cli/config/load.js';
 import { nestingExceeds } from '../body.js';
-import { SecretMatcher, normaliseCredential } from './auth.js';
+import { SecretMatcher, normaliseCredential } from '../../platform/secret-matcher.js';
 import { expectedSourceOf } from './config.js';
 import { RecentDeliveries, deliveryKey } from './dedupe.js';
 import { InFlightLimit } from './in-flight.js';

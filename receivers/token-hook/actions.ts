@@ -6,7 +6,7 @@
  * path only picks prebuilt strings. Literal operations are built once and
  * shared by every answer.
  */
-import type { ActionConfig, SetActionConfig } from './config.js';
+import type { ActionConfig, SetActionConfig } from './rule-schema.js';
 import { claimPointer, type PathStep } from './pointer.js';
 import { LIFETIME_MAX_S, LIFETIME_MIN_S, LIFETIME_PATH, MAX_ANSWER_BYTES, RESERVED_CLAIMS, isReservedClaim, isValidLifetime, type TokenType } from './protocol.js';
 import type { TokenContext } from './request.js';

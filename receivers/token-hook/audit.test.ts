@@ -50,7 +50,7 @@ async function freshTopics(): Promise<Topics> {
 const RULES = [
   { name: 'deny-locked', when: { user_profile: { locked: ['true'] } }, actions: [{ deny: { error_summary: 'Account locked.' } }] },
   { name: 'dept', when: { scopes_any: ['email'] }, actions: [{ add: { tokens: 'both', claim: 'dept', template: '{{user.profile.department}}' } }] },
-  { name: 'short-lived', when: { client_id: ['customClientIdNative'] }, actions: [{ lifetime: { tokens: 'access', seconds: 600 } }] },
+  { name: 'short-lived', when: { client_id: ['customerPortalWeb'] }, actions: [{ lifetime: { tokens: 'access', seconds: 600 } }] },
 ];
 
 function request(edit: (r: ReturnType<typeof sampleRequest>) => void) {
@@ -104,14 +104,14 @@ describe('audit trail', () => {
     for (const { rec, d } of decisions) {
       expect(rec.key).toBe(org);
       expect(rec.headers).toMatchObject({ 'hooklog-org': org, 'hooklog-source': 'token-hook', 'hooklog-hook-id': 'th' });
-      expect(d).toMatchObject({ hook_id: 'th', org, user_id: '00uq8tMo3zV0OfJON0g3' });
+      expect(d).toMatchObject({ hook_id: 'th', org, user_id: '00uacme0ada0000001x7' });
       expect(d.decision_id).toMatch(/^[0-9a-f-]{36}$/);
       expect(d.latency_us).toBeGreaterThanOrEqual(0);
     }
     const byOutcome = new Map(decisions.map(({ d }) => [d.outcome, d]));
     expect(byOutcome.get('commands')).toMatchObject({
       rules_matched: ['dept', 'short-lived'],
-      client_id: 'customClientIdNative',
+      client_id: 'customerPortalWeb',
       commands: [
         { type: 'com.okta.identity.patch', value: [{ op: 'add', path: '/claims/dept', value: 'R&D' }] },
         {
@@ -140,7 +140,7 @@ describe('audit trail', () => {
     const rowByOutcome = new Map(rows.map((r) => [r.outcome, r]));
     expect(JSON.parse(rowByOutcome.get('commands')!.commands)).toEqual(byOutcome.get('commands')!.commands);
     expect(rowByOutcome.get('commands')!.rules_matched).toEqual(['dept', 'short-lived']);
-    expect(rowByOutcome.get('deny')).toMatchObject({ error_summary: 'Account locked.', rules_matched: ['deny-locked'], hook_id: 'th', user_id: '00uq8tMo3zV0OfJON0g3' });
+    expect(rowByOutcome.get('deny')).toMatchObject({ error_summary: 'Account locked.', rules_matched: ['deny-locked'], hook_id: 'th', user_id: '00uacme0ada0000001x7' });
     expect(new Set(rows.map((r) => r.decision_id))).toEqual(new Set(decisions.map(({ d }) => d.decision_id)));
     // The sink committed the decisions it stored, under its own group.
     await waitFor(async () => {

@@ -9,7 +9,7 @@
  * closed list (metrics label, log field), never the token or its claims.
  */
 import { decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
-import { SecretMatcher } from '../event-hooks/auth.js';
+import { SecretMatcher } from '../../platform/secret-matcher.js';
 import type { OAuthConfig, TokenHookConfig } from './config.js';
 import { JwksCache, type AsymmetricAlgorithm, type JwksEvents } from './jwks.js';
 

@@ -5,7 +5,7 @@
  * predicate allocates nothing.
  */
 import { BlockList, isIP } from 'node:net';
-import type { ConditionsConfig, StringTestConfig } from './config.js';
+import type { ConditionsConfig, StringTestConfig } from './rule-schema.js';
 import type { TokenContext } from './request.js';
 import { scalarText } from './template.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HooklogError } from '../../platform/errors.js';
-import { parseConfig } from '../../platform/config/load.js';
+import { parseConfig } from '../../cli/config/load.js';
 import { redactSecrets } from '../../platform/config/secrets.js';
 import { RESERVED_CLAIMS } from './protocol.js';
 import { HOOK_SECRET } from './testing.js';

@@ -1,6 +1,6 @@
 /**
  * Conformance with the token inline hook protocol (protocols.md §2), built
- * from its request and answer shapes and the corpus samples: requests go
+ * from its request and answer shapes and the project's sample request: requests go
  * through the real answer path (`decide`: parse, rules, answer checks) of
  * hooks compiled from parsed config; answers are compared byte for byte.
  */
@@ -8,32 +8,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkAnswer } from './answer.js';
-import { accessPatch, corpusTokenRequests, idPatch, type LooseJson, sampleRequest, tokenHookHarness } from './testing.js';
+import { accessPatch, idPatch, sampleRequest, tokenHookHarness } from './testing.js';
 
 const { hookWith, answer, dir } = tokenHookHarness('token-conformance');
-const both = { id: true, access: true };
 
 describe('requests as the service sends them', () => {
-  it('answers every corpus request: both tokens patched, the answer passing the protocol check', async () => {
-    const hook = await hookWith([{ name: 'tag', actions: [{ add: { tokens: 'both', claim: 'tagged', template: '{{user.id}}' } }] }]);
-    const requests = corpusTokenRequests();
-    expect(requests.size).toBe(12);
-    let answered = 0;
-    for (const [file, req] of requests) {
-      const a = answer(hook, req);
-      if (file.includes('8566bbdeca')) {
-        // The spec's own example puts context/identity/access beside a null data: not a request.
-        expect(a).toEqual({ status: 400, json: { error: 'data is missing' } });
-        continue;
-      }
-      const userId = ((req as LooseJson).data.context.user.id as string);
-      expect(a).toEqual({ status: 200, json: { commands: [idPatch({ op: 'add', path: '/claims/tagged', value: userId }), accessPatch({ op: 'add', path: '/claims/tagged', value: userId })] } });
-      expect(checkAnswer(a.json, both)).toBeUndefined();
-      answered++;
-    }
-    expect(answered).toBe(11);
-  });
-
   it('ID-token-only requests (no data.access) never get an access patch', async () => {
     const hook = await hookWith([
       { name: 'both', actions: [{ add: { tokens: 'both', claim: 'b', value: 1 } }] },
@@ -138,8 +117,8 @@ describe('every action type', () => {
       status: 200,
       json: {
         commands: [
-          idPatch({ op: 'add', path: '/claims/who', value: 'Add-Min OCloudy Tud <administrator1@clouditude.net>' }),
-          accessPatch({ op: 'add', path: '/claims/ctx', value: 'customClientIdNative|openid profile email|PASSWORD|false|0prq8mLKuKAmavOvq0g3|127.0.0.1|00uq8tMo3zV0OfJON0g3|1' }),
+          idPatch({ op: 'add', path: '/claims/who', value: 'Ada Lovelace <ada.lovelace@acme.example>' }),
+          accessPatch({ op: 'add', path: '/claims/ctx', value: 'customerPortalWeb|openid profile email|PASSWORD|false|0pracmeSignOnRule1x7|127.0.0.1|00uacme0ada0000001x7|1' }),
         ],
       },
     });
@@ -147,9 +126,9 @@ describe('every action type', () => {
 
   it('lookups from CSV and JSON tables; a miss uses the default or leaves the action out', async () => {
     const csv = join(dir, 'employees.csv');
-    writeFileSync(csv, 'login,department,"cost center"\nADMINISTRATOR1@clouditude.net,"R&D, Labs",42\nother@x.com,Sales,7\n');
+    writeFileSync(csv, 'login,department,"cost center"\nADA.LOVELACE@acme.example,"R&D, Labs",42\nother@x.com,Sales,7\n');
     const json = join(dir, 'roles.json');
-    writeFileSync(json, JSON.stringify({ customClientIdNative: { roles: ['admin', 'ops'], tier: 3 } }));
+    writeFileSync(json, JSON.stringify({ customerPortalWeb: { roles: ['admin', 'ops'], tier: 3 } }));
     const hook = await hookWith(
       [
         {
@@ -189,7 +168,7 @@ describe('every action type', () => {
   it('deny: an error answer, later rules not run, earlier operations discarded', async () => {
     const hook = await hookWith([
       { name: 'first', actions: [{ add: { tokens: 'id', claim: 'c', value: 1 } }] },
-      { name: 'block', when: { user_login: { suffix: '@clouditude.net' } }, actions: [{ deny: { error_summary: 'User is not a patient.' } }] },
+      { name: 'block', when: { user_login: { suffix: '@acme.example' } }, actions: [{ deny: { error_summary: 'User is not a patient.' } }] },
       { name: 'never', actions: [{ add: { tokens: 'id', claim: 'd', value: 2 } }] },
     ]);
     expect(answer(hook, sampleRequest())).toEqual({ status: 200, json: { error: { errorSummary: 'User is not a patient.' } } });

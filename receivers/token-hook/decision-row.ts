@@ -5,7 +5,8 @@
  * the delivery guarantees (batches per partition, dedup tokens, commit after
  * insert, dead letters) through its `extraPipelines` option.
  */
-import { formatDateTime64, parseTimestamp, type ExtraPipeline, type MapResult } from '../../consumers/clickhouse-sink/index.js';
+import type { ExtraPipeline, MapResult } from '../../platform/store/table-writer.js';
+import { formatDateTime64, parseTimestamp } from '../../platform/time.js';
 import { Header } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
 

@@ -84,17 +84,17 @@ describe('a running hook with a lookup table', () => {
 
   it('serves a changed file once it is reloaded, keeps the old rows when the new file is broken', async () => {
     const file = join(dir, 'emp.csv');
-    writeFileSync(file, 'login,dept\nadministrator1@clouditude.net,Labs\n');
+    writeFileSync(file, 'login,dept\nada.lovelace@acme.example,Labs\n');
     const hook = await startWith(file);
     expect(dept(hook)).toBe('Labs');
 
     // Replaced the way editors and config management do: a new file renamed over the old.
-    writeFileSync(`${file}.new`, 'login,dept\nadministrator1@clouditude.net,Platform Engineering\nother@x.com,Sales\n');
+    writeFileSync(`${file}.new`, 'login,dept\nada.lovelace@acme.example,Platform Engineering\nother@x.com,Sales\n');
     renameSync(`${file}.new`, file);
     await waitFor(() => dept(hook) === 'Platform Engineering', { what: 'the reloaded value' });
     expect(hook.telemetry.counters.lookupReloads).toBeGreaterThanOrEqual(1);
 
-    writeFileSync(file, 'login,department\nadministrator1@clouditude.net,Gone\n');
+    writeFileSync(file, 'login,department\nada.lovelace@acme.example,Gone\n');
     await waitFor(() => hook.telemetry.counters.errors.lookup_reload >= 1, { what: 'a failed reload' });
     expect(dept(hook)).toBe('Platform Engineering');
 

@@ -9,7 +9,7 @@
 import { unwatchFile, watchFile, type Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { LookupSource } from './actions.js';
-import type { LookupTableConfig } from './config.js';
+import type { LookupTableConfig } from './rule-schema.js';
 import { parseCsv } from './csv.js';
 
 export interface LookupEvents {

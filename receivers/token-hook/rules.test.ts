@@ -1,6 +1,6 @@
 /**
  * Rule conditions, each on its own and combined, compiled from parsed config
- * as production compiles them, evaluated on the corpus request reshaped.
+ * as production compiles them, evaluated on the fixture request (test/fixtures/token-hook) reshaped.
  */
 import { describe, expect, it } from 'vitest';
 import type { TableResolver } from './actions.js';
@@ -34,10 +34,10 @@ function variant(edit: (r: LooseJson) => void): LooseJson {
 describe('conditions', () => {
   const base = sampleRequest();
   const cases: Array<[string, Record<string, unknown>, LooseJson, boolean]> = [
-    ['client id listed', { client_id: ['customClientIdNative'] }, base, true],
+    ['client id listed', { client_id: ['customerPortalWeb'] }, base, true],
     ['client id not listed', { client_id: ['other'] }, base, false],
     ['client id regex', { client_id: { regex: '^custom' } }, base, true],
-    ['client id from protocol.request when client is absent', { client_id: ['customClientIdNative'] }, variant((r) => delete r.data.context.protocol.client), true],
+    ['client id from protocol.request when client is absent', { client_id: ['customerPortalWeb'] }, variant((r) => delete r.data.context.protocol.client), true],
     ['a requested scope', { scopes_any: ['email', 'groups'] }, base, true],
     ['no requested scope', { scopes_any: ['groups'] }, base, false],
     ['all requested scopes', { scopes_all: ['openid', 'email'] }, base, true],
@@ -47,9 +47,9 @@ describe('conditions', () => {
     ['grant type absent', { grant_type: ['implicit'] }, base, false],
     ['issuer prefix and suffix', { issuer: { prefix: 'https://', suffix: '/oauth2/default' } }, base, true],
     ['issuer exact mismatch', { issuer: ['https://other/oauth2/default'] }, base, false],
-    ['login suffix, case folded', { user_login: { suffix: '@CLOUDITUDE.NET', ignore_case: true } }, base, true],
-    ['login suffix, case kept', { user_login: { suffix: '@CLOUDITUDE.NET' } }, base, false],
-    ['login from session when profile has none', { user_login: ['administrator1@clouditude.net'] }, variant((r) => delete r.data.context.user.profile.login), true],
+    ['login suffix, case folded', { user_login: { suffix: '@ACME.EXAMPLE', ignore_case: true } }, base, true],
+    ['login suffix, case kept', { user_login: { suffix: '@ACME.EXAMPLE' } }, base, false],
+    ['login from session when profile has none', { user_login: ['ada.lovelace@acme.example'] }, variant((r) => delete r.data.context.user.profile.login), true],
     ['profile field', { user_profile: { locale: ['en'], timeZone: { prefix: 'America/' } } }, base, true],
     ['profile field mismatch', { user_profile: { locale: ['fr'] } }, base, false],
     ['profile field absent', { user_profile: { department: { regex: '.*' } } }, base, false],
@@ -64,11 +64,11 @@ describe('conditions', () => {
     ['IPv6 in range', { ip_cidrs: ['2001:db8::/32'] }, variant((r) => (r.data.context.request.ipAddress = '2001:db8::17')), true],
     ['IPv4-mapped IPv6 in an IPv4 range', { ip_cidrs: ['10.0.0.0/8'] }, variant((r) => (r.data.context.request.ipAddress = '::ffff:10.1.2.3')), true],
     ['not an IP', { ip_cidrs: ['0.0.0.0/0'] }, variant((r) => (r.data.context.request.ipAddress = 'redacted')), false],
-    ['policy rule', { policy_rule_id: ['0prq8mLKuKAmavOvq0g3'] }, base, true],
-    ['all conditions together', { client_id: ['customClientIdNative'], scopes_any: ['openid'], mfa_active: false, ip_cidrs: ['127.0.0.1/32'] }, base, true],
-    ['one of many fails', { client_id: ['customClientIdNative'], mfa_active: true }, base, false],
-    ['not: skipped when all of it holds', { not: { client_id: ['customClientIdNative'], mfa_active: false } }, base, false],
-    ['not: runs when part of it fails', { not: { client_id: ['customClientIdNative'], mfa_active: true } }, base, true],
+    ['policy rule', { policy_rule_id: ['0pracmeSignOnRule1x7'] }, base, true],
+    ['all conditions together', { client_id: ['customerPortalWeb'], scopes_any: ['openid'], mfa_active: false, ip_cidrs: ['127.0.0.1/32'] }, base, true],
+    ['one of many fails', { client_id: ['customerPortalWeb'], mfa_active: true }, base, false],
+    ['not: skipped when all of it holds', { not: { client_id: ['customerPortalWeb'], mfa_active: false } }, base, false],
+    ['not: runs when part of it fails', { not: { client_id: ['customerPortalWeb'], mfa_active: true } }, base, true],
     ['no conditions', {}, base, true],
   ];
   it.each(cases)('%s', (_, conditions, req, expected) => {

@@ -8,7 +8,7 @@
  */
 import { compileAction, type CompiledAction, type LookupSource, type PatchOp, type TableResolver } from './actions.js';
 import { compileConditions, type Predicate } from './conditions.js';
-import type { LookupTableConfig, RuleConfig } from './config.js';
+import type { LookupTableConfig, RuleConfig } from './rule-schema.js';
 import type { TokenContext } from './request.js';
 
 export interface CompiledRule {

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startHooklog, type Running } from '../../cli/runtime.js';
-import { parseConfig } from '../../platform/config/load.js';
+import { parseConfig } from '../../cli/config/load.js';
 import { silentLogger } from '../../platform/log.js';
 import { randomName, waitFor } from '../../test/support/wait.js';
 import { HOOK_SECRET, freshDir, postToken, sampleRequest } from './testing.js';

@@ -5,7 +5,6 @@
  * `component: token-hook`. Payload values (claims, logins) are never bound.
  * Counter children are bound once per hook, so the answer path only increments.
  */
-import { errorMessage } from '../../platform/errors.js';
 import type { Logger } from '../../platform/log.js';
 import { counter, histogram } from '../../platform/metrics.js';
 import type { AuthFailure } from './auth.js';
@@ -75,7 +74,7 @@ export function createTelemetry(hook: string, logger: Logger) {
     /** An internal error or an answer that failed its protocol check; the error policy answered instead. */
     failed(kind: 'internal' | 'unsafe_answer', err: unknown, requestId: string | undefined): void {
       error(kind);
-      log.error({ kind, requestId, err: errorMessage(err) }, 'token_hook_error');
+      log.error({ kind, requestId, err }, 'token_hook_error');
     },
     badRequest(status: number, reason: string, requestId: string | undefined): void {
       error('bad_request');
@@ -96,7 +95,7 @@ export function createTelemetry(hook: string, logger: Logger) {
       dropsUnlogged += records;
       const now = Date.now();
       if (now - lastDropLog >= DROP_LOG_INTERVAL_MS || err !== undefined) {
-        log.warn({ reason, dropped: dropsUnlogged, ...(err === undefined ? {} : { err: errorMessage(err) }) }, 'token_hook_audit_dropped');
+        log.warn({ reason, dropped: dropsUnlogged, ...(err === undefined ? {} : { err }) }, 'token_hook_audit_dropped');
         dropsUnlogged = 0;
         lastDropLog = now;
       }
@@ -107,7 +106,7 @@ export function createTelemetry(hook: string, logger: Logger) {
     },
     lookupReloadFailed(table: string, err: unknown): void {
       error('lookup_reload');
-      log.error({ table, err: errorMessage(err) }, 'token_hook_lookup_reload_failed_keeping_previous');
+      log.error({ table, err }, 'token_hook_lookup_reload_failed_keeping_previous');
     },
     jwksFetched(url: string, keys: number, ms: number): void {
       counters.jwksFetches++;
@@ -115,7 +114,7 @@ export function createTelemetry(hook: string, logger: Logger) {
     },
     jwksFetchFailed(url: string, err: unknown): void {
       error('jwks_fetch');
-      log.error({ url, err: errorMessage(err) }, 'token_hook_jwks_fetch_failed_keeping_cached_keys');
+      log.error({ url, err }, 'token_hook_jwks_fetch_failed_keeping_cached_keys');
     },
     jwksThrottled(url: string): void {
       counters.jwksThrottled++;

@@ -1,16 +1,16 @@
 /** Helpers for this folder's tests and its bench only. */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CORPORA_DIR } from '../../test/support/corpus.js';
-import { parseConfig } from '../../platform/config/load.js';
-import type { Config } from '../../platform/config/schema.js';
+import { tokenHookRequest } from '../../test/fixtures/index.js';
+import { parseConfig } from '../../cli/config/load.js';
+import type { Config } from '../../cli/config/schema.js';
 import type { Logger } from '../../platform/log.js';
 import { topicNames } from '../../platform/stream/headers.js';
 import type { Stream } from '../../platform/stream/types.js';
-import { createApp } from '../app.js';
+import { createApp } from '../../cli/app.js';
 import { afterAll, beforeAll } from 'vitest';
 import { silentLogger } from '../../platform/log.js';
 import { openEmbeddedStream, type EmbeddedStream } from '../../platform/stream/embedded/index.js';
@@ -18,27 +18,13 @@ import { decide, startTokenHooks, type TokenHook, type TokenHooks } from './serv
 
 export const HOOK_SECRET = 'token-hook-secret-0123456789';
 
-/** The corpus's token inline hook requests, by file name. */
-export function corpusTokenRequests(): Map<string, Record<string, unknown>> {
-  const dir = join(CORPORA_DIR, 'hooks');
-  const files = readdirSync(dir).filter((f) => f.startsWith('request__com.okta.oauth2.tokens.transform__')).sort();
-  return new Map(files.map((f) => [f, JSON.parse(readFileSync(join(dir, f), 'utf8')) as Record<string, unknown>]));
-}
-
-/** The corpus's token hook answers (identity and access patches), by file name. */
-export function corpusTokenAnswers(): Map<string, unknown> {
-  const dir = join(CORPORA_DIR, 'hooks');
-  const files = readdirSync(dir).filter((f) => /^response__com\.okta\.(identity|access)\.patch__/.test(f)).sort();
-  return new Map(files.map((f) => [f, JSON.parse(readFileSync(join(dir, f), 'utf8')) as unknown]));
-}
-
 /** Loosely typed JSON, so tests can reshape samples member by member. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type LooseJson = Record<string, any>;
 
-/** A well-formed request from the docs (ID and access token, no refresh): a fresh deep copy each call. */
+/** A well-formed request (ID and access token, no refresh; test/fixtures/token-hook): a fresh copy each call. */
 export function sampleRequest(): LooseJson {
-  return structuredClone(corpusTokenRequests().get('request__com.okta.oauth2.tokens.transform__0a8d328ec4.json')!) as LooseJson;
+  return tokenHookRequest() as LooseJson;
 }
 
 /** A parsed, validated config with the given token hooks, as production builds it. */

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { kafkaBrokers } from '../kafka/inject.js';
 import { startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
-import { delivery, validLogEvents } from '../support/corpus.js';
+import { delivery, validLogEvents } from '../fixtures/index.js';
 import { TEST_SECRET, writeTestConfig, type TestInstance } from '../support/hooklog-config.js';
 import { waitFor } from '../support/wait.js';
 import { ServiceClient, rawRequest, readKafkaTopic, type RawResponse } from './event-hooks-client.js';
@@ -222,7 +222,7 @@ describe('event hooks: bad input (Kafka stream, real CLI)', () => {
     }), false);
   });
 
-  it('takes 10,000 corpus-sized events (14 MiB) in one delivery sent like the service, stored once even if the retry was needed', async () => {
+  it('takes 10,000 full-sized events (14 MiB) in one delivery sent like the service, stored once even if the retry was needed', async () => {
     // On two shared cores this can take longer than the 2 s budget: the 503 is then followed by the
     // service's retry, which joins the still-running append instead of appending a second copy.
     await sendTenThousand((i) => fresh(i), true);

@@ -5,7 +5,7 @@
  * HTTP for bad input, and a reader for hooklog's Kafka topics.
  */
 import { request as httpRequest } from 'node:http';
-import { Kafka, logLevel } from 'kafkajs';
+import { quietKafka, toConsumed } from '../../platform/stream/kafka/client.js';
 import { randomName, waitFor } from '../support/wait.js';
 
 export type Outcome = number | 'timeout';
@@ -110,7 +110,7 @@ export interface TopicRecord {
 
 /** Every record of a Kafka topic, read from the start by a fresh group, once `done(records)` holds. */
 export async function readKafkaTopic(brokers: string, topic: string, done: (records: TopicRecord[]) => boolean, timeoutMs = 30_000): Promise<TopicRecord[]> {
-  const kafka = new Kafka({ clientId: randomName('e2e-reader'), brokers: brokers.split(','), logLevel: logLevel.NOTHING });
+  const kafka = quietKafka({ clientId: randomName('e2e-reader'), brokers: brokers.split(',') });
   const consumer = kafka.consumer({ groupId: randomName('e2e-reader'), maxWaitTimeInMs: 100 });
   const got: TopicRecord[] = [];
   await consumer.connect();
@@ -118,9 +118,8 @@ export async function readKafkaTopic(brokers: string, topic: string, done: (reco
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
       eachMessage: async ({ partition, message }) => {
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = Buffer.isBuffer(v) ? v.toString() : String(v);
-        got.push({ partition, offset: message.offset, key: message.key?.toString() ?? null, value: message.value ?? Buffer.alloc(0), headers });
+        const r = toConsumed(topic, partition, message);
+        got.push({ partition, offset: String(r.offset), key: r.key, value: r.value, headers: { ...r.headers } });
       },
     });
     await waitFor(() => done(got), { timeoutMs, what: `records of ${topic}` });

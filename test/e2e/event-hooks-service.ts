@@ -2,17 +2,16 @@
  * Done-when 1 of issue 3, shared by the embedded and the Kafka run: the real
  * CLI is driven the way the identity service drives a hook (verification
  * first, then batched deliveries with a 3 s time-out and one retry on 5xx or
- * time-out, with the service's own duplicates), using the corpus; every
+ * time-out, with the service's own duplicates), using the project's LogEvent fixtures; every
  * acknowledged event must then be in ClickHouse exactly once, its raw JSON
  * deep-equal to what was sent, with the delivery's metadata beside it.
  */
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { queryViaAdminSocket } from '../../cli/admin-socket.js';
 import { startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
-import { CORPORA_DIR, delivery, validLogEvents } from '../support/corpus.js';
+import { delivery, validLogEvents } from '../fixtures/index.js';
 import { TEST_SECRET, writeTestConfig, type TestInstance } from '../support/hooklog-config.js';
 import { waitFor } from '../support/wait.js';
 import { sample } from '../../receivers/event-hooks/testing.js';
@@ -25,12 +24,29 @@ export async function sqlRows(inst: TestInstance, sql: string): Promise<Readonly
   return rs.rows;
 }
 
-/** The corpus's event-hook deliveries exactly as published (bytes of the files). */
-export function corpusDeliveries(): Array<{ file: string; raw: Buffer; json: { eventId?: string; eventID?: string; data: { events: Array<Record<string, unknown> & { uuid: string }> } } }> {
-  const dir = join(CORPORA_DIR, 'hooks');
-  return readdirSync(dir).filter((f) => f.startsWith('request__com.okta.event_hook__')).sort().map((file) => {
-    const raw = readFileSync(join(dir, file));
-    return { file, raw, json: JSON.parse(raw.toString()) };
+/**
+ * Deliveries with the service's quirks, as raw bytes: the first spells the id `eventID` (older docs)
+ * and carries an event also sent elsewhere; the next four share one eventId (one spelled `eventID`),
+ * their copies of its one new event differing by a field, as copies across doc versions do.
+ */
+export function quirkDeliveries(org: string, hookId: string, events: ReadonlyArray<Record<string, unknown> & { uuid: string }>):
+  Array<{ raw: Buffer; json: { eventId?: string; eventID?: string; data: { events: Array<Record<string, unknown> & { uuid: string }> } } }> {
+  const spellEventID = (d: ReturnType<typeof delivery>) => {
+    const { eventId, ...rest } = d;
+    return { ...rest, eventID: eventId };
+  };
+  const fresh = { ...events[7]!, uuid: '6f1c2d3e-4b5a-4c6d-9e8f-0a1b2c3d4e5f', displayMessage: 'User login to Okta' };
+  const sharedId = 'quirk-shared-delivery-id';
+  const bodies = [
+    spellEventID(delivery(org, hookId, [events[5]!], 'quirk-eventID-delivery')),
+    delivery(org, hookId, [fresh], sharedId),
+    delivery(org, hookId, [{ ...fresh, severity: 'WARN' }], sharedId),
+    spellEventID(delivery(org, hookId, [{ ...fresh, version: '1' }], sharedId)),
+    delivery(org, hookId, [{ ...fresh, displayMessage: 'User login' }], sharedId),
+  ];
+  return bodies.map((b) => {
+    const raw = Buffer.from(JSON.stringify(b, null, 2));
+    return { raw, json: JSON.parse(raw.toString()) };
   });
 }
 
@@ -63,11 +79,11 @@ export function describeServiceDrive(mode: string, brokers: () => string | undef
       if (daemon) await stopDaemon(daemon);
     });
 
-    it('verifies, takes every corpus event in batched, retried and repeated deliveries, and stores each acknowledged event once, raw JSON deep-equal', async () => {
-      const verification = await client.verify('corpus-challenge-7');
-      expect(verification).toEqual({ status: 200, contentType: expect.stringMatching(/^application\/json/), body: { verification: 'corpus-challenge-7' } });
+    it('verifies, takes every fixture event in batched, retried and repeated deliveries, and stores each acknowledged event once, raw JSON deep-equal', async () => {
+      const verification = await client.verify('fixture-challenge-7');
+      expect(verification).toEqual({ status: 200, contentType: expect.stringMatching(/^application\/json/), body: { verification: 'fixture-challenge-7' } });
 
-      // 127 events in deliveries of 1 to 50, as the service batches events that happen close together.
+      // 128 events in deliveries of 1 to 50, as the service batches events that happen close together.
       const events = validLogEvents();
       const sizes = [1, 5, 10, 25, 50, 36];
       const batches: Array<{ id: string; events: typeof events }> = [];
@@ -83,10 +99,10 @@ export function describeServiceDrive(mode: string, brokers: () => string | undef
       const redeliveryId = crypto.randomUUID();
       jobs.push(async () => ({ sent: batches[3]!.events, deliveryId: redeliveryId, result: await client.deliver(delivery(inst.org, inst.hookId, batches[3]!.events, redeliveryId)) }));
       const results = await pool(3, jobs);
-      // Then the corpus's own deliveries, byte for byte and in order: two spell the id eventID, and four
-      // share one eventId (their copies of its one event differ by a field across doc versions), so the
+      // Then deliveries with the service's quirks, byte for byte and in order: two spell the id eventID, and
+      // four share one eventId (their copies of its one event differ by a field across doc versions), so the
       // first is appended and the other three are acknowledged as repeats without appending.
-      for (const c of corpusDeliveries()) {
+      for (const c of quirkDeliveries(inst.org, inst.hookId, events)) {
         results.push({ sent: c.json.data.events, deliveryId: (c.json.eventId ?? c.json.eventID)!, result: await client.deliver(c.raw) });
       }
 
@@ -105,7 +121,7 @@ export function describeServiceDrive(mode: string, brokers: () => string | undef
           acked.set(e.uuid, entry);
         }
       }
-      // One corpus delivery carries an event that is also in logevents.valid.jsonl; the other is new.
+      // One quirk delivery carries an event that is also in logevents.valid.jsonl; the other is new.
       expect(acked.size).toBe(events.length + 1);
 
       const rows = await waitFor(async () => {
@@ -122,7 +138,7 @@ export function describeServiceDrive(mode: string, brokers: () => string | undef
         expect(sent!.deliveryIds.has(String(row.delivery_id))).toBe(true);
         expect(Date.parse(`${String(row.received_at).replace(' ', 'T')}Z`)).toBeGreaterThan(Date.now() - 600_000);
       }
-      // Repeated deliveries were acknowledged without appending: the repeated batch and three corpus copies.
+      // Repeated deliveries were acknowledged without appending: the repeated batch and three quirk copies.
       const exposition = await (await fetch(`${daemon.url}/metrics`)).text();
       expect(sample(exposition, 'hooklog_event_hook_events_total', { hook: inst.hookId, outcome: 'duplicate' })).toBe(batches[2]!.events.length + 3);
       expect(sample(exposition, 'hooklog_event_hook_events_total', { hook: inst.hookId, outcome: 'appended' })).toBe(events.length + batches[3]!.events.length + 2);

@@ -9,7 +9,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { brokerAnswers, startKafkaBroker, type KafkaBroker } from '../kafka/broker.js';
 import { startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
-import { delivery, validLogEvents } from '../support/corpus.js';
+import { delivery, validLogEvents } from '../fixtures/index.js';
 import { TEST_SECRET, writeTestConfig, type TestInstance } from '../support/hooklog-config.js';
 import { waitFor } from '../support/wait.js';
 import { ServiceClient, retriable, type DeliveryResult } from './event-hooks-client.js';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
-import { delivery, validLogEvents } from '../support/corpus.js';
+import { delivery, validLogEvents } from '../fixtures/index.js';
 import { TEST_SECRET, writeTestConfig, type TestInstance } from '../support/hooklog-config.js';
 import { waitFor } from '../support/wait.js';
 import { sqlRows } from './event-hooks-service.js';

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { queryViaAdminSocket } from '../../cli/admin-socket.js';
 import { startKafkaBroker, type KafkaBroker } from '../kafka/broker.js';
-import { delivery, validLogEvents } from '../support/corpus.js';
+import { delivery, validLogEvents } from '../fixtures/index.js';
 import { startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
 import { postDelivery, writeTestConfig } from '../support/hooklog-config.js';
 import { waitFor } from '../support/wait.js';

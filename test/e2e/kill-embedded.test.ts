@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { queryViaAdminSocket } from '../../cli/admin-socket.js';
-import { delivery, validLogEvents } from '../support/corpus.js';
+import { delivery, validLogEvents } from '../fixtures/index.js';
 import { startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
 import { postDelivery, writeTestConfig } from '../support/hooklog-config.js';
 import { waitFor } from '../support/wait.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryViaAdminSocket } from '../../cli/admin-socket.js';
 import { parse } from 'yaml';
 import { readFileSync } from 'node:fs';
-import { delivery, validLogEvents } from '../support/corpus.js';
+import { delivery, validLogEvents } from '../fixtures/index.js';
 import { runCli, startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
 import { postDelivery, TEST_SECRET, writeTestConfig, type TestInstance } from '../support/hooklog-config.js';
 import { waitFor } from '../support/wait.js';

@@ -10,7 +10,7 @@ import { mkdtempSync, openSync, closeSync, existsSync, readFileSync, rmSync, wri
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { quietKafka } from '../../platform/stream/kafka/client.js';
 import { checkJava, ensureKafkaLibs } from './libs.js';
 
 export interface KafkaBroker {
@@ -113,8 +113,8 @@ function portOpen(port: number): Promise<boolean> {
 
 /** True once a Kafka client can describe the cluster at `brokers`. */
 export async function brokerAnswers(brokers: string, timeoutMs = 5_000): Promise<boolean> {
-  const admin = new Kafka({
-    clientId: 'hooklog-test-probe', brokers: brokers.split(','), logLevel: logLevel.NOTHING,
+  const admin = quietKafka({
+    clientId: 'hooklog-test-probe', brokers: brokers.split(','),
     connectionTimeout: Math.min(timeoutMs, 3_000), requestTimeout: timeoutMs, retry: { retries: 0 },
   }).admin();
   try {

@@ -1,53 +1,28 @@
 /**
- * Events for the simulated org: shapes from the shared corpus (real LogEvents
- * and legacy events), each copy with a fresh id and its own times. History
+ * Events for the simulated org: shapes from the project's fixtures (LogEvents
+ * and legacy events, test/fixtures), each copy with a fresh id and its own times. History
  * comes in bursts, with `published` up to 30 s before persistence, so inside
  * a burst the persistence order (the paging order) is not the published order.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { CORPORA_DIR } from '../support/corpus.js';
+import { legacyEvents, validLogEvents } from '../fixtures/index.js';
 import { seededRandom } from '../support/random.js';
 import type { NewEvent } from './store.js';
 
 type Json = Record<string, unknown>;
 
-const BUILTIN_LOG: Json = {
-  actor: { id: '00uttidj01jqL21aM1d6', type: 'User', alternateId: 'john.doe@example.com', displayName: 'John Doe', detailEntry: null },
-  client: { userAgent: { rawUserAgent: 'Mozilla/5.0', os: 'Mac OS X', browser: 'CHROME' }, zone: null, device: 'Computer', id: null, ipAddress: '10.0.0.1',
-    geographicalContext: { city: 'New York', state: 'New York', country: 'United States', postalCode: '10013', geolocation: { lat: 40.3157, lon: -74.01 } } },
-  authenticationContext: { externalSessionId: 'idxBager62CSveUkTxvgRtonA', rootSessionId: 'idxBager62CSveUkTxvgRtonA' },
-  displayMessage: 'User login to Okta', eventType: 'user.session.start', outcome: { result: 'SUCCESS', reason: null },
-  severity: 'INFO', legacyEventType: 'core.user_auth.login_success', transaction: { type: 'WEB', id: 'ab609228fe84ce59cdcbfa690bgce016', detail: null },
-  version: '0', target: [{ id: '0oatxlef9sQvvqInq5d6', type: 'AppInstance', alternateId: 'Okta Admin Console', displayName: 'Okta Admin Console', detailEntry: null }],
-};
-
-const BUILTIN_LEGACY: Json = {
-  action: { message: 'Sign-in successful', categories: ['Sign-in Success'], objectType: 'core.user_auth.login_success', requestUri: '/login/do-login' },
-  actors: [{ id: '00ubgaSARVOQDIOXMORI', displayName: 'Samus Aran', login: 'samus.aran@example.com', objectType: 'User' },
-    { id: 'Mozilla/5.0', displayName: 'CHROME', ipAddress: '10.10.10.10', objectType: 'Client' }],
-  targets: [{ id: '00ubgaSARVOQDIOXMORI', displayName: 'Samus Aran', login: 'samus.aran@example.com', objectType: 'User' }],
-};
-
-function readJsonl(file: string): Json[] {
-  const path = join(CORPORA_DIR, file);
-  if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Json);
-}
-
 let logTemplates: Json[] | undefined;
 let legacyTemplates: Json[] | undefined;
 
-/** LogEvent shapes: the corpus's valid events when present (tests), else one built-in (demo without the corpus). */
+/** LogEvent shapes: the project's fixture events (test/fixtures). */
 export function logEventTemplates(): Json[] {
-  logTemplates ??= readJsonl('logevents.valid.jsonl');
-  return logTemplates.length > 0 ? logTemplates : [BUILTIN_LOG];
+  logTemplates ??= validLogEvents();
+  return logTemplates;
 }
 
 export function legacyEventTemplates(): Json[] {
-  legacyTemplates ??= readJsonl('legacy_events.jsonl');
-  return legacyTemplates.length > 0 ? legacyTemplates : [BUILTIN_LEGACY];
+  legacyTemplates ??= legacyEvents();
+  return legacyTemplates;
 }
 
 /** A LogEvent copied from a template with a fresh uuid (published is set by the store). */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { IdpPolicies } from '../../ingest/client/policies.js';
 import type { OrgConfig } from '../../ingest/config.js';
-import { parseConfig } from '../../platform/config/load.js';
+import { parseConfig } from '../../cli/config/load.js';
 import { createLogger, type Logger } from '../../platform/log.js';
 import { topicNames, type Topics } from '../../platform/stream/headers.js';
 import { openEmbeddedStream, type EmbeddedStream } from '../../platform/stream/embedded/index.js';

@@ -6,9 +6,8 @@
 import type { Logger } from '../../../platform/log.js';
 import type { Store } from '../../../platform/store/index.js';
 import type { ConsumedRecord, Consumer, Stream } from '../../../platform/stream/types.js';
-import type { MapResult } from '../../clickhouse-sink/rows.js';
-import { createSinkTelemetry } from '../../clickhouse-sink/telemetry.js';
-import { writeBatch, type Pipeline } from '../../clickhouse-sink/writer.js';
+import { createSinkTelemetry } from '../../../platform/store/table-writer-telemetry.js';
+import { writeBatch, type MapResult, type Pipeline } from '../../../platform/store/table-writer.js';
 import type { Alert } from '../alert.js';
 
 export interface AlertRow {

@@ -4,4 +4,4 @@
  * overview, frame.ts for the on-disk format and log.ts for durability and
  * retention.
  */
-export { openEmbeddedStream, EmbeddedStream, type EmbeddedStreamOptions } from './embedded-stream.js';
+export { openEmbeddedStream, EmbeddedStream } from './embedded-stream.js';

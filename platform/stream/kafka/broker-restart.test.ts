@@ -8,7 +8,7 @@
  * This test restarts a broker of its own (test/kafka/broker.ts), not the run's
  * shared one, which other test files are using at the same time.
  */
-import { Kafka, logLevel } from 'kafkajs';
+import { quietKafka } from './client.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HooklogError } from '../../errors.js';
 import { silentLogger } from '../../log.js';
@@ -84,7 +84,7 @@ describe('kafka broker restart', () => {
       const missing = [...acked].filter((id) => !count.has(id));
       throw new Error(`${err.message}: ${missing.length} acknowledged records never arrived (${missing.slice(0, 10).join(', ')}…); ${count.size} distinct records read`);
     });
-    const admin = new Kafka({ clientId: randomName('admin'), brokers: [broker.brokers], logLevel: logLevel.NOTHING }).admin();
+    const admin = quietKafka({ clientId: randomName('admin'), brokers: [broker.brokers] }).admin();
     await admin.connect();
     const inTopic = (await admin.fetchTopicOffsets(topic)).reduce((n, p) => n + Number(p.high), 0);
     await admin.disconnect();

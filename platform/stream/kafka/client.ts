@@ -3,7 +3,7 @@
  * (with kafkajs's logging routed into our pino logger) and the conversions
  * between our record shapes and kafkajs's.
  */
-import { Kafka, logLevel, type IHeaders, type KafkaMessage, type LogEntry, type Message } from 'kafkajs';
+import { Kafka, logLevel, type IHeaders, type KafkaConfig, type KafkaMessage, type LogEntry, type Message, type SASLOptions } from 'kafkajs';
 import { HooklogError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { ConsumedRecord, StreamRecord } from '../types.js';
@@ -30,12 +30,34 @@ export function createKafka(o: ResolvedKafkaOptions): Kafka {
     clientId: o.clientId,
     brokers: o.brokers,
     ssl: o.ssl,
-    ...(o.sasl ? { sasl: { mechanism: o.sasl.mechanism, username: o.sasl.username, password: o.sasl.password } as never } : {}),
+    ...(o.sasl ? { sasl: saslOptions(o.sasl) } : {}),
     connectionTimeout: 3_000,
     requestTimeout: 30_000,
     logLevel: logLevel.WARN,
     logCreator: kafkaLogCreator(o.logger),
   });
+}
+
+/** kafkajs types SASL options per mechanism; spelling each out keeps the type checker with us (no cast). */
+function saslOptions(s: NonNullable<ResolvedKafkaOptions['sasl']>): SASLOptions {
+  const { username, password } = s;
+  switch (s.mechanism) {
+    case 'plain':
+      return { mechanism: 'plain', username, password };
+    case 'scram-sha-256':
+      return { mechanism: 'scram-sha-256', username, password };
+    case 'scram-sha-512':
+      return { mechanism: 'scram-sha-512', username, password };
+  }
+}
+
+/**
+ * A bare kafkajs client with its logging off, for tools that talk to a broker beside hooklog's own
+ * stream (the test set-up's probe, admin clients of tests and benches, a raw topic reader). Everything
+ * that builds a kafkajs client goes through this module.
+ */
+export function quietKafka(config: Pick<KafkaConfig, 'clientId' | 'brokers'> & Partial<KafkaConfig>): Kafka {
+  return new Kafka({ logLevel: logLevel.NOTHING, ...config });
 }
 
 /** Our record as a kafkajs message. Values and headers are sent as given; the key picks the partition. */

@@ -32,7 +32,6 @@
  *   the new owner's position moves back (duplicates), never forward past unread data.
  */
 import type { Consumer as KafkaJSConsumer, EachBatchPayload, Kafka } from 'kafkajs';
-import { errorMessage } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { PartitionWorker } from '../partition-worker.js';
 import type { ConsumeOptions, Consumer } from '../types.js';
@@ -78,7 +77,7 @@ export class KafkaGroupConsumer implements Consumer {
     const ev = this.#consumer.events;
     this.#consumer.on(ev.REBALANCING, () => this.#endGeneration('rebalancing'));
     this.#consumer.on(ev.CRASH, (e) => {
-      this.#log.warn({ err: errorMessage(e.payload.error), restart: e.payload.restart }, 'kafka consumer crashed');
+      this.#log.warn({ err: e.payload.error, restart: e.payload.restart }, 'kafka consumer crashed');
       this.#endGeneration('crash');
     });
     this.#consumer.on(ev.GROUP_JOIN, (e) => {
@@ -113,7 +112,7 @@ export class KafkaGroupConsumer implements Consumer {
     // Hand buffered records to the handler once more and commit them while we are still a member.
     await Promise.all(slots.map((s) => s.worker.stop()));
     this.#slots.clear();
-    await this.#consumer.disconnect().catch((err) => this.#log.warn({ err: errorMessage(err) }, 'disconnecting the kafka consumer failed'));
+    await this.#consumer.disconnect().catch((err) => this.#log.warn({ err }, 'disconnecting the kafka consumer failed'));
     await Promise.all(this.#predecessors.values());
   }
 
@@ -187,7 +186,7 @@ export class KafkaGroupConsumer implements Consumer {
     } catch (err) {
       // Not fatal: the position stays where it was and whoever reads the partition next starts there.
       this.#emit({ type: 'commit-failed', ...ev });
-      this.#log.warn({ partition, offset, err: errorMessage(err) }, 'offset commit failed; records after the last commit will be read again');
+      this.#log.warn({ partition, offset, err }, 'offset commit failed; records after the last commit will be read again');
     }
   }
 
@@ -199,7 +198,7 @@ export class KafkaGroupConsumer implements Consumer {
     for (const [partition, slot] of this.#slots) {
       slot.revoked = true;
       const prev = this.#predecessors.get(partition) ?? Promise.resolve();
-      const done = slot.worker.revoke().catch((err) => this.#log.error({ partition, err: errorMessage(err) }, 'partition worker failed'));
+      const done = slot.worker.revoke().catch((err) => this.#log.error({ partition, err }, 'partition worker failed'));
       this.#predecessors.set(partition, Promise.all([prev, done]).then(() => undefined));
     }
     this.#slots.clear();
@@ -211,7 +210,7 @@ export class KafkaGroupConsumer implements Consumer {
     try {
       fn();
     } catch (err) {
-      this.#log.debug({ err: errorMessage(err) }, 'kafka consumer not running');
+      this.#log.debug({ err }, 'kafka consumer not running');
     }
   }
 
@@ -219,7 +218,7 @@ export class KafkaGroupConsumer implements Consumer {
     try {
       this.#o.observer?.(event);
     } catch (err) {
-      this.#log.warn({ err: errorMessage(err) }, 'kafka consumer observer threw');
+      this.#log.warn({ err }, 'kafka consumer observer threw');
     }
   }
 }

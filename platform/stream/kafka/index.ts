@@ -7,8 +7,6 @@ import type { Stream } from '../types.js';
 import { KafkaStream } from './kafka-stream.js';
 import type { KafkaStreamOptions } from './options.js';
 
-export { classifyKafkaError } from './errors.js';
-export { KafkaStream } from './kafka-stream.js';
 export type { KafkaConsumerEvent, KafkaStreamOptions } from './options.js';
 
 /** Connects to the brokers; rejects with STREAM_UNAVAILABLE when none answers. */

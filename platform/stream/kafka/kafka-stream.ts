@@ -17,7 +17,7 @@
  * only safe with one request outstanding.
  */
 import { CompressionTypes, Partitioners, type Admin, type Kafka, type Producer } from 'kafkajs';
-import { HooklogError, errorMessage } from '../../errors.js';
+import { HooklogError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { ConsumeOptions, ConsumedRecord, Consumer, Stream, StreamRecord, TopicSpec, TopicWrite } from '../types.js';
 import { chunkRecords, createKafka, recordBytes, toMessage, withDeadline } from './client.js';
@@ -174,7 +174,7 @@ export class KafkaStream implements Stream {
       await tx.sendBatch({ topicMessages, acks: -1, timeout: ACK_TIMEOUT_MS, compression: this.#compression });
       await tx.commit();
     } catch (err) {
-      await tx.abort().catch((abortErr) => this.#log.warn({ err: errorMessage(abortErr) }, 'aborting the Kafka transaction failed; the next one fences it'));
+      await tx.abort().catch((abortErr) => this.#log.warn({ err: abortErr }, 'aborting the Kafka transaction failed; the next one fences it'));
       await this.#dropTxProducer(producer);
       throw classifyKafkaError(err, 'Kafka transaction');
     }
@@ -246,6 +246,6 @@ export class KafkaStream implements Stream {
       tx?.disconnect(),
       this.#producer.disconnect(),
       this.#admin.disconnect(),
-    ].map((p) => Promise.resolve(p).catch((err) => this.#log.warn({ err: errorMessage(err) }, 'disconnecting from Kafka failed'))));
+    ].map((p) => Promise.resolve(p).catch((err) => this.#log.warn({ err }, 'disconnecting from Kafka failed'))));
   }
 }

@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Admin, Kafka } from 'kafkajs';
-import { HooklogError, errorMessage } from '../../errors.js';
+import { HooklogError } from '../../errors.js';
 import type { ConsumedRecord } from '../types.js';
 import { toConsumed } from './client.js';
 import { classifyKafkaError } from './errors.js';
@@ -74,6 +74,6 @@ export async function readLatestByKey(
     throw classifyKafkaError(err, `reading ${topic}`);
   } finally {
     clearTimeout(timer);
-    await consumer.disconnect().catch((err) => o.logger.warn({ topic, err: errorMessage(err) }, 'disconnecting the reader failed'));
+    await consumer.disconnect().catch((err) => o.logger.warn({ topic, err }, 'disconnecting the reader failed'));
   }
 }

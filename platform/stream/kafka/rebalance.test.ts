@@ -4,7 +4,7 @@
  * must end at the high watermarks, and no member may commit for a partition it
  * does not own at that moment (judged from both members' assignment events).
  */
-import { Kafka, logLevel } from 'kafkajs';
+import { quietKafka } from './client.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../log.js';
 import { randomName, waitFor } from '../../../test/support/wait.js';
@@ -34,7 +34,7 @@ const records = (from: number, n: number): StreamRecord[] =>
   Array.from({ length: n }, (_, i) => ({ key: `k${(from + i) % 40}`, value: Buffer.from(String(from + i)), headers: { id: String(from + i) } }));
 
 async function highWatermarks(topic: string): Promise<Map<number, number>> {
-  const admin = new Kafka({ clientId: 'hw', brokers: kafkaBrokerList(), logLevel: logLevel.NOTHING }).admin();
+  const admin = quietKafka({ clientId: 'hw', brokers: kafkaBrokerList() }).admin();
   await admin.connect();
   try {
     return new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, Number(p.high)]));

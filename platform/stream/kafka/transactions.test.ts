@@ -5,7 +5,7 @@
  * reader shows.
  */
 import { randomBytes } from 'node:crypto';
-import { Kafka, logLevel } from 'kafkajs';
+import { quietKafka } from './client.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HooklogError } from '../../errors.js';
 import { silentLogger } from '../../log.js';
@@ -15,7 +15,7 @@ import type { Consumer, Stream, StreamRecord } from '../types.js';
 import { openKafkaStream } from './index.js';
 
 const rec = (key: string, value: string | Buffer): StreamRecord => ({ key, value: Buffer.isBuffer(value) ? value : Buffer.from(value), headers: {} });
-const client = () => new Kafka({ clientId: randomName('raw'), brokers: kafkaBrokerList(), logLevel: logLevel.NOTHING });
+const client = () => quietKafka({ clientId: randomName('raw'), brokers: kafkaBrokerList() });
 
 let stream: Stream | undefined;
 const consumers: Consumer[] = [];

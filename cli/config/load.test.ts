@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { HooklogError } from '../errors.js';
+import { HooklogError } from '../../platform/errors.js';
 import { defaultConfig, interpolateEnv, loadConfig, parseConfig } from './load.js';
 import { configSchema } from './schema.js';
-import { REDACTED, redactSecrets } from './secrets.js';
+import { REDACTED, redactSecrets } from '../../platform/config/secrets.js';
 
 const hook = (over: Record<string, unknown> = {}) => ({ id: 'h1', org: 'acme', auth: { secrets: ['0123456789abcdef'] }, ...over });
 

@@ -5,8 +5,7 @@
  * never fields of the payload. The counters are plain numbers for now; a
  * metrics registry can read them later without changing the call sites.
  */
-import { errorMessage } from '../../platform/errors.js';
-import type { Logger } from '../../platform/log.js';
+import type { Logger } from '../log.js';
 
 export interface SinkCounters {
   /** Batches fully handled (inserted, dead-lettered, handler resolved). */
@@ -58,7 +57,7 @@ export function createSinkTelemetry(logger: Logger) {
     insertRetry(w: Where, err: unknown, attempt: number, delayMs: number): void {
       counters.insertRetries++;
       // Every retry holds the partition's offsets back: warn from the first one.
-      log.warn({ ...w, attempt, delay_ms: delayMs, err: errorMessage(err) }, 'sink_insert_retry');
+      log.warn({ ...w, attempt, delay_ms: delayMs, err }, 'sink_insert_retry');
     },
     /** `why` is the error's type, not its message: ClickHouse quotes the offending input. */
     bisected(w: Where, firstOffset: number, lastOffset: number, rows: number, why: string): void {
@@ -79,7 +78,7 @@ export function createSinkTelemetry(logger: Logger) {
     },
     handlerFailed(w: Where, err: unknown, attempt: number): void {
       counters.handlerErrors++;
-      log.error({ ...w, attempt, err: errorMessage(err) }, 'sink_batch_failed');
+      log.error({ ...w, attempt, err }, 'sink_batch_failed');
     },
   };
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { HooklogError } from '../errors.js';
+import { HooklogError } from '../../platform/errors.js';
 import { configSchema, type Config } from './schema.js';
 
 export const DEFAULT_CONFIG_PATH = './hooklog.yaml';

@@ -8,13 +8,15 @@
  * expected-false case must not, except those listed in EXCEPTIONS.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { CORPORA_DIR } from '../../test/support/corpus.js';
 import { PartitionEngine } from './engine.js';
 import { loadRuleFile } from './rules/load.js';
 import type { CompiledRule } from './rules/types.js';
 
-const CASES = '/work/shared/corpora/panther/cases.jsonl';
+const CASES = join(CORPORA_DIR, 'panther', 'cases.jsonl');
 const RULES = fileURLToPath(new URL('./content/panther-okta.yaml', import.meta.url));
 
 /** Detections that hooklog's rule language cannot express, and why. */

@@ -4,9 +4,10 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CORPORA_DIR } from '../../../test/support/corpus.js';
 import { loadSigmaPaths } from './load.js';
 
-const CORPUS = '/work/shared/corpora/sigma';
+const CORPUS = join(CORPORA_DIR, 'sigma');
 
 /** A LogEvent shaped as the service sends it; cases override fields. */
 function ev(over: Record<string, unknown> = {}): Record<string, unknown> {

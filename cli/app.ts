@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import Router from '@koa/router';
-import type { Config } from '../platform/config/schema.js';
+import type { Config } from './config/schema.js';
 import type { Logger } from '../platform/log.js';
 import { renderMetrics } from '../platform/metrics.js';
 import type { Topics } from '../platform/stream/headers.js';
 import type { Stream } from '../platform/stream/types.js';
-import { mountEventHooks } from './event-hooks/routes.js';
-import { mountHealth, type Probe } from './health/routes.js';
-import { mountTokenHooks, type TokenHooks } from './token-hook/index.js';
+import { mountEventHooks } from '../receivers/event-hooks/routes.js';
+import { mountHealth, type Probe } from '../receivers/health/routes.js';
+import { mountTokenHooks, type TokenHooks } from '../receivers/token-hook/index.js';
 import { mountQueryApi } from '../analytics/api.js';
 import type { Store } from '../platform/store/index.js';
 
@@ -35,7 +35,7 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.server.trust_proxy, maxIpsCount: deps.config.server.trust_proxy ? 1 : 0 });
   const log = deps.logger.child({ component: 'http' });
   app.silent = true;
-  app.on('error', (err: Error) => log.error({ err: { message: err.message, stack: err.stack } }, 'unhandled HTTP error'));
+  app.on('error', (err: Error) => log.error({ err }, 'unhandled HTTP error'));
 
   app.use(async (ctx, next) => {
     const requestId = randomUUID();
@@ -45,7 +45,7 @@ export function createApp(deps: AppDeps): Koa {
     try {
       await next();
     } catch (err) {
-      log.error({ requestId, err: { message: (err as Error).message, stack: (err as Error).stack } }, 'request failed');
+      log.error({ requestId, err }, 'request failed');
       ctx.status = 500;
       ctx.body = { error: 'internal error', requestId };
     }

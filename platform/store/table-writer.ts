@@ -5,13 +5,18 @@
  * ClickHouse or durably in the deadletter topic — so the offsets the stream
  * commits after it never cover a record that is nowhere.
  */
-import { HooklogError, isRetriable } from '../../platform/errors.js';
-import { RetryPolicies, retry, type RetryPolicy } from '../../platform/retry.js';
-import type { Store } from '../../platform/store/index.js';
-import { Header, deadLetter } from '../../platform/stream/headers.js';
-import type { ConsumedRecord, RecordBatch, Stream } from '../../platform/stream/types.js';
-import { dedupToken, type MapResult } from './rows.js';
-import type { SinkTelemetry, Where } from './telemetry.js';
+import { HooklogError, isRetriable, type ErrorCode } from '../errors.js';
+import { RetryPolicies, retry, type RetryPolicy } from '../retry.js';
+import type { Store } from './store.js';
+import { Header, deadLetter } from '../stream/headers.js';
+import type { ConsumedRecord, RecordBatch, Stream } from '../stream/types.js';
+import type { SinkTelemetry, Where } from './table-writer-telemetry.js';
+
+// Shared by the ClickHouse sink (consumers/clickhouse-sink) and every other stream → table writer
+// (alerting's alerts table, and the sink's further pipelines that components define): so it lives on
+// the ground floor, and components meet it here instead of in each other's files.
+
+export type MapResult<Row> = { readonly ok: true; readonly row: Row } | { readonly ok: false; readonly reason: string };
 
 /** Which table a topic feeds and how its records become rows. */
 export interface Pipeline {
@@ -35,6 +40,18 @@ export interface WriterDeps {
   readonly retryPolicy?: RetryPolicy;
 }
 
+/** The insert's identity: the same offset range of the same partition always yields the same token. */
+export function dedupToken(topic: string, partition: number, firstOffset: number, lastOffset: number): string {
+  return `${topic}-${partition}-${firstOffset}-${lastOffset}`;
+}
+
+/** A further topic → table pipeline of the sink (a component defines it; cli/ hands it to the sink). */
+export interface ExtraPipeline extends Pipeline {
+  /** Suffix of the consumer group; unique per sink. */
+  readonly name: string;
+  readonly topic: string;
+}
+
 /** Name of the component in dead letters' origin header. */
 export const ORIGIN = 'clickhouse-sink';
 
@@ -45,6 +62,8 @@ interface Item {
 
 interface Rejected {
   readonly rec: ConsumedRecord;
+  /** The error code the dead letter carries (header and reason). */
+  readonly code: ErrorCode;
   /** Goes into the dead letter's reason header; may quote the payload (ClickHouse's messages do). */
   readonly reason: string;
   /** Safe to log: our own words, or ClickHouse's error type without its message. */
@@ -59,7 +78,7 @@ export async function writeBatch(deps: WriterDeps, pipeline: Pipeline, batch: Re
   for (const rec of batch.records) {
     const mapped = pipeline.map(rec);
     if (mapped.ok) items.push({ rec, row: mapped.row });
-    else rejected.push({ rec, reason: mapped.reason, summary: mapped.reason });
+    else rejected.push({ rec, code: 'RECORD_INVALID', reason: mapped.reason, summary: mapped.reason });
   }
   await insertRange(deps, pipeline, where, items, rejected);
   await settleRejected(deps, pipeline, where, rejected);
@@ -96,7 +115,7 @@ async function insertRange(deps: WriterDeps, pipeline: Pipeline, where: Where, i
     if (!(err instanceof HooklogError && err.code === 'STORE_REJECTED_ROW')) throw err;
     if (items.length === 1) {
       // classifyClickHouseError's message starts "ClickHouse TYPE (code): …".
-      rejected.push({ rec: items[0]!.rec, reason: `rejected by ${err.message}`, summary: `rejected by ${err.message.split(':', 1)[0]}` });
+      rejected.push({ rec: items[0]!.rec, code: err.code, reason: `${err.code}: rejected by ${err.message}`, summary: `rejected by ${err.message.split(':', 1)[0]}` });
       return;
     }
     deps.telemetry.bisected(where, first, last, items.length, err.message.split(':', 1)[0]!);
@@ -130,6 +149,7 @@ async function settleRejected(deps: WriterDeps, pipeline: Pipeline, where: Where
         [Header.originalOffset]: String(r.rec.offset),
       },
       r.rec.key,
+      r.code,
     ),
   );
   await deps.stream.append(deps.deadletterTopic, letters);

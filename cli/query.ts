@@ -3,14 +3,14 @@
  * asks a running hooklog through its admin socket when embedded ClickHouse is
  * in use (the engine admits one process), and otherwise opens the store.
  */
-import type { Config } from '../platform/config/schema.js';
+import type { Config } from './config/schema.js';
 import { HooklogError } from '../platform/errors.js';
 import { withConfiguredStore } from '../platform/store/index.js';
-import { namedQueryViaAdminSocket } from '../cli/admin-socket.js';
-import type { ResultSet } from '../cli/format.js';
-import { QueryParamError } from './params.js';
-import { describeQueries, findQuery } from './registry.js';
-import { runNamedQuery } from './run.js';
+import { namedQueryViaAdminSocket } from './admin-socket.js';
+import type { ResultSet } from './format.js';
+import { QueryParamError } from '../analytics/params.js';
+import { describeQueries, findQuery } from '../analytics/registry.js';
+import { runNamedQuery } from '../analytics/run.js';
 
 /** `--param k=v` pairs (and the named flags) as raw parameters; a malformed pair names itself. */
 export function collectParams(named: Readonly<Record<string, string | undefined>>, pairs: readonly string[]): Record<string, string> {

@@ -4,13 +4,13 @@
  * under its own client id (so its transactional id differs); the embedded
  * log belongs to one process, so there alerting runs inside `hooklog start`.
  */
-import type { Config } from '../../platform/config/schema.js';
-import { loadConfig } from '../../platform/config/load.js';
-import { HooklogError } from '../../platform/errors.js';
-import { createLogger, type Logger } from '../../platform/log.js';
-import { migrate, openStore, type Store, storeOptions } from '../../platform/store/index.js';
-import { ensureHooklogTopics, openStream } from '../../platform/stream/open.js';
-import { startAlerting, type Alerting } from './index.js';
+import type { Config } from './config/schema.js';
+import { loadConfig } from './config/load.js';
+import { HooklogError } from '../platform/errors.js';
+import { createLogger, type Logger } from '../platform/log.js';
+import { migrate, openStore, type Store, storeOptions } from '../platform/store/index.js';
+import { ensureHooklogTopics, openStream } from '../platform/stream/open.js';
+import { startAlerting, type Alerting } from '../consumers/alerting/index.js';
 
 /** Starts alerting from a whole hooklog config; `store` is opened here unless given. */
 export async function startAlertingFromConfig(config: Config, logger: Logger, store?: Store): Promise<Alerting> {
@@ -48,7 +48,7 @@ export async function startAlertingFromConfig(config: Config, logger: Logger, st
 /** `hooklog alert`: run until SIGINT/SIGTERM. */
 export async function runAlert(configPath: string | undefined): Promise<void> {
   const { config } = loadConfig(configPath);
-  const logger = createLogger({ level: config.log_level });
+  const logger = createLogger({ level: config.log_level, format: config.log.format });
   // A separate process must not share the main process's Kafka client (and transactional) id.
   const own: Config = config.stream.kafka
     ? { ...config, stream: { ...config.stream, kafka: { ...config.stream.kafka, client_id: `${config.stream.kafka.client_id}-alert` } } }
@@ -60,6 +60,8 @@ export async function runAlert(configPath: string | undefined): Promise<void> {
     if (stopping) return;
     stopping = true;
     await alerting.stop();
+    // Ordered stop done; exit explicitly for the same reason as `hooklog start`
+    // (cli/start.ts): kafkajs can leave reconnect timers behind its disconnect().
     process.exit(0);
   };
   process.once('SIGINT', () => void shutdown());

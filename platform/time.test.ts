@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { logEventSchema } from '../schemas/logevent.js';
+import { parseTimestamp } from './time.js';
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+describe('parseTimestamp', () => {
+  it('strict: ISO-8601 with a T and a zone, of a real date in 1900..2299', () => {
+    const strict = (s: string) => iso(parseTimestamp(s, { strict: true }));
+    expect(strict('2026-11-20T10:00:00.000Z')).toBe('2026-11-20T10:00:00.000Z');
+    expect(strict('2026-11-20T10:00Z')).toBe('2026-11-20T10:00:00.000Z');
+    expect(strict('2026-11-20T11:00:00+01:00')).toBe('2026-11-20T10:00:00.000Z');
+    expect(strict('2026-11-20T05:00:00.5-0500')).toBe('2026-11-20T10:00:00.500Z');
+    expect(strict('2024-02-29T00:00:00Z')).toBe('2024-02-29T00:00:00.000Z');
+    for (const bad of ['2026-02-30T10:00:00Z', '2026-04-31T10:00:00Z', '2025-02-29T00:00:00Z', '2026-01-01T24:00:00Z', '2026-00-10T10:00:00Z',
+      '2026-11-20 10:00:00Z', '2026-11-20T10:00:00', '2026-11-20T10:00:00+01', ' 2026-11-20T10:00:00Z', '2026-11-20T10:00:00 Z', '2026-11-20t10:00:00Z',
+      '1850-01-01T00:00:00Z', '2300-01-01T00:00:00Z', '2299-12-31T23:00:00-02:00', 'redacted', '']) {
+      expect(strict(bad), bad).toBeNull();
+    }
+  });
+
+  it('lenient (the sink, query parameters): also a space, no zone (UTC), nanoseconds; seconds required', () => {
+    const lenient = (s: unknown) => iso(parseTimestamp(s));
+    expect(lenient('2022-03-22 14:21:53.225')).toBe('2022-03-22T14:21:53.225Z');
+    expect(lenient('2024-05-02 18:46:21.121000000')).toBe('2024-05-02T18:46:21.121Z');
+    expect(lenient(' 2024-05-02T18:46:21Z ')).toBe('2024-05-02T18:46:21.000Z');
+    expect(lenient('2024-05-02T20:46:21 +02')).toBe('2024-05-02T18:46:21.000Z');
+    for (const bad of ['2026-02-30 10:00:00', '2026-11-20 10:00', '2026-01-01 24:00:00', 1_700_000_000_000, null]) expect(lenient(bad), String(bad)).toBeNull();
+  });
+
+  it('is what the LogEvent schema checks published with: 2026-02-30 is refused', () => {
+    const event = (published: string) => ({ uuid: 'u-1', eventType: 'user.session.start', published });
+    expect(logEventSchema.safeParse(event('2026-02-28T10:00:00Z')).success).toBe(true);
+    expect(logEventSchema.safeParse(event('2026-02-30T10:00:00Z')).success).toBe(false);
+  });
+});

@@ -1,0 +1,58 @@
+/**
+ * Timestamps: the one parser for the whole process (the LogEvent schema, the
+ * receivers, the pollers, the sink and the query parameters all use it), and
+ * the text ClickHouse's DateTime64(3, 'UTC') columns take.
+ */
+
+// DateTime64's range; outside it ClickHouse would clamp silently, which is worse than refusing.
+const MIN_YEAR = 1900;
+const MAX_YEAR = 2299;
+// One grammar for both modes: date, T or space, hh:mm, optional :ss and fraction, optional zone.
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})([Tt ])(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(\s*)(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+export interface TimestampRules {
+  /**
+   * ISO-8601 as the service sends it: a `T`, and a zone (`Z` or `±hh:mm`, `±hhmm`); seconds may be left
+   * out. Without it, what messy feeds send is taken too: `2022-03-22 14:21:53.225` and
+   * `2024-05-02 18:46:21.121000000` (a space, no zone meaning UTC, `±hh` offsets), seconds required.
+   */
+  readonly strict?: boolean;
+}
+
+/**
+ * Epoch milliseconds of a timestamp, or null when it is not one. Either way
+ * the date must exist (no 30 February, no hour 24: JavaScript's Date.parse
+ * would roll those over into another instant) and the instant must fall in
+ * 1900..2299 (UTC). Sub-millisecond digits are truncated.
+ */
+export function parseTimestamp(v: unknown, rules: TimestampRules = {}): number | null {
+  if (typeof v !== 'string') return null;
+  const m = TIMESTAMP.exec(rules.strict ? v : v.trim());
+  if (!m) return null;
+  const [, , , , separator, , , secondText, fraction, space, zone] = m;
+  if (rules.strict) {
+    if (separator !== 'T' || space !== '' || !zone || zone === 'z' || (zone !== 'Z' && zone.length < 5)) return null;
+  } else if (secondText === undefined) {
+    return null;
+  }
+  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[5], m[6]].map(Number) as [number, number, number, number, number];
+  const second = Number(secondText ?? '0');
+  const ms = fraction ? Number(fraction.slice(0, 3).padEnd(3, '0')) : 0;
+  if (year < MIN_YEAR || year > MAX_YEAR || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  const local = Date.UTC(year, month - 1, day, hour, minute, second, ms);
+  if (new Date(local).getUTCDate() !== day) return null; // 2023-02-30 and the like
+  let offsetMinutes = 0;
+  if (zone && zone.toUpperCase() !== 'Z') {
+    const sign = zone.startsWith('-') ? -1 : 1;
+    const digits = zone.slice(1).replace(':', '');
+    offsetMinutes = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || '0'));
+  }
+  const epoch = local - offsetMinutes * 60_000;
+  const y = new Date(epoch).getUTCFullYear();
+  return y < MIN_YEAR || y > MAX_YEAR ? null : epoch;
+}
+
+/** `YYYY-MM-DD hh:mm:ss.sss` in UTC: what a DateTime64(3, 'UTC') column parses in any input mode. */
+export function formatDateTime64(epochMs: number): string {
+  return new Date(epochMs).toISOString().replace('T', ' ').replace('Z', '');
+}
