@@ -8,17 +8,20 @@
  * - the handler (`writeBatch`) resolves only when every record is in
  *   ClickHouse (insert confirmed, synchronous and fsynced) or durably in the
  *   deadletter topic; a retriable store failure is retried, never skipped;
- * - inserts are deterministic per offset range and carry
- *   `insert_deduplication_token = topic-partition-first-last`, so a batch
- *   redelivered after a crash (inserted, not yet committed) is dropped by
- *   ClickHouse; duplicates from the identity service itself fold in the
- *   ReplacingMergeTree keyed by (org, uuid).
+ * - batches are deterministic: each batch's offset range is recorded in
+ *   `{db}.sink_batches` (plans.ts) before it is inserted, and a restart from
+ *   the committed position re-cuts the recorded ranges exactly; each insert
+ *   carries `insert_deduplication_token = topic-partition-first-last`, so a
+ *   batch redelivered after a crash (inserted, not yet committed) is the same
+ *   insert with the same token, and ClickHouse drops it; duplicates from the
+ *   identity service itself fold in the ReplacingMergeTree.
  */
 import type { Logger } from '../../platform/log.js';
 import type { Store } from '../../platform/store/index.js';
 import type { Topics } from '../../platform/stream/headers.js';
 import type { Consumer, Stream } from '../../platform/stream/types.js';
 import type { RetryPolicy } from '../../platform/retry.js';
+import { clickHouseBatchPlans } from './plans.js';
 import { mapDeadletterRecord, mapEventRecord } from './rows.js';
 import { createSinkTelemetry, type SinkCounters } from './telemetry.js';
 import { writeBatch, type Pipeline, type WriterDeps } from './writer.js';
@@ -103,6 +106,11 @@ export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<
           maxBatchRecords: opts.maxBatchRecords ?? 5000,
           maxBatchWaitMs: opts.maxBatchWaitMs ?? 1000,
           handler: (batch) => writeBatch(deps, plan.pipeline, batch),
+          batchPlans: clickHouseBatchPlans({
+            store: opts.store, group: plan.group, topic: plan.topic, signal: abort.signal,
+            ...(opts.retryPolicy ? { retryPolicy: opts.retryPolicy } : {}),
+            onError: (err, op, partition) => telemetry.planFailed({ topic: plan.topic, partition }, op, err),
+          }),
           onHandlerError: (err, batch, attempt) => telemetry.handlerFailed({ topic: batch.topic, partition: batch.partition }, err, attempt),
         }),
       );

@@ -21,6 +21,8 @@ export interface SinkCounters {
   /** Dead letters the deadletter table itself refused: logged and skipped, never re-queued. */
   dropped: number;
   handlerErrors: number;
+  /** Failed loads or records of batch plans (retried). */
+  planErrors: number;
 }
 
 export interface Where {
@@ -41,6 +43,7 @@ export function createSinkTelemetry(logger: Logger) {
     deadLettered: 0,
     dropped: 0,
     handlerErrors: 0,
+    planErrors: 0,
   };
   return {
     counters,
@@ -76,6 +79,10 @@ export function createSinkTelemetry(logger: Logger) {
     batchDone(w: Where, firstOffset: number, lastOffset: number, records: number, ms: number): void {
       counters.batches++;
       log.debug({ ...w, first_offset: firstOffset, last_offset: lastOffset, records, ms }, 'sink_batch_done');
+    },
+    planFailed(w: Where, op: 'load' | 'record', err: unknown): void {
+      counters.planErrors++;
+      log.warn({ ...w, op, err }, 'sink_batch_plan_failed');
     },
     handlerFailed(w: Where, err: unknown, attempt: number): void {
       counters.handlerErrors++;

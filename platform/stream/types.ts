@@ -47,6 +47,24 @@ export interface TopicWrite {
   readonly records: readonly StreamRecord[];
 }
 
+/** An inclusive offset range of one partition: the records one handler call was (or will be) given. */
+export interface BatchRange {
+  readonly first: number;
+  readonly last: number;
+}
+
+/**
+ * Where a consumer keeps the batch boundaries it cut, so that a replay after a
+ * crash cuts the same batches again (see PartitionWorker). Bound to one group
+ * and topic by whoever creates it; the store behind it must be durable.
+ */
+export interface BatchPlans {
+  /** Ranges recorded for `partition` whose last offset is >= `fromOffset`, in offset order. */
+  load(partition: number, fromOffset: number): Promise<BatchRange[]>;
+  /** Durably records a batch's range; resolves before the batch is handed to the handler. */
+  record(partition: number, range: BatchRange): Promise<void>;
+}
+
 export interface ConsumeOptions {
   readonly topic: string;
   readonly group: string;
@@ -65,6 +83,13 @@ export interface ConsumeOptions {
   readonly maxBufferedRecords?: number;
   /** Called when the handler threw, before the retry; for logging and metrics. */
   readonly onHandlerError?: (err: unknown, batch: RecordBatch, attempt: number) => void;
+  /**
+   * Deterministic batches: every batch's range is recorded here before the
+   * handler sees it, and a replay from the committed position re-cuts exactly
+   * the recorded ranges (ignoring size and time) before cutting new ones.
+   * Without it, batches are cut by size and time alone and a replay may cut differently.
+   */
+  readonly batchPlans?: BatchPlans;
 }
 
 export interface Consumer {

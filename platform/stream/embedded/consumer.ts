@@ -95,6 +95,7 @@ class PartitionFeed {
         this.#resumed?.();
       },
       ...(opts.onHandlerError ? { onHandlerError: opts.onHandlerError } : {}),
+      ...(opts.batchPlans ? { plans: opts.batchPlans } : {}),
     });
     this.done = this.#run();
   }

@@ -35,7 +35,7 @@ import type { Consumer as KafkaJSConsumer, EachBatchPayload, Kafka } from 'kafka
 import { errorMessage } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { PartitionWorker } from '../partition-worker.js';
-import type { ConsumeOptions, Consumer } from '../types.js';
+import type { BatchRange, ConsumeOptions, Consumer } from '../types.js';
 import { toConsumed } from './client.js';
 import type { KafkaConsumerEvent, ResolvedKafkaOptions } from './options.js';
 
@@ -137,6 +137,7 @@ export class KafkaGroupConsumer implements Consumer {
   #startWorker(partition: number): Slot {
     const predecessor = this.#predecessors.get(partition) ?? Promise.resolve();
     const handler = this.#opts.handler;
+    const plans = this.#opts.batchPlans;
     const slot: Slot = {
       generation: this.#generation,
       revoked: false,
@@ -159,6 +160,16 @@ export class KafkaGroupConsumer implements Consumer {
           this.#emit({ type: 'resumed', consumer: this.#name, partition });
         },
         ...(this.#opts.onHandlerError ? { onHandlerError: this.#opts.onHandlerError } : {}),
+        ...(plans ? {
+          // Read the recorded ranges only once the previous owner's last batch (and its record) is done.
+          plans: {
+            load: async (p: number, from: number) => {
+              await predecessor;
+              return plans.load(p, from);
+            },
+            record: (p: number, range: BatchRange) => plans.record(p, range),
+          },
+        } : {}),
       }),
     };
     this.#slots.set(partition, slot);
