@@ -82,12 +82,14 @@ function mortalStore(real: Store, afterInsert: (table: string) => boolean): Stor
   };
 }
 
-function uuid(rand: () => number): string {
+/** A v4-shaped uuid from the PRNG. */
+export function uuid(rand: () => number): string {
   const hex = Array.from({ length: 32 }, () => Math.floor(rand() * 16).toString(16)).join('');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20)}`;
 }
 
-function event(rand: () => number, org: string, n: number, id: string): StreamRecord {
+/** A realistic sign-in event record, as the hook receiver appends it. */
+export function event(rand: () => number, org: string, n: number, id: string): StreamRecord {
   // Two months, so one insert often writes two parts (one per monthly partition).
   const published = new Date(Date.UTC(2026, 9, 20) + Math.floor(rand() * 30 * 86_400_000)).toISOString();
   const value = {

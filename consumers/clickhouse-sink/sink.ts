@@ -48,6 +48,8 @@ export interface ClickHouseSinkOptions {
   readonly deadletterTable?: string;
   /** Read the deadletter topic into its table too. Default true. */
   readonly consumeDeadletter?: boolean;
+  /** A record larger than this is dead-lettered (RECORD_INVALID) without an insert attempt. Default 1 MiB. */
+  readonly maxRecordBytes?: number;
   /** Backoff for store retries. Default RetryPolicies.sink (unbounded, capped). */
   readonly retryPolicy?: RetryPolicy;
   /**
@@ -82,6 +84,7 @@ export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<
     telemetry,
     signal: abort.signal,
     ...(opts.retryPolicy ? { retryPolicy: opts.retryPolicy } : {}),
+    ...(opts.maxRecordBytes ? { maxRecordBytes: opts.maxRecordBytes } : {}),
   };
   const plans: Array<{ topic: string; group: string; pipeline: Pipeline }> = [
     { topic: opts.topics.logs, group: opts.group, pipeline: { table: opts.eventsTable ?? 'events_v2', map: mapEventRecord, onReject: 'deadletter' } },

@@ -33,7 +33,21 @@ export interface WriterDeps {
   /** Aborted on stop: an insert being retried gives up, leaving its batch uncommitted. */
   readonly signal: AbortSignal;
   readonly retryPolicy?: RetryPolicy;
+  /** A record value larger than this is dead-lettered without an insert attempt. Default 1 MiB. */
+  readonly maxRecordBytes?: number;
 }
+
+export const DEFAULT_MAX_RECORD_BYTES = 1024 * 1024;
+
+/**
+ * Dead letters carry the raw bytes; one that the stream itself refuses (over
+ * Kafka's message.max.bytes, say) would block the partition forever, so it is
+ * sent again holding only this many leading bytes, its full size in a header.
+ */
+const TRUNCATED_LETTER_BYTES = 64 * 1024;
+
+/** Set on a dead letter whose value had to be cut short: the original size in bytes. */
+export const TRUNCATED_HEADER = 'hooklog-truncated-from-bytes';
 
 /** Name of the component in dead letters' origin header. */
 export const ORIGIN = 'clickhouse-sink';
@@ -56,10 +70,17 @@ export async function writeBatch(deps: WriterDeps, pipeline: Pipeline, batch: Re
   const where: Where = { topic: batch.topic, partition: batch.partition };
   const items: Item[] = [];
   const rejected: Rejected[] = [];
+  const maxBytes = deps.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
   for (const rec of batch.records) {
+    // What can never succeed is set aside at once, its reason led by the error code.
+    if (rec.value.length > maxBytes) {
+      const reason = `RECORD_INVALID: record of ${rec.value.length} bytes is over sink.max_record_bytes (${maxBytes})`;
+      rejected.push({ rec, reason, summary: reason });
+      continue;
+    }
     const mapped = pipeline.map(rec);
     if (mapped.ok) items.push({ rec, row: mapped.row });
-    else rejected.push({ rec, reason: mapped.reason, summary: mapped.reason });
+    else rejected.push({ rec, reason: `RECORD_INVALID: ${mapped.reason}`, summary: `RECORD_INVALID: ${mapped.reason}` });
   }
   await insertRange(deps, pipeline, where, items, rejected);
   await settleRejected(deps, pipeline, where, rejected);
@@ -96,7 +117,7 @@ async function insertRange(deps: WriterDeps, pipeline: Pipeline, where: Where, i
     if (!(err instanceof HooklogError && err.code === 'STORE_REJECTED_ROW')) throw err;
     if (items.length === 1) {
       // classifyClickHouseError's message starts "ClickHouse TYPE (code): …".
-      rejected.push({ rec: items[0]!.rec, reason: `rejected by ${err.message}`, summary: `rejected by ${err.message.split(':', 1)[0]}` });
+      rejected.push({ rec: items[0]!.rec, reason: `${err.code}: ${err.message}`, summary: `${err.code}: ${err.message.split(':', 1)[0]}` });
       return;
     }
     deps.telemetry.bisected(where, first, last, items.length, err.message.split(':', 1)[0]!);
@@ -132,6 +153,24 @@ async function settleRejected(deps: WriterDeps, pipeline: Pipeline, where: Where
       r.rec.key,
     ),
   );
-  await deps.stream.append(deps.deadletterTopic, letters);
+  try {
+    await deps.stream.append(deps.deadletterTopic, letters);
+  } catch (err) {
+    // Retriable (stream down): the handler fails and the batch is offered again.
+    if (isRetriable(err)) throw err;
+    // Refused for what the letters are: send them one by one, any the stream still refuses cut short.
+    for (const letter of letters) {
+      try {
+        await deps.stream.append(deps.deadletterTopic, [letter]);
+      } catch (one) {
+        if (isRetriable(one)) throw one;
+        await deps.stream.append(deps.deadletterTopic, [{
+          ...letter,
+          value: letter.value.subarray(0, TRUNCATED_LETTER_BYTES),
+          headers: { ...letter.headers, [TRUNCATED_HEADER]: String(letter.value.length) },
+        }]);
+      }
+    }
+  }
   for (const r of rejected) deps.telemetry.deadLettered(where, r.rec.offset, r.summary);
 }

@@ -4,6 +4,7 @@ import { orgsSchema } from '../../ingest/config.js';
 import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
 import { alertingSchema } from '../../consumers/alerting/config.js';
 import { apiSchema } from '../../analytics/config.js';
+import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
 
 /**
  * hooklog's configuration schema: the one source of truth for the config's
@@ -70,12 +71,6 @@ const storeSchema = z.strictObject({
   retention_days: z.number().int().min(0).max(36_500).default(0)
     .describe('Events older than this many days (by published) are dropped by ClickHouse (a TTL set at start-up). 0 keeps them forever.'),
 }).prefault({}).describe('Where events are stored and queried.');
-
-const sinkSchema = z.strictObject({
-  group: slug.default('hooklog-clickhouse-sink').describe('Consumer group of the ClickHouse sink.'),
-  max_batch_records: z.number().int().min(1).max(100_000).default(5000).describe('Largest insert per partition.'),
-  max_batch_wait_ms: z.number().int().min(10).max(60_000).default(1000).describe('A partial batch is inserted at most this long after its first record arrived.'),
-}).prefault({}).describe('The consumer that writes the stream into ClickHouse.');
 
 export const configSchema = z.strictObject({
   data_dir: z.string().min(1).default('./data').describe('Directory for the embedded log and embedded ClickHouse.'),
