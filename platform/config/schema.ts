@@ -50,7 +50,10 @@ const kafkaSchema = z.strictObject({
 
 const embeddedStreamSchema = z.strictObject({
   segment_bytes: z.number().int().min(1024).default(64 * 1024 * 1024).describe('Size at which the embedded log starts a new segment file.'),
-  retention_hours: z.number().min(1).default(168).describe('Segments older than this are deleted. The embedded log is a buffer, not an archive: ClickHouse is.'),
+  retention_hours: z.number().min(1).default(168)
+    .describe('Segments older than this are deleted once every consumer group has committed them (never before). The embedded log is a buffer, not an archive: ClickHouse is.'),
+  max_bytes: z.number().int().min(4096).default(8 * 1024 * 1024 * 1024)
+    .describe('Disk cap of the embedded log (at least 4 segments). Beyond it new records are refused (hooks get 503 with Retry-After, pollers wait) until consumers catch up; nothing is deleted that a consumer group has not committed.'),
 }).prefault({}).describe('The embedded log used when stream.kafka is not set.');
 
 const streamSchema = z.strictObject({

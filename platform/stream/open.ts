@@ -18,10 +18,15 @@ export async function openStream(config: Config, logger: Logger): Promise<Stream
       logger,
     });
   }
+  const topics = topicNames(s.topic_prefix);
   return openEmbeddedStream({
     dataDir: config.data_dir,
     segmentBytes: s.embedded.segment_bytes,
     retentionHours: s.embedded.retention_hours,
+    maxBytes: s.embedded.max_bytes,
+    // The cap refuses what comes in from outside; consumers' own writes (dead letters, alerts,
+    // their state, cursors) must still go, or a full log could never drain.
+    cappedTopics: [topics.logs, topics.legacyEvents, topics.tokenDecisions],
     logger,
   });
 }

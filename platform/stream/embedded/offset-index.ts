@@ -85,6 +85,15 @@ export class OffsetIndex {
     return { segment: e.segment, pos: e.pos };
   }
 
+  /**
+   * The first offset of the partition stored in `segment` or a later one
+   * (`exact`: in `segment` itself); undefined when there is none.
+   */
+  firstOffsetFrom(topic: string, partition: number, segment: number, exact = false): number | undefined {
+    const e = this.#entries.get(tpKey(topic, partition))?.find((x) => x.segment >= segment);
+    return e && (!exact || e.segment === segment) ? e.offset : undefined;
+  }
+
   /** Forgets positions in segments before `segment` (deleted by retention). Next offsets stay. */
   dropBefore(segment: number): void {
     for (const [key, entries] of this.#entries) {
