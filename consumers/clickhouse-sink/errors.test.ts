@@ -114,6 +114,7 @@ describe('sink errors by kind', () => {
       appendAtomically: (writes) => stream.appendAtomically(writes),
       consume: (opts) => stream.consume(opts),
       committedOffsets: (topic, group) => stream.committedOffsets(topic, group),
+      latestOffsets: (topic) => stream.latestOffsets(topic),
       readLatestByKey: (topic) => stream.readLatestByKey(topic),
       ping: () => stream.ping(),
       close: async () => undefined,

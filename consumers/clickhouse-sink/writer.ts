@@ -10,7 +10,7 @@ import { RetryPolicies, retry, type RetryPolicy } from '../../platform/retry.js'
 import type { Store } from '../../platform/store/index.js';
 import { Header, deadLetter } from '../../platform/stream/headers.js';
 import type { ConsumedRecord, RecordBatch, Stream } from '../../platform/stream/types.js';
-import { dedupToken, type MapResult } from './rows.js';
+import { dedupToken, parseTimestamp, type MapResult } from './rows.js';
 import type { SinkTelemetry, Where } from './telemetry.js';
 
 /** Which table a topic feeds and how its records become rows. */
@@ -84,7 +84,7 @@ export async function writeBatch(deps: WriterDeps, pipeline: Pipeline, batch: Re
   }
   await insertRange(deps, pipeline, where, items, rejected);
   await settleRejected(deps, pipeline, where, rejected);
-  deps.telemetry.batchDone(where, batch.firstOffset, batch.lastOffset, batch.records.length, Date.now() - started);
+  deps.telemetry.batchDone(where, pipeline.table, batch.firstOffset, batch.lastOffset, batch.records.length, Date.now() - started);
 }
 
 /**
@@ -110,9 +110,10 @@ async function insertRange(deps: WriterDeps, pipeline: Pipeline, where: Where, i
       policy: deps.retryPolicy ?? RetryPolicies.sink,
       retriable: isRetriable,
       signal: deps.signal,
-      onRetry: (err, attempt, delayMs) => deps.telemetry.insertRetry(where, err, attempt, delayMs),
+      onRetry: (err, attempt, delayMs) => deps.telemetry.insertRetry(where, pipeline.table, err, attempt, delayMs),
     });
-    deps.telemetry.inserted(where, pipeline.table, first, last, rows.length, Date.now() - started);
+    const receivedMs = items.map((i) => parseTimestamp(i.rec.headers[Header.receivedAt]) ?? i.rec.timestamp);
+    deps.telemetry.inserted(where, pipeline.table, first, last, rows.length, Date.now() - started, receivedMs);
   } catch (err) {
     if (!(err instanceof HooklogError && err.code === 'STORE_REJECTED_ROW')) throw err;
     if (items.length === 1) {
@@ -135,8 +136,9 @@ async function insertRange(deps: WriterDeps, pipeline: Pipeline, where: Where, i
 async function settleRejected(deps: WriterDeps, pipeline: Pipeline, where: Where, rejected: Rejected[]): Promise<void> {
   if (rejected.length === 0) return;
   rejected.sort((a, b) => a.rec.offset - b.rec.offset);
+  for (const r of rejected) deps.telemetry.rejected(pipeline.table, r.reason);
   if (pipeline.onReject === 'drop') {
-    for (const r of rejected) deps.telemetry.dropped(where, r.rec.offset, r.summary);
+    for (const r of rejected) deps.telemetry.dropped(where, pipeline.table, r.rec.offset, r.summary);
     return;
   }
   const letters = rejected.map((r) =>
@@ -172,5 +174,5 @@ async function settleRejected(deps: WriterDeps, pipeline: Pipeline, where: Where
       }
     }
   }
-  for (const r of rejected) deps.telemetry.deadLettered(where, r.rec.offset, r.summary);
+  for (const r of rejected) deps.telemetry.deadLettered(where, pipeline.table, r.rec.offset, r.summary);
 }

@@ -43,6 +43,8 @@ export class PartitionWorker {
   #revoked = false;
   #stopping = false;
   #wake: (() => void) | null = null;
+  /** The batch being handled (until committed), for lag. */
+  #inFlight: RecordBatch | null = null;
   /** Recorded ranges not yet handled, in order; null until loaded (only with `plans`). */
   #plans: BatchRange[] | null = null;
   readonly #stopController = new AbortController();
@@ -55,6 +57,11 @@ export class PartitionWorker {
 
   get buffered(): number {
     return this.#buffer.length;
+  }
+
+  /** Append time of the oldest record handed over or buffered and not yet committed (consumer lag). */
+  get oldestPendingTimestamp(): number | null {
+    return (this.#inFlight?.records[0] ?? this.#buffer[0])?.timestamp ?? null;
   }
 
   /** Records fetched for this partition, in offset order, continuing where the last push ended. */
@@ -145,10 +152,12 @@ export class PartitionWorker {
         firstOffset: first.offset,
         lastOffset: last.offset,
       };
+      this.#inFlight = batch;
       if (!(await this.#handle(batch, plan !== null))) return;
       if (plan) this.#plans!.shift();
       if (this.#revoked) return;
       await this.#o.commit(last.offset + 1);
+      this.#inFlight = null;
       if (this.#paused && this.#buffer.length <= this.#o.maxBufferedRecords / 2) {
         this.#paused = false;
         this.#o.resume();

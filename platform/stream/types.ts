@@ -106,6 +106,8 @@ export interface Stream {
   /** All writes become visible together or not at all (Kafka transaction; embedded: one fsynced frame). */
   appendAtomically(writes: readonly TopicWrite[]): Promise<void>;
   consume(opts: ConsumeOptions): Promise<Consumer>;
+  /** Each partition's end: the offset the next appended record gets (what a caught-up group has committed). */
+  latestOffsets(topic: string): Promise<Map<number, number>>;
   /** The group's committed position (next offset to read) per partition. */
   committedOffsets(topic: string, group: string): Promise<Map<number, number>>;
   /** Latest record per key of a (compacted) topic, read from the beginning; for cursors on start-up. */

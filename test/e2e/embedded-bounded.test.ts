@@ -1,10 +1,13 @@
 /**
- * The embedded log is bounded and never lossy, with the real receiver, the
+ * The embedded log is bounded and never lossy, and the consumer side is seen
+ * in /metrics, with the real receiver, the
  * real sink and real chdb in one process: while the sink is stalled (its store
  * down), retention keeps every segment the sink has not committed however old
  * it is, and at the disk cap deliveries get 503 with Retry-After; once the
  * store is back the sink drains, every acknowledged event is in ClickHouse
  * once, retention frees the log, and deliveries are acknowledged again.
+ * /metrics, scraped throughout, shows the sink's lag growing while it is
+ * stalled and falling to nothing after, and the log's bytes against its cap.
  */
 import { mkdtempSync, rmSync, utimesSync, readdirSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -23,6 +26,7 @@ import { topicNames } from '../../platform/stream/headers.js';
 import { seededRandom } from '../support/random.js';
 import { delivery } from '../support/corpus.js';
 import { randomName, waitFor } from '../support/wait.js';
+import { max, total } from '../support/metrics.js';
 
 const log = silentLogger();
 const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-bounded-'));
@@ -35,6 +39,7 @@ let stream: EmbeddedStream;
 let server: Server;
 let base: string;
 let sink: ClickHouseSink;
+const sinkGroup = randomName('sink');
 let storeDown = true;
 const topics = topicNames(randomName('bounded'));
 const org = randomName('acme');
@@ -68,7 +73,7 @@ beforeAll(async () => {
     return store.insertJson(table, rows, opts);
   };
   sink = await startClickHouseSink({
-    stream, store: flaky, topics, group: randomName('sink'), logger: log, maxBatchRecords: 200, maxBatchWaitMs: 50,
+    stream, store: flaky, topics, group: sinkGroup, logger: log, maxBatchRecords: 200, maxBatchWaitMs: 50,
     retryPolicy: { initialMs: 10, multiplier: 2, maxMs: 100, retries: Infinity, jitter: 0 },
   });
 }, 60_000);
@@ -92,6 +97,9 @@ async function deliver(n: number): Promise<{ status: number; retryAfter: string 
   await res.arrayBuffer();
   return { status: res.status, retryAfter: res.headers.get('retry-after'), uuids: events.map((e) => e.uuid) };
 }
+
+const scrape = async () => (await fetch(`${base}/metrics`)).text();
+const lagOf = { group: sinkGroup, topic: topics.logs };
 
 const segments = () => readdirSync(join(dataDir, 'stream')).filter((f) => f.endsWith('.seg')).map((f) => join(dataDir, 'stream', f));
 
@@ -118,6 +126,17 @@ describe('embedded log: bounded, never lossy', () => {
     expect(await stream.enforceRetention(Date.now() + 10 * DAY)).toBe(0);
     expect((await deliver(5)).status).toBe(503);
 
+    // What /metrics says meanwhile: the sink is behind by every acknowledged record, and further behind by the second.
+    const first = await scrape();
+    expect(total(first, 'hooklog_consumer_lag_records', lagOf)).toBe(acked.size);
+    const lagSeconds = max(first, 'hooklog_consumer_lag_seconds', lagOf);
+    expect(lagSeconds).toBeGreaterThan(0);
+    await waitFor(async () => max(await scrape(), 'hooklog_consumer_lag_seconds', lagOf) > lagSeconds + 0.2, { what: 'lag in seconds growing' });
+    expect(total(first, 'hooklog_stream_embedded_over_cap')).toBe(1);
+    expect(total(first, 'hooklog_stream_embedded_bytes')).toBeGreaterThan(MAX_BYTES - 2 * SEGMENT_BYTES);
+    expect(total(first, 'hooklog_stream_embedded_max_bytes')).toBe(MAX_BYTES);
+    expect(total(first, 'hooklog_sink_batch_plan_errors_total', { topic: topics.logs })).toBeGreaterThan(0);
+
     // The store comes back: the sink drains, retention frees the log, deliveries are taken again.
     storeDown = false;
     const count = async () => Number((await store.query<{ n: string }>(
@@ -128,5 +147,13 @@ describe('embedded log: bounded, never lossy', () => {
     await waitFor(async () => (await deliver(5)).status === 204, { timeoutMs: 30_000, what: 'deliveries acknowledged again' });
     expect(stream.overCap).toBe(false);
     expect(stream.bytes).toBeLessThan(MAX_BYTES);
+    await waitFor(async () => {
+      const text = await scrape();
+      return total(text, 'hooklog_consumer_lag_records', lagOf) === 0 && max(text, 'hooklog_consumer_lag_seconds', lagOf) === 0;
+    }, { what: 'lag back to nothing' });
+    const after = await scrape();
+    expect(total(after, 'hooklog_stream_embedded_over_cap')).toBe(0);
+    expect(total(after, 'hooklog_sink_rows_inserted_total', { table: 'events_v2' })).toBeGreaterThanOrEqual(acked.size);
+    expect(total(after, 'hooklog_sink_freshness_seconds_count', { table: 'events_v2' })).toBeGreaterThanOrEqual(acked.size);
   }, 120_000);
 });

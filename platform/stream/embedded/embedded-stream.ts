@@ -15,6 +15,8 @@ import { dirname, resolve } from 'node:path';
 import { HooklogError } from '../../errors.js';
 import { silentLogger, type Logger } from '../../log.js';
 import type { ConsumeOptions, ConsumedRecord, Consumer, Stream, StreamRecord, TopicSpec, TopicWrite } from '../types.js';
+import { gauge } from '../../metrics.js';
+import { watchLag } from '../lag.js';
 import { EmbeddedConsumer } from './consumer.js';
 import type { LogRecord, SectionInput } from './frame.js';
 import { lockDir, type DirLock } from './lock.js';
@@ -91,12 +93,28 @@ export async function openEmbeddedStream(opts: EmbeddedStreamOptions): Promise<E
         return out;
       },
     });
-    return new EmbeddedStream(log, state, lock, logger, live);
+    return new EmbeddedStream(log, state, lock, logger, live, maxBytes);
   } catch (err) {
     await lock.release();
     throw err;
   }
 }
+
+/** Open embedded streams, read at scrape time (one per process in production; tests may open several). */
+const openStreams = new Set<EmbeddedStream>();
+const sum = (f: (s: EmbeddedStream) => number) => [...openStreams].reduce((n, s) => n + f(s), 0);
+gauge({
+  name: 'hooklog_stream_embedded_bytes', help: 'Bytes of the embedded log\'s retained segments.',
+  collect() { this.set(sum((s) => s.bytes)); },
+});
+gauge({
+  name: 'hooklog_stream_embedded_max_bytes', help: 'The embedded log\'s disk cap (stream.embedded.max_bytes); +Inf without one.',
+  collect() { this.set(sum((s) => s.maxBytes)); },
+});
+gauge({
+  name: 'hooklog_stream_embedded_over_cap', help: '1 while the embedded log refuses new records at its disk cap (hooks get 503, pollers wait).',
+  collect() { this.set([...openStreams].some((s) => s.overCap) ? 1 : 0); },
+});
 
 /**
  * The smallest offset of a partition that a consumer group still needs: the
@@ -147,7 +165,12 @@ export class EmbeddedStream implements Stream {
   #topicChanges: Promise<void> = Promise.resolve();
   #closed = false;
 
-  constructor(log: EmbeddedLog, state: StreamState, lock: DirLock, logger: Logger, live: Set<string>) {
+  /** The disk cap (Infinity without one). */
+  readonly maxBytes: number;
+
+  constructor(log: EmbeddedLog, state: StreamState, lock: DirLock, logger: Logger, live: Set<string>, maxBytes = Infinity) {
+    this.maxBytes = maxBytes;
+    openStreams.add(this);
     this.#live = live;
     this.#log = log;
     this.#state = state;
@@ -222,7 +245,9 @@ export class EmbeddedStream implements Stream {
     if (this.#consumers.has(key)) {
       throw new HooklogError('STREAM_UNAVAILABLE', `group ${opts.group} already has a live consumer of ${opts.topic}; the embedded stream allows one per group and topic (stop it first)`);
     }
+    const lag = watchLag(this, opts.topic, opts.group);
     const consumer = new EmbeddedConsumer({
+      lag,
       log: this.#log,
       spec,
       opts,
@@ -234,6 +259,7 @@ export class EmbeddedStream implements Stream {
       },
       logger: this.#logger,
       onStopped: () => {
+        lag.close();
         this.#consumers.delete(key);
         this.#live.delete(key);
       },
@@ -241,6 +267,10 @@ export class EmbeddedStream implements Stream {
     this.#consumers.set(key, consumer);
     this.#live.add(key);
     return consumer;
+  }
+
+  async latestOffsets(topic: string): Promise<Map<number, number>> {
+    return this.endOffsets(topic);
   }
 
   async committedOffsets(topic: string, group: string): Promise<Map<number, number>> {
@@ -264,6 +294,7 @@ export class EmbeddedStream implements Stream {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    openStreams.delete(this);
     await Promise.all([...this.#consumers.values()].map((c) => c.stop()));
     await this.#log.close();
     await this.#lock.release();

@@ -34,6 +34,7 @@
 import type { Consumer as KafkaJSConsumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { errorMessage } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import type { LagWatch } from '../lag.js';
 import { PartitionWorker } from '../partition-worker.js';
 import type { BatchRange, ConsumeOptions, Consumer } from '../types.js';
 import { toConsumed } from './client.js';
@@ -62,7 +63,10 @@ export class KafkaGroupConsumer implements Consumer {
   #memberId = '';
   #stopping: Promise<void> | null = null;
 
-  constructor(kafka: Kafka, o: ResolvedKafkaOptions, opts: ConsumeOptions) {
+  readonly #lag: LagWatch;
+
+  constructor(kafka: Kafka, o: ResolvedKafkaOptions, opts: ConsumeOptions, lag: LagWatch) {
+    this.#lag = lag;
     this.#o = o;
     this.#opts = opts;
     this.#name = `${opts.group}#${++consumerSeq}`;
@@ -115,6 +119,7 @@ export class KafkaGroupConsumer implements Consumer {
     this.#slots.clear();
     await this.#consumer.disconnect().catch((err) => this.#log.warn({ err: errorMessage(err) }, 'disconnecting the kafka consumer failed'));
     await Promise.all(this.#predecessors.values());
+    this.#lag.close();
   }
 
   async #onBatch({ batch, resolveOffset }: EachBatchPayload): Promise<void> {
@@ -173,6 +178,7 @@ export class KafkaGroupConsumer implements Consumer {
       }),
     };
     this.#slots.set(partition, slot);
+    this.#lag.setWorker(partition, slot.worker);
     return slot;
   }
 
@@ -209,6 +215,7 @@ export class KafkaGroupConsumer implements Consumer {
     const partitions = [...this.#slots.keys()].sort((a, b) => a - b);
     for (const [partition, slot] of this.#slots) {
       slot.revoked = true;
+      this.#lag.dropWorker(partition, slot.worker);
       const prev = this.#predecessors.get(partition) ?? Promise.resolve();
       const done = slot.worker.revoke().catch((err) => this.#log.error({ partition, err: errorMessage(err) }, 'partition worker failed'));
       this.#predecessors.set(partition, Promise.all([prev, done]).then(() => undefined));
