@@ -16,7 +16,7 @@ import type { Logger } from '../../log.js';
 import { FLAG_SNAPSHOT, FRAME_HEADER_BYTES, MAX_PAYLOAD_BYTES, MIN_PAYLOAD_BYTES, encodeFrame, sectionBytes, type DecodedSection, type LogRecord, type SectionInput } from './frame.js';
 import { GroupCommit } from './group-commit.js';
 import { OffsetIndex, tpKey, type Position } from './offset-index.js';
-import { createSegment, isInternalTopic, listSegments, recoverSegments, syncDir, type SegmentInfo } from './segments.js';
+import { createSegment, isInternalTopic, listSegments, openSegments, removeSidecar, syncDir, writeSidecar, type SegmentInfo } from './segments.js';
 
 export interface LogOptions {
   readonly dir: string;
@@ -75,17 +75,22 @@ export class EmbeddedLog {
     this.#timer.unref();
   }
 
-  /** Opens (creating if needed) the log in `o.dir`, replaying and checking every frame. */
+  /**
+   * Opens (creating if needed) the log in `o.dir`: sealed segments with a
+   * sidecar are restored from it, the rest (at least the newest sealed one
+   * and the active one) are read and every frame checked.
+   */
   static async open(o: LogOptions): Promise<EmbeddedLog> {
     await mkdir(o.dir, { recursive: true });
     const segments = await listSegments(o.dir);
     const index = new OffsetIndex();
-    const nextSeq = await recoverSegments(segments, o.logger, (frame, at) => {
+    const { nextSeq, scanned } = await openSegments(segments, index, o.logger, (frame, at) => {
       for (const s of frame.sections) {
         index.note(s.topic, s.partition, s.baseOffset, s.count, at);
         if (s.records && s.count > 0) o.onInternal(s);
       }
     });
+    o.logger.info({ segments: segments.length, read: scanned }, 'embedded log opened');
     if (segments.length === 0) await (await createSegment(o.dir, segments, nextSeq)).close();
     const active = await open(segments[segments.length - 1]!.path, 'r+');
     const log = new EmbeddedLog(o, segments, index, active, nextSeq);
@@ -169,6 +174,10 @@ export class EmbeddedLog {
   }
 
   async #roll(): Promise<void> {
+    // Sealed from here on: its sidecar lets the next open skip reading it.
+    const sealed = this.#last;
+    await writeSidecar(sealed, this.#index, this.#nextSeq)
+      .catch((err: unknown) => this.#o.logger.warn({ err, segment: sealed.path }, 'embedded log: writing a segment sidecar failed'));
     const next = await createSegment(this.#o.dir, this.#segments, this.#nextSeq);
     const old = this.#active;
     this.#active = next;
@@ -314,6 +323,7 @@ export class EmbeddedLog {
         this.#segments.shift();
         this.#index.dropBefore(this.#segments[0]!.base);
         await unlink(oldest.path);
+        await removeSidecar(oldest);
         await syncDir(this.#o.dir);
         deleted++;
         this.#o.logger.info({ segment: oldest.path, over_cap: overCap }, 'embedded log: deleted segment');
