@@ -3,6 +3,7 @@ import type { Logger } from '../log.js';
 import { openEmbeddedStream } from './embedded/index.js';
 import { topicNames, type Topics } from './headers.js';
 import { openKafkaStream } from './kafka/index.js';
+import { kafkaConsumerObserver } from './kafka/telemetry.js';
 import type { Stream } from './types.js';
 
 /** Kafka when `stream.kafka` is configured, otherwise the embedded log under data_dir. */
@@ -15,6 +16,7 @@ export async function openStream(config: Config, logger: Logger): Promise<Stream
       replicationFactor: s.kafka.replication_factor,
       ssl: s.kafka.ssl,
       ...(s.kafka.sasl ? { sasl: s.kafka.sasl } : {}),
+      observer: kafkaConsumerObserver(logger),
       logger,
     });
   }
