@@ -136,11 +136,14 @@ function retainFrom(state: StreamState, live: ReadonlySet<string>, topic: string
   return min;
 }
 
-/** Latest record per key of `spec`, read from the oldest retained record on. */
+/**
+ * Latest record per key of `spec`. A compacted topic is read from the newest
+ * snapshot on (it restates every key); any other from the oldest retained record.
+ */
 async function readLatest(log: EmbeddedLog, spec: TopicSpec): Promise<Map<string, ConsumedRecord>> {
   const latest = new Map<string, ConsumedRecord>();
   for (let p = 0; p < spec.partitions; p++) {
-    const reader = new PartitionReader(log, spec.name, p, 0);
+    const reader = new PartitionReader(log, spec.name, p, spec.compacted ? log.compactedStart(spec.name, p) : 0);
     try {
       await reader.readToEnd((records) => {
         for (const r of records) if (r.key !== null) latest.set(r.key, r);

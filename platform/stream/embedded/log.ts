@@ -253,6 +253,19 @@ export class EmbeddedLog {
     return this.#index.nextOffset(topic, partition);
   }
 
+  /**
+   * Where reading the latest record per key of a compacted partition may
+   * start: the partition's first offset in the newest segment that starts
+   * with a snapshot, which restates every key's latest record. Reading from
+   * there, not from the oldest retained record, keeps start-up and segment
+   * rolls bounded by about a segment however much the log retains.
+   */
+  compactedStart(topic: string, partition: number): number {
+    const anchor = this.#segments.findLast((seg) => seg.anchored);
+    if (!anchor) return 0;
+    return this.#index.firstOffsetFrom(topic, partition, anchor.base) ?? this.#index.nextOffset(topic, partition);
+  }
+
   /** Where a reader looking for `offset` of the partition starts (see OffsetIndex.seek). */
   seek(topic: string, partition: number, offset: number): Position {
     return this.#index.seek(topic, partition, offset) ?? { segment: this.#last.base, pos: this.#last.size };

@@ -103,6 +103,30 @@ describe('embedded log recovery', () => {
     }
   });
 
+  it('reads a compacted topic\'s latest keys from the newest snapshot on, not from the oldest retained record', async () => {
+    const d = dir();
+    const s = await open(d, 1024);
+    await s.ensureTopics([{ name: 'cursors', partitions: 1, compacted: true }, { name: 't', partitions: 1 }]);
+    await s.append('cursors', [{ key: 'org1', value: Buffer.from('c1'), headers: {} }, { key: 'org2', value: Buffer.from('c1'), headers: {} }]);
+    for (let a = 0; a < 40; a++) await s.append('t', recs(`a${a}-`, 3));
+    await s.append('cursors', [{ key: 'org1', value: Buffer.from('c2'), headers: {} }]);
+    for (let a = 40; a < 60; a++) await s.append('t', recs(`a${a}-`, 3));
+    await s.close();
+    const segs = segmentFiles(d);
+    expect(segs.length).toBeGreaterThan(8);
+    // Damage the segment holding the first cursor records: a read from the oldest record would meet it.
+    const bytes = readFileSync(segs[0]!);
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 20) ^ 0xff, bytes.length - 20);
+    writeFileSync(segs[0]!, bytes);
+    const r = await open(d, 1024);
+    try {
+      const latest = await r.readLatestByKey('cursors');
+      expect([...latest].map(([k, v]) => [k, v.value.toString()]).sort()).toEqual([['org1', 'c2'], ['org2', 'c1']]);
+    } finally {
+      await r.close();
+    }
+  });
+
   it('refuses to truncate acknowledged frames that follow damage in the newest segment', async () => {
     const d = dir();
     const sizes = await writeLog(d, 5);
