@@ -20,7 +20,12 @@ export type ReadOnlyQuery = (sql: string) => Promise<ResultSet>;
 /** Runs a named query of the library (analytics/); its errors carry the wrong parameter's name as `param`. */
 export type NamedQueryRunner = (name: string, params: Record<string, string>) => Promise<ResultSet>;
 
-export async function serveAdminSocket(dataDir: string, runQuery: ReadOnlyQuery, logger: Logger, runNamed?: NamedQueryRunner): Promise<() => Promise<void>> {
+/** `hooklog status` as the running process sees it. */
+export type StatusRunner = () => Promise<unknown>;
+
+export async function serveAdminSocket(
+  dataDir: string, runQuery: ReadOnlyQuery, logger: Logger, runNamed?: NamedQueryRunner, runStatus?: StatusRunner,
+): Promise<() => Promise<void>> {
   const path = adminSocketPath(dataDir);
   // A socket file left by a killed process would make listen() fail; we hold the data dir's lock by now, so it is stale.
   if (existsSync(path)) rmSync(path);
@@ -28,6 +33,15 @@ export async function serveAdminSocket(dataDir: string, runQuery: ReadOnlyQuery,
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     res.setHeader('content-type', 'application/json');
+    if (req.method === 'POST' && req.url === '/status' && runStatus) {
+      try {
+        res.end(JSON.stringify(await runStatus()));
+      } catch (err) {
+        res.statusCode = 500;
+        res.end(JSON.stringify({ error: (err as Error).message }));
+      }
+      return;
+    }
     if (req.method === 'POST' && req.url === '/query' && runNamed) {
       try {
         const { name, params } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { name: string; params: Record<string, string> };
@@ -73,6 +87,11 @@ export async function namedQueryViaAdminSocket(
   toError: (message: string, param: string | undefined) => Error,
 ): Promise<ResultSet | undefined> {
   return postToAdminSocket(dataDir, '/query', { name, params }, toError);
+}
+
+/** The running process's `hooklog status` lines; `undefined` when none is listening. */
+export async function statusViaAdminSocket<T>(dataDir: string): Promise<T | undefined> {
+  return postToAdminSocket(dataDir, '/status', {}, (error) => new HooklogError('INTERNAL', error)) as Promise<T | undefined>;
 }
 
 async function postToAdminSocket(dataDir: string, path: string, payload: object, toError: (message: string, param: string | undefined) => Error): Promise<ResultSet | undefined> {

@@ -10,6 +10,10 @@ import { render, type OutputFormat } from './format.js';
 import { runSql } from './sql.js';
 import { runStart } from './start.js';
 import { collectParams, listQueries, runQueryCommand } from './query.js';
+import { runStatus, statusResultSet, type StatusLine } from './status.js';
+import { statusViaAdminSocket } from './admin-socket.js';
+import { openStream } from '../platform/stream/open.js';
+import { openStore, storeOptions } from '../platform/store/index.js';
 import { describeQueries } from '../analytics/registry.js';
 import { runAlert } from './alert.js';
 
@@ -58,6 +62,20 @@ program
     const { config } = loadConfig(program.opts<{ config?: string }>().config);
     const params = collectParams({ org: opts.org, since: opts.since, until: opts.until, limit: opts.limit }, opts.param);
     process.stdout.write(render(await runQueryCommand(config, name, params), opts.format));
+  });
+
+program
+  .command('status')
+  .description('One line per org and source: last event by hooks and by pollers, cursor age, poller and sink lag, dead letters and refused hook deliveries in the last hour.')
+  .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+  .action(async (opts: { format: OutputFormat }) => {
+    const { config } = loadConfig(program.opts<{ config?: string }>().config);
+    const logger = createLogger({ level: 'warn' });
+    const lines = await runStatus(config, logger, () => statusViaAdminSocket<StatusLine[]>(config.data_dir), async () => {
+      const stream = await openStream(config, logger);
+      return { stream, store: openStore(storeOptions(config, logger)) };
+    });
+    process.stdout.write(opts.format === 'json' ? JSON.stringify(lines, null, 2) + '\n' : render(statusResultSet(lines), opts.format));
   });
 
 program

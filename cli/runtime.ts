@@ -57,6 +57,7 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
       group: config.sink.group,
       maxBatchRecords: config.sink.max_batch_records,
       maxBatchWaitMs: config.sink.max_batch_wait_ms,
+      maxRecordBytes: config.sink.max_record_bytes,
       extraPipelines: [tokenDecisionsPipeline(topics.tokenDecisions), legacyEventsPipeline(topics.legacyEvents)],
       logger,
     });

@@ -2,6 +2,7 @@ import { loadConfig } from './config/load.js';
 import { createLogger } from '../platform/log.js';
 import { serveAdminSocket } from './admin-socket.js';
 import { startHooklog } from './runtime.js';
+import { collectStatus } from './status.js';
 import { runNamedQuery } from '../analytics/run.js';
 
 const SHUTDOWN_DEADLINE_MS = 60_000;
@@ -13,7 +14,8 @@ export async function runStart(configPath: string | undefined): Promise<void> {
   const logger = createLogger({ level: config.log_level, format: config.log.format });
   logger.info({ config: loaded.origin }, 'starting hooklog');
   const running = await startHooklog(config, logger);
-  const closeAdmin = await serveAdminSocket(config.data_dir, (sql) => running.store.readOnlyQuery(sql), logger, (name, params) => runNamedQuery(running.store, name, params));
+  const closeAdmin = await serveAdminSocket(config.data_dir, (sql) => running.store.readOnlyQuery(sql), logger,
+    (name, params) => runNamedQuery(running.store, name, params), () => collectStatus(config, running.stream, running.store));
 
   for (const hook of config.event_hooks) {
     process.stderr.write(`event hook "${hook.id}" (org ${hook.org}): ${running.url}/hooks/events/${hook.id}  (auth header: ${hook.auth.header})\n`);

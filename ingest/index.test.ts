@@ -76,6 +76,10 @@ describe('ingest: many orgs', () => {
     expect(await metricValue('hooklog_poller_lag_seconds', 'quiet')).toBeGreaterThanOrEqual(3_600);
     expect(await metricValue('hooklog_poller_last_success_timestamp_seconds', 'quiet')).toBeGreaterThan(Date.now() / 1000 - 5);
     expect(await metricValue('hooklog_poller_rate_limit_remaining', 'quiet')).toBeLessThan(50);
+    // limit 50 × the default share: some of this window's allowance used, never more than all of it.
+    const used = await metricValue('hooklog_poller_rate_limit_budget_used_ratio', 'quiet');
+    expect(used).toBeGreaterThan(0);
+    expect(used).toBeLessThanOrEqual(1);
     // Caught up, the same next link is confirmed on every poll: the cursor stays young.
     await waitFor(async () => (await metricValue('hooklog_poller_silent', 'quiet')) === 1, { what: 'the silent signal', timeoutMs: 5_000 });
     expect(await metricValue('hooklog_poller_cursor_age_seconds', 'quiet')).toBeLessThan(1);

@@ -87,7 +87,10 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
         cursorSavedMs: stored ? Date.parse(stored.savedAt) || null : null,
         newestPublishedMs: stored?.newestPublished ? Date.parse(stored.newestPublished) || null : null,
       });
-      const telemetry = createPollerTelemetry(opts.logger, labels, health, () => budget.snapshot.state?.remaining ?? null);
+      const telemetry = createPollerTelemetry(opts.logger, labels, health, () => budget.snapshot.state?.remaining ?? null, () => {
+        const { state, used } = budget.snapshot;
+        return state ? used / budget.allowedPerWindow(state.limit) : null;
+      });
       if (!stored && latest.has(`${source.name}:${org.id}`)) telemetry.cursorUnreadable();
       if (stored && !isFollowable(stored.next, org.base_url, source.path)) {
         // base_url changed since: never send this org's credentials to the old host. Starting afresh

@@ -13,12 +13,15 @@ import type { PollerHealth } from './poller/health.js';
 
 type Labels = { org: string; source: string };
 
-const live = new Map<string, { labels: Labels; health: PollerHealth; remaining: () => number | null }>();
+const live = new Map<string, { labels: Labels; health: PollerHealth; remaining: () => number | null; budgetUsed: () => number | null }>();
 
-function eachLive(set: (labels: Labels, value: number) => void, value: (h: PollerHealth, now: number, remaining: number | null) => number | null): void {
+function eachLive(
+  set: (labels: Labels, value: number) => void,
+  value: (h: PollerHealth, now: number, remaining: number | null, budgetUsed: number | null) => number | null,
+): void {
   const now = Date.now();
-  for (const { labels, health, remaining } of live.values()) {
-    const v = value(health, now, remaining());
+  for (const { labels, health, remaining, budgetUsed } of live.values()) {
+    const v = value(health, now, remaining(), budgetUsed());
     if (v !== null) set(labels, v);
   }
 }
@@ -50,6 +53,11 @@ const m = {
     name: 'hooklog_poller_rate_limit_remaining', help: 'X-Rate-Limit-Remaining last seen for this API.', labelNames: ['org', 'source'],
     collect() { eachLive((l, v) => this.set(l, v), (_h, _now, r) => r); },
   }),
+  budgetUsed: gauge({
+    name: 'hooklog_poller_rate_limit_budget_used_ratio', help: 'Requests made in the current rate-limit window / the requests rate_limit_share allows in it.',
+    labelNames: ['org', 'source'],
+    collect() { eachLive((l, v) => this.set(l, v), (_h, _now, _r, used) => used); },
+  }),
 };
 
 function statusClass(status: number): string {
@@ -58,12 +66,14 @@ function statusClass(status: number): string {
 
 export type PollerTelemetry = ReturnType<typeof createPollerTelemetry>;
 
-export function createPollerTelemetry(logger: Logger, labels: Labels, health: PollerHealth, remaining: () => number | null) {
+export function createPollerTelemetry(
+  logger: Logger, labels: Labels, health: PollerHealth, remaining: () => number | null, budgetUsed: () => number | null = () => null,
+) {
   const log = logger.child({ component: 'poller', ...labels });
   const key = `${labels.source}:${labels.org}`;
   return {
     started(resumed: boolean, path: string): void {
-      live.set(key, { labels, health, remaining });
+      live.set(key, { labels, health, remaining, budgetUsed });
       log.info({ resumed, path }, resumed ? 'poller_resumed_from_stored_position' : 'poller_started_from_configured_start');
     },
     cursorUnreadable(): void {
@@ -112,7 +122,7 @@ export function createPollerTelemetry(logger: Logger, labels: Labels, health: Po
     },
     stopped(): void {
       live.delete(key);
-      for (const g of [m.lastSuccess, m.lag, m.cursorAge, m.silent, m.remaining]) g.remove(labels);
+      for (const g of [m.lastSuccess, m.lag, m.cursorAge, m.silent, m.remaining, m.budgetUsed]) g.remove(labels);
       log.info(health.snapshot(Date.now()), 'poller_stopped');
     },
   };

@@ -11,7 +11,7 @@ import { parse } from 'yaml';
 import { parseConfig } from '../cli/config/load.js';
 import { REPO_DIR } from './support/cli.js';
 
-interface Service { image?: string; build?: string; environment?: Record<string, string>; volumes?: string[]; ports?: string[] }
+interface Service { image?: string; build?: string; environment?: Record<string, string>; volumes?: string[]; ports?: string[]; command?: string[] }
 const compose = parse(readFileSync(join(REPO_DIR, 'docker-compose.yml'), 'utf8')) as { services: Record<string, Service> };
 
 describe('docker-compose.yml', () => {
@@ -40,5 +40,36 @@ describe('docker-compose.yml', () => {
     expect(hooklog.ports).toContain(`${config.server.port}:${config.server.port}`);
     expect(config.data_dir).toBe('/var/lib/hooklog');
     expect(hooklog.volumes!.some((v) => v.endsWith(`:${config.data_dir}`))).toBe(true);
+  });
+
+  it('runs Prometheus scraping hooklog, and Grafana provisioned with that datasource and the hooklog dashboard', () => {
+    const config = parseConfig(raw, env);
+    const hostFile = (service: Service, container: string) => {
+      const v = service.volumes!.find((x) => x.split(':')[1] === container);
+      expect(v, `${container} mounted`).toBeDefined();
+      return join(REPO_DIR, v!.split(':')[0]!);
+    };
+    const prometheus = compose.services.prometheus!;
+    expect(prometheus.image).toMatch(/^prom\/prometheus:v3\./);
+    const promConfigPath = prometheus.command!.find((c) => c.startsWith('--config.file='))!.split('=')[1]!;
+    const scrape = parse(readFileSync(hostFile(prometheus, promConfigPath), 'utf8')) as {
+      scrape_configs: Array<{ metrics_path: string; static_configs: Array<{ targets: string[] }> }>;
+    };
+    const job = scrape.scrape_configs[0]!;
+    expect(job.metrics_path).toBe('/metrics');
+    expect(job.static_configs[0]!.targets).toEqual([`hooklog:${config.server.port}`]);
+
+    const grafana = compose.services.grafana!;
+    expect(grafana.image).toMatch(/^grafana\/grafana:/);
+    const provisioning = hostFile(grafana, '/etc/grafana/provisioning');
+    const datasources = parse(readFileSync(join(provisioning, 'datasources', 'prometheus.yaml'), 'utf8')) as { datasources: Array<{ type: string; url: string }> };
+    expect(datasources.datasources[0]).toMatchObject({ type: 'prometheus', url: 'http://prometheus:9090' });
+    expect(prometheus.ports).toContain('127.0.0.1:9090:9090');
+    const providers = parse(readFileSync(join(provisioning, 'dashboards', 'hooklog.yaml'), 'utf8')) as { providers: Array<{ options: { path: string } }> };
+    const dashboards = hostFile(grafana, providers.providers[0]!.options.path);
+    const dashboard = JSON.parse(readFileSync(join(dashboards, 'hooklog.json'), 'utf8')) as { uid: string; panels: unknown[] };
+    expect(dashboard.uid).toBe('hooklog');
+    expect(dashboard.panels.length).toBeGreaterThan(10);
+    expect(grafana.environment!.GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH).toBe(`${providers.providers[0]!.options.path}/hooklog.json`);
   });
 });

@@ -7,12 +7,12 @@ import {
   logLevelSchema,
   logSchema,
   serverSchema,
-  sinkSchema,
   storeSchema,
   streamSchema,
 } from '../../platform/config/schema.js';
 import { eventHookReceiverSchema, eventHookSchema } from '../../receivers/event-hooks/config.js';
 import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
+import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
 
 /**
  * hooklog's whole configuration schema, composed where the process is

@@ -54,6 +54,7 @@ describe('mapEventRecord fields', () => {
       client: { ipAddress: 12, zone: true, geographicalContext: { postalCode: 27607, geolocation: { lat: '35.5', lon: { x: 1 } } } },
       target: [null, 'str', { id: 7, type: null }, []],
       authenticationContext: 'nope',
+      request: undefined, // no ipChain to fall back on
     });
     expect(row).toMatchObject({
       version: '0', severity: '', display_message: '', client_ip: '::', client_zone: 'true', geo_postal_code: '27607',

@@ -90,9 +90,16 @@ const MAX_UUID_CHARS = 256;
  * carry redacted or empty ones: those become '::' (unspecified) rather than
  * failing the row. The address as sent stays in `raw`.
  */
-export function clientIp(v: unknown): string {
+export function clientIp(v: unknown, ipChain: unknown = undefined): string {
   const s = str(v).trim();
-  return isIP(s) === 0 ? '::' : s;
+  if (isIP(s) !== 0) return s;
+  // No usable client address (absent, null, the string "null", redacted): the first
+  // address of request.ipChain is the client's, as the service records it.
+  for (const hop of Array.isArray(ipChain) ? ipChain : []) {
+    const ip = str(obj(hop).ip).trim();
+    if (isIP(ip) !== 0) return ip;
+  }
+  return '::';
 }
 
 /** securityContext.asNumber as a UInt32, 0 when absent or not a number in range. */
@@ -106,7 +113,9 @@ export function mapEventRecord(rec: ConsumedRecord): MapResult<EventRow> {
   const parsed = parseObject(rec.value);
   if (!parsed.ok) return parsed;
   const { raw, value: e } = parsed;
-  const uuid = str(e.uuid);
+  // One event, one key: the service's uuids are lower-case hex, and a copy that
+  // reached us upper-cased (some relays do) must fold with the others. `raw` keeps it as received.
+  const uuid = str(e.uuid).toLowerCase();
   if (uuid.trim() === '') return { ok: false, reason: 'event has no uuid (missing, empty or not a string)' };
   if (uuid.length > MAX_UUID_CHARS) return { ok: false, reason: `event uuid is longer than ${MAX_UUID_CHARS} characters` };
   const published = parseTimestamp(e.published);
@@ -138,7 +147,7 @@ export function mapEventRecord(rec: ConsumedRecord): MapResult<EventRow> {
       actor_type: str(actor.type),
       actor_alternate_id: str(actor.alternateId),
       actor_display_name: str(actor.displayName),
-      client_ip: clientIp(client.ipAddress),
+      client_ip: clientIp(client.ipAddress, obj(e.request).ipChain),
       client_user_agent: str(ua.rawUserAgent),
       client_browser: str(ua.browser),
       client_os: str(ua.os),

@@ -233,8 +233,9 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
       retryPolicy: { initialMs: 5, multiplier: 2, maxMs: 40, retries: Infinity, jitter: 0 },
     });
     try {
-      await waitFor(() => s.counters.insertRetries >= 5, { what: 'insert retries' });
-      expect(s.counters.handlerErrors).toBe(0); // retried inside the handler, not failed out of it
+      // The first thing a sink asks the store is where its last batches ended (plans.ts).
+      await waitFor(() => s.counters.planErrors >= 5, { what: 'retries of the batch-plan read' });
+      expect(s.counters.handlerErrors).toBe(0); // retried with the sink's policy, not failed out of the handler
       expect(s.counters.deadLettered).toBe(0);
       expect((await stream.committedOffsets(topics.logs, group)).get(0) ?? 0).toBe(0);
     } finally {

@@ -8,17 +8,20 @@
  * - the handler (`writeBatch`) resolves only when every record is in
  *   ClickHouse (insert confirmed, synchronous and fsynced) or durably in the
  *   deadletter topic; a retriable store failure is retried, never skipped;
- * - inserts are deterministic per offset range and carry
- *   `insert_deduplication_token = topic-partition-first-last`, so a batch
- *   redelivered after a crash (inserted, not yet committed) is dropped by
- *   ClickHouse; duplicates from the identity service itself fold in the
- *   ReplacingMergeTree keyed by (org, uuid).
+ * - batches are deterministic: each batch's offset range is recorded in
+ *   `{db}.sink_batches` (plans.ts) before it is inserted, and a restart from
+ *   the committed position re-cuts the recorded ranges exactly; each insert
+ *   carries `insert_deduplication_token = topic-partition-first-last`, so a
+ *   batch redelivered after a crash (inserted, not yet committed) is the same
+ *   insert with the same token, and ClickHouse drops it; duplicates from the
+ *   identity service itself fold in the ReplacingMergeTree.
  */
 import type { Logger } from '../../platform/log.js';
 import type { Store } from '../../platform/store/index.js';
 import type { Topics } from '../../platform/stream/headers.js';
 import type { Consumer, Stream } from '../../platform/stream/types.js';
 import type { RetryPolicy } from '../../platform/retry.js';
+import { clickHouseBatchPlans } from './plans.js';
 import { mapDeadletterRecord, mapEventRecord } from './rows.js';
 import { createSinkTelemetry, type SinkCounters } from '../../platform/store/table-writer-telemetry.js';
 import { writeBatch, type ExtraPipeline, type Pipeline, type WriterDeps } from '../../platform/store/table-writer.js';
@@ -45,6 +48,8 @@ export interface ClickHouseSinkOptions {
   readonly deadletterTable?: string;
   /** Read the deadletter topic into its table too. Default true. */
   readonly consumeDeadletter?: boolean;
+  /** A record larger than this is dead-lettered (RECORD_INVALID) without an insert attempt. Default 1 MiB. */
+  readonly maxRecordBytes?: number;
   /** Backoff for store retries. Default RetryPolicies.sink (unbounded, capped). */
   readonly retryPolicy?: RetryPolicy;
   /**
@@ -72,6 +77,7 @@ export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<
     telemetry,
     signal: abort.signal,
     ...(opts.retryPolicy ? { retryPolicy: opts.retryPolicy } : {}),
+    ...(opts.maxRecordBytes ? { maxRecordBytes: opts.maxRecordBytes } : {}),
   };
   const plans: Array<{ topic: string; group: string; pipeline: Pipeline }> = [
     { topic: opts.topics.logs, group: opts.group, pipeline: { table: opts.eventsTable ?? 'events_v2', map: mapEventRecord, onReject: 'deadletter' } },
@@ -96,6 +102,11 @@ export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<
           maxBatchRecords: opts.maxBatchRecords ?? 5000,
           maxBatchWaitMs: opts.maxBatchWaitMs ?? 1000,
           handler: (batch) => writeBatch(deps, plan.pipeline, batch),
+          batchPlans: clickHouseBatchPlans({
+            store: opts.store, group: plan.group, topic: plan.topic, signal: abort.signal,
+            ...(opts.retryPolicy ? { retryPolicy: opts.retryPolicy } : {}),
+            onError: (err, op, partition) => telemetry.planFailed({ topic: plan.topic, partition }, op, err),
+          }),
           onHandlerError: (err, batch, attempt) => telemetry.handlerFailed({ topic: batch.topic, partition: batch.partition }, err, attempt),
         }),
       );

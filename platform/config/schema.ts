@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * The ground floor's part of hooklog's configuration schema: the sections
- * platform/ itself reads (server, stream, store, sink, data_dir, log_level).
+ * platform/ itself reads (server, stream, store, data_dir, log_level, log).
  * Each component keeps its own section's schema beside its code, and
  * cli/config/schema.ts composes the whole, where the process is assembled.
  * The schema is the one source of truth for the config's TypeScript type, its
@@ -48,7 +48,10 @@ const kafkaSchema = z.strictObject({
 
 const embeddedStreamSchema = z.strictObject({
   segment_bytes: z.number().int().min(1024).default(64 * 1024 * 1024).describe('Size at which the embedded log starts a new segment file.'),
-  retention_hours: z.number().min(1).default(168).describe('Segments older than this are deleted. The embedded log is a buffer, not an archive: ClickHouse is.'),
+  retention_hours: z.number().min(1).default(168)
+    .describe('Segments older than this are deleted once every consumer group has committed them (never before). The embedded log is a buffer, not an archive: ClickHouse is.'),
+  max_bytes: z.number().int().min(4096).default(8 * 1024 * 1024 * 1024)
+    .describe('Disk cap of the embedded log (at least 4 segments). Beyond it new records are refused (hooks get 503 with Retry-After, pollers wait) until consumers catch up; nothing is deleted that a consumer group has not committed.'),
 }).prefault({}).describe('The embedded log used when stream.kafka is not set.');
 
 export const streamSchema = z.strictObject({
@@ -70,12 +73,6 @@ export const storeSchema = z.strictObject({
     .describe('Events older than this many days (by published) are dropped by ClickHouse (a TTL set at start-up). 0 keeps them forever.'),
 }).prefault({}).describe('Where events are stored and queried.');
 
-export const sinkSchema = z.strictObject({
-  group: slug.default('hooklog-clickhouse-sink').describe('Consumer group of the ClickHouse sink.'),
-  max_batch_records: z.number().int().min(1).max(100_000).default(5000).describe('Largest insert per partition.'),
-  max_batch_wait_ms: z.number().int().min(10).max(60_000).default(1000).describe('A partial batch is inserted at most this long after its first record arrived.'),
-}).prefault({}).describe('The consumer that writes the stream into ClickHouse.');
-
 export const logSchema = z.strictObject({
   format: z.enum(['auto', 'pretty', 'json']).default('auto')
     .describe('auto: human-readable lines when stdout is a terminal, JSON lines otherwise; pretty or json to choose. Secrets are redacted in both.'),
@@ -92,5 +89,4 @@ export interface PlatformConfig {
   readonly server: z.output<typeof serverSchema>;
   readonly stream: z.output<typeof streamSchema>;
   readonly store: z.output<typeof storeSchema>;
-  readonly sink: z.output<typeof sinkSchema>;
 }

@@ -8,6 +8,7 @@
 import { HooklogError, isRetriable, type ErrorCode } from '../errors.js';
 import { RetryPolicies, retry, type RetryPolicy } from '../retry.js';
 import type { Store } from './store.js';
+import { parseTimestamp } from '../time.js';
 import { Header, deadLetter } from '../stream/headers.js';
 import type { ConsumedRecord, RecordBatch, Stream } from '../stream/types.js';
 import type { SinkTelemetry, Where } from './table-writer-telemetry.js';
@@ -38,6 +39,8 @@ export interface WriterDeps {
   /** Aborted on stop: an insert being retried gives up, leaving its batch uncommitted. */
   readonly signal: AbortSignal;
   readonly retryPolicy?: RetryPolicy;
+  /** A record value larger than this is dead-lettered without an insert attempt. Default 1 MiB. */
+  readonly maxRecordBytes?: number;
 }
 
 /** The insert's identity: the same offset range of the same partition always yields the same token. */
@@ -51,6 +54,18 @@ export interface ExtraPipeline extends Pipeline {
   readonly name: string;
   readonly topic: string;
 }
+
+export const DEFAULT_MAX_RECORD_BYTES = 1024 * 1024;
+
+/**
+ * Dead letters carry the raw bytes; one that the stream itself refuses (over
+ * Kafka's message.max.bytes, say) would block the partition forever, so it is
+ * sent again holding only this many leading bytes, its full size in a header.
+ */
+const TRUNCATED_LETTER_BYTES = 64 * 1024;
+
+/** Set on a dead letter whose value had to be cut short: the original size in bytes. */
+export const TRUNCATED_HEADER = 'hooklog-truncated-from-bytes';
 
 /** Name of the component in dead letters' origin header. */
 export const ORIGIN = 'clickhouse-sink';
@@ -75,14 +90,21 @@ export async function writeBatch(deps: WriterDeps, pipeline: Pipeline, batch: Re
   const where: Where = { topic: batch.topic, partition: batch.partition };
   const items: Item[] = [];
   const rejected: Rejected[] = [];
+  const maxBytes = deps.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
   for (const rec of batch.records) {
+    // What can never succeed is set aside at once, its reason led by the error code.
+    if (rec.value.length > maxBytes) {
+      const reason = `RECORD_INVALID: record of ${rec.value.length} bytes is over sink.max_record_bytes (${maxBytes})`;
+      rejected.push({ rec, code: 'RECORD_INVALID', reason, summary: reason });
+      continue;
+    }
     const mapped = pipeline.map(rec);
     if (mapped.ok) items.push({ rec, row: mapped.row });
-    else rejected.push({ rec, code: 'RECORD_INVALID', reason: mapped.reason, summary: mapped.reason });
+    else rejected.push({ rec, code: 'RECORD_INVALID', reason: `RECORD_INVALID: ${mapped.reason}`, summary: `RECORD_INVALID: ${mapped.reason}` });
   }
   await insertRange(deps, pipeline, where, items, rejected);
   await settleRejected(deps, pipeline, where, rejected);
-  deps.telemetry.batchDone(where, batch.firstOffset, batch.lastOffset, batch.records.length, Date.now() - started);
+  deps.telemetry.batchDone(where, pipeline.table, batch.firstOffset, batch.lastOffset, batch.records.length, Date.now() - started);
 }
 
 /**
@@ -108,14 +130,20 @@ async function insertRange(deps: WriterDeps, pipeline: Pipeline, where: Where, i
       policy: deps.retryPolicy ?? RetryPolicies.sink,
       retriable: isRetriable,
       signal: deps.signal,
-      onRetry: (err, attempt, delayMs) => deps.telemetry.insertRetry(where, err, attempt, delayMs),
+      onRetry: (err, attempt, delayMs) => deps.telemetry.insertRetry(where, pipeline.table, err, attempt, delayMs),
     });
-    deps.telemetry.inserted(where, pipeline.table, first, last, rows.length, Date.now() - started);
+    const receivedMs = items.map((i) => parseTimestamp(i.rec.headers[Header.receivedAt]) ?? i.rec.timestamp);
+    deps.telemetry.inserted(where, pipeline.table, first, last, rows.length, Date.now() - started, receivedMs);
   } catch (err) {
     if (!(err instanceof HooklogError && err.code === 'STORE_REJECTED_ROW')) throw err;
     if (items.length === 1) {
       // classifyClickHouseError's message starts "ClickHouse TYPE (code): …".
-      rejected.push({ rec: items[0]!.rec, code: err.code, reason: `${err.code}: rejected by ${err.message}`, summary: `rejected by ${err.message.split(':', 1)[0]}` });
+      rejected.push({
+        rec: items[0]!.rec,
+        code: err.code,
+        reason: `${err.code}: ${err.message}`,
+        summary: `${err.code}: ${err.message.split(':', 1)[0]}`,
+      });
       return;
     }
     deps.telemetry.bisected(where, first, last, items.length, err.message.split(':', 1)[0]!);
@@ -133,8 +161,9 @@ async function insertRange(deps: WriterDeps, pipeline: Pipeline, where: Where, i
 async function settleRejected(deps: WriterDeps, pipeline: Pipeline, where: Where, rejected: Rejected[]): Promise<void> {
   if (rejected.length === 0) return;
   rejected.sort((a, b) => a.rec.offset - b.rec.offset);
+  for (const r of rejected) deps.telemetry.rejected(pipeline.table, r.reason);
   if (pipeline.onReject === 'drop') {
-    for (const r of rejected) deps.telemetry.dropped(where, r.rec.offset, r.summary);
+    for (const r of rejected) deps.telemetry.dropped(where, pipeline.table, r.rec.offset, r.summary);
     return;
   }
   const letters = rejected.map((r) =>
@@ -152,6 +181,24 @@ async function settleRejected(deps: WriterDeps, pipeline: Pipeline, where: Where
       r.code,
     ),
   );
-  await deps.stream.append(deps.deadletterTopic, letters);
-  for (const r of rejected) deps.telemetry.deadLettered(where, r.rec.offset, r.summary);
+  try {
+    await deps.stream.append(deps.deadletterTopic, letters);
+  } catch (err) {
+    // Retriable (stream down): the handler fails and the batch is offered again.
+    if (isRetriable(err)) throw err;
+    // Refused for what the letters are: send them one by one, any the stream still refuses cut short.
+    for (const letter of letters) {
+      try {
+        await deps.stream.append(deps.deadletterTopic, [letter]);
+      } catch (one) {
+        if (isRetriable(one)) throw one;
+        await deps.stream.append(deps.deadletterTopic, [{
+          ...letter,
+          value: letter.value.subarray(0, TRUNCATED_LETTER_BYTES),
+          headers: { ...letter.headers, [TRUNCATED_HEADER]: String(letter.value.length) },
+        }]);
+      }
+    }
+  }
+  for (const r of rejected) deps.telemetry.deadLettered(where, pipeline.table, r.rec.offset, r.summary);
 }

@@ -3,6 +3,7 @@ import type { Logger } from '../log.js';
 import { openEmbeddedStream } from './embedded/index.js';
 import { topicNames, type Topics } from './headers.js';
 import { openKafkaStream } from './kafka/index.js';
+import { kafkaConsumerObserver } from './kafka/telemetry.js';
 import type { Stream } from './types.js';
 
 /** Kafka when `stream.kafka` is configured, otherwise the embedded log under data_dir. */
@@ -15,13 +16,19 @@ export async function openStream(config: PlatformConfig, logger: Logger): Promis
       replicationFactor: s.kafka.replication_factor,
       ssl: s.kafka.ssl,
       ...(s.kafka.sasl ? { sasl: s.kafka.sasl } : {}),
+      observer: kafkaConsumerObserver(logger),
       logger,
     });
   }
+  const topics = topicNames(s.topic_prefix);
   return openEmbeddedStream({
     dataDir: config.data_dir,
     segmentBytes: s.embedded.segment_bytes,
     retentionHours: s.embedded.retention_hours,
+    maxBytes: s.embedded.max_bytes,
+    // The cap refuses what comes in from outside; consumers' own writes (dead letters, alerts,
+    // their state, cursors) must still go, or a full log could never drain.
+    cappedTopics: [topics.logs, topics.legacyEvents, topics.tokenDecisions],
     logger,
   });
 }

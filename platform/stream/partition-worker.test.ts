@@ -89,3 +89,47 @@ describe('PartitionWorker', () => {
     expect(commits).toEqual([3]);
   });
 });
+
+describe('PartitionWorker with batch plans', () => {
+  function planStore(initial: Array<{ first: number; last: number }> = []) {
+    const recorded = [...initial];
+    return {
+      recorded,
+      plans: {
+        load: async (_p: number, from: number) => recorded.filter((r) => r.last >= from),
+        record: async (_p: number, r: { first: number; last: number }) => void recorded.push(r),
+      },
+    };
+  }
+
+  it('records each batch range before the handler sees it', async () => {
+    const { recorded, plans } = planStore();
+    const seenWhenHandled: number[] = [];
+    const { w, commits } = worker({ plans, handler: async () => void seenWhenHandled.push(recorded.length) });
+    w.push(records(0, 25));
+    await waitFor(() => commits.at(-1) === 25);
+    await w.stop();
+    expect(recorded).toEqual([{ first: 0, last: 9 }, { first: 10, last: 19 }, { first: 20, last: 24 }]);
+    expect(seenWhenHandled).toEqual([1, 2, 3]);
+  });
+
+  it('re-cuts recorded ranges exactly, whatever size and time say, then cuts new ones after them', async () => {
+    // Recorded by an earlier run: a time cut of 3 and one of 7 records.
+    const { recorded, plans } = planStore([{ first: 5, last: 7 }, { first: 8, last: 14 }]);
+    const seen: number[][] = [];
+    const { w, commits } = worker({ plans, maxBatchRecords: 4, maxBatchWaitMs: 5, handler: async (b) => void seen.push(b.records.map((r) => r.offset)) });
+    w.push(records(5, 14));
+    await waitFor(() => commits.at(-1) === 19);
+    await w.stop();
+    expect(seen).toEqual([[5, 6, 7], [8, 9, 10, 11, 12, 13, 14], [15, 16, 17, 18]]);
+    expect(recorded.slice(2)).toEqual([{ first: 15, last: 18 }]);
+  });
+
+  it('leaves an incomplete recorded batch uncommitted on stop', async () => {
+    const { plans } = planStore([{ first: 0, last: 9 }]);
+    const { w, commits } = worker({ plans, handler: async () => undefined });
+    w.push(records(0, 4)); // a plain stop would hand these 4 over and commit them
+    await w.stop();
+    expect(commits).toEqual([]);
+  });
+});

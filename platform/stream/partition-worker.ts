@@ -1,5 +1,5 @@
 import { RetryPolicies, backoffDelay, sleep, type RetryPolicy } from '../retry.js';
-import type { ConsumedRecord, RecordBatch } from './types.js';
+import type { BatchPlans, BatchRange, ConsumedRecord, RecordBatch } from './types.js';
 
 export interface PartitionWorkerOptions {
   readonly topic: string;
@@ -15,6 +15,8 @@ export interface PartitionWorkerOptions {
   readonly resume: () => void;
   readonly onHandlerError?: (err: unknown, batch: RecordBatch, attempt: number) => void;
   readonly retryPolicy?: RetryPolicy;
+  /** Deterministic batches (see ConsumeOptions.batchPlans). */
+  readonly plans?: BatchPlans;
 }
 
 /**
@@ -26,7 +28,12 @@ export interface PartitionWorkerOptions {
  * - a batch whose handler throws is offered again (capped backoff), never skipped;
  * - after `revoke()` nothing is committed for this partition, even if an
  *   in-flight handler finishes later: another member may own it by then;
- * - the buffer is bounded: above `maxBufferedRecords` fetching pauses.
+ * - the buffer is bounded: above `maxBufferedRecords` fetching pauses;
+ * - with `plans`, batches are deterministic: each batch's range is recorded
+ *   before the handler sees it, and a worker starting at the committed
+ *   position first re-cuts the recorded ranges exactly (waiting for all their
+ *   records, whatever size and time say), so a batch handled but not
+ *   committed before a crash is handed over again as the very same batch.
  */
 export class PartitionWorker {
   readonly #o: PartitionWorkerOptions;
@@ -36,6 +43,10 @@ export class PartitionWorker {
   #revoked = false;
   #stopping = false;
   #wake: (() => void) | null = null;
+  /** The batch being handled (until committed), for lag. */
+  #inFlight: RecordBatch | null = null;
+  /** Recorded ranges not yet handled, in order; null until loaded (only with `plans`). */
+  #plans: BatchRange[] | null = null;
   readonly #stopController = new AbortController();
   readonly #done: Promise<void>;
 
@@ -48,12 +59,17 @@ export class PartitionWorker {
     return this.#buffer.length;
   }
 
+  /** Append time of the oldest record handed over or buffered and not yet committed (consumer lag). */
+  get oldestPendingTimestamp(): number | null {
+    return (this.#inFlight?.records[0] ?? this.#buffer[0])?.timestamp ?? null;
+  }
+
   /** Records fetched for this partition, in offset order, continuing where the last push ended. */
   push(records: readonly ConsumedRecord[]): void {
     if (this.#revoked || this.#stopping || records.length === 0) return;
     if (this.#buffer.length === 0) this.#firstArrival = Date.now();
     for (const r of records) this.#buffer.push(r);
-    if (!this.#paused && this.#buffer.length >= this.#o.maxBufferedRecords) {
+    if (!this.#paused && this.#buffer.length >= this.#o.maxBufferedRecords && this.#planSatisfied()) {
       this.#paused = true;
       this.#o.pause();
     }
@@ -104,12 +120,28 @@ export class PartitionWorker {
         await this.#waitForSignal(60_000);
         continue;
       }
-      const age = Date.now() - this.#firstArrival;
-      if (this.#buffer.length < maxBatchRecords && age < maxBatchWaitMs && !this.#stopping) {
-        await this.#waitForSignal(maxBatchWaitMs - age);
-        continue;
+      if (this.#o.plans && this.#plans === null && !(await this.#loadPlans(this.#buffer[0]!.offset))) return;
+      const plan = this.#currentPlan();
+      let count: number;
+      if (plan) {
+        // Re-cutting a recorded batch: all of its records, no more, however long it takes.
+        if (this.#buffer[this.#buffer.length - 1]!.offset < plan.last) {
+          if (this.#stopping) return; // cannot complete it now: it stays uncommitted for the next start
+          await this.#waitForSignal(60_000);
+          continue;
+        }
+        count = this.#countUpTo(plan.last);
+      } else {
+        const age = Date.now() - this.#firstArrival;
+        if (this.#buffer.length < maxBatchRecords && age < maxBatchWaitMs && !this.#stopping) {
+          await this.#waitForSignal(maxBatchWaitMs - age);
+          continue;
+        }
+        // A new batch never reaches into a recorded one further on.
+        const next = this.#plans?.[0];
+        count = Math.min(maxBatchRecords, next ? this.#countUpTo(next.first - 1) : maxBatchRecords);
       }
-      const records = this.#buffer.splice(0, maxBatchRecords);
+      const records = this.#buffer.splice(0, count);
       this.#firstArrival = this.#buffer.length > 0 ? Date.now() : 0;
       const first = records[0]!;
       const last = records[records.length - 1]!;
@@ -120,9 +152,12 @@ export class PartitionWorker {
         firstOffset: first.offset,
         lastOffset: last.offset,
       };
-      if (!(await this.#handle(batch))) return;
+      this.#inFlight = batch;
+      if (!(await this.#handle(batch, plan !== null))) return;
+      if (plan) this.#plans!.shift();
       if (this.#revoked) return;
       await this.#o.commit(last.offset + 1);
+      this.#inFlight = null;
       if (this.#paused && this.#buffer.length <= this.#o.maxBufferedRecords / 2) {
         this.#paused = false;
         this.#o.resume();
@@ -130,11 +165,54 @@ export class PartitionWorker {
     }
   }
 
-  /** True when the handler succeeded; false when revoked or stopped while it kept failing. */
-  async #handle(batch: RecordBatch): Promise<boolean> {
+  /** Records at the head of the buffer with offsets <= `last`. */
+  #countUpTo(last: number): number {
+    const i = this.#buffer.findIndex((r) => r.offset > last);
+    return i === -1 ? this.#buffer.length : i;
+  }
+
+  /** The recorded range the head of the buffer belongs to, dropping ranges already behind it. */
+  #currentPlan(): BatchRange | null {
+    const plans = this.#plans;
+    const head = this.#buffer[0];
+    if (!plans || !head) return null;
+    while (plans.length > 0 && plans[0]!.last < head.offset) plans.shift();
+    const p = plans[0];
+    return p && p.first <= head.offset ? p : null;
+  }
+
+  /** False while a recorded batch waits for records not yet buffered: pausing then would wait forever. */
+  #planSatisfied(): boolean {
+    const p = this.#currentPlan();
+    return !p || this.#buffer[this.#buffer.length - 1]!.offset >= p.last;
+  }
+
+  /** Loads the recorded ranges from `from` on, retrying failures; false when revoked or stopped meanwhile. */
+  async #loadPlans(from: number): Promise<boolean> {
     const policy = this.#o.retryPolicy ?? RetryPolicies.sink;
     for (let attempt = 1; ; attempt++) {
       try {
+        this.#plans = [...(await this.#o.plans!.load(this.#o.partition, from))].sort((a, b) => a.first - b.first);
+        return !this.#revoked;
+      } catch (err) {
+        void err; // the plan store reports its own failures; retried with the handler's backoff
+        if (this.#revoked || this.#stopping) return false;
+        await sleep(backoffDelay(policy, attempt), this.#stopController.signal);
+        if (this.#revoked) return false;
+      }
+    }
+  }
+
+  /** True when the handler succeeded; false when revoked or stopped while it kept failing. */
+  async #handle(batch: RecordBatch, recorded: boolean): Promise<boolean> {
+    const policy = this.#o.retryPolicy ?? RetryPolicies.sink;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        if (!recorded && this.#o.plans) {
+          // Recorded before the handler may write anything: a replay then cuts this very batch again.
+          await this.#o.plans.record(this.#o.partition, { first: batch.firstOffset, last: batch.lastOffset });
+          recorded = true;
+        }
         await this.#o.handler(batch);
         return true;
       } catch (err) {

@@ -47,6 +47,24 @@ export interface TopicWrite {
   readonly records: readonly StreamRecord[];
 }
 
+/** An inclusive offset range of one partition: the records one handler call was (or will be) given. */
+export interface BatchRange {
+  readonly first: number;
+  readonly last: number;
+}
+
+/**
+ * Where a consumer keeps the batch boundaries it cut, so that a replay after a
+ * crash cuts the same batches again (see PartitionWorker). Bound to one group
+ * and topic by whoever creates it; the store behind it must be durable.
+ */
+export interface BatchPlans {
+  /** Ranges recorded for `partition` whose last offset is >= `fromOffset`, in offset order. */
+  load(partition: number, fromOffset: number): Promise<BatchRange[]>;
+  /** Durably records a batch's range; resolves before the batch is handed to the handler. */
+  record(partition: number, range: BatchRange): Promise<void>;
+}
+
 export interface ConsumeOptions {
   readonly topic: string;
   readonly group: string;
@@ -65,6 +83,13 @@ export interface ConsumeOptions {
   readonly maxBufferedRecords?: number;
   /** Called when the handler threw, before the retry; for logging and metrics. */
   readonly onHandlerError?: (err: unknown, batch: RecordBatch, attempt: number) => void;
+  /**
+   * Deterministic batches: every batch's range is recorded here before the
+   * handler sees it, and a replay from the committed position re-cuts exactly
+   * the recorded ranges (ignoring size and time) before cutting new ones.
+   * Without it, batches are cut by size and time alone and a replay may cut differently.
+   */
+  readonly batchPlans?: BatchPlans;
 }
 
 export interface Consumer {
@@ -81,6 +106,8 @@ export interface Stream {
   /** All writes become visible together or not at all (Kafka transaction; embedded: one fsynced frame). */
   appendAtomically(writes: readonly TopicWrite[]): Promise<void>;
   consume(opts: ConsumeOptions): Promise<Consumer>;
+  /** Each partition's end: the offset the next appended record gets (what a caught-up group has committed). */
+  latestOffsets(topic: string): Promise<Map<number, number>>;
   /** The group's committed position (next offset to read) per partition. */
   committedOffsets(topic: string, group: string): Promise<Map<number, number>>;
   /** Latest record per key of a (compacted) topic, read from the beginning; for cursors on start-up. */

@@ -58,6 +58,7 @@ export class GatedStream implements Stream {
   }
 
   ensureTopics: Stream['ensureTopics'] = (s) => this.inner.ensureTopics(s);
+  latestOffsets: Stream['latestOffsets'] = (t) => this.inner.latestOffsets(t);
   appendAtomically: Stream['appendAtomically'] = (w) => this.inner.appendAtomically(w);
   consume: Stream['consume'] = (o) => this.inner.consume(o);
   committedOffsets: Stream['committedOffsets'] = (t, g) => this.inner.committedOffsets(t, g);

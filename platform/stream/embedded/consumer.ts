@@ -7,12 +7,15 @@
 import { errorMessage } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { RetryPolicies, backoffDelay, sleep } from '../../retry.js';
+import type { LagWatch } from '../lag.js';
 import { PartitionWorker } from '../partition-worker.js';
 import type { ConsumeOptions, Consumer, TopicSpec } from '../types.js';
 import type { EmbeddedLog } from './log.js';
 import { PartitionReader } from './reader.js';
 
 export interface ConsumerDeps {
+  /** Where the partitions' pending records are shown as consumer lag. */
+  readonly lag: LagWatch;
   readonly log: EmbeddedLog;
   readonly spec: TopicSpec;
   readonly opts: ConsumeOptions;
@@ -95,7 +98,9 @@ class PartitionFeed {
         this.#resumed?.();
       },
       ...(opts.onHandlerError ? { onHandlerError: opts.onHandlerError } : {}),
+      ...(opts.batchPlans ? { plans: opts.batchPlans } : {}),
     });
+    d.lag.setWorker(partition, this.worker);
     this.done = this.#run();
   }
 

@@ -3,7 +3,11 @@
  * configured. One append-only, fsynced, segmented log under
  * `<dataDir>/stream/` holds every topic, committed offsets and topic metadata.
  * It is a durable buffer between receivers and the store, not an archive:
- * segments are deleted after `retentionHours`, and ClickHouse keeps history.
+ * segments are deleted after `retentionHours` (or sooner over `maxBytes`),
+ * and ClickHouse keeps history — but never before every consumer group that
+ * has committed in the topic (or reads it now) has committed past them: a
+ * stalled sink makes the log grow, up to `maxBytes`, and then new records are
+ * refused (hooks answer 503, pollers wait) rather than old ones lost.
  * Kafka is the path to scale and to more than one process.
  */
 import { mkdir } from 'node:fs/promises';
@@ -11,6 +15,8 @@ import { dirname, resolve } from 'node:path';
 import { HooklogError } from '../../errors.js';
 import { silentLogger, type Logger } from '../../log.js';
 import type { ConsumeOptions, ConsumedRecord, Consumer, Stream, StreamRecord, TopicSpec, TopicWrite } from '../types.js';
+import { gauge } from '../../metrics.js';
+import { watchLag } from '../lag.js';
 import { EmbeddedConsumer } from './consumer.js';
 import type { LogRecord, SectionInput } from './frame.js';
 import { lockDir, type DirLock } from './lock.js';
@@ -27,6 +33,16 @@ export interface EmbeddedStreamOptions {
   readonly segmentBytes?: number;
   /** Whole segments last written longer ago are deleted. Default 168 (a week). Not an archive: ClickHouse is. */
   readonly retentionHours?: number;
+  /**
+   * Disk cap over all segments. Beyond it, appends to `cappedTopics` are refused
+   * with a retriable OVERLOADED until consumers commit and retention frees
+   * segments. Default: none. At least 4 segments.
+   */
+  readonly maxBytes?: number;
+  /** Topics the cap refuses (what comes in from outside). Default: every topic. */
+  readonly cappedTopics?: readonly string[];
+  /** Told when the log goes over its cap or back under it (metrics). */
+  readonly onCapChange?: (over: boolean, bytes: number) => void;
   /** Default: silent. */
   readonly logger?: Logger;
 }
@@ -41,6 +57,10 @@ export async function openEmbeddedStream(opts: EmbeddedStreamOptions): Promise<E
   if (!(retentionHours > 0) || !Number.isFinite(retentionHours)) {
     throw new HooklogError('CONFIG_INVALID', `embedded stream: retentionHours must be a positive number, got ${retentionHours}`);
   }
+  const maxBytes = opts.maxBytes ?? Infinity;
+  if (maxBytes !== Infinity && !(maxBytes >= 4 * segmentBytes)) {
+    throw new HooklogError('CONFIG_INVALID', `embedded stream: maxBytes (${maxBytes}) must be at least 4 segments (${4 * segmentBytes} bytes)`);
+  }
   const logger = (opts.logger ?? silentLogger()).child({ component: 'stream-embedded' });
   const dir = resolve(opts.dataDir, 'stream');
   // Directories just created must themselves be durable before anything in them is acknowledged.
@@ -52,7 +72,13 @@ export async function openEmbeddedStream(opts: EmbeddedStreamOptions): Promise<E
   const lock = await lockDir(dir, logger);
   try {
     const state = new StreamState();
+    const live = new Set<string>();
+    const cappedTopics = opts.cappedTopics ? new Set(opts.cappedTopics) : null;
     const log = await EmbeddedLog.open({
+      maxBytes,
+      capped: (topic) => !topic.startsWith('__') && (cappedTopics === null || cappedTopics.has(topic)),
+      retainFrom: (topic, partition) => retainFrom(state, live, topic, partition),
+      ...(opts.onCapChange ? { onCapChange: opts.onCapChange } : {}),
       dir,
       segmentBytes,
       retentionMs: retentionHours * 3_600_000,
@@ -67,18 +93,57 @@ export async function openEmbeddedStream(opts: EmbeddedStreamOptions): Promise<E
         return out;
       },
     });
-    return new EmbeddedStream(log, state, lock, logger);
+    return new EmbeddedStream(log, state, lock, logger, live, maxBytes);
   } catch (err) {
     await lock.release();
     throw err;
   }
 }
 
-/** Latest record per key of `spec`, read from the oldest retained record on. */
+/** Open embedded streams, read at scrape time (one per process in production; tests may open several). */
+const openStreams = new Set<EmbeddedStream>();
+const sum = (f: (s: EmbeddedStream) => number) => [...openStreams].reduce((n, s) => n + f(s), 0);
+gauge({
+  name: 'hooklog_stream_embedded_bytes', help: 'Bytes of the embedded log\'s retained segments.',
+  collect() { this.set(sum((s) => s.bytes)); },
+});
+gauge({
+  name: 'hooklog_stream_embedded_max_bytes', help: 'The embedded log\'s disk cap (stream.embedded.max_bytes); +Inf without one.',
+  collect() { this.set(sum((s) => s.maxBytes)); },
+});
+gauge({
+  name: 'hooklog_stream_embedded_over_cap', help: '1 while the embedded log refuses new records at its disk cap (hooks get 503, pollers wait).',
+  collect() { this.set([...openStreams].some((s) => s.overCap) ? 1 : 0); },
+});
+
+/**
+ * The smallest offset of a partition that a consumer group still needs: the
+ * lowest committed position over every group with one in the topic, and 0 for
+ * a group reading it now that has committed nothing yet.
+ */
+function retainFrom(state: StreamState, live: ReadonlySet<string>, topic: string, partition: number): number | undefined {
+  let min: number | undefined;
+  const groups = new Set<string>();
+  for (const [group, committed] of state.groupsOf(topic)) {
+    groups.add(group);
+    const at = committed.get(partition) ?? 0;
+    min = min === undefined ? at : Math.min(min, at);
+  }
+  for (const key of live) {
+    const [group, t] = JSON.parse(key) as [string, string];
+    if (t === topic && !groups.has(group)) min = 0;
+  }
+  return min;
+}
+
+/**
+ * Latest record per key of `spec`. A compacted topic is read from the newest
+ * snapshot on (it restates every key); any other from the oldest retained record.
+ */
 async function readLatest(log: EmbeddedLog, spec: TopicSpec): Promise<Map<string, ConsumedRecord>> {
   const latest = new Map<string, ConsumedRecord>();
   for (let p = 0; p < spec.partitions; p++) {
-    const reader = new PartitionReader(log, spec.name, p, 0);
+    const reader = new PartitionReader(log, spec.name, p, spec.compacted ? log.compactedStart(spec.name, p) : 0);
     try {
       await reader.readToEnd((records) => {
         for (const r of records) if (r.key !== null) latest.set(r.key, r);
@@ -97,11 +162,19 @@ export class EmbeddedStream implements Stream {
   readonly #lock: DirLock;
   readonly #logger: Logger;
   readonly #consumers = new Map<string, EmbeddedConsumer>();
+  /** Keys of #consumers, shared with retention (a live group holds its records). */
+  readonly #live: Set<string>;
   readonly #roundRobin = new Map<string, number>();
   #topicChanges: Promise<void> = Promise.resolve();
   #closed = false;
 
-  constructor(log: EmbeddedLog, state: StreamState, lock: DirLock, logger: Logger) {
+  /** The disk cap (Infinity without one). */
+  readonly maxBytes: number;
+
+  constructor(log: EmbeddedLog, state: StreamState, lock: DirLock, logger: Logger, live: Set<string>, maxBytes = Infinity) {
+    this.maxBytes = maxBytes;
+    openStreams.add(this);
+    this.#live = live;
     this.#log = log;
     this.#state = state;
     this.#lock = lock;
@@ -175,17 +248,32 @@ export class EmbeddedStream implements Stream {
     if (this.#consumers.has(key)) {
       throw new HooklogError('STREAM_UNAVAILABLE', `group ${opts.group} already has a live consumer of ${opts.topic}; the embedded stream allows one per group and topic (stop it first)`);
     }
+    const lag = watchLag(this, opts.topic, opts.group);
     const consumer = new EmbeddedConsumer({
+      lag,
       log: this.#log,
       spec,
       opts,
       committed: this.#state.committed(opts.topic, opts.group),
-      commit: (partition, next) => this.#log.append([StreamState.offsetWrite(opts.group, opts.topic, partition, next)]),
+      commit: async (partition, next) => {
+        await this.#log.append([StreamState.offsetWrite(opts.group, opts.topic, partition, next)]);
+        // Over the cap, each commit may free a segment: do not wait for the periodic run.
+        if (this.#log.overCap) void this.#log.enforceRetention().catch((err: unknown) => this.#logger.error({ err }, 'embedded log: retention failed'));
+      },
       logger: this.#logger,
-      onStopped: () => this.#consumers.delete(key),
+      onStopped: () => {
+        lag.close();
+        this.#consumers.delete(key);
+        this.#live.delete(key);
+      },
     });
     this.#consumers.set(key, consumer);
+    this.#live.add(key);
     return consumer;
+  }
+
+  async latestOffsets(topic: string): Promise<Map<number, number>> {
+    return this.endOffsets(topic);
   }
 
   async committedOffsets(topic: string, group: string): Promise<Map<number, number>> {
@@ -209,6 +297,7 @@ export class EmbeddedStream implements Stream {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    openStreams.delete(this);
     await Promise.all([...this.#consumers.values()].map((c) => c.stop()));
     await this.#log.close();
     await this.#lock.release();
@@ -225,6 +314,30 @@ export class EmbeddedStream implements Stream {
     const out = new Map<number, number>();
     for (let p = 0; p < (spec?.partitions ?? 0); p++) out.set(p, this.#log.nextOffset(topic, p));
     return out;
+  }
+
+  /**
+   * Forgets a group's positions in `topic`, so it no longer holds retention
+   * back (a group that will never read again). Refused while it has a live consumer.
+   */
+  async forgetGroup(group: string, topic: string): Promise<void> {
+    this.#checkOpen();
+    const spec = this.#state.topic(topic);
+    if (!spec) return;
+    if (this.#consumers.has(JSON.stringify([group, topic]))) {
+      throw new HooklogError('STREAM_UNAVAILABLE', `group ${group} has a live consumer of ${topic}: stop it first`);
+    }
+    await this.#log.append([StreamState.forgetWrites(group, topic, spec.partitions)]);
+  }
+
+  /** Bytes of all retained segments, against `maxBytes`. */
+  get bytes(): number {
+    return this.#log.bytes;
+  }
+
+  /** True while appends to capped topics are refused (the disk cap is reached). */
+  get overCap(): boolean {
+    return this.#log.overCap;
   }
 
   /** Runs retention now (it also runs on open and periodically); returns the segments deleted. */

@@ -16,7 +16,7 @@ import type { Logger } from '../../log.js';
 import { FLAG_SNAPSHOT, FRAME_HEADER_BYTES, MAX_PAYLOAD_BYTES, MIN_PAYLOAD_BYTES, encodeFrame, sectionBytes, type DecodedSection, type LogRecord, type SectionInput } from './frame.js';
 import { GroupCommit } from './group-commit.js';
 import { OffsetIndex, tpKey, type Position } from './offset-index.js';
-import { createSegment, isInternalTopic, listSegments, recoverSegments, syncDir, type SegmentInfo } from './segments.js';
+import { createSegment, isInternalTopic, listSegments, openSegments, removeSidecar, syncDir, writeSidecar, type SegmentInfo } from './segments.js';
 
 export interface LogOptions {
   readonly dir: string;
@@ -29,6 +29,18 @@ export interface LogOptions {
   readonly onInternal: (section: DecodedSection) => void;
   /** Records to restate at the start of each new segment (besides each partition's next offset). */
   readonly snapshot: (log: EmbeddedLog) => Promise<SectionInput[]>;
+  /**
+   * The smallest offset of the partition some registered consumer group has
+   * not committed (undefined: no group reads it). A segment holding any such
+   * record is never deleted, however old: retention must not lose data.
+   */
+  readonly retainFrom?: (topic: string, partition: number) => number | undefined;
+  /** Disk cap over all segments: beyond it, appends holding records of a `capped` topic are refused. Default: none. */
+  readonly maxBytes?: number;
+  /** Topics whose appends the cap refuses (ingest). Default: every non-internal topic. */
+  readonly capped?: (topic: string) => boolean;
+  /** Told when the log goes over its cap or back under it. */
+  readonly onCapChange?: (over: boolean, bytes: number) => void;
 }
 
 /** Soft cap on one group commit; a single larger append still goes whole. */
@@ -48,6 +60,8 @@ export class EmbeddedLog {
   #failed: HooklogError | null = null;
   #closed = false;
   #retaining = false;
+  #overCap = false;
+  #lastPinnedLog = 0;
 
   private constructor(o: LogOptions, segments: SegmentInfo[], index: OffsetIndex, active: FileHandle, nextSeq: number) {
     this.#o = o;
@@ -61,17 +75,22 @@ export class EmbeddedLog {
     this.#timer.unref();
   }
 
-  /** Opens (creating if needed) the log in `o.dir`, replaying and checking every frame. */
+  /**
+   * Opens (creating if needed) the log in `o.dir`: sealed segments with a
+   * sidecar are restored from it, the rest (at least the newest sealed one
+   * and the active one) are read and every frame checked.
+   */
   static async open(o: LogOptions): Promise<EmbeddedLog> {
     await mkdir(o.dir, { recursive: true });
     const segments = await listSegments(o.dir);
     const index = new OffsetIndex();
-    const nextSeq = await recoverSegments(segments, o.logger, (frame, at) => {
+    const { nextSeq, scanned } = await openSegments(segments, index, o.logger, (frame, at) => {
       for (const s of frame.sections) {
         index.note(s.topic, s.partition, s.baseOffset, s.count, at);
         if (s.records && s.count > 0) o.onInternal(s);
       }
     });
+    o.logger.info({ segments: segments.length, read: scanned }, 'embedded log opened');
     if (segments.length === 0) await (await createSegment(o.dir, segments, nextSeq)).close();
     const active = await open(segments[segments.length - 1]!.path, 'r+');
     const log = new EmbeddedLog(o, segments, index, active, nextSeq);
@@ -79,11 +98,27 @@ export class EmbeddedLog {
     return log;
   }
 
-  /** Appends, resolving once durable. Sections are kept whole and in order; all of one call share a frame. */
+  /**
+   * Appends, resolving once durable. Sections are kept whole and in order; all of one call share a frame.
+   * Over the disk cap, an append holding records of a capped topic is refused (OVERLOADED, retriable);
+   * consumers' own writes (commits, dead letters, alerts) still go, so they can drain the log.
+   */
   append(sections: readonly SectionInput[]): Promise<void> {
     if (this.#closed) return Promise.reject(new HooklogError('STREAM_CLOSED', 'embedded log is closed'));
     if (this.#failed) return Promise.reject(this.#failed);
     const bytes = MIN_PAYLOAD_BYTES + sections.reduce((n, s) => n + sectionBytes(s.topic, s.records), 0);
+    const maxBytes = this.#o.maxBytes ?? Infinity;
+    const capped = this.#o.capped ?? ((t: string) => !isInternalTopic(t));
+    const ingest = maxBytes !== Infinity && sections.some((s) => s.records.length > 0 && capped(s.topic));
+    if (ingest) {
+      if (this.bytes + bytes <= maxBytes) this.#noteCap(false);
+      else {
+        this.#noteCap(true);
+        return Promise.reject(new HooklogError('OVERLOADED',
+          `the embedded log is at its disk cap (stream.embedded.max_bytes = ${maxBytes} bytes): ` +
+          'appends wait until consumers commit and retention frees segments', { retriable: true }));
+      }
+    }
     if (bytes > MAX_PAYLOAD_BYTES) {
       return Promise.reject(new HooklogError('RECORD_INVALID', `append of ${bytes} bytes exceeds the embedded log's ${MAX_PAYLOAD_BYTES}-byte frame limit`));
     }
@@ -139,6 +174,10 @@ export class EmbeddedLog {
   }
 
   async #roll(): Promise<void> {
+    // Sealed from here on: its sidecar lets the next open skip reading it.
+    const sealed = this.#last;
+    await writeSidecar(sealed, this.#index, this.#nextSeq)
+      .catch((err: unknown) => this.#o.logger.warn({ err, segment: sealed.path }, 'embedded log: writing a segment sidecar failed'));
     const next = await createSegment(this.#o.dir, this.#segments, this.#nextSeq);
     const old = this.#active;
     this.#active = next;
@@ -152,6 +191,43 @@ export class EmbeddedLog {
 
   #wake(): void {
     for (const w of [...this.#waiters]) w();
+  }
+
+  /** Bytes of all retained segments. */
+  get bytes(): number {
+    return this.#segments.reduce((n, seg) => n + seg.size, 0);
+  }
+
+  /** True while appends to capped topics are refused. */
+  get overCap(): boolean {
+    return this.#overCap;
+  }
+
+  #noteCap(over: boolean): void {
+    if (this.#overCap === over) return;
+    this.#overCap = over;
+    const bytes = this.bytes;
+    if (over) this.#o.logger.warn({ bytes, max_bytes: this.#o.maxBytes }, 'embedded log: at its disk cap, refusing new records until consumers catch up');
+    else this.#o.logger.info({ bytes, max_bytes: this.#o.maxBytes }, 'embedded log: back under its disk cap');
+    this.#o.onCapChange?.(over, bytes);
+  }
+
+  /**
+   * A consumer group still needs records in the oldest segment: names it (for
+   * the log), else null. Records of a partition in that segment are those
+   * below the partition's first offset in the next segment.
+   */
+  #pinnedBy(oldest: SegmentInfo, next: SegmentInfo): string | null {
+    const retainFrom = this.#o.retainFrom;
+    if (!retainFrom) return null;
+    for (const { topic, partition, next: end } of this.#index.partitions()) {
+      if (isInternalTopic(topic) || this.#index.firstOffsetFrom(topic, partition, oldest.base, true) === undefined) continue;
+      const need = retainFrom(topic, partition);
+      if (need === undefined) continue;
+      const after = this.#index.firstOffsetFrom(topic, partition, next.base) ?? end;
+      if (need < after) return `${topic}[${partition}] from offset ${need}`;
+    }
+    return null;
   }
 
   /** Changes with every durable frame; pass it to `waitForAppend`. */
@@ -175,6 +251,19 @@ export class EmbeddedLog {
 
   nextOffset(topic: string, partition: number): number {
     return this.#index.nextOffset(topic, partition);
+  }
+
+  /**
+   * Where reading the latest record per key of a compacted partition may
+   * start: the partition's first offset in the newest segment that starts
+   * with a snapshot, which restates every key's latest record. Reading from
+   * there, not from the oldest retained record, keeps start-up and segment
+   * rolls bounded by about a segment however much the log retains.
+   */
+  compactedStart(topic: string, partition: number): number {
+    const anchor = this.#segments.findLast((seg) => seg.anchored);
+    if (!anchor) return 0;
+    return this.#index.firstOffsetFrom(topic, partition, anchor.base) ?? this.#index.nextOffset(topic, partition);
   }
 
   /** Where a reader looking for `offset` of the partition starts (see OffsetIndex.seek). */
@@ -218,7 +307,12 @@ export class EmbeddedLog {
     });
   }
 
-  /** Deletes whole segments last written more than `retentionMs` ago that precede the newest snapshot. */
+  /**
+   * Deletes whole segments that precede the newest snapshot and that every
+   * registered group has committed past (`retainFrom`), oldest first: those
+   * last written more than `retentionMs` ago, and any while the log is over
+   * its disk cap. A segment still needed is kept however old, and said so.
+   */
   async enforceRetention(now = Date.now()): Promise<number> {
     if (this.#retaining || this.#closed) return 0;
     this.#retaining = true;
@@ -227,14 +321,25 @@ export class EmbeddedLog {
       for (;;) {
         const anchor = this.#segments.findLastIndex((s) => s.anchored);
         const oldest = this.#segments[0]!;
-        if (anchor <= 0 || now - (await stat(oldest.path)).mtimeMs < this.#o.retentionMs) break;
+        if (anchor <= 0) break;
+        const overCap = this.bytes > (this.#o.maxBytes ?? Infinity) * 0.9;
+        if (!overCap && now - (await stat(oldest.path)).mtimeMs < this.#o.retentionMs) break;
+        const pinned = this.#pinnedBy(oldest, this.#segments[1]!);
+        if (pinned) {
+          if (Date.now() - this.#lastPinnedLog > 60_000) {
+            this.#lastPinnedLog = Date.now();
+            this.#o.logger.warn({ segment: oldest.path, needed: pinned, bytes: this.bytes }, 'embedded log: keeping a segment past retention: a consumer group has not committed it');
+          }
+          break;
+        }
         // Out of the list first, so readers move on before the file goes.
         this.#segments.shift();
         this.#index.dropBefore(this.#segments[0]!.base);
         await unlink(oldest.path);
+        await removeSidecar(oldest);
         await syncDir(this.#o.dir);
         deleted++;
-        this.#o.logger.info({ segment: oldest.path }, 'embedded log: deleted segment past retention');
+        this.#o.logger.info({ segment: oldest.path, over_cap: overCap }, 'embedded log: deleted segment');
       }
     } finally {
       this.#retaining = false;

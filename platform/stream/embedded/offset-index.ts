@@ -85,6 +85,40 @@ export class OffsetIndex {
     return { segment: e.segment, pos: e.pos };
   }
 
+  /**
+   * The first offset of the partition stored in `segment` or a later one
+   * (`exact`: in `segment` itself); undefined when there is none.
+   */
+  firstOffsetFrom(topic: string, partition: number, segment: number, exact = false): number | undefined {
+    const e = this.#entries.get(tpKey(topic, partition))?.find((x) => x.segment >= segment);
+    return e && (!exact || e.segment === segment) ? e.offset : undefined;
+  }
+
+  /** The index entries that point into `segment`, for its sidecar (segments.ts). */
+  entriesIn(segment: number): Array<[topic: string, partition: number, offset: number, pos: number]> {
+    const out: Array<[string, number, number, number]> = [];
+    for (const [key, entries] of this.#entries) {
+      const sep = key.lastIndexOf('\u0000');
+      for (const e of entries) if (e.segment === segment) out.push([key.slice(0, sep), Number(key.slice(sep + 1)), e.offset, e.pos]);
+    }
+    return out;
+  }
+
+  /**
+   * Restores what a sealed segment's sidecar says instead of replaying its
+   * frames: its entries, and each partition's next offset at its end. Segments
+   * are restored in log order, before any frame is noted.
+   */
+  restore(segment: number, entries: ReadonlyArray<readonly [string, number, number, number]>, next: ReadonlyArray<readonly [string, number, number]>): void {
+    for (const [topic, partition, offset, pos] of entries) {
+      const key = tpKey(topic, partition);
+      let list = this.#entries.get(key);
+      if (!list) this.#entries.set(key, (list = []));
+      list.push({ segment, pos, offset });
+    }
+    for (const [topic, partition, n] of next) this.#next.set(tpKey(topic, partition), n);
+  }
+
   /** Forgets positions in segments before `segment` (deleted by retention). Next offsets stay. */
   dropBefore(segment: number): void {
     for (const [key, entries] of this.#entries) {

@@ -1,10 +1,11 @@
-import { appendFileSync, readFileSync, statSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { HooklogError } from '../../errors.js';
 import { silentLogger } from '../../log.js';
 import type { StreamRecord } from '../types.js';
 import { openEmbeddedStream } from './index.js';
 import { readAll, segmentFiles, tempDirs } from './testing.js';
+import { capturingLogger } from '../../../test/simulated-org/harness.js';
 
 const dir = tempDirs();
 const open = (dataDir: string, segmentBytes?: number) => openEmbeddedStream({ dataDir, logger: silentLogger(), ...(segmentBytes ? { segmentBytes } : {}) });
@@ -64,11 +65,13 @@ describe('embedded log recovery', () => {
     }
   });
 
-  it('refuses to open when a segment that is not the newest is damaged, naming file and byte', async () => {
+  it('refuses to open when a segment that is not the newest is damaged and has no sidecar, naming file and byte', async () => {
     const d = dir();
     await writeLog(d, 30, 1024);
     const segs = segmentFiles(d);
     expect(segs.length).toBeGreaterThan(2);
+    // Without its sidecar (a log written before them, or the file lost) a sealed segment is read and checked on open.
+    rmSync(segs[0]!.replace(/\.seg$/, '.idx'));
     const bytes = readFileSync(segs[0]!);
     bytes.writeUInt8(bytes.readUInt8(bytes.length - 20) ^ 0xff, bytes.length - 20);
     writeFileSync(segs[0]!, bytes);
@@ -76,6 +79,52 @@ describe('embedded log recovery', () => {
     // The failed open released its lock: a second attempt fails the same way, not as "locked".
     await expectCorrupt(open(d, 1024), 'not the newest');
     expect(readFileSync(segs[0]!)).toEqual(bytes);
+  });
+
+  it('opens a large log reading only its newest sealed and active segments; damage elsewhere is found by the reader that reaches it', async () => {
+    const d = dir();
+    await writeLog(d, 60, 1024);
+    const segs = segmentFiles(d);
+    expect(segs.length).toBeGreaterThan(8);
+    const bytes = readFileSync(segs[1]!);
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 20) ^ 0xff, bytes.length - 20);
+    writeFileSync(segs[1]!, bytes);
+    const { logger, lines } = capturingLogger();
+    const s = await openEmbeddedStream({ dataDir: d, logger, segmentBytes: 1024 });
+    try {
+      expect(lines().find((l) => l.msg === 'embedded log opened')).toMatchObject({ segments: segs.length, read: 2 });
+      expect(s.endOffsets('t')).toEqual(new Map([[0, 180]]));
+      await s.append('t', recs('new', 1));
+      expect(s.endOffsets('t').get(0)).toBe(181);
+      // Reading through the damaged segment fails loudly, naming it; nothing is skipped.
+      await expectCorrupt(s.readLatestByKey('t'), segs[1]!);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('reads a compacted topic\'s latest keys from the newest snapshot on, not from the oldest retained record', async () => {
+    const d = dir();
+    const s = await open(d, 1024);
+    await s.ensureTopics([{ name: 'cursors', partitions: 1, compacted: true }, { name: 't', partitions: 1 }]);
+    await s.append('cursors', [{ key: 'org1', value: Buffer.from('c1'), headers: {} }, { key: 'org2', value: Buffer.from('c1'), headers: {} }]);
+    for (let a = 0; a < 40; a++) await s.append('t', recs(`a${a}-`, 3));
+    await s.append('cursors', [{ key: 'org1', value: Buffer.from('c2'), headers: {} }]);
+    for (let a = 40; a < 60; a++) await s.append('t', recs(`a${a}-`, 3));
+    await s.close();
+    const segs = segmentFiles(d);
+    expect(segs.length).toBeGreaterThan(8);
+    // Damage the segment holding the first cursor records: a read from the oldest record would meet it.
+    const bytes = readFileSync(segs[0]!);
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 20) ^ 0xff, bytes.length - 20);
+    writeFileSync(segs[0]!, bytes);
+    const r = await open(d, 1024);
+    try {
+      const latest = await r.readLatestByKey('cursors');
+      expect([...latest].map(([k, v]) => [k, v.value.toString()]).sort()).toEqual([['org1', 'c2'], ['org2', 'c1']]);
+    } finally {
+      await r.close();
+    }
   });
 
   it('refuses to truncate acknowledged frames that follow damage in the newest segment', async () => {

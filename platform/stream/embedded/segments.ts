@@ -4,13 +4,13 @@
  * read and checked; the only damage repaired is a torn final write in the
  * newest segment, which by construction was never acknowledged.
  */
-import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
+import { open, readFile, readdir, rename, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HooklogError, errorMessage } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { FLAG_SNAPSHOT, decodePayload, type DecodedFrame } from './frame.js';
 import { findLaterFrame, scanFrames } from './frame-reader.js';
-import type { Position } from './offset-index.js';
+import type { OffsetIndex, Position } from './offset-index.js';
 
 export interface SegmentInfo {
   /** Seq of the segment's first frame; also its name. */
@@ -114,4 +114,84 @@ export async function recoverSegments(
     }
   }
   return expectedSeq;
+}
+
+/**
+ * A sealed segment's sidecar, `<base>.idx`: what replaying its frames would
+ * teach the index (its entries, every partition's next offset at its end),
+ * written when the segment is sealed. Opening a log trusts a sidecar whose
+ * size matches its segment instead of reading the segment: open then reads
+ * only the segments from the newest sealed one on (its snapshot frame
+ * restates the state), however much is retained. A segment's frames are
+ * still checked when a reader reaches them. A missing or unreadable sidecar
+ * just means that segment is read and checked on open, as before.
+ */
+interface Sidecar {
+  readonly v: 1;
+  readonly base: number;
+  readonly size: number;
+  readonly anchored: boolean;
+  /** Seq of the frame after this segment's last: the next segment's name. */
+  readonly nextSeq: number;
+  readonly entries: ReadonlyArray<readonly [string, number, number, number]>;
+  readonly next: ReadonlyArray<readonly [string, number, number]>;
+}
+
+export const sidecarPath = (seg: SegmentInfo): string => seg.path.replace(/\.seg$/, '.idx');
+
+/** Writes the sidecar of a segment just sealed (atomically: a temp file renamed over). */
+export async function writeSidecar(seg: SegmentInfo, index: OffsetIndex, nextSeq: number): Promise<void> {
+  const next = [...index.partitions()].map(({ topic, partition, next: n }) => [topic, partition, n] as const);
+  const car: Sidecar = { v: 1, base: seg.base, size: seg.size, anchored: seg.anchored, nextSeq, entries: index.entriesIn(seg.base), next };
+  const tmp = `${sidecarPath(seg)}.tmp`;
+  await writeFile(tmp, JSON.stringify(car));
+  await rename(tmp, sidecarPath(seg));
+}
+
+export async function removeSidecar(seg: SegmentInfo): Promise<void> {
+  await unlink(sidecarPath(seg)).catch(() => undefined);
+}
+
+async function readSidecar(seg: SegmentInfo): Promise<Sidecar | null> {
+  try {
+    const car = JSON.parse(await readFile(sidecarPath(seg), 'utf8')) as Sidecar;
+    return car.v === 1 && car.base === seg.base && car.size === seg.size && Array.isArray(car.entries) && Array.isArray(car.next) ? car : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Opens the log's segments: restores the sealed ones that have sidecars
+ * (a prefix of the log, up to the newest anchored one) into `index`, then
+ * reads and checks the rest with `recoverSegments`. Returns the next seq and
+ * how many segments were read.
+ */
+export async function openSegments(
+  segments: readonly SegmentInfo[],
+  index: OffsetIndex,
+  logger: Logger,
+  onFrame: (frame: DecodedFrame, at: Position) => void,
+): Promise<{ nextSeq: number; scanned: number }> {
+  const cars: Sidecar[] = [];
+  for (const seg of segments.slice(0, -1)) {
+    const car = await readSidecar(seg);
+    if (!car) break;
+    cars.push(car);
+  }
+  // Read from the newest anchored segment with a sidecar on: its snapshot restates what the skipped ones held.
+  const from = cars.findLastIndex((c) => c.anchored);
+  const skip = Math.max(0, from);
+  for (let i = 0; i < skip; i++) {
+    const car = cars[i]!;
+    const nextSeg = segments[i + 1]!;
+    if (car.nextSeq !== nextSeg.base) {
+      throw corrupt(`${nextSeg.path} starts at frame ${nextSeg.base}, but the previous segment ended before frame ${car.nextSeq}`);
+    }
+    index.restore(car.base, car.entries, car.next);
+    segments[i]!.anchored = car.anchored;
+  }
+  const rest = segments.slice(skip);
+  const nextSeq = await recoverSegments(rest, logger, onFrame);
+  return { nextSeq, scanned: rest.length };
 }

@@ -39,9 +39,16 @@ export class StreamState {
         this.#topics.set(r.key, { name: r.key, partitions: spec.partitions as number, compacted: spec.compacted === true });
       } else if (section.topic === OFFSETS_TOPIC) {
         const [group, topic, partition] = JSON.parse(r.key) as [string, string, number];
+        const key = JSON.stringify([group, topic]);
+        if (r.value.length === 0) {
+          // A tombstone: the group was forgotten (it no longer holds retention back).
+          const m = this.#offsets.get(key);
+          m?.delete(partition);
+          if (m?.size === 0) this.#offsets.delete(key);
+          continue;
+        }
         const next = Number(r.value.toString('utf8'));
         if (!Number.isSafeInteger(next) || next < 0) throw new Error(`bad offset record ${r.key}`);
-        const key = JSON.stringify([group, topic]);
         let m = this.#offsets.get(key);
         if (!m) this.#offsets.set(key, (m = new Map()));
         m.set(partition, next);
@@ -60,6 +67,22 @@ export class StreamState {
   /** A copy of the group's committed positions in `topic`. */
   committed(topic: string, group: string): Map<number, number> {
     return new Map(this.#offsets.get(JSON.stringify([group, topic])));
+  }
+
+  /** Every group with a committed position in `topic`, with those positions. */
+  groupsOf(topic: string): Array<[group: string, committed: ReadonlyMap<number, number>]> {
+    const out: Array<[string, ReadonlyMap<number, number>]> = [];
+    for (const [key, parts] of this.#offsets) {
+      const [group, t] = JSON.parse(key) as [string, string];
+      if (t === topic) out.push([group, parts]);
+    }
+    return out;
+  }
+
+  /** Tombstones for the group's positions in `topic`. */
+  static forgetWrites(group: string, topic: string, partitions: number, now = Date.now()): SectionInput {
+    const records = Array.from({ length: partitions }, (_, p) => ({ key: offsetKey(group, topic, p), value: Buffer.alloc(0), headers: {}, timestamp: now }));
+    return { topic: OFFSETS_TOPIC, partition: 0, records };
   }
 
   static topicWrite(spec: TopicSpec, now = Date.now()): SectionInput {

@@ -37,9 +37,10 @@ export async function readAll(stream: EmbeddedStream, topic: string): Promise<Co
   const ends = stream.endOffsets(topic);
   const got: ConsumedRecord[] = [];
   const reached = new Map<number, number>();
+  const group = randomName('readall');
   const consumer = await stream.consume({
     topic,
-    group: randomName('readall'),
+    group,
     maxBatchWaitMs: 5,
     handler: async (b) => {
       got.push(...b.records);
@@ -50,6 +51,8 @@ export async function readAll(stream: EmbeddedStream, topic: string): Promise<Co
     await waitFor(() => [...ends].every(([p, end]) => end === 0 || reached.get(p) === end), { timeoutMs: 10_000, what: `all of ${topic}` });
   } finally {
     await consumer.stop();
+    // A one-off reader: it must not hold retention back afterwards.
+    await stream.forgetGroup(group, topic);
   }
   return got.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
 }

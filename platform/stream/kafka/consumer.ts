@@ -33,8 +33,9 @@
  */
 import type { Consumer as KafkaJSConsumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from '../../log.js';
+import type { LagWatch } from '../lag.js';
 import { PartitionWorker } from '../partition-worker.js';
-import type { ConsumeOptions, Consumer } from '../types.js';
+import type { BatchRange, ConsumeOptions, Consumer } from '../types.js';
 import { toConsumed } from './client.js';
 import type { KafkaConsumerEvent, ResolvedKafkaOptions } from './options.js';
 
@@ -61,7 +62,10 @@ export class KafkaGroupConsumer implements Consumer {
   #memberId = '';
   #stopping: Promise<void> | null = null;
 
-  constructor(kafka: Kafka, o: ResolvedKafkaOptions, opts: ConsumeOptions) {
+  readonly #lag: LagWatch;
+
+  constructor(kafka: Kafka, o: ResolvedKafkaOptions, opts: ConsumeOptions, lag: LagWatch) {
+    this.#lag = lag;
     this.#o = o;
     this.#opts = opts;
     this.#name = `${opts.group}#${++consumerSeq}`;
@@ -114,6 +118,7 @@ export class KafkaGroupConsumer implements Consumer {
     this.#slots.clear();
     await this.#consumer.disconnect().catch((err) => this.#log.warn({ err }, 'disconnecting the kafka consumer failed'));
     await Promise.all(this.#predecessors.values());
+    this.#lag.close();
   }
 
   async #onBatch({ batch, resolveOffset }: EachBatchPayload): Promise<void> {
@@ -136,6 +141,7 @@ export class KafkaGroupConsumer implements Consumer {
   #startWorker(partition: number): Slot {
     const predecessor = this.#predecessors.get(partition) ?? Promise.resolve();
     const handler = this.#opts.handler;
+    const plans = this.#opts.batchPlans;
     const slot: Slot = {
       generation: this.#generation,
       revoked: false,
@@ -158,9 +164,20 @@ export class KafkaGroupConsumer implements Consumer {
           this.#emit({ type: 'resumed', consumer: this.#name, partition });
         },
         ...(this.#opts.onHandlerError ? { onHandlerError: this.#opts.onHandlerError } : {}),
+        ...(plans ? {
+          // Read the recorded ranges only once the previous owner's last batch (and its record) is done.
+          plans: {
+            load: async (p: number, from: number) => {
+              await predecessor;
+              return plans.load(p, from);
+            },
+            record: (p: number, range: BatchRange) => plans.record(p, range),
+          },
+        } : {}),
       }),
     };
     this.#slots.set(partition, slot);
+    this.#lag.setWorker(partition, slot.worker);
     return slot;
   }
 
@@ -197,6 +214,7 @@ export class KafkaGroupConsumer implements Consumer {
     const partitions = [...this.#slots.keys()].sort((a, b) => a - b);
     for (const [partition, slot] of this.#slots) {
       slot.revoked = true;
+      this.#lag.dropWorker(partition, slot.worker);
       const prev = this.#predecessors.get(partition) ?? Promise.resolve();
       const done = slot.worker.revoke().catch((err) => this.#log.error({ partition, err }, 'partition worker failed'));
       this.#predecessors.set(partition, Promise.all([prev, done]).then(() => undefined));

@@ -21,6 +21,7 @@ import { HooklogError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { ConsumeOptions, ConsumedRecord, Consumer, Stream, StreamRecord, TopicSpec, TopicWrite } from '../types.js';
 import { chunkRecords, createKafka, recordBytes, toMessage, withDeadline } from './client.js';
+import { watchLag } from '../lag.js';
 import { KafkaGroupConsumer } from './consumer.js';
 import { classifyKafkaError } from './errors.js';
 import { resolveKafkaOptions, type KafkaStreamOptions, type ResolvedKafkaOptions } from './options.js';
@@ -187,7 +188,7 @@ export class KafkaStream implements Stream {
 
   async consume(opts: ConsumeOptions): Promise<Consumer> {
     this.#checkOpen();
-    const consumer = new KafkaGroupConsumer(this.#kafka, this.#o, opts);
+    const consumer = new KafkaGroupConsumer(this.#kafka, this.#o, opts, watchLag(this, opts.topic, opts.group));
     try {
       await consumer.start();
     } catch (err) {
@@ -201,6 +202,16 @@ export class KafkaStream implements Stream {
         await consumer.stop();
       },
     };
+  }
+
+  async latestOffsets(topic: string): Promise<Map<number, number>> {
+    this.#checkOpen();
+    try {
+      const offsets = await this.#admin.fetchTopicOffsets(topic);
+      return new Map(offsets.map((o) => [o.partition, Number(o.high)]));
+    } catch (err) {
+      throw classifyKafkaError(err, `reading end offsets of ${topic}`);
+    }
   }
 
   async committedOffsets(topic: string, group: string): Promise<Map<number, number>> {

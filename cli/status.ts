@@ -1,0 +1,148 @@
+/**
+ * `hooklog status`: one line per org and source (hook, system-log,
+ * legacy-events) saying whether events are arriving and landing: the last
+ * event received by that path (from ClickHouse), the poller's stored cursor
+ * age and how far behind the newest event it has seen is (from the cursors
+ * topic), the sink's lag on the topic that path feeds, and the org's dead
+ * letters and refused hook deliveries in the last hour.
+ *
+ * It needs both the stream and the store. While `hooklog start` runs on the
+ * embedded log and chdb (each admits one process), the running process
+ * answers through its admin socket; otherwise this process opens them.
+ */
+import type { Config } from '../platform/config/schema.js';
+import type { Logger } from '../platform/log.js';
+import type { Store } from '../platform/store/index.js';
+import { topicNames } from '../platform/stream/headers.js';
+import type { Stream } from '../platform/stream/types.js';
+import type { ResultSet } from './format.js';
+
+export interface StatusLine {
+  readonly org: string;
+  readonly source: 'hook' | 'system-log' | 'legacy-events';
+  /** ISO time hooklog last received an event of this org by this path (as stored in ClickHouse), or null. */
+  readonly last_event_at: string | null;
+  /** Seconds since the poller last stored its position (pollers only). */
+  readonly cursor_age_s: number | null;
+  /** Seconds between now and the newest `published` the poller has seen (pollers only). */
+  readonly poller_lag_s: number | null;
+  /** Records on the topic this path feeds that the sink has not committed yet (all orgs of the topic). */
+  readonly sink_lag_records: number | null;
+  /** Dead letters of this org received in the last hour (any origin). */
+  readonly dead_letters_1h: number;
+  /** Hook deliveries (or events in them) this org's hooks refused in the last hour (dead letters of the receiver). */
+  readonly hook_failures_1h: number | null;
+}
+
+/** Name of the event-hook receiver in dead letters' origin header (receivers/event-hooks/delivery.ts). */
+const HOOK_ORIGIN = 'event-hook';
+
+interface CursorValue {
+  org?: unknown;
+  source?: unknown;
+  saved_at?: unknown;
+  newest_published?: unknown;
+}
+
+const seconds = (fromIso: unknown, now: number): number | null => {
+  const t = typeof fromIso === 'string' ? Date.parse(fromIso) : NaN;
+  return Number.isFinite(t) ? Math.max(0, Math.round((now - t) / 1000)) : null;
+};
+
+/** Collects the status with a stream and a store this process holds (the running one, or its own). */
+export async function collectStatus(config: Config, stream: Stream, store: Store, now = Date.now()): Promise<StatusLine[]> {
+  const topics = topicNames(config.stream.topic_prefix);
+  const wanted: Array<{ org: string; source: StatusLine['source'] }> = [];
+  const add = (org: string, source: StatusLine['source']) => {
+    if (!wanted.some((w) => w.org === org && w.source === source)) wanted.push({ org, source });
+  };
+  for (const h of config.event_hooks) add(h.org, 'hook');
+  for (const o of config.orgs) {
+    if (o.system_log.enabled) add(o.id, 'system-log');
+    if (o.legacy_events.enabled) add(o.id, 'legacy-events');
+  }
+  const orgs = [...new Set(wanted.map((w) => w.org))];
+  const db = store.database;
+
+  const last = new Map<string, string>();
+  for (const r of await store.query<{ org: string; source: string; at: string }>(
+    `SELECT org, source, toString(max(received_at)) AS at FROM ${db}.events_v2 WHERE org IN {orgs:Array(String)} GROUP BY org, source`, { orgs })) {
+    last.set(`${r.org}/${r.source}`, r.at);
+  }
+  for (const r of await store.query<{ org: string; at: string }>(
+    `SELECT org, toString(max(received_at)) AS at FROM ${db}.legacy_events WHERE org IN {orgs:Array(String)} GROUP BY org`, { orgs })) {
+    last.set(`${r.org}/legacy-events`, r.at);
+  }
+  const letters = new Map<string, { all: number; hook: number }>();
+  for (const r of await store.query<{ org: string; all: string; hook: string }>(
+    `SELECT org, count() AS all, countIf(origin = {hook:String}) AS hook FROM ${db}.deadletter FINAL
+     WHERE org IN {orgs:Array(String)} AND received_at > now64(3) - INTERVAL 1 HOUR GROUP BY org`, { orgs, hook: HOOK_ORIGIN })) {
+    letters.set(r.org, { all: Number(r.all), hook: Number(r.hook) });
+  }
+
+  const cursors = new Map<string, CursorValue>();
+  for (const rec of (await stream.readLatestByKey(topics.cursors)).values()) {
+    try {
+      const v = JSON.parse(rec.value.toString('utf8')) as CursorValue;
+      if (typeof v.org === 'string' && typeof v.source === 'string') cursors.set(`${v.org}/${v.source}`, v);
+    } catch {
+      // An unreadable cursor record: the poller itself starts afresh and says so; here it is just unknown.
+    }
+  }
+
+  const sinkLag = async (topic: string): Promise<number | null> => {
+    try {
+      const [ends, committed] = await Promise.all([stream.latestOffsets(topic), stream.committedOffsets(topic, config.sink.group)]);
+      let n = 0;
+      for (const [p, end] of ends) n += Math.max(0, end - (committed.get(p) ?? 0));
+      return n;
+    } catch {
+      return null; // e.g. the topic does not exist yet
+    }
+  };
+  const lagByTopic = new Map<string, number | null>([
+    [topics.logs, await sinkLag(topics.logs)],
+    [topics.legacyEvents, await sinkLag(topics.legacyEvents)],
+  ]);
+
+  return wanted.map(({ org, source }): StatusLine => {
+    const cursor = source === 'hook' ? undefined : cursors.get(`${org}/${source}`);
+    const at = last.get(`${org}/${source}`);
+    return {
+      org,
+      source,
+      last_event_at: at ? `${at.replace(' ', 'T')}Z` : null,
+      cursor_age_s: cursor ? seconds(cursor.saved_at, now) : null,
+      poller_lag_s: cursor ? seconds(cursor.newest_published, now) : null,
+      sink_lag_records: lagByTopic.get(source === 'legacy-events' ? topics.legacyEvents : topics.logs) ?? null,
+      dead_letters_1h: letters.get(org)?.all ?? 0,
+      hook_failures_1h: source === 'hook' ? (letters.get(org)?.hook ?? 0) : null,
+    };
+  });
+}
+
+/** The lines as a result set for the table and CSV formats. */
+export function statusResultSet(lines: readonly StatusLine[]): ResultSet {
+  const columns = ['org', 'source', 'last_event_at', 'cursor_age_s', 'poller_lag_s', 'sink_lag_records', 'dead_letters_1h', 'hook_failures_1h'] as const;
+  return { columns, rows: lines.map((l) => Object.fromEntries(columns.map((c) => [c, l[c] ?? '-']))) };
+}
+
+/** For the CLI: through the running process's admin socket, else with a stream and store of its own. */
+export async function runStatus(
+  config: Config,
+  logger: Logger,
+  viaRunning: () => Promise<StatusLine[] | undefined>,
+  open: () => Promise<{ stream: Stream; store: Store }>,
+): Promise<StatusLine[]> {
+  if (!config.stream.kafka || !config.store.clickhouse) {
+    const running = await viaRunning();
+    if (running) return running;
+  }
+  const { stream, store } = await open();
+  try {
+    return await collectStatus(config, stream, store);
+  } finally {
+    await stream.close().catch((err: unknown) => logger.warn({ err }, 'closing the stream failed'));
+    await store.close();
+  }
+}

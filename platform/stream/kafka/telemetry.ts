@@ -1,0 +1,27 @@
+/**
+ * The Kafka consumers' group events (assignments, revocations, pauses,
+ * commits) in the process's registry and log: a rebalance storm or commits
+ * the broker refuses are otherwise invisible. Labels: the consumer group and
+ * the event type (a closed list).
+ */
+import type { Logger } from '../../log.js';
+import { counter } from '../../metrics.js';
+import type { KafkaConsumerEvent } from './options.js';
+
+const events = counter({
+  name: 'hooklog_kafka_consumer_events_total',
+  help: 'Kafka consumer group events: assigned, revoked, paused, resumed, commit-issued, commit-succeeded, commit-failed.',
+  labelNames: ['group', 'type'],
+});
+
+/** An observer for KafkaStreamOptions.observer. */
+export function kafkaConsumerObserver(logger: Logger): (e: KafkaConsumerEvent) => void {
+  const log = logger.child({ component: 'kafka-consumer' });
+  return (e) => {
+    // Consumer names are `<group>#<n>` (one per consume() call in this process).
+    const group = e.consumer.replace(/#\d+$/, '');
+    events.inc({ group, type: e.type });
+    if (e.type === 'assigned') log.info({ group, partitions: e.partitions }, 'kafka partitions assigned');
+    else if (e.type === 'revoked') log.info({ group, partitions: e.partitions, reason: e.reason }, 'kafka partitions revoked');
+  };
+}
