@@ -2,6 +2,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { Config } from '../platform/config/schema.js';
 import type { Logger } from '../platform/log.js';
 import { openStore, migrate, storeOptions, type Store } from '../platform/store/index.js';
@@ -70,7 +71,8 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
       closers.push(() => alerting.stop());
     }
     // Pollers after the sink (what they store is drained) and stopped before it (reverse order).
-    const ingest = await startIngest({ orgs: config.orgs, stream, topics, logger });
+    const budgetDir = join(config.data_dir, 'rate-budget');
+    const ingest = await startIngest({ orgs: config.orgs, stream, topics, logger, budgetDir });
     closers.push(() => ingest.stop());
 
     // Lookup tables loaded and key sets fetched before HTTP; stopped after it, flushing the audit queue.

@@ -25,7 +25,9 @@ const pollFields = {
     .describe('After a short or empty page (caught up), wait this long before calling the same next link again. Full pages are followed at once.'),
   rate_limit_share: z.number().gt(0).max(1).default(0.4)
     .describe('Share of the org\'s rate-limit bucket for this API that hooklog may use per window (the bucket is shared with the org\'s other clients; ' +
-      'the service caps one token at 50% by default). hooklog also never takes the last request of a bucket.'),
+      'the service caps one token at 50% by default). Each API (/api/v1/logs, /api/v1/events) is its own bucket with its own share. ' +
+      'Every request the bucket lost counts against it, whoever made it, so the poller and a backfill beside it (and a restarted ' +
+      'poller) stay within it together. hooklog also never takes the last request of a bucket.'),
   silent_after_ms: z.number().int().min(1000).default(3_600_000)
     .describe('An org that returns no new events for this long raises the silent-org signal (metric hooklog_poller_silent).'),
 };

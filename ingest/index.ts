@@ -19,6 +19,7 @@ import { DpopProver } from './client/dpop.js';
 import { loadSigningKey } from './client/keys.js';
 import { OAuthAuthenticator } from './client/oauth.js';
 import { withPolicies, type IdpPolicies } from './client/policies.js';
+import { BudgetLedger, ledgerPath } from './client/budget-ledger.js';
 import { RateBudget } from './client/rate-limit.js';
 import type { OrgConfig, PollSectionConfig } from './config.js';
 import { legacyEventsSource } from './legacy-events/source.js';
@@ -38,6 +39,12 @@ export interface IngestOptions {
   readonly maxConcurrentRequests?: number;
   /** Tests shorten the slow waits. */
   readonly policies?: Partial<IdpPolicies>;
+  /**
+   * Where each org's rate budget is kept (`<data_dir>/rate-budget`), shared
+   * with `hooklog backfill` and surviving restarts. Without it the budget
+   * lives in this process's memory only.
+   */
+  readonly budgetDir?: string;
 }
 
 export interface PollerHandle {
@@ -80,7 +87,10 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
     for (const [section, source] of sections) {
       const labels = { org: org.id, source: source.name };
       let stored = readCursor(latest, source.name, org.id);
-      const budget = new RateBudget({ share: section.rate_limit_share });
+      const budget = new RateBudget({
+        share: section.rate_limit_share,
+        store: opts.budgetDir ? new BudgetLedger(ledgerPath(opts.budgetDir, org.id, source.name)) : undefined,
+      });
       const health = new PollerHealth({
         startedMs: Date.now(),
         silentAfterMs: section.silent_after_ms,
