@@ -51,6 +51,7 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
     closers.push(() => store.close());
     await migrate(store, logger);
     await applyRetention(store, config.store.retention_days);
+    await applyRetention(store, config.store.retention_days, 'arrivals');
     const sink = await startClickHouseSink({
       stream,
       store,

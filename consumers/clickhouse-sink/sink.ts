@@ -19,7 +19,7 @@ import type { Store } from '../../platform/store/index.js';
 import type { Topics } from '../../platform/stream/headers.js';
 import type { Consumer, Stream } from '../../platform/stream/types.js';
 import type { RetryPolicy } from '../../platform/retry.js';
-import { mapDeadletterRecord, mapEventRecord } from './rows.js';
+import { arrivalRow, mapDeadletterRecord, mapEventRecord } from './rows.js';
 import { createSinkTelemetry, type SinkCounters } from './telemetry.js';
 import { writeBatch, type Pipeline, type WriterDeps } from './writer.js';
 
@@ -41,6 +41,8 @@ export interface ClickHouseSinkOptions {
   readonly maxBatchWaitMs?: number;
   /** Table for events, in the store's database. Default `events_v2` (`events` is the deduplicating view over it); tests point it at a variant. */
   readonly eventsTable?: string;
+  /** Which path brought each event, and when first (`arrivals`, migration 010). Default `arrivals`; null: not written. */
+  readonly arrivalsTable?: string | null;
   /** Table for dead letters. Default `deadletter`. */
   readonly deadletterTable?: string;
   /** Read the deadletter topic into its table too. Default true. */
@@ -81,7 +83,16 @@ export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<
     ...(opts.retryPolicy ? { retryPolicy: opts.retryPolicy } : {}),
   };
   const plans: Array<{ topic: string; group: string; pipeline: Pipeline }> = [
-    { topic: opts.topics.logs, group: opts.group, pipeline: { table: opts.eventsTable ?? 'events_v2', map: mapEventRecord, onReject: 'deadletter' } },
+    {
+      topic: opts.topics.logs,
+      group: opts.group,
+      pipeline: {
+        table: opts.eventsTable ?? 'events_v2',
+        map: mapEventRecord,
+        onReject: 'deadletter',
+        ...(opts.arrivalsTable === null ? {} : { companion: { table: opts.arrivalsTable ?? 'arrivals', map: arrivalRow } }),
+      },
+    },
   ];
   if (opts.consumeDeadletter ?? true) {
     plans.push({
