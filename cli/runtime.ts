@@ -73,7 +73,7 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
     }
     // Pollers after the sink (what they store is drained) and stopped before it (reverse order).
     const budgetDir = join(config.data_dir, 'rate-budget');
-    const ingest = await startIngest({ orgs: config.orgs, stream, topics, logger, budgetDir });
+    const ingest = await startIngest({ orgs: config.orgs, stream, topics, logger, budgetDir, store });
     closers.push(() => ingest.stop());
 
     // Lookup tables loaded and key sets fetched before HTTP; stopped after it, flushing the audit queue.
