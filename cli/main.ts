@@ -11,6 +11,7 @@ import { runSql } from './sql.js';
 import { runStart } from './start.js';
 import { collectParams, listQueries, runQueryCommand } from '../analytics/cli.js';
 import { describeQueries } from '../analytics/registry.js';
+import { coverageReport, renderCoverage } from '../analytics/coverage.js';
 import { runAlert } from '../consumers/alerting/run.js';
 
 const program = new Command('hooklog')
@@ -58,6 +59,18 @@ program
     const { config } = loadConfig(program.opts<{ config?: string }>().config);
     const params = collectParams({ org: opts.org, since: opts.since, until: opts.until, limit: opts.limit }, opts.param);
     process.stdout.write(render(await runQueryCommand(config, name, params), opts.format));
+  });
+
+program
+  .command('coverage')
+  .description('How complete the event hooks are for an org: per hour and event type, events via hooks only, the System Log only, both; hook latency p50/p99; lost deliveries.')
+  .requiredOption('--org <org>', 'the org')
+  .requiredOption('--since <time>', 'start of the range, inclusive (ISO-8601)')
+  .option('--until <time>', 'end of the range, exclusive (ISO-8601; default now)')
+  .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))
+  .action(async (opts: { org: string; since: string; until?: string; format: 'table' | 'json' }) => {
+    const { config } = loadConfig(program.opts<{ config?: string }>().config);
+    process.stdout.write(renderCoverage(await coverageReport(config, opts), opts.format));
   });
 
 program

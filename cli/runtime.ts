@@ -17,6 +17,7 @@ import { createApp } from '../receivers/app.js';
 import { startTokenHooks, tokenDecisionsPipeline } from '../receivers/token-hook/index.js';
 import { collectProcessMetrics } from '../platform/metrics.js';
 import { applyRetention } from '../analytics/retention.js';
+import { registerCoverageMetrics } from '../analytics/coverage-metrics.js';
 
 export interface Running {
   readonly stream: Stream;
@@ -72,6 +73,8 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
       closers.push(() => alerting.stop());
     }
     // Pollers after the sink (what they store is drained) and stopped before it (reverse order).
+    const stopCoverageMetrics = registerCoverageMetrics(store, [...new Set(config.event_hooks.map((h) => h.org))], logger);
+    closers.push(async () => stopCoverageMetrics());
     const budgetDir = join(config.data_dir, 'rate-budget');
     const ingest = await startIngest({ orgs: config.orgs, stream, topics, logger, budgetDir, store });
     closers.push(() => ingest.stop());

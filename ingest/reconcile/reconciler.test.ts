@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startClickHouseSink, type ClickHouseSink } from '../../consumers/clickhouse-sink/index.js';
+import { registerCoverageMetrics } from '../../analytics/coverage-metrics.js';
+import { runNamedQuery } from '../../analytics/run.js';
 import { registry } from '../../platform/metrics.js';
 import { silentLogger } from '../../platform/log.js';
 import { migrate, openStore, type Store } from '../../platform/store/index.js';
@@ -102,9 +104,23 @@ describe('reconcile mode', () => {
     expect(polledOnly).toEqual([...hook.lost, ...hook.lossEvents].sort());
     expect(paths.every((p) => p.paths.length === 1 && p.copies === '1')).toBe(true);
     expect(await count(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String} AND event_type = '${OTHER}'`)).toBe(0);
-    expect(await lostMetric(org)).toBe(hook.lossEvents.length);
+    await waitFor(async () => (await lostMetric(org)) === hook.lossEvents.length, { what: 'the lost-delivery metric' });
     expect(sim.violations).toEqual([]);
     expect(sim.breaches).toEqual([]);
+
+    // The coverage figures: the named queries and /metrics agree with what the hook really did.
+    const range = { org, since: new Date(now - 3_600_000).toISOString(), until: new Date(Date.now() + 60_000).toISOString(), limit: '10000' };
+    const cov = await runNamedQuery(store, 'hook_coverage', range);
+    const total = (c: string) => cov.rows.reduce((a, r) => a + Number(r[c]), 0);
+    expect([total('hooks_only'), total('log_only'), total('both')]).toEqual([hook.delivered.length, hook.lost.length, 0]);
+    const lostRows = await runNamedQuery(store, 'hook_deliveries_lost', range);
+    expect(lostRows.rows.map((r) => [r.hook, Number(r.lost)])).toEqual([['who-sim-1', hook.lossEvents.length]]);
+    const stopMetrics = registerCoverageMetrics(store, [org], log);
+    const text = await registry.metrics();
+    stopMetrics();
+    expect(text).toContain(`hooklog_hook_coverage_events{org="${org}",via="log_only",service="hooklog"} ${hook.lost.length}`);
+    expect(text).toContain(`hooklog_hook_deliveries_lost{org="${org}",service="hooklog"} ${hook.lossEvents.length}`);
+    expect(text).toMatch(new RegExp(`hooklog_hook_latency_ms\\{org="${org}",quantile="0.99",service="hooklog"\\} \\d+`));
 
     // A restart resumes both positions: more requests, nothing appended again.
     const before = ingest.pollers[0]!.requests()!;

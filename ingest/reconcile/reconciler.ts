@@ -179,10 +179,8 @@ export class Reconciler {
     // Only the failures are appended (successful deliveries are routine and many).
     const only = found.flatMap((f) => (f.loss ? [f.i] : []));
     await this.#appendMissing(page, times.length ? Math.min(...times) : 0, times.length ? Math.max(...times) : 0, { watchNext: next }, only);
-    for (const loss of losses) {
-      this.#o.onLostDelivery?.(loss);
-      await this.#reread(loss);
-    }
+    for (const loss of losses) this.#o.onLostDelivery?.(loss);
+    for (const loss of losses) await this.#reread(loss);
     return page.items.length < SYSTEM_LOG_PAGE_LIMIT ? this.#o.settings.lostDeliveryIntervalMs : 0;
   }
 
