@@ -12,6 +12,7 @@ import { runStart } from './start.js';
 import { collectParams, listQueries, runQueryCommand } from '../analytics/cli.js';
 import { describeQueries } from '../analytics/registry.js';
 import { coverageReport, renderCoverage } from '../analytics/coverage.js';
+import { backfillCommand } from '../ingest/backfill/run.js';
 import { runAlert } from '../consumers/alerting/run.js';
 
 const program = new Command('hooklog')
@@ -59,6 +60,20 @@ program
     const { config } = loadConfig(program.opts<{ config?: string }>().config);
     const params = collectParams({ org: opts.org, since: opts.since, until: opts.until, limit: opts.limit }, opts.param);
     process.stdout.write(render(await runQueryCommand(config, name, params), opts.format));
+  });
+
+program
+  .command('backfill')
+  .description('Re-read a window (within the last 90 days) of an org\'s System Log or legacy Events into the stream, sharing the org\'s rate budget with the running poller. Interrupted (even by kill -9), the same command resumes where it stopped.')
+  .requiredOption('--org <org>', 'the org (as configured in orgs)')
+  .addOption(new Option('--source <source>', 'which API').choices(['logs', 'events']).default('logs'))
+  .requiredOption('--since <time>', 'start of the window, inclusive (ISO-8601)')
+  .requiredOption('--until <time>', 'end of the window, exclusive (ISO-8601)')
+  .action(async (opts: { org: string; source: 'logs' | 'events'; since: string; until: string }) => {
+    const { config } = loadConfig(program.opts<{ config?: string }>().config);
+    const logger = createLogger({ level: config.log_level === 'debug' ? 'debug' : 'warn', destination: process.stderr }).child({ component: 'backfill' });
+    const p = await backfillCommand(config, opts, logger, process.stdout);
+    process.stdout.write(`backfill complete: ${p.events} events from ${opts.since} to ${opts.until} (${p.requests} requests in this run)\n`);
   });
 
 program

@@ -159,7 +159,8 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
   };
 }
 
-function budgetFor(opts: IngestOptions, org: string, source: string, share: number): RateBudget {
+/** The org's share of one API's bucket: shared, through the ledger, with every process of the host (a backfill too). */
+export function budgetFor(opts: Pick<IngestOptions, 'budgetDir'>, org: string, source: string, share: number): RateBudget {
   return new RateBudget({ share, store: opts.budgetDir ? new BudgetLedger(ledgerPath(opts.budgetDir, org, source)) : undefined });
 }
 
@@ -228,7 +229,7 @@ function startReconciler(
 }
 
 /** One authenticator per org, shared by its pollers (one token serves both scopes). */
-async function createAuthenticator(org: OrgConfig, logger: Logger): Promise<Authenticator> {
+export async function createAuthenticator(org: OrgConfig, logger: Logger): Promise<Authenticator> {
   if (org.auth.ssws) return new SswsAuthenticator(org.auth.ssws.token);
   const o = org.auth.oauth!;
   const where = `orgs[${org.id}].auth.oauth.${o.private_key !== undefined ? 'private_key' : 'private_key_path'}`;

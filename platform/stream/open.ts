@@ -5,8 +5,12 @@ import { topicNames, type Topics } from './headers.js';
 import { openKafkaStream } from './kafka/index.js';
 import type { Stream } from './types.js';
 
-/** Kafka when `stream.kafka` is configured, otherwise the embedded log under data_dir. */
-export async function openStream(config: Config, logger: Logger): Promise<Stream> {
+/**
+ * Kafka when `stream.kafka` is configured, otherwise the embedded log under
+ * data_dir. A second kind of process beside `hooklog start` (a backfill) passes
+ * its own `transactionalId`, so neither fences the other's producer.
+ */
+export async function openStream(config: Config, logger: Logger, opts: { transactionalId?: string } = {}): Promise<Stream> {
   const s = config.stream;
   if (s.kafka) {
     return openKafkaStream({
@@ -15,6 +19,7 @@ export async function openStream(config: Config, logger: Logger): Promise<Stream
       replicationFactor: s.kafka.replication_factor,
       ssl: s.kafka.ssl,
       ...(s.kafka.sasl ? { sasl: s.kafka.sasl } : {}),
+      ...(opts.transactionalId ? { transactionalId: opts.transactionalId } : {}),
       logger,
     });
   }
