@@ -30,6 +30,7 @@ describe('backfill progress', () => {
     now = 7_000;
     w.update(base);
     w.finish({ ...base, done: true, coveredToMs: 1_000_000 });
+    w.finish({ ...base, done: true, coveredToMs: 1_000_000 });
     expect(text.trim().split('\n')).toEqual([plainLine(base, 6_000), 'backfill 100.0% covered_to=1970-01-01T00:16:40Z events=12345 requests=13 eta=0s']);
   });
 });

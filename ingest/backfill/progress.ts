@@ -61,12 +61,19 @@ export function progressWriter(out: NodeJS.WritableStream & { isTTY?: boolean },
       finish: (p) => void out.write(`\r${barLine(p, now())}\x1b[K\n`),
     };
   }
+  let written = '';
+  const write = (p: BackfillProgress) => {
+    const line = plainLine(p, now());
+    if (line !== written) out.write(`${line}\n`);
+    written = line;
+  };
   return {
     update(p) {
       if (now() - last < everyMs) return;
       last = now();
-      out.write(`${plainLine(p, now())}\n`);
+      write(p);
     },
-    finish: (p) => void out.write(`${plainLine(p, now())}\n`),
+    // The final state always, but not twice (a finished window resumed is done at once).
+    finish: write,
   };
 }
