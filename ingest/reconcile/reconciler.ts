@@ -261,10 +261,11 @@ export class Reconciler {
     const done = this.#appendTail.then(run);
     this.#appendTail = done.catch(() => undefined);
     const missing = await done;
-    const events = missing;
-    const newest = missing.length ? Math.max(...missing.map((c) => c.publishedMs)) : null;
-    health.page(this.#now(), events.length, newest);
-    telemetry.page(events.length, rejected.length, page.items.length < SYSTEM_LOG_PAGE_LIMIT);
+    // Health counts what the org sent (read), not what was missing: an org whose hooks deliver
+    // everything is not silent, and its lag is that of the newest event seen.
+    const newest = candidates.length ? Math.max(...candidates.map((c) => c.publishedMs)) : null;
+    health.page(this.#now(), candidates.length, newest);
+    telemetry.page(missing.length, rejected.length, page.items.length < SYSTEM_LOG_PAGE_LIMIT);
   }
 
   #remember(uuid: string): void {
