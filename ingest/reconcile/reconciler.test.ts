@@ -136,4 +136,49 @@ describe('reconcile mode', () => {
     // Per window one bounded request, plus the watch: far fewer than following the whole log.
     console.log(`reconcile: ${before} requests for ${expected} events (${hook.lost.length} lost in ${hook.lossEvents.length} deliveries)`);
   }, 60_000);
+
+  it('re-reads at once the window a lost delivery covered, long before its window is due', async () => {
+    const log = silentLogger();
+    ts = await openTestStream();
+    const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-reconcile-'));
+    dirs.push(dataDir);
+    store = openStore({ database: randomName('rec'), dataDir, logger: log });
+    await migrate(store, log);
+    sink = await startClickHouseSink({ stream: ts.stream, store, topics: ts.topics, group: randomName('sink'), logger: log, maxBatchWaitMs: 50 });
+    sim = await SimulatedOrg.start();
+    const org = randomName('org').replaceAll('_', '-');
+    const now = Date.now();
+    const stored = sim.addLogEvents(Array.from({ length: 40 }, (_, i) => ({
+      event: { ...logEvent(i), eventType: TYPES[i % 2] }, published: now - 60_000 + i * 1000, persistedAt: now - 60_000 + i * 1000,
+    })));
+    const { stream, topics } = ts;
+    const hook = new HookSender(sim, {
+      hookId: 'who-sim-2', types: TYPES, dropRate: 0.3, seed: 11,
+      post: async (env) => {
+        await stream.append(topics.logs, env.data.events.map((e) => ({
+          key: org, value: Buffer.from(JSON.stringify(e)),
+          headers: { [Header.org]: org, [Header.source]: 'hook', [Header.hookId]: 'sim', [Header.receivedAt]: new Date().toISOString() },
+        })));
+        return 204;
+      },
+    });
+    await hook.send(stored);
+    expect(hook.lost.length).toBeGreaterThan(0);
+    const db = store.database;
+    const count = async () => Number((await store!.query<{ n: string }>(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String}`, { org }))[0]!.n);
+    await waitFor(async () => (await count()) === hook.delivered.length, { what: 'hook deliveries stored' });
+
+    // Windows an hour behind real time: nothing of the last minutes is due; only the watch can bring the lost events.
+    const cfg = orgConfig(sim, {
+      id: org,
+      system_log: { mode: 'reconcile', start: '5m', reconcile: { event_types: TYPES, delay_ms: 3_600_000, cadence_ms: 60_000, lost_delivery_interval_ms: 200, lost_delivery_lookback_ms: 120_000 } },
+    });
+    const started = Date.now();
+    ingest = await startIngest({ orgs: [cfg], stream, topics, logger: log, policies: FAST_POLICIES, store });
+    await waitFor(async () => (await count()) === 40 + hook.lossEvents.length, { what: 'the lost events, re-read', timeoutMs: 20_000 });
+    expect(Date.now() - started).toBeLessThan(20_000);
+    const windowRequests = sim.requests.filter((r) => r.params.until !== undefined && Date.parse(r.params.until) - Date.parse(r.params.since!) === 60_000);
+    expect(windowRequests).toEqual([]); // the regular window was never due
+    expect(sim.requests.filter((r) => r.params.until !== undefined).length).toBeGreaterThanOrEqual(1);
+  }, 60_000);
 });
