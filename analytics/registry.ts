@@ -6,11 +6,12 @@ import { HooklogError } from '../platform/errors.js';
 import { allParams, type NamedQuery } from './query.js';
 import { CLICKHOUSE_TYPE } from './params.js';
 import { adminQueries } from './queries/admin.js';
+import { coverageQueries } from './queries/coverage.js';
 import { operationsQueries } from './queries/operations.js';
 import { sessionQueries } from './queries/sessions.js';
 import { signInQueries } from './queries/sign-in.js';
 
-export const QUERIES: readonly NamedQuery[] = [...signInQueries, ...sessionQueries, ...adminQueries, ...operationsQueries];
+export const QUERIES: readonly NamedQuery[] = [...signInQueries, ...sessionQueries, ...adminQueries, ...operationsQueries, ...coverageQueries];
 
 const BY_NAME = new Map(QUERIES.map((q) => [q.name, q]));
 if (BY_NAME.size !== QUERIES.length) throw new Error('analytics: duplicate query name');

@@ -29,5 +29,20 @@ export async function loadedStore(): Promise<{ store: Store; plants: Plants; eve
   }
   await insertChunk(store, plants.events);
   await store.insertJson('deadletter', plants.deadletters);
+  await store.insertJson('arrivals', plantedArrivals(plants));
   return { store, plants, events: events + plants.events.length };
+}
+
+/** Arrivals of the planted events: every one by hook, every other one by the System Log too, as the sink writes them. */
+function plantedArrivals(plants: Plants): object[] {
+  return plants.events.flatMap((g, i) => {
+    const e = g.event as { uuid: string; eventType: string; published: string };
+    const published = e.published.replace('T', ' ').replace('Z', '');
+    const base = { org: g.org, event_type: e.eventType, published, uuid: e.uuid, copies: 1, hook_id: 'bench' };
+    const hookAt = new Date(Date.parse(e.published) + 1500).toISOString().replace('T', ' ').replace('Z', '');
+    return [
+      { ...base, path: 'hook', first_received: hookAt },
+      ...(i % 2 === 0 ? [{ ...base, path: 'system-log', first_received: hookAt }] : []),
+    ];
+  });
 }

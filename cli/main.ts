@@ -16,6 +16,8 @@ import { openStream } from '../platform/stream/open.js';
 import { openStore, storeOptions } from '../platform/store/index.js';
 import { describeQueries } from '../analytics/registry.js';
 import { runAlert } from './alert.js';
+import { coverageReport, renderCoverage } from './coverage.js';
+import { backfillCommand } from '../ingest/backfill/run.js';
 
 const program = new Command('hooklog')
   .description('Receives identity-provider event hooks and streams every event through Kafka (or an embedded log) into ClickHouse, exactly once per event.')
@@ -76,6 +78,32 @@ program
       return { stream, store: openStore(storeOptions(config, logger)) };
     });
     process.stdout.write(opts.format === 'json' ? JSON.stringify(lines, null, 2) + '\n' : render(statusResultSet(lines), opts.format));
+  });
+
+program
+  .command('backfill')
+  .description('Re-read a window (within the last 90 days) of an org\'s System Log or legacy Events into the stream, sharing the org\'s rate budget with the running poller. Interrupted (even by kill -9), the same command resumes where it stopped.')
+  .requiredOption('--org <org>', 'the org (as configured in orgs)')
+  .addOption(new Option('--source <source>', 'which API').choices(['logs', 'events']).default('logs'))
+  .requiredOption('--since <time>', 'start of the window, inclusive (ISO-8601)')
+  .requiredOption('--until <time>', 'end of the window, exclusive (ISO-8601)')
+  .action(async (opts: { org: string; source: 'logs' | 'events'; since: string; until: string }) => {
+    const { config } = loadConfig(program.opts<{ config?: string }>().config);
+    const logger = createLogger({ level: config.log_level === 'debug' ? 'debug' : 'warn', destination: process.stderr }).child({ component: 'backfill' });
+    const p = await backfillCommand(config, opts, logger, process.stdout);
+    process.stdout.write(`backfill complete: ${p.events} events from ${opts.since} to ${opts.until} (${p.requests} requests in this run)\n`);
+  });
+
+program
+  .command('coverage')
+  .description('How complete the event hooks are for an org: per hour and event type, events via hooks only, the System Log only, both; hook latency p50/p99; lost deliveries.')
+  .requiredOption('--org <org>', 'the org')
+  .requiredOption('--since <time>', 'start of the range, inclusive (ISO-8601)')
+  .option('--until <time>', 'end of the range, exclusive (ISO-8601; default now)')
+  .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))
+  .action(async (opts: { org: string; since: string; until?: string; format: 'table' | 'json' }) => {
+    const { config } = loadConfig(program.opts<{ config?: string }>().config);
+    process.stdout.write(renderCoverage(await coverageReport(config, opts), opts.format));
   });
 
 program

@@ -2,6 +2,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { Config } from './config/schema.js';
 import type { Logger } from '../platform/log.js';
 import { openStore, migrate, storeOptions, type Store } from '../platform/store/index.js';
@@ -16,6 +17,7 @@ import { createApp } from './app.js';
 import { startTokenHooks, tokenDecisionsPipeline } from '../receivers/token-hook/index.js';
 import { collectProcessMetrics } from '../platform/metrics.js';
 import { applyRetention } from '../analytics/retention.js';
+import { registerCoverageMetrics } from '../analytics/coverage-metrics.js';
 
 export interface Running {
   readonly stream: Stream;
@@ -50,6 +52,7 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
     closers.push(() => store.close());
     await migrate(store, logger);
     await applyRetention(store, config.store.retention_days);
+    await applyRetention(store, config.store.retention_days, 'arrivals');
     const sink = await startClickHouseSink({
       stream,
       store,
@@ -71,7 +74,10 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
       closers.push(() => alerting.stop());
     }
     // Pollers after the sink (what they store is drained) and stopped before it (reverse order).
-    const ingest = await startIngest({ orgs: config.orgs, stream, topics, logger });
+    const stopCoverageMetrics = registerCoverageMetrics(store, [...new Set(config.event_hooks.map((h) => h.org))], logger);
+    closers.push(async () => stopCoverageMetrics());
+    const budgetDir = join(config.data_dir, 'rate-budget');
+    const ingest = await startIngest({ orgs: config.orgs, stream, topics, logger, budgetDir, store });
     closers.push(() => ingest.stop());
 
     // Lookup tables loaded and key sets fetched before HTTP; stopped after it, flushing the audit queue.

@@ -10,7 +10,7 @@
  * embedded log and chdb (each admits one process), the running process
  * answers through its admin socket; otherwise this process opens them.
  */
-import type { Config } from '../platform/config/schema.js';
+import type { Config } from './config/schema.js';
 import type { Logger } from '../platform/log.js';
 import type { Store } from '../platform/store/index.js';
 import { topicNames } from '../platform/stream/headers.js';

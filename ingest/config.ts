@@ -25,14 +25,39 @@ const pollFields = {
     .describe('After a short or empty page (caught up), wait this long before calling the same next link again. Full pages are followed at once.'),
   rate_limit_share: z.number().gt(0).max(1).default(0.4)
     .describe('Share of the org\'s rate-limit bucket for this API that hooklog may use per window (the bucket is shared with the org\'s other clients; ' +
-      'the service caps one token at 50% by default). hooklog also never takes the last request of a bucket.'),
+      'the service caps one token at 50% by default). Each API (/api/v1/logs, /api/v1/events) is its own bucket with its own share. ' +
+      'Every request the bucket lost counts against it, whoever made it, so the poller and a backfill beside it (and a restarted ' +
+      'poller) stay within it together. hooklog also never takes the last request of a bucket.'),
   silent_after_ms: z.number().int().min(1000).default(3_600_000)
     .describe('An org that returns no new events for this long raises the silent-org signal (metric hooklog_poller_silent).'),
 };
 
+const eventType = z.string().regex(/^[A-Za-z0-9_.-]{1,200}$/, 'must be an event type such as user.session.start');
+
+const reconcileSchema = z.strictObject({
+  event_types: z.array(eventType).max(300).default([])
+    .describe('The event types the org\'s event hooks subscribe to (at most 300 per hook): only these are read, as a filter eventType eq "…" or …. Required in reconcile mode.'),
+  delay_ms: z.number().int().min(0).max(86_400_000).default(600_000)
+    .describe('How far behind real time a window is read: hooks have delivered, and the sink stored, what they will by then.'),
+  cadence_ms: z.number().int().min(1000).max(86_400_000).default(300_000)
+    .describe('Length of a reconcile window, so one window (usually one request) per cadence; longer windows while catching up.'),
+  lost_delivery_interval_ms: z.number().int().min(100).max(3_600_000).default(60_000)
+    .describe('How often the System Log is asked for event_hook.delivery failures (lost hook deliveries).'),
+  lost_delivery_lookback_ms: z.number().int().min(1000).max(86_400_000).default(600_000)
+    .describe('On a lost delivery logged at t, [t − this, t] is read again at once for the subscribed types.'),
+}).prefault({}).describe('Reconcile mode: read the System Log behind real time, only for what hooks deliver, and append what they missed.');
+
 const systemLogSchema = z.strictObject({
   enabled: z.boolean().default(true).describe('Poll GET /api/v1/logs (the System Log) into <prefix>.logs.'),
   ...pollFields,
+  mode: z.enum(['continuous', 'reconcile']).default('continuous')
+    .describe('continuous: follow the log as it grows (orgs without hooks). reconcile: for orgs whose event hooks deliver to hooklog; ' +
+      'reads behind real time only the hooks\' event types and appends what they missed, in fewer requests (see reconcile).'),
+  reconcile: reconcileSchema,
+}).superRefine((s, ctx) => {
+  if (s.mode === 'reconcile' && s.reconcile.event_types.length === 0) {
+    ctx.addIssue({ code: 'custom', path: ['reconcile', 'event_types'], message: 'reconcile mode needs the event types the org\'s hooks subscribe to' });
+  }
 }).prefault({}).describe('Polling the System Log API: the backstop for event hooks and the way to backfill up to 90 days.');
 
 const legacyEventsSchema = z.strictObject({
@@ -98,4 +123,5 @@ export const orgsSchema = z.array(orgSchema).default([]).superRefine((orgs, ctx)
 }).describe('Orgs whose System Log (and legacy Events) hooklog polls. Each keeps its position in <prefix>.cursors.');
 
 export type OrgConfig = z.output<typeof orgSchema>;
-export type PollSectionConfig = OrgConfig['system_log'];
+/** What both poll sections have (the System Log adds mode and reconcile, the legacy Events API a filter). */
+export type PollSectionConfig = Pick<OrgConfig['system_log'], 'start' | 'poll_interval_ms' | 'rate_limit_share' | 'silent_after_ms' | 'enabled'>;

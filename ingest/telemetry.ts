@@ -30,6 +30,11 @@ const m = {
   requests: counter({ name: 'hooklog_poller_requests_total', help: 'Replies from the identity service, by status class.', labelNames: ['org', 'source', 'status'] }),
   events: counter({ name: 'hooklog_poller_events_total', help: 'Events stored from polled pages.', labelNames: ['org', 'source'] }),
   deadLetters: counter({ name: 'hooklog_poller_dead_letters_total', help: 'Polled items that are not valid events, sent to the deadletter topic.', labelNames: ['org', 'source'] }),
+  lostDeliveries: counter({
+    name: 'hooklog_hook_deliveries_lost_total',
+    help: 'Hook deliveries the identity service gave up on (event_hook.delivery failures in the System Log), by org and the service\'s hook id.',
+    labelNames: ['org', 'hook'],
+  }),
   rateLimited: counter({ name: 'hooklog_poller_rate_limited_total', help: '429 replies.', labelNames: ['org', 'source'] }),
   retries: counter({ name: 'hooklog_poller_retries_total', help: 'Transient failures retried with backoff, by error code.', labelNames: ['org', 'source', 'code'] }),
   blocked: counter({ name: 'hooklog_poller_blocked_total', help: 'Failures retrying cannot fix (auth, API not enabled, rejected request), by code; retried slowly.', labelNames: ['org', 'source', 'code'] }),
@@ -101,6 +106,11 @@ export function createPollerTelemetry(
     rateLimited(delayMs: number, resetKnown: boolean): void {
       m.rateLimited.inc(labels);
       log.warn({ delay_ms: delayMs, reset_known: resetKnown }, 'poller_rate_limited');
+    },
+    /** A lost hook delivery seen in the System Log (reconcile mode). */
+    lostDelivery(hook: string): void {
+      m.lostDeliveries.inc({ org: labels.org, hook });
+      log.warn({ hook }, 'hook_delivery_lost');
     },
     budgetWait(ms: number, why: string): void {
       log.debug({ wait_ms: ms, why }, 'poller_budget_wait');

@@ -122,6 +122,11 @@ export function plant(opts: GenOptions): Plants {
   // A burst of rate-limit violations.
   for (let k = 0; k < 40; k++) emit({ at: t0 + 11 * H + k * 30_000, type: 'system.org.rate_limit.violation', result: 'DENY', message: 'Rate limit violation' });
 
+  // Two hook deliveries the service gave up on (hook_deliveries_lost; arrivals for hook_coverage are planted by the test loader).
+  for (let k = 0; k < 2; k++) {
+    emit({ at: t0 + 13 * H + k * M, type: 'event_hook.delivery', result: 'FAILURE', message: 'Event hook delivery',
+      targets: [{ id: 'whoPlanted0001', type: 'EventHook', alternateId: 'hooklog', displayName: 'hooklog' }] });
+  }
   const gap = { from: t0 + 14 * H, to: t0 + 17 * H };
   const deadletters = [0, 1, 2].map((k) => ({
     received_at: chTime(t0 + 10 * H + k * M) + '.000', origin: 'clickhouse-sink', reason: 'event has no uuid (missing, empty or not a string)',
@@ -151,6 +156,9 @@ export function plant(opts: GenOptions): Plants {
     { query: 'rate_limit_violations', column: 'event_type', found: 'system.org.rate_limit.violation', controlOrg: CONTROL },
     { query: 'threat_detections', column: 'ip', found: `::ffff:${SPRAY_IP}`, controlOrg: CONTROL },
     { query: 'event_volume_gaps', params: { max_events: '0' }, column: 'hour', found: chTime(gap.from + H), controlOrg: CONTROL },
+    { query: 'hook_deliveries_lost', column: 'hook', found: 'whoPlanted0001', controlOrg: CONTROL },
+    { query: 'hook_coverage', column: 'event_type', found: 'system.org.rate_limit.violation', controlOrg: CONTROL },
+    { query: 'hook_latency', column: 'p50_ms', found: '1500', controlOrg: CONTROL },
     { query: 'deadletter_summary', column: 'reason', found: 'event has no uuid (missing, empty or not a string)', controlOrg: CONTROL },
   ];
   return { events: out, deadletters, silence: [{ org: ATTACKED, ...gap }], expectations };

@@ -4,6 +4,8 @@
  * (they read `<prefix>.alerts`), then the engine on `<prefix>.logs`. Stop
  * in reverse: the engine first (no new alerts), then the outputs.
  */
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../platform/log.js';
 import type { Store } from '../../platform/store/index.js';
 import type { Consumer, Stream } from '../../platform/stream/types.js';
@@ -45,10 +47,18 @@ export interface Alerting {
   stop(): Promise<void>;
 }
 
+/**
+ * Rules every alerting consumer runs besides the configured ones: hooklog's
+ * own health findings (content/hook-deliveries.yaml: a lost hook delivery).
+ * A configured file naming the same path is not loaded twice.
+ */
+export const BUILTIN_RULE_FILES: readonly string[] = [fileURLToPath(new URL('./content/hook-deliveries.yaml', import.meta.url))];
+
 export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
   const c = o.config;
+  const ruleFiles = [...BUILTIN_RULE_FILES.filter((f) => !c.rule_files.some((r) => resolve(r) === f)), ...c.rule_files];
   const rules = loadAllRules(
-    { rules: c.rules, ruleFiles: c.rule_files, sigmaPaths: c.sigma_paths },
+    { rules: c.rules, ruleFiles, sigmaPaths: c.sigma_paths },
     { placeholders: c.sigma_placeholders, defaultSuppressMs: c.suppression_ms },
   );
   const telemetry = createAlertingTelemetry(o.logger);

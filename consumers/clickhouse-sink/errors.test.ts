@@ -19,7 +19,7 @@ import { Header, topicNames, type Topics } from '../../platform/stream/headers.j
 import type { ConsumedRecord, Consumer, Stream, StreamRecord } from '../../platform/stream/types.js';
 import { event, uuid } from './crash-replay.fixture.js';
 import { startClickHouseSink, type ClickHouseSink, type ClickHouseSinkOptions } from './index.js';
-import { TRUNCATED_HEADER } from './writer.js';
+import { TRUNCATED_HEADER } from '../../platform/store/table-writer.js';
 
 const log = silentLogger();
 const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-sink-errors-'));

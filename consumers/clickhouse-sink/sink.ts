@@ -22,7 +22,7 @@ import type { Topics } from '../../platform/stream/headers.js';
 import type { Consumer, Stream } from '../../platform/stream/types.js';
 import type { RetryPolicy } from '../../platform/retry.js';
 import { clickHouseBatchPlans } from './plans.js';
-import { mapDeadletterRecord, mapEventRecord } from './rows.js';
+import { arrivalRow, mapDeadletterRecord, mapEventRecord } from './rows.js';
 import { createSinkTelemetry, type SinkCounters } from '../../platform/store/table-writer-telemetry.js';
 import { writeBatch, type ExtraPipeline, type Pipeline, type WriterDeps } from '../../platform/store/table-writer.js';
 
@@ -44,6 +44,8 @@ export interface ClickHouseSinkOptions {
   readonly maxBatchWaitMs?: number;
   /** Table for events, in the store's database. Default `events_v2` (`events` is the deduplicating view over it); tests point it at a variant. */
   readonly eventsTable?: string;
+  /** Which path brought each event, and when first (`arrivals`, migration 010). Default `arrivals`; null: not written. */
+  readonly arrivalsTable?: string | null;
   /** Table for dead letters. Default `deadletter`. */
   readonly deadletterTable?: string;
   /** Read the deadletter topic into its table too. Default true. */
@@ -80,7 +82,16 @@ export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<
     ...(opts.maxRecordBytes ? { maxRecordBytes: opts.maxRecordBytes } : {}),
   };
   const plans: Array<{ topic: string; group: string; pipeline: Pipeline }> = [
-    { topic: opts.topics.logs, group: opts.group, pipeline: { table: opts.eventsTable ?? 'events_v2', map: mapEventRecord, onReject: 'deadletter' } },
+    {
+      topic: opts.topics.logs,
+      group: opts.group,
+      pipeline: {
+        table: opts.eventsTable ?? 'events_v2',
+        map: mapEventRecord,
+        onReject: 'deadletter',
+        ...(opts.arrivalsTable === null ? {} : { companion: { table: opts.arrivalsTable ?? 'arrivals', map: arrivalRow } }),
+      },
+    },
   ];
   if (opts.consumeDeadletter ?? true) {
     plans.push({

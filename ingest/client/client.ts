@@ -89,13 +89,15 @@ export class IdentityClient {
     let transient = 0;
     let limited = 0;
     for (;;) {
-      if (!(await budget.acquire(signal, this.#o.events?.budgetWait))) throw abortReason(signal);
+      const claim = await budget.acquire(signal, this.#o.events?.budgetWait);
+      if (claim === null) throw abortReason(signal);
       let reply: Reply;
       const started = this.#now();
       try {
         reply = await (this.#o.schedule ?? run)(() => this.#attempt(url, what, signal), signal);
       } catch (err) {
-        budget.settle(null);
+        // No longer in flight; if it reached the service, the next reply's Remaining counts it.
+        budget.settle(claim, null);
         if (signal?.aborted) throw abortReason(signal);
         const e = classifyNetworkError(err, what, this.#o.requestTimeoutMs);
         if (!e.retriable) throw e;
@@ -104,7 +106,7 @@ export class IdentityClient {
       }
       this.#o.events?.reply?.(reply.status, this.#now() - started);
       const rateLimit = readRateLimit(reply.headers);
-      budget.settle(rateLimit, started, reply.status !== 429);
+      budget.settle(claim, rateLimit, started, reply.status !== 429);
       const ok = reply.status >= 200 && reply.status < 300;
       this.#o.auth.observe(reply.headers, ok);
       if (ok) {

@@ -18,6 +18,12 @@ describe('readRateLimit', () => {
 
 describe('RateBudget', () => {
   const at = (resetS: number, remaining: number, limit = 20): RateLimitState => ({ limit, remaining, resetAtMs: resetS * 1000 });
+  /** One request through the budget, answered with `state`. */
+  const send = (b: RateBudget, state: RateLimitState | null) => {
+    const c = b.tryAcquire();
+    if (typeof c !== 'string') throw new Error(`budget refused: ${c.why}`);
+    b.settle(c, state);
+  };
 
   it('allows share × limit requests per window, then waits for the reset', () => {
     let now = 1_000_000;
@@ -31,8 +37,7 @@ describe('RateBudget', () => {
         break;
       }
       sent++;
-      void b.acquire();
-      b.settle(at(1060, remaining));
+      send(b, at(1060, remaining));
     }
     expect(sent).toBe(10);
     now = 1_060_100;
@@ -41,32 +46,41 @@ describe('RateBudget', () => {
 
   it('never takes the last request of the bucket, whoever used the rest', () => {
     const b = new RateBudget({ share: 1, now: () => 0, random: () => 0 });
-    b.settle(at(60, 2));
+    send(b, at(60, 2));
     expect(b.plan().go).toBe(true); // leaves 1
-    b.settle(at(60, 1));
+    send(b, at(60, 1));
     const d = b.plan();
     expect(d.go).toBe(false);
-    expect(d.go === false && d.why).toBe('reserve');
+    expect(d.go === false && d.why).toBe('share'); // 19 of 20 spent: the share (capped below the reserve) is used up
     expect(b.allowedPerWindow(20)).toBe(19);
     expect(new RateBudget({ share: 0.01 }).allowedPerWindow(20)).toBe(1);
   });
 
+  it('assumes the worst about who spent the window: other spending counts against the share', () => {
+    const b = new RateBudget({ share: 0.5, now: () => 0, random: () => 0 }); // 10 of 20
+    send(b, at(60, 11)); // 9 gone: ours or anyone's
+    expect(b.plan().go).toBe(true);
+    send(b, at(60, 10));
+    expect(b.plan()).toMatchObject({ go: false, why: 'share' });
+  });
+
   it('counts requests in flight, ignores a late reply from an older window, keeps the lowest Remaining', () => {
     const b = new RateBudget({ share: 0.1, now: () => 0, random: () => 0 }); // 2 of 20
-    b.settle(at(60, 19));
-    void b.acquire();
+    send(b, at(60, 19));
+    const c = b.tryAcquire();
+    expect(typeof c).toBe('string');
     expect(b.plan().go).toBe(false); // 1 answered + 1 in flight = 2
-    b.settle(at(60, 15));
-    b.settle(at(30, 19)); // older window: ignored
+    b.settle(c as string, at(60, 15));
+    b.settle(null, at(30, 19)); // older window: ignored
     expect(b.snapshot.state).toEqual(at(60, 15));
-    b.settle(at(60, 17));
+    b.settle(null, at(60, 17));
     expect(b.snapshot.state?.remaining).toBe(15);
   });
 
   it('after a 429 nothing goes before the block ends and the window counts as exhausted', () => {
     let now = 0;
     const b = new RateBudget({ share: 1, now: () => now, random: () => 0 });
-    b.settle(at(60, 10));
+    send(b, at(60, 10));
     b.blockUntil(5_000);
     expect(b.plan()).toEqual({ go: false, untilMs: 5_000, why: 'blocked' });
     now = 5_000;
@@ -79,11 +93,9 @@ describe('RateBudget', () => {
     let now = 62_000; // the service's window ends at 60 s by its clock; ours says 62 s
     const b = new RateBudget({ share: 0.1, now: () => now, random: () => 0 }); // 2 of 20
     expect(b.plan().go).toBe(true);
-    void b.acquire();
-    b.settle(at(60, 19)); // still the old window: our clock is ≥ 2 s fast
+    send(b, at(60, 19)); // still the old window: our clock is ≥ 2 s fast
     expect(b.plan().go).toBe(true);
-    void b.acquire();
-    b.settle(at(60, 18));
+    send(b, at(60, 18));
     const d = b.plan();
     expect(d.go).toBe(false); // without the skew this would be "a new window" again
     expect(d.go === false && d.untilMs).toBeGreaterThanOrEqual(62_000);

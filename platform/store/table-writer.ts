@@ -29,6 +29,13 @@ export interface Pipeline {
    * feed itself) logged and skipped.
    */
   readonly onReject: 'deadletter' | 'drop';
+  /**
+   * A second table written from the same records (events → arrivals), after
+   * the first insert and before the batch counts as handled, from the records
+   * that table accepted. Its insert's dedup token is the batch's plus
+   * `-<table>`, so a redelivered batch is dropped there too.
+   */
+  readonly companion?: { readonly table: string; readonly map: (rec: ConsumedRecord, row: object) => object | null };
 }
 
 export interface WriterDeps {
@@ -103,6 +110,7 @@ export async function writeBatch(deps: WriterDeps, pipeline: Pipeline, batch: Re
     else rejected.push({ rec, code: 'RECORD_INVALID', reason: `RECORD_INVALID: ${mapped.reason}`, summary: `RECORD_INVALID: ${mapped.reason}` });
   }
   await insertRange(deps, pipeline, where, items, rejected);
+  if (pipeline.companion && items.length > 0) await insertCompanion(deps, pipeline.companion, where, batch, items, rejected);
   await settleRejected(deps, pipeline, where, rejected);
   deps.telemetry.batchDone(where, pipeline.table, batch.firstOffset, batch.lastOffset, batch.records.length, Date.now() - started);
 }
@@ -151,6 +159,27 @@ async function insertRange(deps: WriterDeps, pipeline: Pipeline, where: Where, i
     await insertRange(deps, pipeline, where, items.slice(0, mid), rejected);
     await insertRange(deps, pipeline, where, items.slice(mid), rejected);
   }
+}
+
+/** The companion table's rows for the records the main table stored, as one deterministic insert. */
+async function insertCompanion(
+  deps: WriterDeps,
+  companion: NonNullable<Pipeline['companion']>,
+  where: Where,
+  batch: RecordBatch,
+  items: readonly Item[],
+  rejected: readonly Rejected[],
+): Promise<void> {
+  const refused = new Set(rejected.map((r) => r.rec.offset));
+  const rows = items.filter((i) => !refused.has(i.rec.offset)).map((i) => companion.map(i.rec, i.row)).filter((r): r is object => r !== null);
+  if (rows.length === 0) return;
+  const token = `${dedupToken(where.topic, where.partition, batch.firstOffset, batch.lastOffset)}-${companion.table}`;
+  await retry(() => deps.store.insertJson(companion.table, rows, { dedupToken: token }), {
+    policy: deps.retryPolicy ?? RetryPolicies.sink,
+    retriable: isRetriable,
+    signal: deps.signal,
+    onRetry: (err, attempt, delayMs) => deps.telemetry.insertRetry(where, companion.table, err, attempt, delayMs),
+  });
 }
 
 /**

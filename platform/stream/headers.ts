@@ -6,7 +6,7 @@ import type { ErrorCode } from '../errors.js';
 
 export const Header = {
   org: 'hooklog-org',
-  /** hook | system-log | legacy-events | token-hook */
+  /** hook | system-log | legacy-events | backfill | token-hook */
   source: 'hooklog-source',
   hookId: 'hooklog-hook-id',
   deliveryId: 'hooklog-delivery-id',
@@ -23,7 +23,7 @@ export const Header = {
   originalOffset: 'hooklog-original-offset',
 } as const;
 
-export type EventSource = 'hook' | 'system-log' | 'legacy-events';
+export type EventSource = 'hook' | 'system-log' | 'legacy-events' | 'backfill';
 
 export interface Topics {
   readonly logs: string;

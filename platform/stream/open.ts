@@ -6,8 +6,12 @@ import { openKafkaStream } from './kafka/index.js';
 import { kafkaConsumerObserver } from './kafka/telemetry.js';
 import type { Stream } from './types.js';
 
-/** Kafka when `stream.kafka` is configured, otherwise the embedded log under data_dir. */
-export async function openStream(config: PlatformConfig, logger: Logger): Promise<Stream> {
+/**
+ * Kafka when `stream.kafka` is configured, otherwise the embedded log under
+ * data_dir. A second kind of process beside `hooklog start` (a backfill) passes
+ * its own `transactionalId`, so neither fences the other's producer.
+ */
+export async function openStream(config: PlatformConfig, logger: Logger, opts: { transactionalId?: string } = {}): Promise<Stream> {
   const s = config.stream;
   if (s.kafka) {
     return openKafkaStream({
@@ -17,6 +21,7 @@ export async function openStream(config: PlatformConfig, logger: Logger): Promis
       ssl: s.kafka.ssl,
       ...(s.kafka.sasl ? { sasl: s.kafka.sasl } : {}),
       observer: kafkaConsumerObserver(logger),
+      ...(opts.transactionalId ? { transactionalId: opts.transactionalId } : {}),
       logger,
     });
   }

@@ -16,15 +16,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startClickHouseSink, type ClickHouseSink } from '../../consumers/clickhouse-sink/index.js';
 import { event, uuid } from '../../consumers/clickhouse-sink/crash-replay.fixture.js';
-import { createApp } from '../../receivers/app.js';
-import { parseConfig } from '../../platform/config/load.js';
+import { createApp } from '../../cli/app.js';
+import { parseConfig } from '../../cli/config/load.js';
 import { HooklogError } from '../../platform/errors.js';
 import { silentLogger } from '../../platform/log.js';
 import { migrate, openStore, type Store } from '../../platform/store/index.js';
 import { openEmbeddedStream, type EmbeddedStream } from '../../platform/stream/embedded/index.js';
 import { topicNames } from '../../platform/stream/headers.js';
 import { seededRandom } from '../support/random.js';
-import { delivery } from '../support/corpus.js';
+import { delivery } from '../fixtures/index.js';
 import { randomName, waitFor } from '../support/wait.js';
 import { max, total } from '../support/metrics.js';
 

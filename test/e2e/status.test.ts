@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { history, SimulatedOrg } from '../simulated-org/index.js';
 import { runCli, startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
 import { postDelivery, writeTestConfig } from '../support/hooklog-config.js';
-import { delivery } from '../support/corpus.js';
+import { delivery } from '../fixtures/index.js';
 import { seededRandom } from '../support/random.js';
 import { waitFor } from '../support/wait.js';
 import { event, uuid } from '../../consumers/clickhouse-sink/crash-replay.fixture.js';

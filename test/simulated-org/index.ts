@@ -3,4 +3,6 @@
  * demo` can start it to have something to poll. See server.ts.
  */
 export { SimulatedOrg, type RequestRecord } from './server.js';
+export { type StoredEvent } from './store.js';
+export { HookSender } from './hook-sender.js';
 export { history, logEvent, legacyEvent } from './generate.js';

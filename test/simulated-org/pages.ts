@@ -39,8 +39,7 @@ export function logsPage(log: EventLog, q: LogsQuery, ctx: PagingContext): PageR
   } else {
     start = log.indexPersistedFrom(q.since ?? ctx.now - 7 * DAY);
   }
-  const eventType = q.filter ? /^eventType eq "([^"]*)"$/.exec(q.filter)?.[1] : undefined;
-  const keep = eventType !== undefined ? (e: StoredEvent) => e.json.includes(`"eventType":${JSON.stringify(eventType)}`) : () => true;
+  const keep = typeFilter(q.filter);
   const scan = scanForward(log, start, q.limit, ctx.now, ctx.retentionMs, keep);
   const token = logsToken(log.at(scan.end - 1));
   ctx.issued.add(token);
@@ -49,18 +48,27 @@ export function logsPage(log: EventLog, q: LogsQuery, ctx: PagingContext): PageR
   return { items: scan.items, next: `${ctx.origin}/api/v1/logs?${params.toString()}` };
 }
 
+/** `eventType eq "a" or eventType eq "b"`: the one filter shape the simulated org understands. */
+function typeFilter(filter: string | null): (e: StoredEvent) => boolean {
+  if (!filter) return () => true;
+  const types = [...filter.matchAll(/eventType eq "([^"]*)"/g)].map((m) => `"eventType":${JSON.stringify(m[1])}`);
+  return (e) => types.some((t) => e.json.includes(t));
+}
+
 function boundedLogsPage(log: EventLog, q: LogsQuery, ctx: PagingContext): PageResult | Reply {
   const since = q.since ?? q.until! - 7 * DAY;
+  const keep = typeFilter(q.filter);
   const offset = q.after === null ? 0 : Number(/^b(\d+)$/.exec(q.after)?.[1] ?? NaN);
   if (!Number.isInteger(offset) || (q.after !== null && !ctx.issued.has(q.after))) return bad('after is not a cursor this org issued', `fabricated after=${q.after}`);
   const all = log.all().slice(0, log.visibleCount(ctx.now))
-    .filter((e) => e.published >= since && e.published < q.until! && e.published >= ctx.now - ctx.retentionMs)
+    .filter((e) => e.published >= since && e.published < q.until! && e.published >= ctx.now - ctx.retentionMs && keep(e))
     .sort((a, b) => a.published - b.published || a.seq - b.seq);
   const items = all.slice(offset, offset + q.limit);
   if (offset + q.limit >= all.length) return { items, next: null };
   const token = `b${offset + q.limit}`;
   ctx.issued.add(token);
   const params = new URLSearchParams({ since: new Date(since).toISOString(), until: new Date(q.until!).toISOString(), limit: String(q.limit), after: token });
+  if (q.filter) params.set('filter', q.filter);
   return { items, next: `${ctx.origin}/api/v1/logs?${params.toString()}` };
 }
 

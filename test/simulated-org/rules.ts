@@ -65,10 +65,11 @@ export function checkLogsQuery(q: URLSearchParams, now: number, maxSinceMs: numb
   if (times.since !== null && times.since < now - maxSinceMs) {
     return { ok: false, rejection: { status: 400, errorCode: 'E0000053', summary: `Invalid since: the value must be within the last ${Math.round(maxSinceMs / DAY)} days` } };
   }
-  if (times.until !== null) breaches.push('until on a polling request (makes it a bounded query)');
+  // A bounded query (since and until: reconcile windows, backfill) is hooklog's own; until alone is a mistake.
+  if (times.until !== null && times.since === null) breaches.push('until without since (a bounded query reaching 7 days back)');
   const filter = q.get('filter');
   if (filter !== null && /\bpublished\b/i.test(filter)) return { ok: false, rejection: invalid('filter may not use published') };
-  if (filter !== null && !/^eventType eq "[^"]*"$/.test(filter)) return { ok: false, rejection: invalid(`unsupported filter ${filter}`) };
+  if (filter !== null && !/^eventType eq "[^"]*"( or eventType eq "[^"]*")*$/.test(filter)) return { ok: false, rejection: invalid(`unsupported filter ${filter}`) };
   const sort = q.get('sortOrder') ?? 'ASCENDING';
   if (sort !== 'ASCENDING' && sort !== 'DESCENDING') return { ok: false, rejection: invalid('sortOrder must be ASCENDING or DESCENDING') };
   if (sort === 'DESCENDING') breaches.push('sortOrder=DESCENDING on a polling request');
