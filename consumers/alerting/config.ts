@@ -23,6 +23,8 @@ export const alertingSchema = z.strictObject({
   group: slug.default('hooklog-alerting').describe('Consumer group of the rule engine on <prefix>.logs; outputs use <group>.<output>.'),
   rules: z.array(z.record(z.string(), z.unknown())).default([]).describe('Inline hooklog rules (consumers/alerting/rules/types.ts).'),
   rule_files: z.array(z.string().min(1)).default([]).describe('YAML files, each a list of hooklog rules.'),
+  rule_paths: z.array(z.string().min(1)).default([])
+    .describe('Rule files or directories in any format hooklog reads (hooklog rules, Sigma, the vendor catalogue), told apart by content.'),
   sigma_paths: z.array(z.string().min(1)).default([]).describe('Sigma rule files or directories (all *.yml / *.yaml below are loaded).'),
   sigma_placeholders: z.record(z.string(), z.array(z.string())).default({})
     .describe('Values for %name% placeholders in Sigma rules using |expand. An unset placeholder matches nothing.'),

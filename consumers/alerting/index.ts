@@ -53,7 +53,7 @@ export interface Alerting {
 export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
   const c = o.config;
   const rules = loadAllRules(
-    { rules: c.rules, ruleFiles: c.rule_files, sigmaPaths: c.sigma_paths },
+    { rules: c.rules, ruleFiles: c.rule_files, sigmaPaths: c.sigma_paths, rulePaths: c.rule_paths },
     { placeholders: c.sigma_placeholders, defaultSuppressMs: c.suppression_ms },
   );
   const telemetry = createAlertingTelemetry(o.logger);

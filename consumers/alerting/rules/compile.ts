@@ -1,5 +1,6 @@
 import { AlertingError } from '../errors.js';
 import { compilePath } from '../fields.js';
+import { compileFilter } from '../filter/evaluate.js';
 import { compileDetection, type DetectionOptions, type Predicate } from '../sigma/detection.js';
 import { ruleSpecSchema, type CompiledRule, type RuleSpec } from './types.js';
 
@@ -35,8 +36,15 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
   if (spec.type === 'sequence') need(spec.first && spec.then, '`first` and `then`');
   else if (spec.type !== 'absence') need(spec.detection, '`detection`');
   if (spec.type === 'distinct') need(spec.distinct_field, 'distinct_field');
-  const det = (d: Record<string, unknown> | undefined, fallback: Predicate, part: string) =>
-    d ? compileDetection(d, opts, `${where}.${part}`) : fallback;
+  const det = (d: Record<string, unknown> | string | undefined, fallback: Predicate, part: string): Predicate => {
+    if (d === undefined) return fallback;
+    if (typeof d !== 'string') return compileDetection(d, opts, `${where}.${part}`);
+    try {
+      return compileFilter(d);
+    } catch (err) {
+      throw new AlertingError('rule_invalid', `${where}.${part}: ${(err as Error).message}`, { cause: err });
+    }
+  };
   return {
     id: spec.id,
     title: spec.title || spec.id,
@@ -44,6 +52,7 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
     kind: spec.type,
     source,
     where: spec.type === 'sequence' ? det(spec.first, never, 'first') : det(spec.detection, always, 'detection'),
+    ...(typeof spec.detection === 'string' ? { filter: spec.detection } : {}),
     then: det(spec.then, never, 'then'),
     groupBy: spec.group_by.map(compilePath),
     windowMs: spec.window_ms ?? 0,

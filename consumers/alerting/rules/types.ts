@@ -14,7 +14,8 @@
 import { z } from 'zod';
 import type { Predicate } from '../sigma/detection.js';
 
-const detection = z.record(z.string(), z.unknown()).describe('Sigma-style detection: named selections and a `condition`.');
+const detection = z.union([z.record(z.string(), z.unknown()), z.string().min(1)])
+  .describe('Which events: a Sigma-style detection (named selections and a `condition`), or a System Log filter expression (`eventType eq "…" and …`).');
 
 export const ruleSpecSchema = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/).describe('Stable rule id; part of every alert id, so never reuse one for other logic.'),
@@ -44,6 +45,8 @@ export interface CompiledRule {
   /** Where the rule came from (file path or `config`), for error messages and alerts. */
   readonly source: string;
   readonly where: Predicate;
+  /** The System Log filter text when `detection` was written as one (hunts compile it to SQL). */
+  readonly filter?: string;
   readonly then: Predicate;
   readonly groupBy: readonly (readonly string[])[];
   readonly windowMs: number;
