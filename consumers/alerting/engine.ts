@@ -13,6 +13,7 @@ import { makeAlert, type Alert } from './alert.js';
 import { firstString } from './fields.js';
 import type { CompiledRule } from './rules/types.js';
 import { findPartner, findRun, insertSorted, pruneBefore, type Entry, type SeqState } from './windows.js';
+import { drainKeyed, enqueueKeyed, pruneKeyed, type KeyedRuleState } from './state/keyed.js';
 
 /** "Never" as a JSON-safe number (-Infinity would serialize as null). */
 const NEVER = -8.64e15;
@@ -41,6 +42,8 @@ export interface EngineState {
   /** Alert ids emitted recently → their event time (see EngineOptions.dedupWindowMs). */
   emitted: Record<string, number>;
   duplicates: number;
+  /** Stateful and first_seen rules (state/keyed.ts); absent in checkpoints from before they existed. */
+  keyed?: Record<string, KeyedRuleState>;
 }
 
 export function emptyState(): EngineState {
@@ -64,12 +67,14 @@ export class PartitionEngine {
   readonly #s: EngineState;
   #sincePrune = 0;
   #nextAbsenceDue = Infinity;
+  readonly #hasKeyed: boolean;
 
   constructor(rules: readonly CompiledRule[], opts: EngineOptions, state: EngineState = emptyState()) {
     this.#rules = rules;
     this.#lateness = opts.allowedLatenessMs;
     this.#dedupWindow = opts.dedupWindowMs ?? 600_000;
     this.#s = state;
+    this.#hasKeyed = rules.some((r) => r.kind === 'stateful' || r.kind === 'first_seen');
     this.#recomputeAbsenceDue();
   }
 
@@ -88,6 +93,7 @@ export class PartitionEngine {
     if (meta.timeMs > s.maxEventMs) {
       s.maxEventMs = meta.timeMs;
       if (this.watermark >= this.#nextAbsenceDue) this.#checkAbsence(out);
+      if (this.#hasKeyed) this.#drainKeyed(out);
     }
     const late = meta.timeMs < this.watermark;
     if (late) s.late++;
@@ -108,6 +114,11 @@ export class PartitionEngine {
           break;
         case 'absence':
           if (rule.where(event)) this.#seen(rule, meta);
+          break;
+        case 'stateful':
+        case 'first_seen':
+          // Held until the watermark passes them, then taken in event-time order (state/keyed.ts).
+          if (!late && rule.where(event)) enqueueKeyed((s.keyed ??= {}), rule, event, meta, this.#key(rule, event));
           break;
       }
     }
@@ -185,6 +196,18 @@ export class PartitionEngine {
     if (st.a.length === 0 && st.b.length === 0) delete byKey[gk];
   }
 
+  #drainKeyed(out: Alert[]): void {
+    const wm = this.watermark;
+    for (const rule of this.#rules) {
+      if (rule.kind !== 'stateful' && rule.kind !== 'first_seen') continue;
+      const st = this.#s.keyed?.[rule.id];
+      if (!st || st.p.length === 0 || st.p[0]![0] >= wm) continue;
+      for (const f of drainKeyed(st, rule, wm)) {
+        this.#emit(out, rule, f.org, f.key, makeAlert(rule, f.org, f.key, f.identity, f.firstMs, f.lastMs, f.ids.length, f.ids));
+      }
+    }
+  }
+
   #seen(rule: CompiledRule, meta: EventMeta): void {
     const byOrg = (this.#s.seen[rule.id] ??= {});
     const cur = byOrg[meta.org];
@@ -233,6 +256,10 @@ export class PartitionEngine {
         pruneBefore(st.b, horizon);
         if (st.a.length === 0 && st.b.length === 0) delete this.#s.seq[rule.id]![gk];
       }
+    }
+    for (const rule of this.#rules) {
+      const st = this.#s.keyed?.[rule.id];
+      if (st) pruneKeyed(st, rule, wm);
     }
     const maxSuppress = Math.max(0, ...this.#rules.map((r) => r.suppressMs));
     for (const [k, t] of Object.entries(this.#s.supp)) if (t < wm - maxSuppress) delete this.#s.supp[k];
