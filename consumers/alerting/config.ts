@@ -36,6 +36,8 @@ export const alertingSchema = z.strictObject({
     .describe('Default suppression per (rule, org, key): findings within this long (event time) after an alert are counted, not alerted. Rules may set suppress_ms.'),
   max_batch_records: z.number().int().min(1).max(100_000).default(1000).describe('Largest batch evaluated (and checkpointed) at once.'),
   max_batch_wait_ms: z.number().int().min(10).max(60_000).default(500).describe('A partial batch is evaluated at most this long after its first record arrived.'),
+  scheduled: z.boolean().default(true)
+    .describe('Run the scheduled query rules in this process (needs the store). Run them in one process only: set false in the others.'),
   clickhouse: z.boolean().default(true).describe('Write alerts into the ClickHouse alerts table (consumer group <group>.clickhouse).'),
   webhooks: z.array(webhookSchema).default([]).describe('Webhooks receiving every alert.'),
 }).describe('Detections on the live stream: rules evaluated on <prefix>.logs, alerts to <prefix>.alerts, ClickHouse and webhooks.');

@@ -11,6 +11,7 @@ import { createLogger, type Logger } from '../../platform/log.js';
 import { migrate, openStore, type Store, storeOptions } from '../../platform/store/index.js';
 import { ensureHooklogTopics, openStream } from '../../platform/stream/open.js';
 import { startAlerting, type Alerting } from './index.js';
+import { prepareQuery } from '../../analytics/run.js';
 
 /** Starts alerting from a whole hooklog config; `store` is opened here unless given. */
 export async function startAlertingFromConfig(config: Config, logger: Logger, store?: Store): Promise<Alerting> {
@@ -20,7 +21,7 @@ export async function startAlertingFromConfig(config: Config, logger: Logger, st
   let ownStore: Store | undefined;
   try {
     const topics = await ensureHooklogTopics(stream, config);
-    if (a.clickhouse && !store) {
+    if ((a.clickhouse || a.scheduled) && !store) {
       ownStore = openStore(storeOptions(config, logger));
       await migrate(ownStore, logger);
     }
@@ -28,6 +29,7 @@ export async function startAlertingFromConfig(config: Config, logger: Logger, st
       config: a, stream, topicPrefix: config.stream.topic_prefix, partitions: config.stream.partitions,
       logsTopic: topics.logs, deadletterTopic: topics.deadletter, logger,
       ...(store ?? ownStore ? { store: (store ?? ownStore)! } : {}),
+      resolveQuery: (name, params) => prepareQuery(name, (store ?? ownStore)?.database ?? config.store.database, params),
     });
     return {
       ...alerting,

@@ -8,6 +8,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertChunk } from '../../../bench/analytics/load.js';
 import { silentLogger } from '../../../platform/log.js';
@@ -20,6 +21,7 @@ import { loadRulePaths, type LoadedFile } from '../rules/sources.js';
 import { witness, type Witness } from './witness.js';
 
 const CATALOGUE = join(CORPORA_DIR, 'detections', 'okta_customer-detections');
+const PACK = fileURLToPath(new URL('../content/okta-catalogue.yaml', import.meta.url));
 
 const BASE = {
   published: '2026-03-02T10:00:00.000Z',
@@ -64,8 +66,11 @@ describe('the vendor catalogue, as published', () => {
     });
   });
 
-  it('has 9 prose-only detections', () => {
-    expect(loaded.filter((l) => !l.catalogue!.tree)).toHaveLength(9);
+  it('every prose-only detection has a content pack rule named after it', () => {
+    const prose = loaded.filter((l) => !l.catalogue!.tree).map(name).sort();
+    expect(prose).toHaveLength(9);
+    const pack = loadRulePaths([PACK]).flatMap((f) => f.rules.map((r) => r.id));
+    for (const p of prose) expect(pack.some((id) => id === `okta-catalogue.${p}` || id.startsWith(`okta-catalogue.${p}.`)), p).toBe(true);
   });
 });
 

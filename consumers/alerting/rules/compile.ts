@@ -34,11 +34,17 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
   const need = (ok: unknown, what: string) => {
     if (!ok) throw new AlertingError('rule_invalid', `${where}: type ${spec.type} needs ${what}`);
   };
-  if (spec.type !== 'match' && spec.type !== 'stateful') need(spec.window_ms, 'window_ms');
+  if (spec.type !== 'match' && spec.type !== 'stateful' && spec.type !== 'scheduled') need(spec.window_ms, 'window_ms');
+  if (spec.type === 'scheduled') {
+    need((spec.sql === undefined) !== (spec.query === undefined), 'exactly one of `sql` and `query`');
+    need(spec.every_ms && spec.lookback_ms, 'every_ms and lookback_ms');
+    need(spec.key.length, 'key (the result columns that identify a finding)');
+    if (spec.sql !== undefined && /\$\{|'\s*\+/.test(spec.sql)) throw new AlertingError('rule_invalid', `${where}: sql must take values as {name:Type} parameters`);
+  }
   if (spec.type === 'stateful') need(spec.when, '`when`');
   if (spec.type === 'first_seen') need(spec.distinct_field, 'distinct_field (the value that is new or not)');
   if (spec.type === 'sequence') need(spec.first && spec.then, '`first` and `then`');
-  else if (spec.type !== 'absence' && spec.type !== 'stateful' && spec.type !== 'first_seen') need(spec.detection, '`detection`');
+  else if (!['absence', 'stateful', 'first_seen', 'scheduled'].includes(spec.type)) need(spec.detection, '`detection`');
   if (spec.type === 'distinct') need(spec.distinct_field, 'distinct_field');
   const det = (d: Record<string, unknown> | string | undefined, fallback: Predicate, part: string): Predicate => {
     if (d === undefined) return fallback;
@@ -80,5 +86,19 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
     maxKeys: spec.max_keys,
     maxValues: spec.max_values,
     ttlMs: spec.ttl_ms ?? 30 * 86_400_000,
+    ...(spec.type === 'scheduled'
+      ? {
+        scheduled: {
+          ...(spec.sql !== undefined ? { sql: spec.sql } : {}),
+          ...(spec.query !== undefined ? { query: spec.query } : {}),
+          params: spec.params,
+          textParams: Object.fromEntries(Object.entries(spec.params).map(([k, v]) => [k, String(v)])),
+          everyMs: spec.every_ms!,
+          lookbackMs: spec.lookback_ms!,
+          key: spec.key,
+          timeColumn: spec.time_column,
+        },
+      }
+      : {}),
   };
 }

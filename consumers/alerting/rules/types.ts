@@ -11,7 +11,10 @@
  * - stateful: each matching event is compared with the previous one of its
  *   group (`when:` over `fields` and `prev.*`, see state/expr.ts);
  * - first_seen: a value of `distinct_field` not seen for the group within
- *   `window_ms` before (a group with no history yet is learning, not alerting).
+ *   `window_ms` before (a group with no history yet is learning, not alerting);
+ * - scheduled: `sql` (or a named analytics `query`) run every `every_ms` over
+ *   ClickHouse with a `lookback_ms`; one alert per result row whose `key`
+ *   columns were not alerted before (scheduled.ts).
  *
  * Time is event time (`published`). Groups are always scoped to the org.
  */
@@ -27,7 +30,7 @@ export const ruleSpecSchema = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/).describe('Stable rule id; part of every alert id, so never reuse one for other logic.'),
   title: z.string().default('').describe('Human title for alerts.'),
   severity: z.enum(['informational', 'low', 'medium', 'high', 'critical']).default('medium').describe('Severity carried by alerts.'),
-  type: z.enum(['match', 'threshold', 'distinct', 'sequence', 'absence', 'stateful', 'first_seen']).default('match').describe('Rule kind (see module doc).'),
+  type: z.enum(['match', 'threshold', 'distinct', 'sequence', 'absence', 'stateful', 'first_seen', 'scheduled']).default('match').describe('Rule kind (see module doc).'),
   detection: detection.optional().describe('Which events count (match, threshold, distinct, absence). Absence defaults to every event.'),
   first: detection.optional().describe('Sequence: the first step.'),
   then: detection.optional().describe('Sequence: the step that must follow `first` within window_ms.'),
@@ -45,6 +48,14 @@ export const ruleSpecSchema = z.strictObject({
   max_values: z.number().int().min(1).max(100_000).default(1000).describe('first_seen: most values remembered per group (least recently seen forgotten).'),
   ttl_ms: z.number().int().min(1).optional()
     .describe('Stateful: a previous event older than this is forgotten (no prev). Default 30 days.'),
+  sql: z.string().min(1).optional()
+    .describe('Scheduled: read-only SQL over ClickHouse; {since:DateTime64(3, \'UTC\')}, {until:…} and `params` are bound, {db} is the database; must return an `org` column.'),
+  query: z.string().min(1).optional().describe('Scheduled: a named analytics query (hooklog query --list), run per org with events in the range.'),
+  params: z.record(z.string(), z.union([z.string(), z.number()])).default({}).describe('Scheduled: further query parameters.'),
+  every_ms: z.number().int().min(1000).optional().describe('Scheduled: how often it runs (runs are aligned to multiples of it).'),
+  lookback_ms: z.number().int().min(1000).optional().describe('Scheduled: each run covers [run time − lookback_ms, run time).'),
+  key: z.array(z.string().min(1)).default([]).describe('Scheduled: result columns identifying a finding (with org); a row whose key was alerted is not alerted again.'),
+  time_column: z.string().default('event_time').describe('Scheduled: result column giving the finding\'s event time (default: the run time).'),
   suppress_ms: z.number().int().min(0).optional().describe('After an alert for (rule, key), further findings within this long (event time) are suppressed. Default: alerting.suppression_ms.'),
 });
 
@@ -78,4 +89,17 @@ export interface CompiledRule {
   readonly maxKeys: number;
   readonly maxValues: number;
   readonly ttlMs: number;
+  /** Scheduled rules only. */
+  readonly scheduled?: ScheduledSpec;
+}
+
+export interface ScheduledSpec {
+  readonly sql?: string;
+  readonly query?: string;
+  readonly params: Readonly<Record<string, string | number>>;
+  readonly textParams: Readonly<Record<string, string>>;
+  readonly everyMs: number;
+  readonly lookbackMs: number;
+  readonly key: readonly string[];
+  readonly timeColumn: string;
 }
