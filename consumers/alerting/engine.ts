@@ -13,6 +13,7 @@ import { makeAlert, type Alert } from './alert.js';
 import { firstString } from './fields.js';
 import type { CompiledRule } from './rules/types.js';
 import { findPartner, findRun, insertSorted, pruneBefore, type Entry, type SeqState } from './windows.js';
+import { addToStep, pruneSteps, type StepLists } from './correlation.js';
 import { drainKeyed, enqueueKeyed, pruneKeyed, type KeyedRuleState } from './state/keyed.js';
 
 /** "Never" as a JSON-safe number (-Infinity would serialize as null). */
@@ -44,6 +45,8 @@ export interface EngineState {
   duplicates: number;
   /** Stateful and first_seen rules (state/keyed.ts); absent in checkpoints from before they existed. */
   keyed?: Record<string, KeyedRuleState>;
+  /** Temporal correlations: per rule, per group, one sorted entry list per step. */
+  corr?: Record<string, Record<string, StepLists>>;
 }
 
 export function emptyState(): EngineState {
@@ -114,6 +117,9 @@ export class PartitionEngine {
           break;
         case 'absence':
           if (rule.where(event)) this.#seen(rule, meta);
+          break;
+        case 'temporal':
+          if (!late) this.#temporal(out, rule, event, meta);
           break;
         case 'stateful':
         case 'first_seen':
@@ -196,6 +202,24 @@ export class PartitionEngine {
     if (st.a.length === 0 && st.b.length === 0) delete byKey[gk];
   }
 
+  #temporal(out: Alert[], rule: CompiledRule, event: unknown, meta: EventMeta): void {
+    const steps = rule.steps!;
+    for (let k = 0; k < steps.length; k++) {
+      if (!steps[k]!.where(event)) continue;
+      const key = JSON.stringify(steps[k]!.groupBy.map((p) => firstString(event, p)));
+      const gk = JSON.stringify([meta.org, key]);
+      const byKey = ((this.#s.corr ??= {})[rule.id] ??= {});
+      const lists = (byKey[gk] ??= steps.map(() => []));
+      const taken = addToStep(lists, k, [meta.timeMs, meta.id, ''], rule.windowMs, rule.order === 'ordered');
+      if (lists.every((l) => l.length === 0)) delete byKey[gk];
+      if (!taken) continue;
+      const times = taken.map((x) => x[0]);
+      const ids = taken.map((x) => x[1]);
+      this.#emit(out, rule, meta.org, key, makeAlert(rule, meta.org, key, ids.join('>'), Math.min(...times), Math.max(...times), ids.length, ids));
+      return;
+    }
+  }
+
   #drainKeyed(out: Alert[]): void {
     const wm = this.watermark;
     for (const rule of this.#rules) {
@@ -260,6 +284,10 @@ export class PartitionEngine {
     for (const rule of this.#rules) {
       const st = this.#s.keyed?.[rule.id];
       if (st) pruneKeyed(st, rule, wm);
+      for (const [gk, lists] of Object.entries(this.#s.corr?.[rule.id] ?? {})) {
+        pruneSteps(lists, wm - rule.windowMs);
+        if (lists.every((l) => l.length === 0)) delete this.#s.corr![rule.id]![gk];
+      }
     }
     const maxSuppress = Math.max(0, ...this.#rules.map((r) => r.suppressMs));
     for (const [k, t] of Object.entries(this.#s.supp)) if (t < wm - maxSuppress) delete this.#s.supp[k];

@@ -44,7 +44,7 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
   if (spec.type === 'stateful') need(spec.when, '`when`');
   if (spec.type === 'first_seen') need(spec.distinct_field, 'distinct_field (the value that is new or not)');
   if (spec.type === 'sequence') need(spec.first && spec.then, '`first` and `then`');
-  else if (!['absence', 'stateful', 'first_seen', 'scheduled'].includes(spec.type)) need(spec.detection, '`detection`');
+  else if (!['absence', 'stateful', 'first_seen', 'scheduled', 'temporal'].includes(spec.type)) need(spec.detection, '`detection`');
   if (spec.type === 'distinct') need(spec.distinct_field, 'distinct_field');
   const det = (d: Record<string, unknown> | string | undefined, fallback: Predicate, part: string): Predicate => {
     if (d === undefined) return fallback;

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { AlertingError } from '../errors.js';
-import { loadSigmaPaths } from '../sigma/load.js';
 import { compileRule, type CompileOptions } from './compile.js';
 import { loadRulePaths } from './sources.js';
 import type { CompiledRule } from './types.js';
@@ -29,8 +28,8 @@ export function loadAllRules(src: RuleSources, opts: CompileOptions = {}): Compi
   const all = [
     ...(src.rules ?? []).map((r) => compileRule(r, { ...opts, source: 'config' })),
     ...(src.ruleFiles ?? []).flatMap((f) => loadRuleFile(f, opts)),
-    ...loadSigmaPaths(src.sigmaPaths ?? [], opts).map((l) => l.rule),
-    ...loadRulePaths(src.rulePaths ?? [], opts).flatMap((l) => l.rules),
+    // Sigma paths load like rule paths (by content), so correlations find their base rules.
+    ...loadRulePaths([...(src.sigmaPaths ?? []), ...(src.rulePaths ?? [])], opts).flatMap((l) => l.rules),
   ];
   const seen = new Map<string, string>();
   for (const r of all) {

@@ -11,9 +11,10 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { catalogueEntry, isCatalogueDoc, type CatalogueEntry } from '../catalogue/load.js';
 import { AlertingError } from '../errors.js';
+import { compileCorrelations, isCorrelationDoc, type CorrelationDoc, type SigmaBase } from '../sigma/correlation.js';
 import { parseSigmaYaml, sigmaToSpec } from '../sigma/load.js';
 import { compileRule, type CompileOptions } from './compile.js';
 import type { CompiledRule } from './types.js';
@@ -28,6 +29,9 @@ export interface LoadedFile {
   /** Catalogue files: the entry (filter, kind, prose). */
   readonly catalogue?: CatalogueEntry;
   readonly notes: readonly string[];
+  /** Sigma: base rules and correlations, resolved across files by loadRulePaths. */
+  readonly sigmaBases?: readonly SigmaBase[];
+  readonly correlations?: readonly CorrelationDoc[];
 }
 
 /** Every rule file under the given files or directories, sorted. */
@@ -46,8 +50,16 @@ export function loadAnyRuleFile(file: string, opts: CompileOptions = {}): Loaded
   const text = readFileSync(file, 'utf8');
   const notes: string[] = [];
   let doc: unknown;
+  let docs: unknown[] = [];
   try {
-    doc = parse(text);
+    // Sigma files may hold several documents (a correlation and its base rules).
+    const all = parseAllDocuments(text);
+    if (Array.isArray(all) && all.length > 1 && all.every((d) => d.errors.length === 0)) {
+      docs = all.map((d) => d.toJS() as unknown);
+      doc = docs[0];
+    } else {
+      doc = parse(text);
+    }
   } catch {
     // Sigma drafts may start with a line of prose; parseSigmaYaml copes and says so.
     doc = null;
@@ -61,19 +73,40 @@ export function loadAnyRuleFile(file: string, opts: CompileOptions = {}): Loaded
       if (!entry.rule) notes.push(`no filter expression (${entry.prose.join(', ')}): see the content pack rule named after it`);
       return { file, format: 'okta-catalogue', rules: entry.rule && entry.kind === 'detection' ? [entry.rule] : [], catalogue: entry, notes };
     }
-    const sigma = doc && typeof doc === 'object' ? (doc as Record<string, unknown>) : parseSigmaYaml(text, notes);
-    if (!sigma || typeof sigma !== 'object' || !('detection' in sigma)) {
-      throw new AlertingError('rule_invalid', 'not a rule file: expected a list of hooklog rules, a Sigma rule or a catalogue detection');
+    if (docs.length === 0) docs = [doc && typeof doc === 'object' ? doc : parseSigmaYaml(text, notes)];
+    const stem = file.replace(/^.*\//, '').replace(/\.ya?ml$/i, '');
+    const sigmaBases: SigmaBase[] = [];
+    const correlations: CorrelationDoc[] = [];
+    for (const [i, d] of docs.entries()) {
+      if (isCorrelationDoc(d)) {
+        correlations.push({ doc: d as Record<string, unknown>, file });
+        continue;
+      }
+      if (!d || typeof d !== 'object' || !('detection' in d)) {
+        throw new AlertingError('rule_invalid', 'not a rule file: expected a list of hooklog rules, a Sigma rule or a catalogue detection');
+      }
+      const { spec, order } = sigmaToSpec(d as Record<string, unknown>, docs.length > 1 ? `${stem}-${i}` : stem);
+      sigmaBases.push({ doc: d as Record<string, unknown>, rule: compileRule(spec, { ...opts, order, source: file }), file });
     }
-    const { spec, order } = sigmaToSpec(sigma, file.replace(/^.*\//, '').replace(/\.ya?ml$/i, ''));
-    return { file, format: 'sigma', rules: [compileRule(spec, { ...opts, order, source: file })], notes };
+    return { file, format: 'sigma', rules: sigmaBases.map((b) => b.rule), notes, sigmaBases, correlations };
   } catch (err) {
     if (err instanceof AlertingError && err.message.includes(file)) throw err;
     throw new AlertingError('rule_invalid', `${file}: ${(err as Error).message}`, { cause: err });
   }
 }
 
-/** Loads every file under `paths`. */
+/**
+ * Loads every file under `paths`. Sigma correlations are resolved against the
+ * Sigma rules of all the files; the base rules they name stop alerting alone
+ * unless the correlation says `generate: true`.
+ */
 export function loadRulePaths(paths: readonly string[], opts: CompileOptions = {}): LoadedFile[] {
-  return ruleFilesUnder(paths).map((f) => loadAnyRuleFile(f, opts));
+  const files = ruleFilesUnder(paths).map((f) => loadAnyRuleFile(f, opts));
+  const corrs = files.flatMap((f) => f.correlations ?? []);
+  if (corrs.length === 0) return files;
+  const { rules, silenced } = compileCorrelations(corrs, files.flatMap((f) => f.sigmaBases ?? []), opts);
+  return files.map((f) => ({
+    ...f,
+    rules: [...f.rules.filter((r) => f.format !== 'sigma' || !silenced.has(r.id)), ...rules.filter((r) => r.source === f.file)],
+  }));
 }

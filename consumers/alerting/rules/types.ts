@@ -30,7 +30,7 @@ export const ruleSpecSchema = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/).describe('Stable rule id; part of every alert id, so never reuse one for other logic.'),
   title: z.string().default('').describe('Human title for alerts.'),
   severity: z.enum(['informational', 'low', 'medium', 'high', 'critical']).default('medium').describe('Severity carried by alerts.'),
-  type: z.enum(['match', 'threshold', 'distinct', 'sequence', 'absence', 'stateful', 'first_seen', 'scheduled']).default('match').describe('Rule kind (see module doc).'),
+  type: z.enum(['match', 'threshold', 'distinct', 'sequence', 'absence', 'stateful', 'first_seen', 'scheduled', 'temporal']).default('match').describe('Rule kind (see module doc).'),
   detection: detection.optional().describe('Which events count (match, threshold, distinct, absence). Absence defaults to every event.'),
   first: detection.optional().describe('Sequence: the first step.'),
   then: detection.optional().describe('Sequence: the step that must follow `first` within window_ms.'),
@@ -91,6 +91,8 @@ export interface CompiledRule {
   readonly ttlMs: number;
   /** Scheduled rules only. */
   readonly scheduled?: ScheduledSpec;
+  /** Temporal correlations (Sigma `temporal`, `temporal_ordered`): one step per base rule, each with its group fields. */
+  readonly steps?: readonly { readonly where: Predicate; readonly groupBy: readonly FieldPath[] }[];
 }
 
 export interface ScheduledSpec {
