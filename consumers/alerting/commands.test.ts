@@ -105,6 +105,44 @@ describe('hooklog hunt and hooklog rules', () => {
     });
   });
 
+  it('rules test: per-rule counts and the first alerts over the stored events, progress on stderr, nothing sent', async () => {
+    const file = join(t.dir, 'backtest.yaml');
+    writeFileSync(file, stringify([
+      { id: 'proxy', detection: 'securityContext.isProxy eq true' },
+      { id: 'two-proxies', type: 'threshold', threshold: 2, window_ms: 2 * 86_400_000, detection: 'securityContext.isProxy eq true' },
+      { id: 'never', detection: 'eventType eq "nothing.like.this"' },
+    ]));
+    const r = await runCli(['--config', t.configPath, 'rules', 'test', file, '--org', 'acme', '--since', '2026-03-01T00:00:00Z', '--until', '2026-04-01T00:00:00Z', '-f', 'json']);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { rules: Array<{ rule: string; alerts: number }>; first: Array<{ rule: string; event_ids: string }>; summary: string };
+    expect(Object.fromEntries(out.rules.map((x) => [x.rule, x.alerts]))).toEqual({ proxy: 2, 'two-proxies': 1, never: 0 });
+    expect(out.first.filter((x) => x.rule === 'proxy').map((x) => x.event_ids)).toEqual(['p1', 'p2']);
+    expect(out.summary).toContain('3 events');
+    expect(out.summary).toContain('nothing was sent');
+    expect(r.stderr).toContain('progress: 100%');
+  });
+
+  it('rules lint: every problem with its file and line; exit 1 on errors', async () => {
+    const lintDir = join(t.dir, 'lint');
+    mkdirSync(lintDir);
+    writeFileSync(join(lintDir, 'catalogue.yml'), 'title: Broken\nid: b1\ndetection:\n  okta_systemlog:\n    OIE: |\n      eventType eq "x" and\n      outcome.result equals "y"\n');
+    writeFileSync(join(lintDir, 'own.yaml'), stringify([
+      { id: 'fine', detection: 'eventType eq "a" and result eq "FAILURE" and actorr.id pr' },
+      { id: 'bad-mod', detection: { sel: { 'eventType|sounds_like': 'x' }, condition: 'sel' } },
+    ]));
+    writeFileSync(join(lintDir, 'yaml.yml'), 'title: [unclosed\n');
+    const r = await runCli(['--config', t.configPath, 'rules', 'lint', lintDir, '-f', 'json']);
+    expect(r.code).toBe(1);
+    const rows = (JSON.parse(r.stdout) as Array<{ where: string; severity: string; problem: string }>).map((x) => [x.where.replace(`${lintDir}/`, ''), x.severity, x.problem]);
+    expect(rows).toEqual([
+      ['catalogue.yml:7', 'error', expect.stringContaining('unknown operator "equals"')],
+      ['own.yaml:2', 'warning', '"result" is not a LogEvent field; read as outcome.result'],
+      ['own.yaml:2', 'warning', '"actorr.id" is not a LogEvent field: it matches nothing on a real event'],
+      ['own.yaml:3', 'error', expect.stringContaining('unsupported modifier |sounds_like')],
+      ['yaml.yml:2', 'error', expect.stringContaining('not YAML')],
+    ]);
+  });
+
   it('reads durations back from now and ISO instants', () => {
     const now = Date.parse('2026-03-10T00:00:00Z');
     expect(parseInstant('30d', 'since', now)).toBe(now - 30 * 86_400_000);

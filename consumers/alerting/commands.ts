@@ -9,7 +9,13 @@ import { withConfiguredStore } from '../../platform/store/index.js';
 import type { ResultSet } from '../../cli/format.js';
 import { huntQuery } from './filter/sql.js';
 import { parseFilter, type FilterNode } from './filter/parse.js';
+import { existsSync } from 'node:fs';
+import { prepareQuery } from '../../analytics/run.js';
+import { backtest } from './backtest.js';
+import { lintPaths } from './lint.js';
+import { loadAllRules } from './rules/load.js';
 import { loadAnyRuleFile, loadRulePaths } from './rules/sources.js';
+import type { CompiledRule } from './rules/types.js';
 
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
@@ -80,4 +86,91 @@ export async function runHunt(config: Config, file: string, o: HuntOptions): Pro
     const body = await rs.json<Record<string, unknown>>();
     return { columns: body.meta?.map((m) => m.name) ?? [], rows: body.data };
   });
+}
+
+/** `hooklog rules lint`: one row per problem, with file and line. */
+export function lintRuleFiles(paths: readonly string[]): { result: ResultSet; errors: number } {
+  const problems = lintPaths(paths);
+  return {
+    result: { columns: ['where', 'severity', 'problem'], rows: problems.map((p) => ({ where: `${p.file}:${p.line}`, severity: p.severity, problem: p.message })) },
+    errors: problems.filter((p) => p.severity === 'error').length,
+  };
+}
+
+/**
+ * Progress on stderr: a redrawn bar on a terminal, a line per 10% otherwise
+ * (logs and CI). Returns the callback and a `done` that ends the bar's line.
+ */
+export function progress(out: NodeJS.WriteStream = process.stderr, label = 'events'): { onProgress: (done: number, total: number) => void; done: () => void } {
+  let lastDecile = -1;
+  let drawn = false;
+  return {
+    onProgress: (done, total) => {
+      const frac = total > 0 ? Math.min(1, done / total) : 1;
+      if (out.isTTY) {
+        const width = 30;
+        const fill = Math.round(frac * width);
+        out.write(`\r[${'#'.repeat(fill)}${'-'.repeat(width - fill)}] ${(frac * 100).toFixed(0).padStart(3)}% ${done.toLocaleString('en')}/${total.toLocaleString('en')} ${label}`);
+        drawn = true;
+        return;
+      }
+      const decile = Math.floor(frac * 10);
+      if (decile > lastDecile) {
+        lastDecile = decile;
+        out.write(`progress: ${decile * 10}% (${done}/${total} ${label})\n`);
+      }
+    },
+    done: () => {
+      if (drawn) out.write('\n');
+    },
+  };
+}
+
+export interface RulesTestOptions {
+  readonly since: string;
+  readonly until?: string;
+  readonly org?: string;
+  readonly sample?: number;
+}
+
+/** The rules `target` names: a file or directory of rules, else a rule id among the configured ones. */
+export function rulesFor(config: Config, target: string): CompiledRule[] {
+  if (existsSync(target)) return loadRulePaths([target], ruleOptions(config)).flatMap((l) => l.rules);
+  const a = config.alerting;
+  const all = a ? loadAllRules({ rules: a.rules, ruleFiles: a.rule_files, sigmaPaths: a.sigma_paths, rulePaths: a.rule_paths }, ruleOptions(config)) : [];
+  const found = all.filter((r) => r.id === target);
+  if (found.length === 0) throw new HooklogError('QUERY_INVALID', `${target}: neither a rule file nor the id of a configured rule`);
+  return found;
+}
+
+function ruleOptions(config: Config) {
+  return { placeholders: config.alerting?.sigma_placeholders ?? {}, defaultSuppressMs: config.alerting?.suppression_ms ?? 0 };
+}
+
+/** `hooklog rules test`: what the rules would have raised over the stored events; sends nothing. */
+export async function runRulesTest(
+  config: Config, target: string, o: RulesTestOptions, onProgress?: (done: number, total: number) => void,
+): Promise<{ summary: ResultSet; first: ResultSet; footer: string }> {
+  const rules = rulesFor(config, target);
+  const now = Date.now();
+  const since = parseInstant(o.since, 'since', now);
+  const until = o.until ? parseInstant(o.until, 'until', now) : now;
+  if (since >= until) throw new HooklogError('QUERY_INVALID', '--until must be after --since');
+  const r = await withConfiguredStore(config, (store) => backtest(store, rules, {
+    since, until, allowedLatenessMs: config.alerting?.allowed_lateness_ms ?? 300_000, sample: o.sample ?? 3,
+    ...(o.org !== undefined ? { org: o.org } : {}),
+    ...(onProgress ? { onProgress } : {}),
+    resolveQuery: (name, params) => prepareQuery(name, store.database, params),
+  }));
+  const summary: ResultSet = {
+    columns: ['rule', 'kind', 'alerts'],
+    rows: r.perRule.map((x) => ({ rule: x.rule.id, kind: x.rule.kind, alerts: x.alerts })),
+  };
+  const first: ResultSet = {
+    columns: ['rule', 'event_time', 'org', 'key', 'count', 'event_ids'],
+    rows: r.perRule.flatMap((x) => x.first.map((a) => ({ rule: a.rule_id, event_time: a.event_time, org: a.org, key: a.key, count: a.count, event_ids: a.event_ids.slice(0, 3).join(' ') }))),
+  };
+  const total = r.perRule.reduce((n, x) => n + x.alerts, 0);
+  const footer = `${rules.length} rules over ${r.events} events (${new Date(since).toISOString()} .. ${new Date(until).toISOString()}${o.org ? `, org ${o.org}` : ''}): ${total} alerts, ${r.late} late events, ${(r.ms / 1000).toFixed(1)} s; nothing was sent`;
+  return { summary, first, footer };
 }

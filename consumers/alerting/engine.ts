@@ -132,6 +132,19 @@ export class PartitionEngine {
     return out;
   }
 
+  /**
+   * Moves event time forward to `timeMs` with no event (a backtest's end of
+   * range): absences and held stateful events up to the new watermark are decided.
+   */
+  advanceTo(timeMs: number): Alert[] {
+    const out: Alert[] = [];
+    if (timeMs <= this.#s.maxEventMs) return out;
+    this.#s.maxEventMs = timeMs;
+    if (this.watermark >= this.#nextAbsenceDue) this.#checkAbsence(out);
+    if (this.#hasKeyed) this.#drainKeyed(out);
+    return out;
+  }
+
   #key(rule: CompiledRule, event: unknown): string {
     return JSON.stringify(rule.groupBy.map((p) => firstString(event, p)));
   }
