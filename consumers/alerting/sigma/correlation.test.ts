@@ -152,6 +152,15 @@ describe('Sigma correlation rules', () => {
     expect(feed(r, [reset(10 * M, 'admin', 'bob'), fail(0, 'bob'), ok(5 * M, 'bob')])).toHaveLength(1);
   });
 
+  it('a late event (behind the watermark) does not complete a temporal set', () => {
+    const r = byTitle('Failure, then success, then MFA reset');
+    const engine = new PartitionEngine(r, { allowedLatenessMs: M });
+    const p = (e: Record<string, unknown>) => engine.process(e, { org: 'acme', timeMs: Date.parse(e['published'] as string), id: e['uuid'] as string });
+    const alerts = [fail(0, 'bob'), ok(5 * M, 'bob'), ev(60 * M, 'other', 'SUCCESS', 'x'), reset(10 * M, 'admin', 'bob')].flatMap(p);
+    expect(alerts).toEqual([]);
+    expect(engine.state.late).toBe(1);
+  });
+
   it('temporal: both rules within 5 minutes, in either order; not 10 minutes apart', () => {
     const r = byTitle('Success and MFA reset, either order');
     expect(feed(r, [reset(0, 'bob', 'x'), ok(2 * M, 'bob')])).toHaveLength(1);
