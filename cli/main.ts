@@ -11,6 +11,7 @@ import { runSql } from './sql.js';
 import { runStart } from './start.js';
 import { collectParams, listQueries, runQueryCommand } from '../analytics/cli.js';
 import { describeQueries } from '../analytics/registry.js';
+import { prepareQuery } from '../analytics/run.js';
 import { runAlert } from '../consumers/alerting/run.js';
 import { describeRuleFiles, lintRuleFiles, progress, runHunt, runRulesTest } from '../consumers/alerting/commands.js';
 
@@ -27,7 +28,7 @@ program
 program
   .command('alert')
   .description('Run only the alerting consumer (config section `alerting:`): rules on <prefix>.logs → alerts topic, ClickHouse, webhooks.')
-  .action(async () => runAlert(program.opts<{ config?: string }>().config));
+  .action(async () => runAlert(program.opts<{ config?: string }>().config, prepareQuery));
 
 const rules = program
   .command('rules')
@@ -77,7 +78,7 @@ rules
     const bar = progress(process.stderr);
     const r = await runRulesTest(config, target, {
       since: opts.since, ...(opts.until ? { until: opts.until } : {}), ...(opts.org ? { org: opts.org } : {}), sample: Number(opts.first) || 3,
-    }, bar.onProgress);
+    }, bar.onProgress, prepareQuery);
     bar.done();
     if (opts.format === 'json') {
       process.stdout.write(JSON.stringify({ rules: r.summary.rows, first: r.first.rows, summary: r.footer }, null, 2) + '\n');

@@ -5,7 +5,8 @@
  * `hooklog rules test` can replay rules over it:
  *
  *   npx tsx bench/alerting/backtest-data.ts --dir /tmp/hooklog-backtest [--orgs 2 --users 500 --days 30 --per-day 34 --copies 9]
- *   time npx hooklog -c /tmp/hooklog-backtest/hooklog.yaml rules test consumers/alerting/content \
+ *   npm run build
+ *   time node bin/hooklog.js -c /tmp/hooklog-backtest/hooklog.yaml rules test consumers/alerting/content \
  *        --since 2026-01-05T00:00:00Z --until 2026-02-04T00:00:00Z
  *
  * Nothing is measured here: the timing is the `rules test` command's own.
@@ -61,8 +62,8 @@ try {
   const since = opts.start.toISOString();
   const until = new Date(opts.start.getTime() + opts.days * 86_400_000).toISOString();
   out(`${n!.n} events in ${dataDir}; config ${join(dir, 'hooklog.yaml')}; attacked org ${ATTACKED}`);
-  out(`time npx hooklog -c ${join(dir, 'hooklog.yaml')} rules test consumers/alerting/content --since ${since} --until ${until}`);
-  out(`time npx hooklog -c ${join(dir, 'hooklog.yaml')} rules test consumers/alerting/content --since ${since} --until ${until} --org ${ATTACKED}`);
+  out(`npm run build && time node bin/hooklog.js -c ${join(dir, 'hooklog.yaml')} rules test consumers/alerting/content --since ${since} --until ${until}`);
+  out(`time node bin/hooklog.js -c ${join(dir, 'hooklog.yaml')} rules test consumers/alerting/content --since ${since} --until ${until} --org ${ATTACKED}`);
 } finally {
   await store.close();
 }

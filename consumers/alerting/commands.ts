@@ -10,9 +10,9 @@ import type { ResultSet } from '../../cli/format.js';
 import { huntQuery } from './filter/sql.js';
 import { parseFilter, type FilterNode } from './filter/parse.js';
 import { existsSync } from 'node:fs';
-import { prepareQuery } from '../../analytics/run.js';
 import { backtest } from './backtest.js';
 import { lintPaths } from './lint.js';
+import type { QueryResolver } from './scheduled.js';
 import { loadAllRules } from './rules/load.js';
 import { loadAnyRuleFile, loadRulePaths } from './rules/sources.js';
 import type { CompiledRule } from './rules/types.js';
@@ -150,6 +150,8 @@ function ruleOptions(config: Config) {
 /** `hooklog rules test`: what the rules would have raised over the stored events; sends nothing. */
 export async function runRulesTest(
   config: Config, target: string, o: RulesTestOptions, onProgress?: (done: number, total: number) => void,
+  /** Named analytics queries for scheduled rules with `query:` (given by the CLI, which composes the components). */
+  resolveQuery?: (name: string, database: string, params: Readonly<Record<string, string>>) => ReturnType<QueryResolver>,
 ): Promise<{ summary: ResultSet; first: ResultSet; footer: string }> {
   const rules = rulesFor(config, target);
   const now = Date.now();
@@ -160,7 +162,7 @@ export async function runRulesTest(
     since, until, allowedLatenessMs: config.alerting?.allowed_lateness_ms ?? 300_000, sample: o.sample ?? 3,
     ...(o.org !== undefined ? { org: o.org } : {}),
     ...(onProgress ? { onProgress } : {}),
-    resolveQuery: (name, params) => prepareQuery(name, store.database, params),
+    ...(resolveQuery ? { resolveQuery: (name: string, params: Readonly<Record<string, string>>) => resolveQuery(name, store.database, params) } : {}),
   }));
   const summary: ResultSet = {
     columns: ['rule', 'kind', 'alerts'],
