@@ -10,7 +10,7 @@ import { HooklogError } from '../../platform/errors.js';
 import { createLogger, type Logger } from '../../platform/log.js';
 import { migrate, openStore, type Store, storeOptions } from '../../platform/store/index.js';
 import { ensureHooklogTopics, openStream } from '../../platform/stream/open.js';
-import { startAlerting, type Alerting } from './index.js';
+import { loadAllRules, startAlerting, type Alerting } from './index.js';
 import type { QueryResolver } from './scheduled.js';
 
 /** Named analytics queries for a database (the CLI passes analytics' prepareQuery). */
@@ -24,7 +24,13 @@ export async function startAlertingFromConfig(config: Config, logger: Logger, st
   let ownStore: Store | undefined;
   try {
     const topics = await ensureHooklogTopics(stream, config);
-    if ((a.clickhouse || a.scheduled) && !store) {
+    // The store: for the alerts table, and for scheduled rules if this process runs any (only then:
+    // embedded ClickHouse admits one process, and `hooklog start` may hold it).
+    const scheduled = a.scheduled && loadAllRules(
+      { rules: a.rules, ruleFiles: a.rule_files, sigmaPaths: a.sigma_paths, rulePaths: a.rule_paths },
+      { placeholders: a.sigma_placeholders },
+    ).some((r) => r.kind === 'scheduled');
+    if ((a.clickhouse || scheduled) && !store) {
       ownStore = openStore(storeOptions(config, logger));
       await migrate(ownStore, logger);
     }
