@@ -2,10 +2,9 @@
  * Result rendering for `hooklog sql` and `hooklog query`: an aligned text
  * table for people, JSON and CSV (RFC 4180) for programs. Pure functions.
  */
-export interface ResultSet {
-  readonly columns: readonly string[];
-  readonly rows: ReadonlyArray<Readonly<Record<string, unknown>>>;
-}
+import type { ResultSet } from '../platform/store/result-set.js';
+
+export type { ResultSet };
 
 export type OutputFormat = 'table' | 'json' | 'csv';
 

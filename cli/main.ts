@@ -18,6 +18,8 @@ import { describeQueries } from '../analytics/registry.js';
 import { runAlert } from './alert.js';
 import { coverageReport, renderCoverage } from './coverage.js';
 import { backfillCommand } from '../ingest/backfill/run.js';
+import { prepareQuery } from '../analytics/run.js';
+import { describeRuleFiles, lintRuleFiles, progress, runHunt, runRulesTest } from '../consumers/alerting/commands.js';
 
 const program = new Command('hooklog')
   .description('Receives identity-provider event hooks and streams every event through Kafka (or an embedded log) into ClickHouse, exactly once per event.')
@@ -32,7 +34,80 @@ program
 program
   .command('alert')
   .description('Run only the alerting consumer (config section `alerting:`): rules on <prefix>.logs → alerts topic, ClickHouse, webhooks.')
-  .action(async () => runAlert(program.opts<{ config?: string }>().config));
+  .action(async () => runAlert(program.opts<{ config?: string }>().config, prepareQuery));
+
+const rules = program
+  .command('rules')
+  .description('Detection rules: what rule files load as (hooklog rules, Sigma or the vendor catalogue, told apart by content).');
+
+rules
+  .command('list', { isDefault: true })
+  .description('Load rule files or directories and print, per file, its format, its rules and how each runs.')
+  .argument('[paths...]', 'rule files or directories (default: the config\'s alerting rule_paths, rule_files and sigma_paths)')
+  .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+  .action((paths: string[], opts: { format: OutputFormat }) => {
+    let use = paths;
+    if (use.length === 0) {
+      const a = loadConfig(program.opts<{ config?: string }>().config).config.alerting;
+      use = a ? [...a.rule_paths, ...a.rule_files, ...a.sigma_paths] : [];
+    }
+    process.stdout.write(render(describeRuleFiles(use), opts.format));
+  });
+
+rules
+  .command('lint')
+  .description('Check rule files (any format) and print every problem with its file and line; exit 1 on errors.')
+  .argument('[paths...]', 'rule files or directories (default: the config\'s alerting rule paths)')
+  .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+  .action((paths: string[], opts: { format: OutputFormat }) => {
+    let use = paths;
+    if (use.length === 0) {
+      const a = loadConfig(program.opts<{ config?: string }>().config).config.alerting;
+      use = a ? [...a.rule_paths, ...a.rule_files, ...a.sigma_paths] : [];
+    }
+    const { result, errors } = lintRuleFiles(use);
+    process.stdout.write(render(result, opts.format));
+    if (errors) process.exitCode = 1;
+  });
+
+rules
+  .command('test')
+  .description('Backtest: replay rules over the events in ClickHouse and print what they would have raised (per rule counts, the first alerts). Sends nothing.')
+  .argument('<target>', 'a rule file or directory, or the id of a configured rule')
+  .requiredOption('--since <time>', 'start: ISO-8601, or a duration back from now (30d, 12h)')
+  .option('--until <time>', 'end, exclusive (default: now)')
+  .option('--org <org>', 'only this org')
+  .option('--first <n>', 'alerts shown per rule', '3')
+  .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+  .action(async (target: string, opts: { since: string; until?: string; org?: string; first: string; format: OutputFormat }) => {
+    const { config } = loadConfig(program.opts<{ config?: string }>().config);
+    const bar = progress(process.stderr);
+    const r = await runRulesTest(config, target, {
+      since: opts.since, ...(opts.until ? { until: opts.until } : {}), ...(opts.org ? { org: opts.org } : {}), sample: Number(opts.first) || 3,
+    }, bar.onProgress, prepareQuery);
+    bar.done();
+    if (opts.format === 'json') {
+      process.stdout.write(JSON.stringify({ rules: r.summary.rows, first: r.first.rows, summary: r.footer }, null, 2) + '\n');
+      return;
+    }
+    process.stdout.write(render(r.summary, opts.format) + '\n' + render(r.first, opts.format) + r.footer + '\n');
+  });
+
+program
+  .command('hunt')
+  .description('Run a hunt (a catalogue file with a System Log filter) over the events in ClickHouse, as parameterised SQL.')
+  .argument('<file>', 'the hunt or detection file')
+  .requiredOption('--org <org>', 'the org')
+  .requiredOption('--since <time>', 'start: ISO-8601, or a duration back from now (30d, 12h)')
+  .option('--until <time>', 'end, exclusive (default: now)')
+  .option('--limit <n>', 'most events printed', '1000')
+  .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+  .action(async (file: string, opts: { org: string; since: string; until?: string; limit: string; format: OutputFormat }) => {
+    const { config } = loadConfig(program.opts<{ config?: string }>().config);
+    const limit = Number(opts.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1_000_000) throw new HooklogError('QUERY_INVALID', '--limit must be a whole number from 1 to 1000000');
+    process.stdout.write(render(await runHunt(config, file, { org: opts.org, since: opts.since, ...(opts.until ? { until: opts.until } : {}), limit }), opts.format));
+  });
 
 program
   .command('sql')

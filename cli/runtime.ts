@@ -11,6 +11,7 @@ import type { Topics } from '../platform/stream/headers.js';
 import type { Stream } from '../platform/stream/types.js';
 import { startClickHouseSink } from '../consumers/clickhouse-sink/index.js';
 import { startAlerting } from '../consumers/alerting/index.js';
+import { prepareQuery } from '../analytics/run.js';
 import { startIngest } from '../ingest/index.js';
 import { legacyEventsPipeline } from '../ingest/legacy-events/rows.js';
 import { createApp } from './app.js';
@@ -70,6 +71,7 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
       const alerting = await startAlerting({
         config: config.alerting, stream, store, topicPrefix: config.stream.topic_prefix, partitions: config.stream.partitions,
         logsTopic: topics.logs, deadletterTopic: topics.deadletter, logger,
+        resolveQuery: (name, params) => prepareQuery(name, store.database, params),
       });
       closers.push(() => alerting.stop());
     }

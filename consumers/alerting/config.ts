@@ -23,6 +23,8 @@ export const alertingSchema = z.strictObject({
   group: slug.default('hooklog-alerting').describe('Consumer group of the rule engine on <prefix>.logs; outputs use <group>.<output>.'),
   rules: z.array(z.record(z.string(), z.unknown())).default([]).describe('Inline hooklog rules (consumers/alerting/rules/types.ts).'),
   rule_files: z.array(z.string().min(1)).default([]).describe('YAML files, each a list of hooklog rules.'),
+  rule_paths: z.array(z.string().min(1)).default([])
+    .describe('Rule files or directories in any format hooklog reads (hooklog rules, Sigma, the vendor catalogue), told apart by content.'),
   sigma_paths: z.array(z.string().min(1)).default([]).describe('Sigma rule files or directories (all *.yml / *.yaml below are loaded).'),
   sigma_placeholders: z.record(z.string(), z.array(z.string())).default({})
     .describe('Values for %name% placeholders in Sigma rules using |expand. An unset placeholder matches nothing.'),
@@ -34,6 +36,8 @@ export const alertingSchema = z.strictObject({
     .describe('Default suppression per (rule, org, key): findings within this long (event time) after an alert are counted, not alerted. Rules may set suppress_ms.'),
   max_batch_records: z.number().int().min(1).max(100_000).default(1000).describe('Largest batch evaluated (and checkpointed) at once.'),
   max_batch_wait_ms: z.number().int().min(10).max(60_000).default(500).describe('A partial batch is evaluated at most this long after its first record arrived.'),
+  scheduled: z.boolean().default(true)
+    .describe('Run the scheduled query rules in this process (needs the store). Run them in one process only: set false in the others.'),
   clickhouse: z.boolean().default(true).describe('Write alerts into the ClickHouse alerts table (consumer group <group>.clickhouse).'),
   webhooks: z.array(webhookSchema).default([]).describe('Webhooks receiving every alert.'),
 }).describe('Detections on the live stream: rules evaluated on <prefix>.logs, alerts to <prefix>.alerts, ClickHouse and webhooks.');

@@ -13,6 +13,9 @@ import { makeAlert, type Alert } from './alert.js';
 import { firstString } from './fields.js';
 import type { CompiledRule } from './rules/types.js';
 import { findPartner, findRun, insertSorted, pruneBefore, type Entry, type SeqState } from './windows.js';
+import { addToStep, pruneSteps, type StepLists } from './correlation.js';
+import type { EventMeta } from './meta.js';
+import { drainKeyed, enqueueKeyed, pruneKeyed, type KeyedRuleState } from './state/keyed.js';
 
 /** "Never" as a JSON-safe number (-Infinity would serialize as null). */
 const NEVER = -8.64e15;
@@ -41,19 +44,17 @@ export interface EngineState {
   /** Alert ids emitted recently → their event time (see EngineOptions.dedupWindowMs). */
   emitted: Record<string, number>;
   duplicates: number;
+  /** Stateful and first_seen rules (state/keyed.ts); absent in checkpoints from before they existed. */
+  keyed?: Record<string, KeyedRuleState>;
+  /** Temporal correlations: per rule, per group, one sorted entry list per step. */
+  corr?: Record<string, Record<string, StepLists>>;
 }
 
 export function emptyState(): EngineState {
   return { v: 1, maxEventMs: NEVER, late: 0, suppressed: 0, win: {}, seq: {}, seen: {}, supp: {}, emitted: {}, duplicates: 0 };
 }
 
-export interface EventMeta {
-  readonly org: string;
-  /** Event time, epoch ms. */
-  readonly timeMs: number;
-  /** The event's uuid, or a stable stand-in (stream position) when it has none. */
-  readonly id: string;
-}
+export type { EventMeta } from './meta.js';
 
 const PRUNE_EVERY = 1024;
 
@@ -64,12 +65,14 @@ export class PartitionEngine {
   readonly #s: EngineState;
   #sincePrune = 0;
   #nextAbsenceDue = Infinity;
+  readonly #hasKeyed: boolean;
 
   constructor(rules: readonly CompiledRule[], opts: EngineOptions, state: EngineState = emptyState()) {
     this.#rules = rules;
     this.#lateness = opts.allowedLatenessMs;
     this.#dedupWindow = opts.dedupWindowMs ?? 600_000;
     this.#s = state;
+    this.#hasKeyed = rules.some((r) => r.kind === 'stateful' || r.kind === 'first_seen');
     this.#recomputeAbsenceDue();
   }
 
@@ -88,6 +91,7 @@ export class PartitionEngine {
     if (meta.timeMs > s.maxEventMs) {
       s.maxEventMs = meta.timeMs;
       if (this.watermark >= this.#nextAbsenceDue) this.#checkAbsence(out);
+      if (this.#hasKeyed) this.#drainKeyed(out);
     }
     const late = meta.timeMs < this.watermark;
     if (late) s.late++;
@@ -109,9 +113,30 @@ export class PartitionEngine {
         case 'absence':
           if (rule.where(event)) this.#seen(rule, meta);
           break;
+        case 'temporal':
+          if (!late) this.#temporal(out, rule, event, meta);
+          break;
+        case 'stateful':
+        case 'first_seen':
+          // Held until the watermark passes them, then taken in event-time order (state/keyed.ts).
+          if (!late && rule.where(event)) enqueueKeyed((s.keyed ??= {}), rule, event, meta, this.#key(rule, event));
+          break;
       }
     }
     if (++this.#sincePrune >= PRUNE_EVERY) this.prune();
+    return out;
+  }
+
+  /**
+   * Moves event time forward to `timeMs` with no event (a backtest's end of
+   * range): absences and held stateful events up to the new watermark are decided.
+   */
+  advanceTo(timeMs: number): Alert[] {
+    const out: Alert[] = [];
+    if (timeMs <= this.#s.maxEventMs) return out;
+    this.#s.maxEventMs = timeMs;
+    if (this.watermark >= this.#nextAbsenceDue) this.#checkAbsence(out);
+    if (this.#hasKeyed) this.#drainKeyed(out);
     return out;
   }
 
@@ -185,6 +210,36 @@ export class PartitionEngine {
     if (st.a.length === 0 && st.b.length === 0) delete byKey[gk];
   }
 
+  #temporal(out: Alert[], rule: CompiledRule, event: unknown, meta: EventMeta): void {
+    const steps = rule.steps!;
+    for (let k = 0; k < steps.length; k++) {
+      if (!steps[k]!.where(event)) continue;
+      const key = JSON.stringify(steps[k]!.groupBy.map((p) => firstString(event, p)));
+      const gk = JSON.stringify([meta.org, key]);
+      const byKey = ((this.#s.corr ??= {})[rule.id] ??= {});
+      const lists = (byKey[gk] ??= steps.map(() => []));
+      const taken = addToStep(lists, k, [meta.timeMs, meta.id, ''], rule.windowMs, rule.order === 'ordered');
+      if (lists.every((l) => l.length === 0)) delete byKey[gk];
+      if (!taken) continue;
+      const times = taken.map((x) => x[0]);
+      const ids = taken.map((x) => x[1]);
+      this.#emit(out, rule, meta.org, key, makeAlert(rule, meta.org, key, ids.join('>'), Math.min(...times), Math.max(...times), ids.length, ids));
+      return;
+    }
+  }
+
+  #drainKeyed(out: Alert[]): void {
+    const wm = this.watermark;
+    for (const rule of this.#rules) {
+      if (rule.kind !== 'stateful' && rule.kind !== 'first_seen') continue;
+      const st = this.#s.keyed?.[rule.id];
+      if (!st || st.p.length === 0 || st.p[0]![0] >= wm) continue;
+      for (const f of drainKeyed(st, rule, wm)) {
+        this.#emit(out, rule, f.org, f.key, makeAlert(rule, f.org, f.key, f.identity, f.firstMs, f.lastMs, f.ids.length, f.ids));
+      }
+    }
+  }
+
   #seen(rule: CompiledRule, meta: EventMeta): void {
     const byOrg = (this.#s.seen[rule.id] ??= {});
     const cur = byOrg[meta.org];
@@ -232,6 +287,14 @@ export class PartitionEngine {
         pruneBefore(st.a, horizon);
         pruneBefore(st.b, horizon);
         if (st.a.length === 0 && st.b.length === 0) delete this.#s.seq[rule.id]![gk];
+      }
+    }
+    for (const rule of this.#rules) {
+      const st = this.#s.keyed?.[rule.id];
+      if (st) pruneKeyed(st, rule, wm);
+      for (const [gk, lists] of Object.entries(this.#s.corr?.[rule.id] ?? {})) {
+        pruneSteps(lists, wm - rule.windowMs);
+        if (lists.every((l) => l.length === 0)) delete this.#s.corr![rule.id]![gk];
       }
     }
     const maxSuppress = Math.max(0, ...this.#rules.map((r) => r.suppressMs));

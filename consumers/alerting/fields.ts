@@ -41,7 +41,9 @@ export function compilePath(path: string): FieldPath {
 /**
  * Every value at `segs` in `root`, arrays flattened. Missing paths yield [];
  * `null` leaves are returned as null so "field is null" can be tested.
- * A `*` segment matches every key (enrichment maps keyed by IP); a key that
+ * A numeric segment indexes an array (`target.0` is the first target); a path
+ * that continues into a string holding JSON parses it. A `*` segment matches
+ * every key (enrichment maps keyed by IP); a key that
  * itself contains dots (Panther's `p_enrichment.ipinfo_location["client.ipAddress"]`)
  * is matched by joining the following segments.
  */
@@ -82,6 +84,22 @@ function keyIndex(obj: Record<string, unknown>): Map<string, string> {
   return idx;
 }
 
+/** Last few JSON strings parsed (an event is evaluated by every rule; the same string is read again). */
+const parsedJson = new Map<string, unknown>();
+const PARSED_JSON_MAX = 64;
+function parseJsonString(s: string): unknown {
+  if (parsedJson.has(s)) return parsedJson.get(s);
+  let v: unknown;
+  try {
+    v = JSON.parse(s);
+  } catch {
+    v = undefined;
+  }
+  if (parsedJson.size >= PARSED_JSON_MAX) parsedJson.delete(parsedJson.keys().next().value!);
+  parsedJson.set(s, v);
+  return v;
+}
+
 function walk(v: unknown, segs: FieldPath, i: number, fn: (v: unknown) => boolean): boolean {
   if (i === segs.length) {
     if (!Array.isArray(v)) return fn(v);
@@ -89,9 +107,14 @@ function walk(v: unknown, segs: FieldPath, i: number, fn: (v: unknown) => boolea
     return false;
   }
   if (Array.isArray(v)) {
+    // A numeric segment is a position (`target.0.displayName`: the first target), not a key.
+    if (/^\d+$/.test(segs[i]!)) return walk(v[Number(segs[i])], segs, i + 1, fn);
     for (const item of v) if (item && typeof item === 'object' && walk(item, segs, i, fn)) return true;
     return false;
   }
+  // A path that goes on into a string reads the string as JSON: the service puts whole
+  // policies in strings (`changeDetails.to.policyRuleActionJson.appSignOn...`).
+  if (typeof v === 'string') return v.length > 1 && (v[0] === '{' || v[0] === '[') ? walk(parseJsonString(v), segs, i, fn) : false;
   if (!v || typeof v !== 'object') return false;
   const obj = v as Record<string, unknown>;
   const seg = segs[i]!;

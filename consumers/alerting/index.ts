@@ -14,10 +14,12 @@ import { startEngineConsumer } from './consumer.js';
 import { startClickHouseOutput } from './outputs/clickhouse.js';
 import { startWebhookOutput } from './outputs/webhook.js';
 import { loadAllRules } from './rules/load.js';
+export { loadAllRules } from './rules/load.js';
 import type { CompiledRule } from './rules/types.js';
 import { createAlertingTelemetry, type AlertingCounters } from './telemetry.js';
 import type { RetryPolicy } from '../../platform/retry.js';
 import { HooklogError } from '../../platform/errors.js';
+import { startScheduler, type QueryResolver, type Scheduler } from './scheduled.js';
 
 export type { AlertingConfig } from './config.js';
 
@@ -38,6 +40,8 @@ export interface AlertingOptions {
   readonly logger: Logger;
   /** Tests shorten webhook backoff. */
   readonly webhookRetryPolicy?: RetryPolicy;
+  /** Named analytics queries for scheduled rules with `query:` (wired by the process that has them). */
+  readonly resolveQuery?: QueryResolver;
 }
 
 export interface Alerting {
@@ -58,7 +62,7 @@ export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
   const c = o.config;
   const ruleFiles = [...BUILTIN_RULE_FILES.filter((f) => !c.rule_files.some((r) => resolve(r) === f)), ...c.rule_files];
   const rules = loadAllRules(
-    { rules: c.rules, ruleFiles, sigmaPaths: c.sigma_paths },
+    { rules: c.rules, ruleFiles, sigmaPaths: c.sigma_paths, rulePaths: c.rule_paths },
     { placeholders: c.sigma_placeholders, defaultSuppressMs: c.suppression_ms },
   );
   const telemetry = createAlertingTelemetry(o.logger);
@@ -69,7 +73,10 @@ export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
   ]);
   const abort = new AbortController();
   const outputs: Consumer[] = [];
+  let scheduler: Scheduler | undefined;
+  let engine: Consumer | undefined;
   const stopAll = async (engine?: Consumer) => {
+    await scheduler?.stop();
     await engine?.stop();
     abort.abort();
     for (const out of outputs.splice(0)) await out.stop();
@@ -82,7 +89,7 @@ export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
     for (const w of c.webhooks) {
       outputs.push(await startWebhookOutput({ stream: o.stream, alertsTopic: topics.alerts, group: c.group, config: w, telemetry, signal: abort.signal, ...(o.webhookRetryPolicy ? { retryPolicy: o.webhookRetryPolicy } : {}) }));
     }
-    const engine = await startEngineConsumer({
+    engine = await startEngineConsumer({
       stream: o.stream,
       logsTopic: o.logsTopic,
       alertsTopic: topics.alerts,
@@ -95,10 +102,18 @@ export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
       maxBatchWaitMs: c.max_batch_wait_ms,
       telemetry,
     });
-    telemetry.log.info({ rules: rules.length, webhooks: c.webhooks.length, clickhouse: c.clickhouse }, 'alerting started');
+    const scheduled = rules.filter((r) => r.kind === 'scheduled');
+    if (scheduled.length && c.scheduled) {
+      if (!o.store) throw new HooklogError('CONFIG_INVALID', `scheduled rules (${scheduled[0]!.id}, …) need the store, and none was given`);
+      scheduler = await startScheduler({
+        stream: o.stream, store: o.store, rules: scheduled, alertsTopic: topics.alerts, stateTopic: topics.state, group: c.group, telemetry,
+        ...(o.resolveQuery ? { resolveQuery: o.resolveQuery } : {}),
+      });
+    }
+    telemetry.log.info({ rules: rules.length, scheduled: c.scheduled ? scheduled.length : 0, webhooks: c.webhooks.length, clickhouse: c.clickhouse }, 'alerting started');
     return { rules, counters: telemetry.counters, topics, stop: () => stopAll(engine) };
   } catch (err) {
-    await stopAll();
+    await stopAll(engine);
     throw err;
   }
 }

@@ -20,10 +20,7 @@ const CASES = join(CORPORA_DIR, 'panther', 'cases.jsonl');
 const RULES = fileURLToPath(new URL('./content/panther-okta.yaml', import.meta.url));
 
 /** Detections that hooklog's rule language cannot express, and why. */
-const EXCEPTIONS: Record<string, string> = {
-  'Okta.GeographicallyImprobableAccess':
-    'needs distance/speed between two logins (geo state across events); no equivalent rule — its 3 cases are all expected-false, so they trivially do not fire',
-};
+const EXCEPTIONS: Record<string, string> = {};
 
 interface Case {
   rule_id: string;

@@ -1,5 +1,8 @@
 import { AlertingError } from '../errors.js';
 import { compilePath } from '../fields.js';
+import { compileFilter } from '../filter/evaluate.js';
+import { compileExpr } from '../state/expr.js';
+import { eventTime, readFields } from '../state/values.js';
 import { compileDetection, type DetectionOptions, type Predicate } from '../sigma/detection.js';
 import { ruleSpecSchema, type CompiledRule, type RuleSpec } from './types.js';
 
@@ -31,19 +34,46 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
   const need = (ok: unknown, what: string) => {
     if (!ok) throw new AlertingError('rule_invalid', `${where}: type ${spec.type} needs ${what}`);
   };
-  if (spec.type !== 'match') need(spec.window_ms, 'window_ms');
+  if (spec.type !== 'match' && spec.type !== 'stateful' && spec.type !== 'scheduled') need(spec.window_ms, 'window_ms');
+  if (spec.type === 'scheduled') {
+    need((spec.sql === undefined) !== (spec.query === undefined), 'exactly one of `sql` and `query`');
+    need(spec.every_ms && spec.lookback_ms, 'every_ms and lookback_ms');
+    need(spec.key.length, 'key (the result columns that identify a finding)');
+    if (spec.sql !== undefined && /\$\{|'\s*\+/.test(spec.sql)) throw new AlertingError('rule_invalid', `${where}: sql must take values as {name:Type} parameters`);
+  }
+  if (spec.type === 'stateful') need(spec.when, '`when`');
+  if (spec.type === 'first_seen') need(spec.distinct_field, 'distinct_field (the value that is new or not)');
   if (spec.type === 'sequence') need(spec.first && spec.then, '`first` and `then`');
-  else if (spec.type !== 'absence') need(spec.detection, '`detection`');
+  else if (!['absence', 'stateful', 'first_seen', 'scheduled', 'temporal'].includes(spec.type)) need(spec.detection, '`detection`');
   if (spec.type === 'distinct') need(spec.distinct_field, 'distinct_field');
-  const det = (d: Record<string, unknown> | undefined, fallback: Predicate, part: string) =>
-    d ? compileDetection(d, opts, `${where}.${part}`) : fallback;
+  const det = (d: Record<string, unknown> | string | undefined, fallback: Predicate, part: string): Predicate => {
+    if (d === undefined) return fallback;
+    if (typeof d !== 'string') return compileDetection(d, opts, `${where}.${part}`);
+    try {
+      return compileFilter(d);
+    } catch (err) {
+      throw new AlertingError('rule_invalid', `${where}.${part}: ${(err as Error).message}`, { cause: err });
+    }
+  };
+  const fields = Object.entries(spec.fields).map(([n, p]) => [n, compilePath(p)] as const);
+  const stateful = spec.type === 'stateful' || spec.type === 'first_seen';
+  const when = spec.when
+    ? compileExpr(spec.when, { names: new Set(Object.keys(spec.fields)), prev: spec.type === 'stateful', timeZone: spec.time_zone, where: `${where}.when` })
+    : null;
+  let wherePred = spec.type === 'sequence' ? det(spec.first, never, 'first') : det(spec.detection, always, 'detection');
+  if (when && !stateful) {
+    // A stateless rule's `when` is one more condition on each event.
+    const base = wherePred;
+    wherePred = (e) => base(e) && when({ cur: readFields(fields, e, eventTime(e)), prev: null }) === true;
+  }
   return {
     id: spec.id,
     title: spec.title || spec.id,
     severity: spec.severity,
     kind: spec.type,
     source,
-    where: spec.type === 'sequence' ? det(spec.first, never, 'first') : det(spec.detection, always, 'detection'),
+    where: wherePred,
+    ...(typeof spec.detection === 'string' ? { filter: spec.detection } : {}),
     then: det(spec.then, never, 'then'),
     groupBy: spec.group_by.map(compilePath),
     windowMs: spec.window_ms ?? 0,
@@ -51,5 +81,24 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
     distinct: spec.distinct_field ? compilePath(spec.distinct_field) : null,
     suppressMs: spec.suppress_ms ?? opts.defaultSuppressMs ?? 0,
     order: opts.order ?? 'ordered',
+    fields,
+    when: stateful ? when : null,
+    maxKeys: spec.max_keys,
+    maxValues: spec.max_values,
+    ttlMs: spec.ttl_ms ?? 30 * 86_400_000,
+    ...(spec.type === 'scheduled'
+      ? {
+        scheduled: {
+          ...(spec.sql !== undefined ? { sql: spec.sql } : {}),
+          ...(spec.query !== undefined ? { query: spec.query } : {}),
+          params: spec.params,
+          textParams: Object.fromEntries(Object.entries(spec.params).map(([k, v]) => [k, String(v)])),
+          everyMs: spec.every_ms!,
+          lookbackMs: spec.lookback_ms!,
+          key: spec.key,
+          timeColumn: spec.time_column,
+        },
+      }
+      : {}),
   };
 }

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { AlertingError } from '../errors.js';
-import { loadSigmaPaths } from '../sigma/load.js';
 import { compileRule, type CompileOptions } from './compile.js';
+import { loadRulePaths } from './sources.js';
 import type { CompiledRule } from './types.js';
 
 /** Compiles a YAML file holding a list of hooklog rules (rules/types.ts). */
@@ -19,6 +19,8 @@ export interface RuleSources {
   readonly ruleFiles?: readonly string[];
   /** Sigma files or directories. */
   readonly sigmaPaths?: readonly string[];
+  /** Files or directories in any format, told apart by content (rules/sources.ts). Hunts are not stream rules. */
+  readonly rulePaths?: readonly string[];
 }
 
 /** Every configured rule, compiled once at start. Duplicate ids are an error: ids make alert ids. */
@@ -26,7 +28,8 @@ export function loadAllRules(src: RuleSources, opts: CompileOptions = {}): Compi
   const all = [
     ...(src.rules ?? []).map((r) => compileRule(r, { ...opts, source: 'config' })),
     ...(src.ruleFiles ?? []).flatMap((f) => loadRuleFile(f, opts)),
-    ...loadSigmaPaths(src.sigmaPaths ?? [], opts).map((l) => l.rule),
+    // Sigma paths load like rule paths (by content), so correlations find their base rules.
+    ...loadRulePaths([...(src.sigmaPaths ?? []), ...(src.rulePaths ?? [])], opts).flatMap((l) => l.rules),
   ];
   const seen = new Map<string, string>();
   for (const r of all) {

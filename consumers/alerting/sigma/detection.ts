@@ -4,7 +4,8 @@
  * appears anywhere in the event). A field's list of values ORs them unless
  * `|all`. Strings compare case-insensitively (Sigma's default), `*` and `?`
  * are wildcards in plain values; `re` is a case-sensitive regular expression.
- * `null` matches an absent, null or empty field. `|expand` resolves
+ * `null` matches a field that is absent or null (on a list: no element has a
+ * value); `''` matches an empty string. `|expand` resolves
  * `%placeholder%` from configuration; an unresolved placeholder matches
  * nothing (so a filter built on it excludes nothing — the rule still fires).
  * `fieldref` compares with another field of the same event.
@@ -49,9 +50,9 @@ function scalarText(v: unknown): string | undefined {
 }
 
 function valueMatcher(raw: unknown, mods: ReadonlySet<string>, where: string): Matcher {
-  if (raw === null || raw === undefined || raw === '') {
-    // Sigma null: the field is absent or empty.
-    return (v) => v === null || v === undefined || v === '';
+  if (raw === null || raw === undefined) {
+    // Sigma null (fieldPredicate handles it over the whole field; this is for a value on its own).
+    return (v) => v === null || v === undefined;
   }
   if (typeof raw === 'object') throw new AlertingError('rule_invalid', `${where}: a value must be a scalar`);
   const text = String(raw);
@@ -121,7 +122,9 @@ function fieldPredicate(spec: string, raw: unknown, opts: DetectionOptions, wher
     });
     return hit || (!present && m(undefined));
   };
-  const each = matchers.map(matchesAny);
+  // Sigma's null: the field is absent or null — on a list, no element has a value. Not "some element is empty".
+  const isNull = (e: unknown) => !visit(e, segs, (v) => v !== null && v !== undefined);
+  const each = values.map((v, i) => (v === null || v === undefined ? isNull : matchesAny(matchers[i]!)));
   if (mods.has('all')) return (e) => each.every((p) => p(e));
   return each.length === 1 ? each[0]! : (e) => each.some((p) => p(e));
 }

@@ -40,3 +40,52 @@ export function findingEvents(orgs: readonly string[], rounds: number): { record
   }
   return { records, expectedFindings: rounds * orgs.length * 2 };
 }
+
+/** A stateful rule (impossible travel) for the kill -9 fixture. */
+export const TRAVEL_RULES = [
+  {
+    id: 'travel', type: 'stateful', group_by: ['actor.alternateId'],
+    detection: 'eventType eq "user.session.start" and outcome.result eq "SUCCESS"',
+    fields: { lat: 'client.geographicalContext.geolocation.lat', lon: 'client.geographicalContext.geolocation.lon' },
+    when: 'prev.lat != null and km(prev.lat, prev.lon, lat, lon) > 100 and km(prev.lat, prev.lon, lat, lon) / max((time - prev.time) / 3600000, 1 / 3600) > 900',
+  },
+];
+
+/**
+ * `rounds` per org, 6 h apart; in round i user u<i mod 5> signs in from Paris, from New York an hour
+ * later (a finding) and from New York again two hours after that (no finding). The New York sign-in
+ * is sent before the Paris one: out of order, within an allowed lateness of 2 h.
+ */
+export function travelEvents(orgs: readonly string[], rounds: number): { records: StreamRecord[]; expectedFindings: number } {
+  const records: StreamRecord[] = [];
+  for (let i = 0; i < rounds; i++) {
+    // Every org's first New York sign-in, then every Paris one, then the second New York ones:
+    // each org's events are out of order, and no event is behind another org's by more than 2 h.
+    const round: StreamRecord[][] = [[], [], []];
+    for (const org of orgs) {
+      const base = T0 + i * 6 * 3_600_000;
+      const mk = (n: number, dt: number, lat: number, lon: number) => {
+        const ev = {
+          uuid: `${org}-travel-${i}-${n}`,
+          published: new Date(base + dt).toISOString(),
+          eventType: 'user.session.start',
+          outcome: { result: 'SUCCESS' },
+          actor: { alternateId: `u${i % 5}@${org}.example` },
+          client: { geographicalContext: { geolocation: { lat, lon } } },
+        };
+        return { key: org, value: Buffer.from(JSON.stringify(ev)), headers: { [Header.org]: org, [Header.source]: 'hook' } };
+      };
+      round[0]!.push(mk(1, 3_600_000, 40.7128, -74.006));
+      round[1]!.push(mk(0, 0, 48.8566, 2.3522));
+      round[2]!.push(mk(2, 3 * 3_600_000, 40.7128, -74.006));
+    }
+    records.push(...round.flat());
+  }
+  // The last round's pair is decided once a later event moves the watermark past it: one more round
+  // per org, of a different user, which brings no finding of its own.
+  for (const org of orgs) {
+    const ev = { uuid: `${org}-travel-end`, published: new Date(T0 + (rounds + 1) * 6 * 3_600_000).toISOString(), eventType: 'x' };
+    records.push({ key: org, value: Buffer.from(JSON.stringify(ev)), headers: { [Header.org]: org, [Header.source]: 'hook' } });
+  }
+  return { records, expectedFindings: rounds * orgs.length };
+}

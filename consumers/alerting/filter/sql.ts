@@ -1,0 +1,162 @@
+/**
+ * A parsed filter (parse.ts) → a ClickHouse boolean expression over the
+ * events table, with every value and every attribute name bound as a query
+ * parameter (`{f3:String}`): nothing from a rule file is ever spliced into
+ * SQL. The meaning is evaluate.ts's, so a hunt over ClickHouse finds exactly
+ * the events the same filter matches on the stream:
+ *
+ * - an attribute is read from `raw` (the event as received) by walking its
+ *   path with the case-insensitive JSONExtract functions, traversing lists
+ *   (any element), numeric segments as positions, strings holding JSON as
+ *   JSON — giving an Array(Nullable(String)) of the attribute's values;
+ *   a few hot scalar paths read their typed column instead;
+ * - comparisons are case-insensitive (lowerUTF8 on both sides).
+ *
+ * Known difference: keys match case-insensitively but, unlike the stream,
+ * not with `_` ignored (`event_type` does not read `eventType` here).
+ */
+import { parseFilter, resolveFilterPath, type CompareOp, type FilterNode, type Literal } from './parse.js';
+
+export interface CompiledSql {
+  /** A boolean expression; `{name:Type}` placeholders only. */
+  readonly where: string;
+  readonly params: Record<string, string | number | string[]>;
+}
+
+/** Typed columns that hold exactly a scalar attribute's text ('' when absent). */
+const COLUMNS: Readonly<Record<string, string>> = {
+  eventtype: 'event_type',
+  displaymessage: 'display_message',
+  legacyeventtype: 'legacy_event_type',
+  severity: 'severity',
+  uuid: 'uuid',
+  'outcome.result': 'outcome_result',
+  'outcome.reason': 'outcome_reason',
+  'actor.id': 'actor_id',
+  'actor.alternateid': 'actor_alternate_id',
+  'actor.type': 'actor_type',
+  'actor.displayname': 'actor_display_name',
+};
+
+const ISO_RE = /^\d{4}-\d\d-\d\d[T ]\d\d:\d\d/;
+
+class Builder {
+  readonly params: Record<string, string | number | string[]> = {};
+  #n = 0;
+
+  bind(v: string | number | string[], type: string): string {
+    const name = `f${this.#n++}`;
+    this.params[name] = v;
+    return `{${name}:${type}}`;
+  }
+
+  /** Array(Nullable(String)): every value of the attribute at `path`. */
+  values(path: string): string {
+    const resolved = resolveFilterPath(path);
+    const col = COLUMNS[resolved.toLowerCase()];
+    if (col) return `[nullIf(toString(${col}), '')]`;
+    // JSON texts reached so far; arrays are opened (and JSON strings read) before each step.
+    let list = '[raw]';
+    const open = (l: string) =>
+      `arrayFlatten(arrayMap(j -> if(startsWith(if(startsWith(j, '"'), JSONExtractString(j), j), '['), ` +
+      `JSONExtractArrayRaw(if(startsWith(j, '"'), JSONExtractString(j), j)), [if(startsWith(j, '"'), JSONExtractString(j), j)]), ${l}))`;
+    for (const seg of resolved.split('.')) {
+      if (/^\d+$/.test(seg)) {
+        // A position: JSONExtract counts from 1. The list must not be opened first.
+        const idx = this.bind(Number(seg) + 1, 'Int64');
+        list = `arrayMap(j -> JSONExtractRawCaseInsensitive(if(startsWith(j, '"'), JSONExtractString(j), j), ${idx}), ${list})`;
+      } else {
+        const key = this.bind(seg, 'String');
+        list = `arrayMap(j -> JSONExtractRawCaseInsensitive(j, ${key}), ${open(list)})`;
+      }
+    }
+    // Leaves: a list leaf is its elements; JSON text → the value's text, absent or null → NULL.
+    const leaves = `arrayFlatten(arrayMap(j -> if(startsWith(j, '['), JSONExtractArrayRaw(j), [j]), ${list}))`;
+    return `arrayMap(j -> if(j = '' OR j = 'null', NULL, if(startsWith(j, '"'), JSONExtractString(j), j)), ${leaves})`;
+  }
+
+  test(cmp: CompareOp, lit: Exclude<Literal, null>): string {
+    const text = typeof lit === 'string' ? lit : String(lit);
+    if (cmp === 'gt' || cmp === 'ge' || cmp === 'lt' || cmp === 'le') {
+      const sym = { gt: '>', ge: '>=', lt: '<', le: '<=' }[cmp];
+      if (typeof lit === 'number') return `toFloat64OrNull(x) ${sym} ${this.bind(lit, 'Float64')}`;
+      const p = this.bind(text.toLowerCase(), 'String');
+      if (ISO_RE.test(text)) {
+        const t = this.bind(text, 'String');
+        return `if(match(x, '^\\\\d{4}-\\\\d\\\\d-\\\\d\\\\d[T ]\\\\d\\\\d:\\\\d\\\\d') AND parseDateTime64BestEffortOrNull(x, 3) IS NOT NULL, ` +
+          `parseDateTime64BestEffortOrNull(x, 3) ${sym} parseDateTime64BestEffort(${t}, 3), lowerUTF8(x) ${sym} ${p})`;
+      }
+      return `lowerUTF8(x) ${sym} ${p}`;
+    }
+    const p = this.bind(text.toLowerCase(), 'String');
+    switch (cmp) {
+      case 'eq':
+      case 'ne':
+        return `lowerUTF8(x) = ${p}`;
+      case 'co':
+        return `position(lowerUTF8(x), ${p}) > 0`;
+      case 'sw':
+        return `startsWith(lowerUTF8(x), ${p})`;
+      case 'ew':
+        return `endsWith(lowerUTF8(x), ${p})`;
+    }
+  }
+
+  node(n: FilterNode): string {
+    switch (n.op) {
+      case 'and':
+      case 'or':
+        return `(${n.items.map((i) => this.node(i)).join(` ${n.op.toUpperCase()} `)})`;
+      case 'not':
+        return `(NOT ${this.node(n.item)})`;
+      case 'pr':
+        return `arrayExists(x -> x IS NOT NULL AND x NOT IN ('', '{}'), ${this.values(n.path)})`;
+      case 'in': {
+        const vals = n.values.filter((v) => v !== null).map((v) => String(v).toLowerCase());
+        const hasNull = n.values.includes(null);
+        const vs = this.values(n.path);
+        const some = `arrayExists(x -> x IS NOT NULL AND lowerUTF8(x) IN ${this.bind(vals, 'Array(String)')}, ${vs})`;
+        return hasNull ? `(${some} OR NOT arrayExists(x -> x IS NOT NULL, ${vs}))` : some;
+      }
+      case 'cmp': {
+        const vs = this.values(n.path);
+        if (n.value === null) {
+          const present = `arrayExists(x -> x IS NOT NULL, ${vs})`;
+          return n.cmp === 'eq' ? `(NOT ${present})` : n.cmp === 'ne' ? present : '0';
+        }
+        const some = `arrayExists(x -> x IS NOT NULL AND ${this.test(n.cmp, n.value)}, ${vs})`;
+        return n.cmp === 'ne' ? `(NOT ${some})` : some;
+      }
+    }
+  }
+}
+
+/** Compiles a parsed filter to a parameterised boolean expression over the events table. */
+export function filterToSql(node: FilterNode): CompiledSql {
+  const b = new Builder();
+  const where = b.node(node);
+  return { where, params: b.params };
+}
+
+/** Parses and compiles a filter expression. */
+export function compileFilterSql(src: string): CompiledSql {
+  return filterToSql(parseFilter(src));
+}
+
+/**
+ * A hunt: the matching events of one org in [since, until), newest last.
+ * `{db}` is the store's database (a validated identifier); the rest is bound.
+ */
+export function huntQuery(node: FilterNode): CompiledSql & { sql: string } {
+  const { where, params } = filterToSql(node);
+  const sql = `SELECT published, uuid, event_type, actor_alternate_id AS actor,
+       if(startsWith(toString(client_ip), '::ffff:'), substring(toString(client_ip), 8), toString(client_ip)) AS ip,
+       outcome_result AS outcome, arrayStringConcat(arrayFilter(v -> v != '', target_display_name), ', ') AS targets,
+       display_message
+FROM {db}.events_v2 FINAL
+WHERE org = {org:String} AND published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}
+  AND ${where}
+ORDER BY published, uuid
+LIMIT {limit:UInt32}`;
+  return { where, params, sql };
+}
