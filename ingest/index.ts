@@ -11,7 +11,7 @@ import PQueue from 'p-queue';
 import { HooklogError, errorMessage } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import type { Topics } from '../platform/stream/headers.js';
-import type { Stream } from '../platform/stream/types.js';
+import type { Assignment, ConsumedRecord, Stream, Transactor } from '../platform/stream/types.js';
 import type { Authenticator } from './client/auth.js';
 import { SswsAuthenticator } from './client/auth.js';
 import { IdentityClient } from './client/client.js';
@@ -22,7 +22,7 @@ import { withPolicies, type IdpPolicies } from './client/policies.js';
 import { RateBudget } from './client/rate-limit.js';
 import type { OrgConfig, PollSectionConfig } from './config.js';
 import { legacyEventsSource } from './legacy-events/source.js';
-import { isFollowable, readCursor, type PollSourceName } from './poller/cursor.js';
+import { cursorKey, isFollowable, readCursor, type PollSourceName } from './poller/cursor.js';
 import { PollerHealth, type HealthSnapshot } from './poller/health.js';
 import { Poller, type PollSource } from './poller/poller.js';
 import { parseStart } from './start.js';
@@ -36,6 +36,8 @@ export interface IngestOptions {
   readonly logger: Logger;
   /** Requests in flight across all orgs. Default 8. */
   readonly maxConcurrentRequests?: number;
+  /** Consumer group sharing the pollers' work among instances. Default `<cursors topic>.pollers`. */
+  readonly group?: string;
   /** Tests shorten the slow waits. */
   readonly policies?: Partial<IdpPolicies>;
 }
@@ -55,17 +57,38 @@ export interface Ingest {
   stop(): Promise<void>;
 }
 
-/** Reads the stored positions, then starts every enabled poller. Resolves once they run. */
+/**
+ * Ownership (several instances on one cluster): each (org, API) is owned by
+ * whoever owns the `<prefix>.cursors` partition its cursor key lands on, by
+ * the consumer-group assignment of that topic's partitions (`group`). On
+ * assignment of a partition we first claim its transactional owner
+ * (`<cursors topic>.<partition>`), which fences any earlier owner (a zombie can
+ * neither append a page nor move a cursor after that), then read the
+ * partition's cursors, then start its pollers. On revocation the pollers stop
+ * before the partition is given up. The embedded stream is one process: it owns
+ * every partition.
+ */
+interface Unit {
+  readonly key: string;
+  readonly org: OrgConfig;
+  readonly section: PollSectionConfig;
+  readonly source: PollSource;
+  readonly client: IdentityClient;
+  readonly budget: RateBudget;
+  readonly auth: Authenticator;
+  running: { poller: Poller; health: PollerHealth; partition: number } | null;
+}
+
+/** Joins the pollers' group, then starts the pollers of what this process owns. Resolves once those run. */
 export async function startIngest(opts: IngestOptions): Promise<Ingest> {
   const enabled = opts.orgs.filter((o) => o.system_log.enabled || o.legacy_events.enabled);
   if (enabled.length === 0) return { pollers: [], stop: async () => undefined };
+  const log = opts.logger.child({ component: 'ingest' });
   const policies = withPolicies(opts.policies);
-  const latest = await opts.stream.readLatestByKey(opts.topics.cursors);
   const queue = new PQueue({ concurrency: opts.maxConcurrentRequests ?? 8 });
   const schedule = <T>(fn: () => Promise<T>, signal?: AbortSignal) => queue.add(fn, { signal });
 
-  const pollers: Poller[] = [];
-  const handles: PollerHandle[] = [];
+  const units: Unit[] = [];
   for (const org of enabled) {
     const auth = await createAuthenticator(org, opts.logger);
     const sections: Array<[PollSectionConfig, PollSource]> = [];
@@ -78,23 +101,10 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
       sections.push([s, legacyEventsSource({ baseUrl: org.base_url, topic: opts.topics.legacyEvents, startMs: startOf(s), filter: s.filter })]);
     }
     for (const [section, source] of sections) {
-      const labels = { org: org.id, source: source.name };
-      let stored = readCursor(latest, source.name, org.id);
       const budget = new RateBudget({ share: section.rate_limit_share });
-      const health = new PollerHealth({
-        startedMs: Date.now(),
-        silentAfterMs: section.silent_after_ms,
-        cursorSavedMs: stored ? Date.parse(stored.savedAt) || null : null,
-        newestPublishedMs: stored?.newestPublished ? Date.parse(stored.newestPublished) || null : null,
-      });
-      const telemetry = createPollerTelemetry(opts.logger, labels, health, () => budget.snapshot.state?.remaining ?? null);
-      if (!stored && latest.has(`${source.name}:${org.id}`)) telemetry.cursorUnreadable();
-      if (stored && !isFollowable(stored.next, org.base_url, source.path)) {
-        // base_url changed since: never send this org's credentials to the old host. Starting afresh
-        // re-reads a window at worst, and the tables fold what was already stored.
-        telemetry.cursorElsewhere(new URL(stored.next).origin);
-        stored = null;
-      }
+      const holder: Pick<Unit, 'running'> = { running: null };
+      // The client reports into the telemetry of whichever poller the unit runs now.
+      const t = () => holder.running?.poller.telemetry;
       const client = new IdentityClient({
         org: org.id,
         auth,
@@ -102,38 +112,102 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
         schedule,
         policies,
         events: {
-          reply: (status) => status !== 200 && telemetry.reply(status),
-          retry: (err, attempt, delayMs) => telemetry.retry(err, attempt, delayMs),
-          rateLimited: (delayMs, resetKnown) => telemetry.rateLimited(delayMs, resetKnown),
-          budgetWait: (ms, why) => telemetry.budgetWait(ms, why),
+          reply: (status) => status !== 200 && t()?.reply(status),
+          retry: (err, attempt, delayMs) => t()?.retry(err, attempt, delayMs),
+          rateLimited: (delayMs, resetKnown) => t()?.rateLimited(delayMs, resetKnown),
+          budgetWait: (ms, why) => t()?.budgetWait(ms, why),
         },
       });
-      const poller = new Poller({
-        org: org.id,
-        baseUrl: org.base_url,
-        source,
-        client,
-        budget,
-        stream: opts.stream,
-        topics: opts.topics,
-        cursor: stored,
-        pollIntervalMs: section.poll_interval_ms,
-        policies,
-        health,
-        telemetry,
-      });
-      pollers.push(poller);
-      handles.push({ org: org.id, source: source.name, position: () => poller.position, health: () => health.snapshot(Date.now()), authenticator: auth, budget });
+      units.push(Object.assign(holder, { key: cursorKey(source.name, org.id), org, section, source, client, budget, auth }));
     }
   }
-  for (const p of pollers) p.start();
+
+  const claims = new Map<number, Transactor>();
+  const startUnit = (unit: Unit, partition: number, tx: Transactor, latest: ReadonlyMap<string, ConsumedRecord>, owned: () => boolean) => {
+    const { org, section, source, budget } = unit;
+    const labels = { org: org.id, source: source.name };
+    let stored = readCursor(latest, source.name, org.id);
+    const health = new PollerHealth({
+      startedMs: Date.now(),
+      silentAfterMs: section.silent_after_ms,
+      cursorSavedMs: stored ? Date.parse(stored.savedAt) || null : null,
+      newestPublishedMs: stored?.newestPublished ? Date.parse(stored.newestPublished) || null : null,
+    });
+    const telemetry = createPollerTelemetry(opts.logger, labels, health, () => budget.snapshot.state?.remaining ?? null);
+    if (!stored && latest.has(unit.key)) telemetry.cursorUnreadable();
+    if (stored && !isFollowable(stored.next, org.base_url, source.path)) {
+      // base_url changed since: never send this org's credentials to the old host. Starting afresh
+      // re-reads a window at worst, and the tables fold what was already stored.
+      telemetry.cursorElsewhere(new URL(stored.next).origin);
+      stored = null;
+    }
+    const poller = new Poller({
+      org: org.id,
+      baseUrl: org.base_url,
+      source,
+      client: unit.client,
+      budget,
+      stream: tx,
+      topics: opts.topics,
+      cursor: stored,
+      pollIntervalMs: section.poll_interval_ms,
+      policies,
+      health,
+      telemetry,
+      owned,
+      // Another instance claimed this partition: stop its pollers here; the group tells us what we own next.
+      onFenced: () => void revoke([partition], 'fenced'),
+    });
+    unit.running = { poller, health, partition };
+    poller.start();
+  };
+
+  const assigned = async (partitions: readonly number[], a: Assignment) => {
+    const mine = units.filter((u) => partitions.includes(a.partitionOf(u.key)));
+    const owned = [...new Set(mine.map((u) => a.partitionOf(u.key)))];
+    // Claim first: from here on a previous owner can neither append nor move a cursor, so what we read next is final.
+    for (const p of owned) {
+      if (!claims.has(p)) claims.set(p, await opts.stream.claim(`${opts.topics.cursors}.${p}`, () => a.current()));
+    }
+    const latest = owned.length > 0 ? await opts.stream.readLatestByKey(opts.topics.cursors, owned) : new Map<string, ConsumedRecord>();
+    for (const u of mine) startUnit(u, a.partitionOf(u.key), claims.get(a.partitionOf(u.key))!, latest, () => a.current());
+    log.info({ partitions: owned, pollers: mine.length }, 'pollers_assigned');
+  };
+
+  const revoke = async (partitions: readonly number[], why: string) => {
+    const mine = units.filter((u) => u.running && partitions.includes(u.running.partition));
+    await Promise.all(mine.map(async (u) => {
+      const r = u.running!;
+      u.running = null;
+      await r.poller.stop();
+    }));
+    await Promise.all(partitions.map(async (p) => {
+      const tx = claims.get(p);
+      claims.delete(p);
+      await tx?.close();
+    }));
+    if (mine.length > 0) log.info({ partitions, pollers: mine.length, why }, 'pollers_revoked');
+  };
+
+  const assignment = await opts.stream.assign({
+    topic: opts.topics.cursors,
+    group: opts.group ?? `${opts.topics.cursors}.pollers`,
+    onAssigned: assigned,
+    onRevoked: (partitions) => revoke(partitions, 'revoked'),
+    onError: (err) => log.error({ err }, 'pollers_assignment_failed'),
+  });
 
   let stopping: Promise<void> | null = null;
   return {
-    pollers: handles,
+    get pollers(): PollerHandle[] {
+      return units.filter((u) => u.running).map((u) => {
+        const { poller, health } = u.running!;
+        return { org: u.org.id, source: u.source.name, position: () => poller.position, health: () => health.snapshot(Date.now()), authenticator: u.auth, budget: u.budget };
+      });
+    },
     stop() {
-      // Each poller's abort also takes its waiting entries out of the queue (their add() rejects).
-      stopping ??= Promise.all(pollers.map((p) => p.stop())).then(() => undefined);
+      // Stops every poller (each abort also takes its waiting entries out of the queue), then leaves the group.
+      stopping ??= assignment.stop();
       return stopping;
     },
   };

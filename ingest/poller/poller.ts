@@ -50,7 +50,8 @@ export interface PollerOptions {
   readonly source: PollSource;
   readonly client: IdentityClient;
   readonly budget: RateBudget;
-  readonly stream: Stream;
+  /** Where pages and cursors are appended: the claim of the cursor partition this poller's key is on. */
+  readonly stream: Pick<Stream, 'appendAtomically'>;
   readonly topics: Pick<Topics, 'cursors' | 'deadletter'>;
   /** The stored position, if any. */
   readonly cursor: Cursor | null;
@@ -59,7 +60,18 @@ export interface PollerOptions {
   readonly health: PollerHealth;
   readonly telemetry: PollerTelemetry;
   readonly now?: () => number;
+  /**
+   * False while this process cannot be sure it still owns the work (its group
+   * lease lapsed: it was paused or cut off). No request starts meanwhile, so a
+   * zombie does not poll beside the new owner. Default: always owned.
+   */
+  readonly owned?: () => boolean;
+  /** The append was fenced: another process owns this (org, API) now. The poller has stopped. */
+  readonly onFenced?: () => void;
 }
+
+/** How often a poller whose ownership is unconfirmed looks again. */
+const OWNERSHIP_RECHECK_MS = 100;
 
 export class Poller {
   readonly #o: PollerOptions;
@@ -75,6 +87,10 @@ export class Poller {
     this.#now = opts.now ?? Date.now;
     this.#url = opts.cursor?.next ?? opts.source.firstUrl(this.#now());
     this.#positioned = opts.cursor !== null;
+  }
+
+  get telemetry(): PollerTelemetry {
+    return this.#o.telemetry;
   }
 
   /** The URL the next request goes to (tests). */
@@ -123,6 +139,12 @@ export class Poller {
       } catch (err) {
         prefetched = null;
         if (signal.aborted) break;
+        if (err instanceof HooklogError && err.code === 'STREAM_FENCED') {
+          // Not ours any more: nothing was stored, and retrying could only fail the same way.
+          telemetry.blocked(err, 1, 0);
+          this.#o.onFenced?.();
+          break;
+        }
         streak++;
         const delay = backoffDelay(policies.blocked, streak);
         telemetry.blocked(err, streak, delay);
@@ -136,10 +158,15 @@ export class Poller {
 
   #fetch(url: string): Promise<Page> {
     const { client, budget, source } = this.#o;
-    const page = client.getPage(url, { budget, signal: this.#abort.signal, feature: source.feature });
+    const page = this.#whileOwned().then(() => client.getPage(url, { budget, signal: this.#abort.signal, feature: source.feature }));
     // Awaited later (or dropped after a failure): never an unhandled rejection meanwhile.
     page.catch(() => undefined);
     return page;
+  }
+
+  async #whileOwned(): Promise<void> {
+    const owned = this.#o.owned;
+    while (owned && !owned() && !this.#abort.signal.aborted) await sleep(OWNERSHIP_RECHECK_MS, this.#abort.signal);
   }
 
   #checkNext(next: string | null): string {
