@@ -4,6 +4,7 @@ import { orgsSchema } from '../../ingest/config.js';
 import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
 import { alertingSchema } from '../../consumers/alerting/config.js';
 import { apiSchema } from '../../analytics/config.js';
+import { instanceIdSchema, rolesSchema } from './fleet.js';
 
 /**
  * hooklog's configuration schema: the one source of truth for the config's
@@ -37,7 +38,12 @@ const serverSchema = z.strictObject({
 
 const kafkaSchema = z.strictObject({
   brokers: z.array(z.string().regex(/^[^:\s]+:\d+$/, 'must be host:port')).min(1).describe('Bootstrap brokers, host:port. Setting this section selects Kafka.'),
-  client_id: z.string().default('hooklog').describe('Kafka client id; also the base of the transactional id.'),
+  client_id: z.string().default('hooklog').describe('Kafka client id; also the base of every transactional id (see README, "Running many instances").'),
+  session_timeout_ms: z.number().int().min(3000).max(300_000).default(10_000)
+    .describe('Consumer-group session time-out: how long the partitions (and polled orgs) of an instance that died without a goodbye stay with it ' +
+      'before others take over. A stopped instance leaves at once. Must be within the broker\'s group.min/max.session.timeout.ms (6 s..30 min by default).'),
+  heartbeat_interval_ms: z.number().int().min(100).max(60_000).default(1000)
+    .describe('Consumer-group heartbeat interval: how soon a member notices a rebalance. Below a third of session_timeout_ms.'),
   replication_factor: z.number().int().min(1).default(1).describe('Replication factor for topics hooklog creates. Use 3 in production.'),
   ssl: z.boolean().default(false).describe('Connect with TLS.'),
   sasl: z.strictObject({
@@ -78,6 +84,8 @@ const sinkSchema = z.strictObject({
 }).prefault({}).describe('The consumer that writes the stream into ClickHouse.');
 
 export const configSchema = z.strictObject({
+  roles: rolesSchema,
+  instance_id: instanceIdSchema,
   data_dir: z.string().min(1).default('./data').describe('Directory for the embedded log and embedded ClickHouse.'),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Log level.'),
   server: serverSchema,
@@ -99,6 +107,10 @@ export const configSchema = z.strictObject({
     }
     seen.set(h.id, i);
   });
+  const k = cfg.stream.kafka;
+  if (k && k.heartbeat_interval_ms * 3 > k.session_timeout_ms) {
+    ctx.addIssue({ code: 'custom', path: ['stream', 'kafka', 'heartbeat_interval_ms'], message: `must be at most a third of session_timeout_ms (${k.session_timeout_ms})` });
+  }
   if (cfg.server.request_timeout_ms <= cfg.server.headers_timeout_ms) {
     ctx.addIssue({ code: 'custom', path: ['server', 'request_timeout_ms'], message: `must be above server.headers_timeout_ms (${cfg.server.headers_timeout_ms})` });
   }
