@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import PQueue from 'p-queue';
+import { sleep } from '../platform/retry.js';
 import { HooklogError, errorMessage } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import type { Topics } from '../platform/stream/headers.js';
@@ -28,6 +29,9 @@ import { Poller, type PollSource } from './poller/poller.js';
 import { parseStart } from './start.js';
 import { systemLogSource } from './system-log/source.js';
 import { createPollerTelemetry } from './telemetry.js';
+
+/** How often a request waiting for the ownership lease looks again. */
+const OWNERSHIP_RECHECK_MS = 100;
 
 export interface IngestOptions {
   readonly orgs: readonly OrgConfig[];
@@ -86,7 +90,14 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
   const log = opts.logger.child({ component: 'ingest' });
   const policies = withPolicies(opts.policies);
   const queue = new PQueue({ concurrency: opts.maxConcurrentRequests ?? 8 });
-  const schedule = <T>(fn: () => Promise<T>, signal?: AbortSignal) => queue.add(fn, { signal });
+  // Every request attempt (retries too) waits while this process's ownership lease is unconfirmed (it was
+  // paused or cut off): a zombie does not call an org beside its new owner before it learns what it owns now.
+  let owned: () => boolean = () => true;
+  const schedule = <T>(fn: () => Promise<T>, signal?: AbortSignal) => queue.add(async () => {
+    while (!owned() && !signal?.aborted) await sleep(OWNERSHIP_RECHECK_MS, signal);
+    signal?.throwIfAborted();
+    return fn();
+  }, { signal });
 
   const units: Unit[] = [];
   for (const org of enabled) {
@@ -123,7 +134,7 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
   }
 
   const claims = new Map<number, Transactor>();
-  const startUnit = (unit: Unit, partition: number, tx: Transactor, latest: ReadonlyMap<string, ConsumedRecord>, owned: () => boolean) => {
+  const startUnit = (unit: Unit, partition: number, tx: Transactor, latest: ReadonlyMap<string, ConsumedRecord>, a: Assignment) => {
     const { org, section, source, budget } = unit;
     const labels = { org: org.id, source: source.name };
     let stored = readCursor(latest, source.name, org.id);
@@ -154,24 +165,27 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
       policies,
       health,
       telemetry,
-      owned,
       // Another instance claimed this partition: stop its pollers here; the group tells us what we own next.
-      onFenced: () => void revoke([partition], 'fenced'),
+      onFenced: () => {
+        a.release([partition]);
+        void revoke([partition], 'fenced');
+      },
     });
     unit.running = { poller, health, partition };
     poller.start();
   };
 
   const assigned = async (partitions: readonly number[], a: Assignment) => {
+    owned = () => a.current();
     const mine = units.filter((u) => partitions.includes(a.partitionOf(u.key)));
-    const owned = [...new Set(mine.map((u) => a.partitionOf(u.key)))];
+    const held = [...new Set(mine.map((u) => a.partitionOf(u.key)))];
     // Claim first: from here on a previous owner can neither append nor move a cursor, so what we read next is final.
-    for (const p of owned) {
+    for (const p of held) {
       if (!claims.has(p)) claims.set(p, await opts.stream.claim(`${opts.topics.cursors}.${p}`, () => a.current()));
     }
-    const latest = owned.length > 0 ? await opts.stream.readLatestByKey(opts.topics.cursors, owned) : new Map<string, ConsumedRecord>();
-    for (const u of mine) startUnit(u, a.partitionOf(u.key), claims.get(a.partitionOf(u.key))!, latest, () => a.current());
-    log.info({ partitions: owned, pollers: mine.length }, 'pollers_assigned');
+    const latest = held.length > 0 ? await opts.stream.readLatestByKey(opts.topics.cursors, held) : new Map<string, ConsumedRecord>();
+    for (const u of mine) startUnit(u, a.partitionOf(u.key), claims.get(a.partitionOf(u.key))!, latest, a);
+    log.info({ partitions: held, pollers: mine.length }, 'pollers_assigned');
   };
 
   const revoke = async (partitions: readonly number[], why: string) => {

@@ -60,18 +60,10 @@ export interface PollerOptions {
   readonly health: PollerHealth;
   readonly telemetry: PollerTelemetry;
   readonly now?: () => number;
-  /**
-   * False while this process cannot be sure it still owns the work (its group
-   * lease lapsed: it was paused or cut off). No request starts meanwhile, so a
-   * zombie does not poll beside the new owner. Default: always owned.
-   */
-  readonly owned?: () => boolean;
   /** The append was fenced: another process owns this (org, API) now. The poller has stopped. */
   readonly onFenced?: () => void;
 }
 
-/** How often a poller whose ownership is unconfirmed looks again. */
-const OWNERSHIP_RECHECK_MS = 100;
 
 export class Poller {
   readonly #o: PollerOptions;
@@ -158,15 +150,10 @@ export class Poller {
 
   #fetch(url: string): Promise<Page> {
     const { client, budget, source } = this.#o;
-    const page = this.#whileOwned().then(() => client.getPage(url, { budget, signal: this.#abort.signal, feature: source.feature }));
+    const page = client.getPage(url, { budget, signal: this.#abort.signal, feature: source.feature });
     // Awaited later (or dropped after a failure): never an unhandled rejection meanwhile.
     page.catch(() => undefined);
     return page;
-  }
-
-  async #whileOwned(): Promise<void> {
-    const owned = this.#o.owned;
-    while (owned && !owned() && !this.#abort.signal.aborted) await sleep(OWNERSHIP_RECHECK_MS, this.#abort.signal);
   }
 
   #checkNext(next: string | null): string {

@@ -118,6 +118,12 @@ export interface Assignment {
    * must not start new requests while false.
    */
   current(): boolean;
+  /**
+   * Forget these partitions (their work was fenced: another process claimed it,
+   * so the group has moved them); if they are assigned to us again, onAssigned
+   * runs for them afresh.
+   */
+  release(partitions: readonly number[]): void;
   /** Revokes everything (onRevoked), then leaves the group so others take over at once. */
   stop(): Promise<void>;
 }

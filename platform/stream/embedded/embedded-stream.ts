@@ -234,6 +234,7 @@ export class EmbeddedStream implements Stream {
       partitions: spec.partitions,
       partitionOf: (key) => partitionFor(key, spec.partitions),
       current: () => !this.#closed && stopping === null,
+      release: () => undefined, // nobody else can claim: never fenced
       stop: () => (stopping ??= opts.onRevoked(all).catch((err) => opts.onError?.(err))),
     };
     await opts.onAssigned(all, assignment).catch((err) => opts.onError?.(err));

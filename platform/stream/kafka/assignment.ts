@@ -32,6 +32,7 @@ export class KafkaAssignment implements Assignment {
   /** Callbacks run one at a time, in the order the group's events came. */
   #chain: Promise<void> = Promise.resolve();
   #confirmedAt = 0;
+  #memberId = '';
   #stopping: Promise<void> | null = null;
 
   constructor(kafka: Kafka, o: ResolvedKafkaOptions, opts: AssignmentOptions, partitions: number) {
@@ -49,8 +50,14 @@ export class KafkaAssignment implements Assignment {
     const ev = this.#consumer.events;
     this.#consumer.on(ev.HEARTBEAT, () => (this.#confirmedAt = Date.now()));
     this.#consumer.on(ev.GROUP_JOIN, (e) => {
+      // Kept partitions keep their work only if nobody else can have owned them since: same member
+      // (not expelled and re-admitted under a new id) and no lapse of the lease in between.
+      const continuous = e.payload.memberId === this.#memberId && this.#leaseHeld();
+      this.#memberId = e.payload.memberId;
       this.#confirmedAt = Date.now();
-      this.#apply(new Set(e.payload.memberAssignment[opts.topic] ?? []), 'rejoined');
+      const now = new Set(e.payload.memberAssignment[opts.topic] ?? []);
+      if (!continuous) this.#apply(new Set(), 'new membership');
+      this.#apply(now, 'rejoined');
     });
     this.#consumer.on(ev.CRASH, (e) => {
       this.#log.warn({ err: e.payload.error, restart: e.payload.restart }, 'assignment consumer crashed; giving up its partitions');
@@ -72,8 +79,17 @@ export class KafkaAssignment implements Assignment {
   }
 
   current(): boolean {
+    return this.#stopping === null && this.#leaseHeld();
+  }
+
+  #leaseHeld(): boolean {
     const margin = 2 * this.#o.heartbeatIntervalMs;
-    return this.#stopping === null && Date.now() - this.#confirmedAt < Math.max(this.#o.sessionTimeoutMs - margin, this.#o.sessionTimeoutMs / 2);
+    return Date.now() - this.#confirmedAt < Math.max(this.#o.sessionTimeoutMs - margin, this.#o.sessionTimeoutMs / 2);
+  }
+
+  /** Forgets partitions whose work was fenced: when the group assigns them to us again, onAssigned runs afresh. */
+  release(partitions: readonly number[]): void {
+    this.#chain = this.#chain.then(() => void partitions.forEach((p) => this.#held.delete(p)));
   }
 
   /** The callbacks see only what changed: revoked first (work stops), then assigned. */

@@ -224,6 +224,7 @@ export class KafkaStream implements Stream {
       partitions,
       partitionOf: (key) => assignment.partitionOf(key),
       current: () => assignment.current(),
+      release: (ps) => assignment.release(ps),
       stop: async () => {
         this.#assignments.delete(assignment);
         await assignment.stop();
