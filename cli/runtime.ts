@@ -54,16 +54,20 @@ export async function startHooklog(config: Config, logger: Logger, roles: readon
   };
   try {
     const topics = await ensureHooklogTopics(stream, config);
-    // Embedded ClickHouse admits one process: only the roles that need the store open it.
+    // Embedded ClickHouse admits one process: only the roles that need the store open it. The query API
+    // needs it before HTTP; the sink alone opens it after HTTP, so hooks are taken while migrations run.
     const apiOn = has('receivers') && config.api.keys.length > 0;
-    let store: Store | null = null;
-    if (has('sink') || apiOn) {
-      store = openStore(storeOptions(config, logger));
-      const opened = store;
+    let store = null as Store | null;
+    const current = () => store;
+    const openTheStore = async () => {
+      const opened = openStore(storeOptions(config, logger));
+      store = opened;
       closers.push(() => opened.close());
-      await migrate(store, logger);
-      await applyRetention(store, config.store.retention_days);
-    }
+      await migrate(opened, logger);
+      await applyRetention(opened, config.store.retention_days);
+      return opened;
+    };
+    if (apiOn) await openTheStore();
 
     // Lookup tables loaded and key sets fetched before HTTP; stopped after it, flushing the audit queue.
     const tokenHooks = has('receivers')
@@ -90,7 +94,7 @@ export async function startHooklog(config: Config, logger: Logger, roles: readon
       logger,
       probes: [
         { name: 'stream', check: () => stream.ping() },
-        ...(store ? [{ name: 'store', role: 'sink', check: () => store.ping() }] : []),
+        ...(has('sink') || apiOn ? [{ name: 'store', role: 'sink', check: () => current()?.ping() ?? Promise.reject(new Error('opening')) }] : []),
         ...roles.map(roleProbe),
       ],
     });
@@ -103,9 +107,10 @@ export async function startHooklog(config: Config, logger: Logger, roles: readon
     logger.info({ address: url, roles }, 'http listening');
 
     if (has('sink')) {
+      const sinkStore = current() ?? (await openTheStore());
       const sink = await startClickHouseSink({
         stream,
-        store: store!,
+        store: sinkStore,
         topics,
         group: config.sink.group,
         maxBatchRecords: config.sink.max_batch_records,
@@ -118,7 +123,7 @@ export async function startHooklog(config: Config, logger: Logger, roles: readon
     // The rule engine and webhooks run with the alerting role; the alerts table is written beside the store (sink role).
     if (config.alerting?.enabled && (has('alerting') || (has('sink') && config.alerting.clickhouse))) {
       const alerting = await startAlerting({
-        config: config.alerting, stream, ...(store ? { store } : {}), topicPrefix: config.stream.topic_prefix, partitions: config.stream.partitions,
+        config: config.alerting, stream, ...(current() ? { store: current()! } : {}), topicPrefix: config.stream.topic_prefix, partitions: config.stream.partitions,
         logsTopic: topics.logs, deadletterTopic: topics.deadletter, logger,
         parts: { engine: has('alerting'), webhooks: has('alerting'), clickhouse: has('sink') },
       });
@@ -131,8 +136,9 @@ export async function startHooklog(config: Config, logger: Logger, roles: readon
     }
     for (const r of roles) started.add(r);
 
-    logger.info({ url, roles, stream: stream.kind, store: store?.kind ?? null, hooks: has('receivers') ? config.event_hooks.map((h) => h.id) : [] }, 'hooklog started');
-    return { stream, store, topics, roles, url, stop: stopAll };
+    const opened = current();
+    logger.info({ url, roles, stream: stream.kind, store: opened?.kind ?? null, hooks: has('receivers') ? config.event_hooks.map((h) => h.id) : [] }, 'hooklog started');
+    return { stream, store: opened, topics, roles, url, stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;
