@@ -8,8 +8,8 @@
  */
 import { readFileSync } from 'node:fs';
 import PQueue from 'p-queue';
-import { sleep } from '../platform/retry.js';
-import { HooklogError, errorMessage } from '../platform/errors.js';
+import { retry, sleep } from '../platform/retry.js';
+import { HooklogError, errorMessage, isRetriable } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import type { Topics } from '../platform/stream/headers.js';
 import type { Assignment, ConsumedRecord, Stream, Transactor } from '../platform/stream/types.js';
@@ -175,14 +175,23 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
     poller.start();
   };
 
-  const assigned = async (partitions: readonly number[], a: Assignment) => {
+  const stopping = new AbortController();
+  // A claim or the cursor read failing for a moment (a broker restarting) is retried a few times while we
+  // still hold the lease; beyond that the partitions wait for the next rebalance (logged).
+  const assigned = (partitions: readonly number[], a: Assignment) => retry(() => assignOnce(partitions, a), {
+    policy: { ...policies.append, retries: 5 },
+    retriable: (err) => isRetriable(err) && a.current(),
+    signal: stopping.signal,
+    onRetry: (err, attempt, delayMs) => log.warn({ err, attempt, delay_ms: delayMs, partitions }, 'pollers_assignment_retry'),
+  });
+  const assignOnce = async (partitions: readonly number[], a: Assignment) => {
     owned = () => a.current();
     const mine = units.filter((u) => partitions.includes(a.partitionOf(u.key)));
     const held = [...new Set(mine.map((u) => a.partitionOf(u.key)))];
     // Claim first: from here on a previous owner can neither append nor move a cursor, so what we read next is final.
-    for (const p of held) {
-      if (!claims.has(p)) claims.set(p, await opts.stream.claim(`${opts.topics.cursors}.${p}`, () => a.current()));
-    }
+    await Promise.all(held.filter((p) => !claims.has(p)).map(async (p) => {
+      claims.set(p, await opts.stream.claim(`${opts.topics.cursors}.${p}`, () => a.current()));
+    }));
     const latest = held.length > 0 ? await opts.stream.readLatestByKey(opts.topics.cursors, held) : new Map<string, ConsumedRecord>();
     for (const u of mine) startUnit(u, a.partitionOf(u.key), claims.get(a.partitionOf(u.key))!, latest, a);
     log.info({ partitions: held, pollers: mine.length }, 'pollers_assigned');
@@ -211,7 +220,7 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
     onError: (err) => log.error({ err }, 'pollers_assignment_failed'),
   });
 
-  let stopping: Promise<void> | null = null;
+  let stopped: Promise<void> | null = null;
   return {
     get pollers(): PollerHandle[] {
       return units.filter((u) => u.running).map((u) => {
@@ -221,8 +230,9 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
     },
     stop() {
       // Stops every poller (each abort also takes its waiting entries out of the queue), then leaves the group.
-      stopping ??= assignment.stop();
-      return stopping;
+      stopping.abort();
+      stopped ??= assignment.stop();
+      return stopped;
     },
   };
 }
