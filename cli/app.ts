@@ -18,6 +18,8 @@ export interface AppDeps {
   readonly topics: Topics;
   readonly probes: readonly Probe[];
   readonly logger: Logger;
+  /** Serve the hook routes (the receivers role). Default true. */
+  readonly receivers?: boolean;
   /** Started token hooks (receivers/token-hook); without them /hooks/token/* is not served. */
   readonly tokenHooks?: TokenHooks;
   /** The store the query API (analytics/) reads; without it /api/queries is not served. */
@@ -54,7 +56,7 @@ export function createApp(deps: AppDeps): Koa {
 
   const router = new Router();
   mountHealth(router, deps.probes);
-  mountEventHooks(router, {
+  if (deps.receivers !== false) mountEventHooks(router, {
     hooks: deps.config.event_hooks,
     stream: deps.stream,
     topics: deps.topics,

@@ -28,8 +28,9 @@ const program = new Command('hooklog')
 
 program
   .command('start')
-  .description('Run every configured component in one process: receivers, stream, ClickHouse sink.')
-  .action(async () => runStart(program.opts<{ config?: string }>().config));
+  .description('Run the configured components (roles) in one process: receivers, pollers, ClickHouse sink, alerting.')
+  .option('--roles <list>', 'comma-separated roles to run here, overriding the config\'s `roles` (receivers,pollers,sink,alerting)')
+  .action(async (opts: { roles?: string }) => runStart(program.opts<{ config?: string }>().config, opts.roles));
 
 program
   .command('alert')

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Config } from './config/schema.js';
+import type { Role } from '../platform/config/fleet.js';
 import type { Logger } from '../platform/log.js';
 import { openStore, migrate, storeOptions, type Store } from '../platform/store/index.js';
 import { ensureHooklogTopics, openStream } from '../platform/stream/open.js';
@@ -22,20 +23,27 @@ import { registerCoverageMetrics } from '../analytics/coverage-metrics.js';
 
 export interface Running {
   readonly stream: Stream;
-  readonly store: Store;
+  /** The store, when a role here needs it (sink; receivers serving the query API). */
+  readonly store: Store | null;
   readonly topics: Topics;
+  readonly roles: readonly Role[];
   /** The URL the HTTP server listens on (port resolved when configured as 0). */
   readonly url: string;
   stop(): Promise<void>;
 }
 
 /**
- * Starts every configured component in one process, in dependency order:
- * stream and topics, store and migrations, the ClickHouse sink, then HTTP
- * last, so nothing is acknowledged before the path behind it exists. `stop`
- * undoes it in reverse: stop taking requests, drain the sink, close.
+ * Starts the components of the configured roles (`roles`, or `--roles`) in one
+ * process, in dependency order: stream and topics; the store and migrations
+ * when a role needs them; token hooks; HTTP; then the group consumers (sink,
+ * alerting) and the pollers. HTTP comes before the consumer groups on purpose:
+ * a hook needs only the stream behind it, and a group join can take seconds
+ * (a restarted instance must take hooks again at once). `stop` undoes it in
+ * reverse: stop taking requests, stop the pollers and consumers (leaving their
+ * groups, so others take over at once), close.
  */
-export async function startHooklog(config: Config, logger: Logger): Promise<Running> {
+export async function startHooklog(config: Config, logger: Logger, roles: readonly Role[] = config.roles): Promise<Running> {
+  const has = (r: Role) => roles.includes(r);
   const stream = await openStream(config, logger);
   const closers: Array<() => Promise<void>> = [() => stream.close()];
   const stopAll = async () => {
@@ -49,63 +57,105 @@ export async function startHooklog(config: Config, logger: Logger): Promise<Runn
   };
   try {
     const topics = await ensureHooklogTopics(stream, config);
-    const store = openStore(storeOptions(config, logger));
-    closers.push(() => store.close());
-    await migrate(store, logger);
-    await applyRetention(store, config.store.retention_days);
-    await applyRetention(store, config.store.retention_days, 'arrivals');
-    const sink = await startClickHouseSink({
-      stream,
-      store,
-      topics,
-      group: config.sink.group,
-      maxBatchRecords: config.sink.max_batch_records,
-      maxBatchWaitMs: config.sink.max_batch_wait_ms,
-      maxRecordBytes: config.sink.max_record_bytes,
-      extraPipelines: [tokenDecisionsPipeline(topics.tokenDecisions), legacyEventsPipeline(topics.legacyEvents)],
-      logger,
-    });
-    closers.push(() => sink.stop());
-    // Alerting reads the same logs topic in its own group; stopped before the sink (reverse order).
-    if (config.alerting?.enabled) {
-      const alerting = await startAlerting({
-        config: config.alerting, stream, store, topicPrefix: config.stream.topic_prefix, partitions: config.stream.partitions,
-        logsTopic: topics.logs, deadletterTopic: topics.deadletter, logger,
-        resolveQuery: (name, params) => prepareQuery(name, store.database, params),
-      });
-      closers.push(() => alerting.stop());
-    }
-    // Pollers after the sink (what they store is drained) and stopped before it (reverse order).
-    const stopCoverageMetrics = registerCoverageMetrics(store, [...new Set(config.event_hooks.map((h) => h.org))], logger);
-    closers.push(async () => stopCoverageMetrics());
-    const budgetDir = join(config.data_dir, 'rate-budget');
-    const ingest = await startIngest({ orgs: config.orgs, stream, topics, logger, budgetDir, store });
-    closers.push(() => ingest.stop());
+    // Embedded ClickHouse admits one process: only the roles that need the store open it. The query API
+    // needs it before HTTP; the sink alone opens it after HTTP, so hooks are taken while migrations run.
+    const apiOn = has('receivers') && config.api.keys.length > 0;
+    let store = null as Store | null;
+    const current = () => store;
+    const openTheStore = async () => {
+      const opened = openStore(storeOptions(config, logger));
+      store = opened;
+      closers.push(() => opened.close());
+      await migrate(opened, logger);
+      await applyRetention(opened, config.store.retention_days);
+      await applyRetention(opened, config.store.retention_days, 'arrivals');
+      return opened;
+    };
+    if (apiOn) await openTheStore();
 
     // Lookup tables loaded and key sets fetched before HTTP; stopped after it, flushing the audit queue.
-    const tokenHooks = await startTokenHooks({ hooks: config.token_hooks, stream, topic: topics.tokenDecisions, logger });
-    closers.push(() => tokenHooks.stop());
+    const tokenHooks = has('receivers')
+      ? await startTokenHooks({ hooks: config.token_hooks, stream, topic: topics.tokenDecisions, logger })
+      : undefined;
+    if (tokenHooks) closers.push(() => tokenHooks.stop());
 
+    const started = new Set<Role>(has('receivers') ? ['receivers'] : []);
+    const roleProbe = (role: Role) => ({
+      name: role,
+      role,
+      check: async () => {
+        if (!started.has(role)) throw new Error('starting');
+      },
+    });
     collectProcessMetrics();
     const app = createApp({
       config,
       stream,
       topics,
-      tokenHooks,
-      store,
+      receivers: has('receivers'),
+      ...(tokenHooks ? { tokenHooks } : {}),
+      ...(apiOn && store ? { store } : {}),
       logger,
       probes: [
         { name: 'stream', check: () => stream.ping() },
-        { name: 'store', check: () => store.ping() },
+        ...(has('sink') || apiOn ? [{ name: 'store', role: 'sink', check: () => current()?.ping() ?? Promise.reject(new Error('opening')) }] : []),
+        ...roles.map(roleProbe),
       ],
     });
+    // HTTP is stopped after the consumers and pollers (closers run in reverse), so /readyz answers while they stop.
     const server = await listen(config, app.callback());
-    closers.push(() => closeServer(server));
     const { port } = server.address() as AddressInfo;
     const host = config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host;
     const url = `${config.server.tls ? 'https' : 'http'}://${host}:${port}`;
-    logger.info({ url, stream: stream.kind, store: store.kind, hooks: config.event_hooks.map((h) => h.id) }, 'hooklog started');
-    return { stream, store, topics, url, stop: stopAll };
+    closers.push(() => closeServer(server));
+    logger.info({ address: url, roles }, 'http listening');
+
+    if (has('sink')) {
+      const sinkStore = current() ?? (await openTheStore());
+      const sink = await startClickHouseSink({
+        stream,
+        store: sinkStore,
+        topics,
+        group: config.sink.group,
+        maxBatchRecords: config.sink.max_batch_records,
+        maxBatchWaitMs: config.sink.max_batch_wait_ms,
+        maxRecordBytes: config.sink.max_record_bytes,
+        extraPipelines: [tokenDecisionsPipeline(topics.tokenDecisions), legacyEventsPipeline(topics.legacyEvents)],
+        logger,
+      });
+      closers.push(() => sink.stop());
+      const stopCoverageMetrics = registerCoverageMetrics(sinkStore, [...new Set(config.event_hooks.map((h) => h.org))], logger);
+      closers.push(async () => stopCoverageMetrics());
+    }
+    // The rule engine and webhooks run with the alerting role; the alerts table is written beside the store (sink role).
+    if (config.alerting?.enabled && (has('alerting') || (has('sink') && config.alerting.clickhouse))) {
+      const alertStore = current();
+      const alerting = await startAlerting({
+        config: config.alerting,
+        stream,
+        ...(alertStore
+          ? { store: alertStore, resolveQuery: (name, params) => prepareQuery(name, alertStore.database, params) }
+          : {}),
+        topicPrefix: config.stream.topic_prefix,
+        partitions: config.stream.partitions,
+        logsTopic: topics.logs, deadletterTopic: topics.deadletter, logger,
+        parts: { engine: has('alerting'), webhooks: has('alerting'), clickhouse: has('sink') },
+      });
+      closers.push(() => alerting.stop());
+    }
+    if (has('pollers')) {
+      // Pollers after the sink (what they store is drained) and stopped before it (reverse order).
+      const budgetDir = join(config.data_dir, 'rate-budget');
+      // Reconcile mode asks the store what is already there; a pollers-only process in a fleet has none.
+      const pollStore = current();
+      const ingest = await startIngest({ orgs: config.orgs, stream, topics, logger, budgetDir, ...(pollStore ? { store: pollStore } : {}) });
+      closers.push(() => ingest.stop());
+    }
+    for (const r of roles) started.add(r);
+
+    const opened = current();
+    logger.info({ url, roles, stream: stream.kind, store: opened?.kind ?? null, hooks: has('receivers') ? config.event_hooks.map((h) => h.id) : [] }, 'hooklog started');
+    return { stream, store: opened, topics, roles, url, stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;

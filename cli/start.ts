@@ -3,21 +3,27 @@ import { createLogger } from '../platform/log.js';
 import { serveAdminSocket } from './admin-socket.js';
 import { startHooklog } from './runtime.js';
 import { collectStatus } from './status.js';
+import { parseRoles } from '../platform/config/fleet.js';
 import { runNamedQuery } from '../analytics/run.js';
 
 const SHUTDOWN_DEADLINE_MS = 60_000;
 
 /** `hooklog start`: run until SIGINT/SIGTERM, then stop in order. */
-export async function runStart(configPath: string | undefined): Promise<void> {
+export async function runStart(configPath: string | undefined, rolesFlag?: string): Promise<void> {
   const loaded = loadConfig(configPath);
   const { config } = loaded;
+  const roles = rolesFlag === undefined ? config.roles : parseRoles(rolesFlag);
   const logger = createLogger({ level: config.log_level, format: config.log.format });
-  logger.info({ config: loaded.origin }, 'starting hooklog');
-  const running = await startHooklog(config, logger);
-  const closeAdmin = await serveAdminSocket(config.data_dir, (sql) => running.store.readOnlyQuery(sql), logger,
-    (name, params) => runNamedQuery(running.store, name, params), () => collectStatus(config, running.stream, running.store));
+  logger.info({ config: loaded.origin, roles }, 'starting hooklog');
+  const running = await startHooklog(config, logger, roles);
+  const store = running.store;
+  // The admin socket serves `hooklog sql` while this process holds embedded ClickHouse; without the store, nothing to serve.
+  const closeAdmin = store
+    ? await serveAdminSocket(config.data_dir, (sql) => store.readOnlyQuery(sql), logger,
+      (name, params) => runNamedQuery(store, name, params), () => collectStatus(config, running.stream, store))
+    : async () => undefined;
 
-  for (const hook of config.event_hooks) {
+  for (const hook of roles.includes('receivers') ? config.event_hooks : []) {
     process.stderr.write(`event hook "${hook.id}" (org ${hook.org}): ${running.url}/hooks/events/${hook.id}  (auth header: ${hook.auth.header})\n`);
   }
   if (loaded.generatedDemoSecret) {

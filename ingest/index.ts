@@ -8,11 +8,12 @@
  */
 import { readFileSync } from 'node:fs';
 import PQueue from 'p-queue';
-import { HooklogError, errorMessage } from '../platform/errors.js';
+import { retry, sleep } from '../platform/retry.js';
+import { HooklogError, errorMessage, isRetriable } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import type { Topics } from '../platform/stream/headers.js';
 import type { Store } from '../platform/store/index.js';
-import type { ConsumedRecord, Stream } from '../platform/stream/types.js';
+import type { Assignment, ConsumedRecord, Stream, Transactor } from '../platform/stream/types.js';
 import type { Authenticator } from './client/auth.js';
 import { SswsAuthenticator } from './client/auth.js';
 import { IdentityClient } from './client/client.js';
@@ -24,14 +25,17 @@ import { BudgetLedger, ledgerPath } from './client/budget-ledger.js';
 import { RateBudget } from './client/rate-limit.js';
 import type { OrgConfig, PollSectionConfig } from './config.js';
 import { legacyEventsSource } from './legacy-events/source.js';
-import { isFollowable, readCursor, type PollSourceName } from './poller/cursor.js';
+import { cursorKey, isFollowable, readCursor, type PollSourceName } from './poller/cursor.js';
 import { PollerHealth, type HealthSnapshot } from './poller/health.js';
 import { Poller, type PollSource } from './poller/poller.js';
 import { knownInStore } from './reconcile/known.js';
-import { Reconciler, readReconcilePosition } from './reconcile/reconciler.js';
+import { Reconciler, readReconcilePosition, reconcileCursorKey } from './reconcile/reconciler.js';
 import { clampStart, parseStart } from './start.js';
 import { systemLogSource } from './system-log/source.js';
-import { createPollerTelemetry } from './telemetry.js';
+import { createPollerTelemetry, type PollerTelemetry } from './telemetry.js';
+
+/** How often a request waiting for the ownership lease looks again. */
+const OWNERSHIP_RECHECK_MS = 100;
 
 export interface IngestOptions {
   readonly orgs: readonly OrgConfig[];
@@ -40,6 +44,8 @@ export interface IngestOptions {
   readonly logger: Logger;
   /** Requests in flight across all orgs. Default 8. */
   readonly maxConcurrentRequests?: number;
+  /** Consumer group sharing the pollers' work among instances. Default `<cursors topic>.pollers`. */
+  readonly group?: string;
   /** Tests shorten the slow waits. */
   readonly policies?: Partial<IdpPolicies>;
   /**
@@ -69,25 +75,58 @@ export interface Ingest {
   stop(): Promise<void>;
 }
 
-/** Reads the stored positions, then starts every enabled poller. Resolves once they run. */
+/**
+ * Ownership (several instances on one cluster): each (org, API) is owned by
+ * whoever owns the `<prefix>.cursors` partition its cursor key lands on, by
+ * the consumer-group assignment of that topic's partitions (`group`). On
+ * assignment of a partition we first claim its transactional owner
+ * (`<cursors topic>.<partition>`), which fences any earlier owner (a zombie can
+ * neither append a page nor move a cursor after that), then read the
+ * partition's cursors, then start its pollers. On revocation the pollers stop
+ * before the partition is given up. The embedded stream is one process: it owns
+ * every partition.
+ */
+interface Unit {
+  readonly key: string;
+  readonly org: OrgConfig;
+  readonly auth: Authenticator;
+  readonly budget: RateBudget;
+  /** Starts the unit's work on a claimed partition, from the cursors read after the claim. */
+  start(partition: number, tx: Transactor, latest: ReadonlyMap<string, ConsumedRecord>, a: Assignment): Running;
+  running: Running | null;
+}
+
+/** A unit's work while this process owns it: a continuous poller or a reconciler. */
+interface Running {
+  readonly partition: number;
+  readonly telemetry: PollerTelemetry;
+  readonly handle: PollerHandle;
+  stop(): Promise<void>;
+}
+
+/** Joins the pollers' group, then starts the pollers of what this process owns. Resolves once those run. */
 export async function startIngest(opts: IngestOptions): Promise<Ingest> {
   const enabled = opts.orgs.filter((o) => o.system_log.enabled || o.legacy_events.enabled);
   if (enabled.length === 0) return { pollers: [], stop: async () => undefined };
+  const log = opts.logger.child({ component: 'ingest' });
   const policies = withPolicies(opts.policies);
-  const latest = await opts.stream.readLatestByKey(opts.topics.cursors);
   const queue = new PQueue({ concurrency: opts.maxConcurrentRequests ?? 8 });
-  const schedule = <T>(fn: () => Promise<T>, signal?: AbortSignal) => queue.add(fn, { signal });
+  // Every request attempt (retries too) waits while this process's ownership lease is unconfirmed (it was
+  // paused or cut off): a zombie does not call an org beside its new owner before it learns what it owns now.
+  let owned: () => boolean = () => true;
+  const schedule = <T>(fn: () => Promise<T>, signal?: AbortSignal) => queue.add(async () => {
+    while (!owned() && !signal?.aborted) await sleep(OWNERSHIP_RECHECK_MS, signal);
+    signal?.throwIfAborted();
+    return fn();
+  }, { signal });
 
-  const pollers: Array<Poller | Reconciler> = [];
-  const handles: PollerHandle[] = [];
+  const units: Unit[] = [];
   for (const org of enabled) {
     const auth = await createAuthenticator(org, opts.logger);
     const sections: Array<[PollSectionConfig, PollSource]> = [];
     const startOf = (s: PollSectionConfig) => (now: number) => parseStart(s.start, now) ?? now;
     if (org.system_log.enabled && org.system_log.mode === 'reconcile') {
-      const r = startReconciler(org, latest, opts, auth, schedule, policies);
-      pollers.push(r.reconciler);
-      handles.push(r.handle);
+      units.push(reconcileUnit(org, opts, auth, schedule, policies));
     } else if (org.system_log.enabled) {
       sections.push([org.system_log, systemLogSource({ baseUrl: org.base_url, topic: opts.topics.logs, startMs: startOf(org.system_log) })]);
     }
@@ -96,26 +135,10 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
       sections.push([s, legacyEventsSource({ baseUrl: org.base_url, topic: opts.topics.legacyEvents, startMs: startOf(s), filter: s.filter })]);
     }
     for (const [section, source] of sections) {
-      const labels = { org: org.id, source: source.name };
-      let stored = readCursor(latest, source.name, org.id);
       const budget = budgetFor(opts, org.id, source.name, section.rate_limit_share);
-      const health = new PollerHealth({
-        startedMs: Date.now(),
-        silentAfterMs: section.silent_after_ms,
-        cursorSavedMs: stored ? Date.parse(stored.savedAt) || null : null,
-        newestPublishedMs: stored?.newestPublished ? Date.parse(stored.newestPublished) || null : null,
-      });
-      const telemetry = createPollerTelemetry(opts.logger, labels, health, () => budget.snapshot.state?.remaining ?? null, () => {
-        const { state, used } = budget.snapshot;
-        return state ? used / budget.allowedPerWindow(state.limit) : null;
-      });
-      if (!stored && latest.has(`${source.name}:${org.id}`)) telemetry.cursorUnreadable();
-      if (stored && !isFollowable(stored.next, org.base_url, source.path)) {
-        // base_url changed since: never send this org's credentials to the old host. Starting afresh
-        // re-reads a window at worst, and the tables fold what was already stored.
-        telemetry.cursorElsewhere(new URL(stored.next).origin);
-        stored = null;
-      }
+      const holder: Pick<Unit, 'running'> = { running: null };
+      // The client reports into the telemetry of whichever poller the unit runs now.
+      const t = () => holder.running?.telemetry;
       const client = new IdentityClient({
         org: org.id,
         auth,
@@ -123,41 +146,139 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
         schedule,
         policies,
         events: {
-          reply: (status) => status !== 200 && telemetry.reply(status),
-          retry: (err, attempt, delayMs) => telemetry.retry(err, attempt, delayMs),
-          rateLimited: (delayMs, resetKnown) => telemetry.rateLimited(delayMs, resetKnown),
-          budgetWait: (ms, why) => telemetry.budgetWait(ms, why),
+          reply: (status) => status !== 200 && t()?.reply(status),
+          retry: (err, attempt, delayMs) => t()?.retry(err, attempt, delayMs),
+          rateLimited: (delayMs, resetKnown) => t()?.rateLimited(delayMs, resetKnown),
+          budgetWait: (ms, why) => t()?.budgetWait(ms, why),
         },
       });
-      const poller = new Poller({
-        org: org.id,
-        baseUrl: org.base_url,
-        source,
-        client,
+      units.push(Object.assign(holder, {
+        key: cursorKey(source.name, org.id),
+        org,
+        auth,
         budget,
-        stream: opts.stream,
-        topics: opts.topics,
-        cursor: stored,
-        pollIntervalMs: section.poll_interval_ms,
-        policies,
-        health,
-        telemetry,
-      });
-      pollers.push(poller);
-      handles.push({
-        org: org.id, source: source.name, position: () => poller.position, health: () => health.snapshot(Date.now()), authenticator: auth, budget, requests: () => null,
-      });
+        start: (partition: number, tx: Transactor, latest: ReadonlyMap<string, ConsumedRecord>, a: Assignment) =>
+          startPoller({ org, section, source, client, budget, auth }, partition, tx, latest, a),
+      }));
     }
   }
-  for (const p of pollers) p.start();
 
-  let stopping: Promise<void> | null = null;
+  const claims = new Map<number, Transactor>();
+  type PollUnit = {
+    org: OrgConfig;
+    section: PollSectionConfig;
+    source: PollSource;
+    client: IdentityClient;
+    budget: RateBudget;
+    auth: Authenticator;
+  };
+  const startPoller = (unit: PollUnit, partition: number, tx: Transactor, latest: ReadonlyMap<string, ConsumedRecord>, a: Assignment): Running => {
+    const { org, section, source, budget } = unit;
+    const labels = { org: org.id, source: source.name };
+    let stored = readCursor(latest, source.name, org.id);
+    const health = new PollerHealth({
+      startedMs: Date.now(),
+      silentAfterMs: section.silent_after_ms,
+      cursorSavedMs: stored ? Date.parse(stored.savedAt) || null : null,
+      newestPublishedMs: stored?.newestPublished ? Date.parse(stored.newestPublished) || null : null,
+    });
+    const telemetry = createPollerTelemetry(opts.logger, labels, health, () => budget.snapshot.state?.remaining ?? null, () => {
+      const { state, used } = budget.snapshot;
+      return state ? used / budget.allowedPerWindow(state.limit) : null;
+    });
+    if (!stored && latest.has(cursorKey(source.name, org.id))) telemetry.cursorUnreadable();
+    if (stored && !isFollowable(stored.next, org.base_url, source.path)) {
+      // base_url changed since: never send this org's credentials to the old host. Starting afresh
+      // re-reads a window at worst, and the tables fold what was already stored.
+      telemetry.cursorElsewhere(new URL(stored.next).origin);
+      stored = null;
+    }
+    const poller = new Poller({
+      org: org.id,
+      baseUrl: org.base_url,
+      source,
+      client: unit.client,
+      budget,
+      stream: tx,
+      topics: opts.topics,
+      cursor: stored,
+      pollIntervalMs: section.poll_interval_ms,
+      policies,
+      health,
+      telemetry,
+      // Another instance claimed this partition: stop its pollers here; the group tells us what we own next.
+      onFenced: () => {
+        a.release([partition]);
+        void revoke([partition], 'fenced');
+      },
+    });
+    poller.start();
+    const handle: PollerHandle = {
+      org: org.id,
+      source: source.name,
+      position: () => poller.position,
+      health: () => health.snapshot(Date.now()),
+      authenticator: unit.auth,
+      budget,
+      requests: () => null,
+    };
+    return { partition, telemetry, handle, stop: () => poller.stop() };
+  };
+  const stopping = new AbortController();
+  // A claim or the cursor read failing for a moment (a broker restarting) is retried a few times while we
+  // still hold the lease; beyond that the partitions wait for the next rebalance (logged).
+  const assigned = (partitions: readonly number[], a: Assignment) => retry(() => assignOnce(partitions, a), {
+    policy: { ...policies.append, retries: 5 },
+    retriable: (err) => isRetriable(err) && a.current(),
+    signal: stopping.signal,
+    onRetry: (err, attempt, delayMs) => log.warn({ err, attempt, delay_ms: delayMs, partitions }, 'pollers_assignment_retry'),
+  });
+  const assignOnce = async (partitions: readonly number[], a: Assignment) => {
+    owned = () => a.current();
+    const mine = units.filter((u) => partitions.includes(a.partitionOf(u.key)));
+    const held = [...new Set(mine.map((u) => a.partitionOf(u.key)))];
+    // Claim first: from here on a previous owner can neither append nor move a cursor, so what we read next is final.
+    await Promise.all(held.filter((p) => !claims.has(p)).map(async (p) => {
+      claims.set(p, await opts.stream.claim(`${opts.topics.cursors}.${p}`, () => a.current()));
+    }));
+    const latest = held.length > 0 ? await opts.stream.readLatestByKey(opts.topics.cursors, held) : new Map<string, ConsumedRecord>();
+    for (const u of mine) u.running = u.start(a.partitionOf(u.key), claims.get(a.partitionOf(u.key))!, latest, a);
+    log.info({ partitions: held, pollers: mine.length }, 'pollers_assigned');
+  };
+
+  const revoke = async (partitions: readonly number[], why: string) => {
+    const mine = units.filter((u) => u.running && partitions.includes(u.running.partition));
+    await Promise.all(mine.map(async (u) => {
+      const r = u.running!;
+      u.running = null;
+      await r.stop();
+    }));
+    await Promise.all(partitions.map(async (p) => {
+      const tx = claims.get(p);
+      claims.delete(p);
+      await tx?.close();
+    }));
+    if (mine.length > 0) log.info({ partitions, pollers: mine.length, why }, 'pollers_revoked');
+  };
+
+  const assignment = await opts.stream.assign({
+    topic: opts.topics.cursors,
+    group: opts.group ?? `${opts.topics.cursors}.pollers`,
+    onAssigned: assigned,
+    onRevoked: (partitions) => revoke(partitions, 'revoked'),
+    onError: (err) => log.error({ err }, 'pollers_assignment_failed'),
+  });
+
+  let stopped: Promise<void> | null = null;
   return {
-    pollers: handles,
+    get pollers(): PollerHandle[] {
+      return units.filter((u) => u.running).map((u) => u.running!.handle);
+    },
     stop() {
-      // Each poller's abort also takes its waiting entries out of the queue (their add() rejects).
-      stopping ??= Promise.all(pollers.map((p) => p.stop())).then(() => undefined);
-      return stopping;
+      // Stops every poller (each abort also takes its waiting entries out of the queue), then leaves the group.
+      stopping.abort();
+      stopped ??= assignment.stop();
+      return stopped;
     },
   };
 }
@@ -167,22 +288,73 @@ export function budgetFor(opts: Pick<IngestOptions, 'budgetDir'>, org: string, s
   return new RateBudget({ share, store: opts.budgetDir ? new BudgetLedger(ledgerPath(opts.budgetDir, org, source)) : undefined });
 }
 
-/** Reconcile mode: the System Log behind real time, only the hooks' types, only what they missed (reconcile/). */
-function startReconciler(
+/**
+ * Reconcile mode: the System Log behind real time, only the hooks' types, only what they missed
+ * (reconcile/). Owned like a poller: its position (`reconcile:<org>`) lives on the cursors topic, and it
+ * appends through the claimed transactional owner of that key's partition.
+ */
+function reconcileUnit(
   org: OrgConfig,
-  latest: ReadonlyMap<string, ConsumedRecord>,
   opts: IngestOptions,
   auth: Authenticator,
   schedule: <T>(fn: () => Promise<T>, signal?: AbortSignal) => Promise<T>,
   policies: IdpPolicies,
-): { reconciler: Reconciler; handle: PollerHandle } {
-  if (!opts.store) throw new HooklogError('CONFIG_INVALID', `orgs[${org.id}].system_log.mode: reconcile needs the store (run it in hooklog start)`);
+): Unit {
+  const store = opts.store;
+  if (!store) {
+    throw new HooklogError('CONFIG_INVALID', `orgs[${org.id}].system_log.mode: reconcile needs the store (run the pollers with the sink)`);
+  }
   const s = org.system_log;
   // The same bucket (and ledger) as a continuous System Log poller of the org: /api/v1/logs.
   const budget = budgetFor(opts, org.id, 'system-log', s.rate_limit_share);
-  const stored = readReconcilePosition(latest, org.id, org.base_url);
-  const health = new PollerHealth({ startedMs: Date.now(), silentAfterMs: s.silent_after_ms, cursorSavedMs: null, newestPublishedMs: null });
-  const telemetry = createPollerTelemetry(opts.logger, { org: org.id, source: 'reconcile' }, health, () => budget.snapshot.state?.remaining ?? null);
+  const unit: Unit = {
+    key: reconcileCursorKey(org.id),
+    org,
+    auth,
+    budget,
+    running: null,
+    start: (partition, tx, latest) => {
+      const stored = readReconcilePosition(latest, org.id, org.base_url);
+      const health = new PollerHealth({ startedMs: Date.now(), silentAfterMs: s.silent_after_ms, cursorSavedMs: null, newestPublishedMs: null });
+      const telemetry = createPollerTelemetry(opts.logger, { org: org.id, source: 'reconcile' }, health, () => budget.snapshot.state?.remaining ?? null);
+      const r = s.reconcile;
+      const reconciler = new Reconciler({
+        org: org.id,
+        baseUrl: org.base_url,
+        client,
+        budget,
+        stream: tx,
+        topics: opts.topics,
+        known: knownInStore(store),
+        settings: {
+          eventTypes: r.event_types,
+          delayMs: r.delay_ms,
+          cadenceMs: r.cadence_ms,
+          lostDeliveryIntervalMs: r.lost_delivery_interval_ms,
+          lostDeliveryLookbackMs: r.lost_delivery_lookback_ms,
+        },
+        position: stored,
+        startMs: clampStart(parseStart(s.start, Date.now()) ?? Date.now(), Date.now()),
+        policies,
+        health,
+        telemetry,
+        onLostDelivery: (loss) => telemetry.lostDelivery(loss.hookId),
+      });
+      reconciler.start();
+      const handle: PollerHandle = {
+        org: org.id,
+        source: 'system-log',
+        position: () => reconciler.position.windowNext,
+        health: () => health.snapshot(Date.now()),
+        authenticator: auth,
+        budget,
+        requests: () => reconciler.requests,
+      };
+      return { partition, telemetry, handle, stop: () => reconciler.stop() };
+    },
+  };
+  // The client reports into the telemetry of the reconciler the unit runs now.
+  const t = () => unit.running?.telemetry;
   const client = new IdentityClient({
     org: org.id,
     auth,
@@ -190,45 +362,13 @@ function startReconciler(
     schedule,
     policies,
     events: {
-      reply: (status) => status !== 200 && telemetry.reply(status),
-      retry: (err, attempt, delayMs) => telemetry.retry(err, attempt, delayMs),
-      rateLimited: (delayMs, resetKnown) => telemetry.rateLimited(delayMs, resetKnown),
-      budgetWait: (ms, why) => telemetry.budgetWait(ms, why),
+      reply: (status) => status !== 200 && t()?.reply(status),
+      retry: (err, attempt, delayMs) => t()?.retry(err, attempt, delayMs),
+      rateLimited: (delayMs, resetKnown) => t()?.rateLimited(delayMs, resetKnown),
+      budgetWait: (ms, why) => t()?.budgetWait(ms, why),
     },
   });
-  const r = s.reconcile;
-  const reconciler = new Reconciler({
-    org: org.id,
-    baseUrl: org.base_url,
-    client,
-    budget,
-    stream: opts.stream,
-    topics: opts.topics,
-    known: knownInStore(opts.store),
-    settings: {
-      eventTypes: r.event_types,
-      delayMs: r.delay_ms,
-      cadenceMs: r.cadence_ms,
-      lostDeliveryIntervalMs: r.lost_delivery_interval_ms,
-      lostDeliveryLookbackMs: r.lost_delivery_lookback_ms,
-    },
-    position: stored,
-    startMs: clampStart(parseStart(s.start, Date.now()) ?? Date.now(), Date.now()),
-    policies,
-    health,
-    telemetry,
-    onLostDelivery: (loss) => telemetry.lostDelivery(loss.hookId),
-  });
-  const handle: PollerHandle = {
-    org: org.id,
-    source: 'system-log',
-    position: () => reconciler.position.windowNext,
-    health: () => health.snapshot(Date.now()),
-    authenticator: auth,
-    budget,
-    requests: () => reconciler.requests,
-  };
-  return { reconciler, handle };
+  return unit;
 }
 
 /** One authenticator per org, shared by its pollers (one token serves both scopes). */

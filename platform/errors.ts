@@ -11,6 +11,8 @@ export const ErrorCodes = [
   'STREAM_APPEND_FAILED',
   'STREAM_CORRUPT',
   'STREAM_CLOSED',
+  // Another holder claimed the same owned work (a newer owner of a partition): this one must stop, not retry.
+  'STREAM_FENCED',
   'STORE_UNAVAILABLE',
   'STORE_QUERY_FAILED',
   'STORE_REJECTED_ROW',

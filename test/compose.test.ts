@@ -9,13 +9,18 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { parseConfig } from '../cli/config/load.js';
+import { parseRoles } from '../platform/config/fleet.js';
 import { REPO_DIR } from './support/cli.js';
 
-interface Service { image?: string; build?: string; environment?: Record<string, string>; volumes?: string[]; ports?: string[]; command?: string[] }
+interface Service {
+  image?: string; build?: string; command?: string[]; environment?: Record<string, string>; volumes?: string[]; ports?: string[];
+  healthcheck?: { test: string[] }; deploy?: { replicas?: number };
+}
 const compose = parse(readFileSync(join(REPO_DIR, 'docker-compose.yml'), 'utf8')) as { services: Record<string, Service> };
 
 describe('docker-compose.yml', () => {
-  const hooklog = compose.services.hooklog!;
+  const hooklog = compose.services.receivers!;
+  const workers = compose.services.workers!;
   const mount = hooklog.volumes!.find((v) => v.endsWith(':/etc/hooklog/hooklog.yaml:ro'))!;
   const raw = parse(readFileSync(join(REPO_DIR, mount.split(':')[0]!), 'utf8'));
   const env = { HOOKLOG_HOOK_SECRET: 'compose-secret-0123456789', CLICKHOUSE_PASSWORD: 'pw' };
@@ -37,9 +42,34 @@ describe('docker-compose.yml', () => {
     expect(new URL(config.store.clickhouse!.url).host).toBe('clickhouse:8123');
     expect(config.store.clickhouse!.username).toBe(ch.environment!.CLICKHOUSE_USER);
     expect(config.store.database).toBe(ch.environment!.CLICKHOUSE_DB);
-    expect(hooklog.ports).toContain(`${config.server.port}:${config.server.port}`);
     expect(config.data_dir).toBe('/var/lib/hooklog');
-    expect(hooklog.volumes!.some((v) => v.endsWith(`:${config.data_dir}`))).toBe(true);
+  });
+
+  it('runs a fleet: receivers behind the proxy, workers with the other roles, one config for all', () => {
+    const roles = (s: Service) => parseRoles(s.command![s.command!.indexOf('--roles') + 1]!);
+    expect(hooklog.command!.slice(0, 3)).toEqual(['node', 'bin/hooklog.js', 'start']);
+    expect(roles(hooklog)).toEqual(['receivers']);
+    expect(roles(workers).sort()).toEqual(['alerting', 'pollers', 'sink']);
+    expect(hooklog.deploy!.replicas).toBeGreaterThan(1);
+    expect(workers.deploy!.replicas).toBeGreaterThan(1);
+    expect(workers.volumes).toEqual(hooklog.volumes);
+    expect(workers.image).toBe(hooklog.image);
+    // Load balancers route on the receivers' own readiness, which never waits for a consumer group.
+    expect(hooklog.healthcheck!.test.join(' ')).toContain('/readyz?role=receivers');
+    // Every instance gets its own name from its container's hostname.
+    expect(parseConfig(raw, { ...env, HOSTNAME: 'c0ffee' }).instance_id).toBe('c0ffee');
+
+    const config = parseConfig(raw, env);
+    const proxy = compose.services.proxy!;
+    expect(proxy.ports).toEqual([`${config.server.port}:8080`]);
+    const conf = proxy.volumes!.find((v) => v.endsWith(':/etc/nginx/conf.d/default.conf:ro'))!;
+    const nginx = readFileSync(join(REPO_DIR, conf.split(':')[0]!), 'utf8');
+    expect(nginx).toContain(`set $receivers receivers:${config.server.port};`);
+    expect(nginx).toMatch(/location \/hooks\/ \{/);
+    // The proxy's read time-out sits between hooklog's ack budget and the service's 3 s.
+    const readMs = Number(/proxy_read_timeout (\d+)ms;/.exec(nginx)![1]);
+    expect(readMs).toBeGreaterThan(config.server.ack_timeout_ms);
+    expect(readMs).toBeLessThan(3000);
   });
 
   it('runs Prometheus scraping hooklog, and Grafana provisioned with that datasource and the hooklog dashboard', () => {
@@ -53,11 +83,13 @@ describe('docker-compose.yml', () => {
     expect(prometheus.image).toMatch(/^prom\/prometheus:v3\./);
     const promConfigPath = prometheus.command!.find((c) => c.startsWith('--config.file='))!.split('=')[1]!;
     const scrape = parse(readFileSync(hostFile(prometheus, promConfigPath), 'utf8')) as {
-      scrape_configs: Array<{ metrics_path: string; static_configs: Array<{ targets: string[] }> }>;
+      scrape_configs: Array<{ metrics_path: string; dns_sd_configs: Array<{ names: string[]; type: string; port: number }> }>;
     };
     const job = scrape.scrape_configs[0]!;
     expect(job.metrics_path).toBe('/metrics');
-    expect(job.static_configs[0]!.targets).toEqual([`hooklog:${config.server.port}`]);
+    // Every replica of both scaled services is a target of its own.
+    expect(job.dns_sd_configs[0]).toEqual({ names: ['receivers', 'workers'], type: 'A', port: config.server.port });
+    expect(Object.keys(compose.services)).toEqual(expect.arrayContaining(['receivers', 'workers']));
 
     const grafana = compose.services.grafana!;
     expect(grafana.image).toMatch(/^grafana\/grafana:/);

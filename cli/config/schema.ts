@@ -12,6 +12,7 @@ import {
 } from '../../platform/config/schema.js';
 import { eventHookReceiverSchema, eventHookSchema } from '../../receivers/event-hooks/config.js';
 import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
+import { instanceIdSchema, rolesSchema } from '../../platform/config/fleet.js';
 import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
 
 /**
@@ -20,6 +21,8 @@ import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
  * component's own (beside its code). `hooklog check-config --schema` prints it.
  */
 export const configSchema = z.strictObject({
+  roles: rolesSchema,
+  instance_id: instanceIdSchema,
   data_dir: dataDirSchema,
   log_level: logLevelSchema,
   log: logSchema,
@@ -42,6 +45,14 @@ export const configSchema = z.strictObject({
     }
     seen.set(h.id, i);
   });
+  const k = cfg.stream.kafka;
+  if (k && k.heartbeat_interval_ms * 3 > k.session_timeout_ms) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['stream', 'kafka', 'heartbeat_interval_ms'],
+      message: `must be at most a third of session_timeout_ms (${k.session_timeout_ms})`,
+    });
+  }
   if (cfg.server.request_timeout_ms <= cfg.server.headers_timeout_ms) {
     ctx.addIssue({ code: 'custom', path: ['server', 'request_timeout_ms'], message: `must be above server.headers_timeout_ms (${cfg.server.headers_timeout_ms})` });
   }

@@ -6,7 +6,7 @@
  * only then does the handler resolve and the stream commit the offsets.
  */
 import { Header } from '../../platform/stream/headers.js';
-import type { Consumer, ConsumedRecord, RecordBatch, Stream, StreamRecord } from '../../platform/stream/types.js';
+import type { Consumer, ConsumedRecord, RecordBatch, Stream, StreamRecord, Transactor } from '../../platform/stream/types.js';
 import type { Alert } from './alert.js';
 import { checkpointKey, readCheckpoints, type Checkpoint } from './checkpoint.js';
 import { PartitionEngine, emptyState, type EngineState, type EventMeta } from './engine.js';
@@ -69,7 +69,8 @@ interface Slot {
 }
 
 export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Consumer> {
-  let checkpoints = await readCheckpoints(o.stream, o.stateTopic, o.group, o.logsTopic);
+  // Read (after claiming) when a partition first reaches us: another instance may evaluate it before then.
+  let checkpoints = new Map<number, Checkpoint>();
   const slots = new Map<number, Slot>();
   const reload = new Set<number>();
   const slotFrom = (cp: Checkpoint): Slot => {
@@ -78,11 +79,20 @@ export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Con
     return { engine: new PartitionEngine(o.rules, { allowedLatenessMs: o.allowedLatenessMs, dedupWindowMs: o.dedupWindowMs }, state), nextOffset: cp.nextOffset };
   };
 
+  // One claim per logs partition (transactional id `<clientId>.<state topic>.<group>.<partition>`): the
+  // instance that evaluates a partition now fences whoever evaluated it before, so a zombie that lost
+  // it can no longer write alerts or checkpoints, and what we read after claiming is final.
+  const claims = new Map<number, Transactor>();
   const handler = async (batch: RecordBatch) => {
     let slot = slots.get(batch.partition);
-    if ((slot && batch.firstOffset > slot.nextOffset) || reload.has(batch.partition)) {
-      // A gap (another group member evaluated these records while we did not own the partition),
-      // or our last write failed and may yet have landed: the state topic says where we are.
+    let claim = claims.get(batch.partition);
+    if (!claim || !slot || batch.firstOffset > slot.nextOffset || reload.has(batch.partition)) {
+      // New to us (another group member may have evaluated it since we read the checkpoints), a gap,
+      // or our last write failed and may yet have landed: claim, then the state topic says where we are.
+      claims.delete(batch.partition);
+      await claim?.close();
+      claim = await o.stream.claim(`${o.stateTopic}.${o.group}.${batch.partition}`);
+      claims.set(batch.partition, claim);
       checkpoints = await readCheckpoints(o.stream, o.stateTopic, o.group, o.logsTopic);
       reload.delete(batch.partition);
       slot = undefined;
@@ -112,7 +122,7 @@ export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Con
     const saved = JSON.stringify(slot.engine.state);
     const cp = Buffer.from(`{"nextOffset":${nextOffset},"state":${saved}}`);
     try {
-      await o.stream.appendAtomically([
+      await claim.appendAtomically([
         ...(alerts.length ? [{ topic: o.alertsTopic, records: alerts.map(alertRecord) }] : []),
         { topic: o.stateTopic, records: [{ key: checkpointKey(o.group, o.logsTopic, batch.partition), value: cp, headers: {} }] },
       ]);
@@ -128,7 +138,7 @@ export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Con
     o.telemetry.evaluated(batch.partition, fresh.length, alerts.length);
   };
 
-  return o.stream.consume({
+  const consumer = await o.stream.consume({
     topic: o.logsTopic,
     group: o.group,
     handler,
@@ -136,4 +146,11 @@ export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Con
     maxBatchWaitMs: o.maxBatchWaitMs,
     onHandlerError: (err, batch, attempt) => o.telemetry.log.warn({ partition: batch.partition, attempt, err }, 'alerting batch failed; retrying'),
   });
+  return {
+    stop: async () => {
+      await consumer.stop();
+      await Promise.all([...claims.values()].map((c) => c.close()));
+      claims.clear();
+    },
+  };
 }

@@ -38,6 +38,12 @@ export interface AlertingOptions {
   readonly logsTopic: string;
   readonly deadletterTopic: string;
   readonly logger: Logger;
+  /**
+   * Which parts run here (roles, cli/roles.ts): the rule engine and webhooks with
+   * the alerting role, the ClickHouse output (alerts topic → alerts table) with
+   * the sink role, beside the process that owns the store. Default: all.
+   */
+  readonly parts?: { readonly engine: boolean; readonly webhooks: boolean; readonly clickhouse: boolean };
   /** Tests shorten webhook backoff. */
   readonly webhookRetryPolicy?: RetryPolicy;
   /** Named analytics queries for scheduled rules with `query:` (wired by the process that has them). */
@@ -82,14 +88,15 @@ export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
     for (const out of outputs.splice(0)) await out.stop();
   };
   try {
-    if (c.clickhouse) {
+    const parts = o.parts ?? { engine: true, webhooks: true, clickhouse: true };
+    if (c.clickhouse && parts.clickhouse) {
       if (!o.store) throw new HooklogError('CONFIG_INVALID', 'alerting.clickhouse is on but no store was given');
       outputs.push(await startClickHouseOutput({ stream: o.stream, store: o.store, alertsTopic: topics.alerts, deadletterTopic: o.deadletterTopic, group: c.group, logger: o.logger, signal: abort.signal }));
     }
-    for (const w of c.webhooks) {
+    for (const w of parts.webhooks ? c.webhooks : []) {
       outputs.push(await startWebhookOutput({ stream: o.stream, alertsTopic: topics.alerts, group: c.group, config: w, telemetry, signal: abort.signal, ...(o.webhookRetryPolicy ? { retryPolicy: o.webhookRetryPolicy } : {}) }));
     }
-    engine = await startEngineConsumer({
+    engine = !parts.engine ? undefined : await startEngineConsumer({
       stream: o.stream,
       logsTopic: o.logsTopic,
       alertsTopic: topics.alerts,
@@ -103,14 +110,14 @@ export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
       telemetry,
     });
     const scheduled = rules.filter((r) => r.kind === 'scheduled');
-    if (scheduled.length && c.scheduled) {
+    if (scheduled.length && c.scheduled && parts.engine) {
       if (!o.store) throw new HooklogError('CONFIG_INVALID', `scheduled rules (${scheduled[0]!.id}, …) need the store, and none was given`);
       scheduler = await startScheduler({
         stream: o.stream, store: o.store, rules: scheduled, alertsTopic: topics.alerts, stateTopic: topics.state, group: c.group, telemetry,
         ...(o.resolveQuery ? { resolveQuery: o.resolveQuery } : {}),
       });
     }
-    telemetry.log.info({ rules: rules.length, scheduled: c.scheduled ? scheduled.length : 0, webhooks: c.webhooks.length, clickhouse: c.clickhouse }, 'alerting started');
+    telemetry.log.info({ rules: rules.length, scheduled: c.scheduled ? scheduled.length : 0, webhooks: c.webhooks.length, clickhouse: c.clickhouse, parts }, 'alerting started');
     return { rules, counters: telemetry.counters, topics, stop: () => stopAll(engine) };
   } catch (err) {
     await stopAll(engine);

@@ -50,7 +50,8 @@ export interface PollerOptions {
   readonly source: PollSource;
   readonly client: IdentityClient;
   readonly budget: RateBudget;
-  readonly stream: Stream;
+  /** Where pages and cursors are appended: the claim of the cursor partition this poller's key is on. */
+  readonly stream: Pick<Stream, 'appendAtomically'>;
   readonly topics: Pick<Topics, 'cursors' | 'deadletter'>;
   /** The stored position, if any. */
   readonly cursor: Cursor | null;
@@ -59,7 +60,10 @@ export interface PollerOptions {
   readonly health: PollerHealth;
   readonly telemetry: PollerTelemetry;
   readonly now?: () => number;
+  /** The append was fenced: another process owns this (org, API) now. The poller has stopped. */
+  readonly onFenced?: () => void;
 }
+
 
 export class Poller {
   readonly #o: PollerOptions;
@@ -75,6 +79,10 @@ export class Poller {
     this.#now = opts.now ?? Date.now;
     this.#url = opts.cursor?.next ?? opts.source.firstUrl(this.#now());
     this.#positioned = opts.cursor !== null;
+  }
+
+  get telemetry(): PollerTelemetry {
+    return this.#o.telemetry;
   }
 
   /** The URL the next request goes to (tests). */
@@ -123,6 +131,12 @@ export class Poller {
       } catch (err) {
         prefetched = null;
         if (signal.aborted) break;
+        if (err instanceof HooklogError && err.code === 'STREAM_FENCED') {
+          // Not ours any more: nothing was stored, and retrying could only fail the same way.
+          telemetry.blocked(err, 1, 0);
+          this.#o.onFenced?.();
+          break;
+        }
         streak++;
         const delay = backoffDelay(policies.blocked, streak);
         telemetry.blocked(err, streak, delay);

@@ -61,7 +61,8 @@ export interface ReconcilerOptions {
   readonly baseUrl: string;
   readonly client: IdentityClient;
   readonly budget: RateBudget;
-  readonly stream: Stream;
+  /** The claimed owner of the cursors partition its position lands on (or the stream, alone). */
+  readonly stream: Pick<Stream, 'appendAtomically'>;
   readonly topics: Pick<Topics, 'logs' | 'cursors' | 'deadletter'>;
   readonly known: KnownLookup;
   readonly settings: ReconcileSettings;

@@ -36,7 +36,12 @@ export const serverSchema = z.strictObject({
 
 const kafkaSchema = z.strictObject({
   brokers: z.array(z.string().regex(/^[^:\s]+:\d+$/, 'must be host:port')).min(1).describe('Bootstrap brokers, host:port. Setting this section selects Kafka.'),
-  client_id: z.string().default('hooklog').describe('Kafka client id; also the base of the transactional id.'),
+  client_id: z.string().default('hooklog').describe('Kafka client id; also the base of every transactional id (see README, "Running many instances").'),
+  session_timeout_ms: z.number().int().min(3000).max(300_000).default(10_000)
+    .describe('Consumer-group session time-out: how long the partitions (and polled orgs) of an instance that died without a goodbye stay with it ' +
+      'before others take over. A stopped instance leaves at once. Must be within the broker\'s group.min/max.session.timeout.ms (6 s..30 min by default).'),
+  heartbeat_interval_ms: z.number().int().min(100).max(60_000).default(1000)
+    .describe('Consumer-group heartbeat interval: how soon a member notices a rebalance. Below a third of session_timeout_ms.'),
   replication_factor: z.number().int().min(1).default(1).describe('Replication factor for topics hooklog creates. Use 3 in production.'),
   ssl: z.boolean().default(false).describe('Connect with TLS.'),
   sasl: z.strictObject({
@@ -83,6 +88,7 @@ export const logLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug',
 
 /** The sections platform/ reads; the whole config (cli/config/schema.ts) has these and the components' own. */
 export interface PlatformConfig {
+  readonly instance_id?: string | undefined;
   readonly data_dir: z.output<typeof dataDirSchema>;
   readonly log_level: z.output<typeof logLevelSchema>;
   readonly log: z.output<typeof logSchema>;

@@ -17,6 +17,10 @@ export async function openStream(config: PlatformConfig, logger: Logger, opts: {
     return openKafkaStream({
       brokers: s.kafka.brokers,
       clientId: s.kafka.client_id,
+      ...(config.instance_id ? { instanceId: config.instance_id } : {}),
+      topicPrefix: s.topic_prefix,
+      sessionTimeoutMs: s.kafka.session_timeout_ms,
+      heartbeatIntervalMs: s.kafka.heartbeat_interval_ms,
       replicationFactor: s.kafka.replication_factor,
       ssl: s.kafka.ssl,
       ...(s.kafka.sasl ? { sasl: s.kafka.sasl } : {}),

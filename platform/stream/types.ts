@@ -97,6 +97,62 @@ export interface Consumer {
   stop(): Promise<void>;
 }
 
+/**
+ * The right to append atomically on behalf of one piece of owned work (for
+ * example "the pollers of cursors partition 3"), not on behalf of a process.
+ * Claiming it fences every earlier holder of the same name: once a newer
+ * holder has claimed, an older one can neither start nor commit an append
+ * (Kafka: one transactional id per owned partition, as Kafka Streams does).
+ */
+export interface Transactor {
+  readonly owner: string;
+  /**
+   * Like Stream.appendAtomically. Throws STREAM_FENCED (not retriable) once a
+   * newer holder claimed the same owner; the holder must stop the work, and
+   * claim again only if it owns the work again.
+   */
+  appendAtomically(writes: readonly TopicWrite[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface AssignmentOptions {
+  /** The topic whose partitions are the units of ownership. */
+  readonly topic: string;
+  /** The group sharing them out among live processes. */
+  readonly group: string;
+  /**
+   * This process now owns these partitions (in addition to any it kept). Called
+   * one at a time with onRevoked, never concurrently; the next rebalance waits for it.
+   */
+  readonly onAssigned: (partitions: readonly number[], assignment: Assignment) => Promise<void>;
+  /** This process may no longer own these partitions: stop their work before resolving. */
+  readonly onRevoked: (partitions: readonly number[]) => Promise<void>;
+  /** Told about failures of the assigned/revoked callbacks. */
+  readonly onError?: (err: unknown) => void;
+}
+
+/** A live share of a topic's partitions (see Stream.assign). */
+export interface Assignment {
+  /** Partitions of the topic (fixed for the assignment's life). */
+  readonly partitions: number;
+  /** The partition a key belongs to: the same one the stream appends that key to. */
+  partitionOf(key: string): number;
+  /**
+   * False when this process cannot be sure it still owns what it was assigned
+   * (no heartbeat answered within the session time-out: paused, cut off). Work
+   * must not start new requests while false.
+   */
+  current(): boolean;
+  /**
+   * Forget these partitions (their work was fenced: another process claimed it,
+   * so the group has moved them); if they are assigned to us again, onAssigned
+   * runs for them afresh.
+   */
+  release(partitions: readonly number[]): void;
+  /** Revokes everything (onRevoked), then leaves the group so others take over at once. */
+  stop(): Promise<void>;
+}
+
 export interface Stream {
   readonly kind: 'kafka' | 'embedded';
   /** Creates missing topics; existing ones are left as they are. */
@@ -110,8 +166,21 @@ export interface Stream {
   latestOffsets(topic: string): Promise<Map<number, number>>;
   /** The group's committed position (next offset to read) per partition. */
   committedOffsets(topic: string, group: string): Promise<Map<number, number>>;
-  /** Latest record per key of a (compacted) topic, read from the beginning; for cursors on start-up. */
-  readLatestByKey(topic: string): Promise<Map<string, ConsumedRecord>>;
+  /**
+   * Claims `owner` for atomic appends, fencing its earlier holders (see
+   * Transactor). `stillOwner` is asked before the claim is ever re-initialised
+   * after a failure; false turns the failure into STREAM_FENCED.
+   */
+  claim(owner: string, stillOwner?: () => boolean): Promise<Transactor>;
+  /**
+   * Joins `group` for a share of `topic`'s partitions, without reading its
+   * records: ownership of work (Kafka: the group's assignment; embedded: this
+   * process owns every partition). Resolves once joined and the first
+   * assignment's onAssigned has run.
+   */
+  assign(opts: AssignmentOptions): Promise<Assignment>;
+  /** Latest record per key of a (compacted) topic (of the given partitions only, when given), read from the beginning. */
+  readLatestByKey(topic: string, partitions?: readonly number[]): Promise<Map<string, ConsumedRecord>>;
   /** Throws when the stream cannot take appends (for /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -62,7 +62,9 @@ export class GatedStream implements Stream {
   appendAtomically: Stream['appendAtomically'] = (w) => this.inner.appendAtomically(w);
   consume: Stream['consume'] = (o) => this.inner.consume(o);
   committedOffsets: Stream['committedOffsets'] = (t, g) => this.inner.committedOffsets(t, g);
-  readLatestByKey: Stream['readLatestByKey'] = (t) => this.inner.readLatestByKey(t);
+  readLatestByKey: Stream['readLatestByKey'] = (t, p) => this.inner.readLatestByKey(t, p);
+  claim: Stream['claim'] = (o, s) => this.inner.claim(o, s);
+  assign: Stream['assign'] = (o) => this.inner.assign(o);
   ping: Stream['ping'] = () => this.inner.ping();
   close: Stream['close'] = () => this.inner.close();
 }

@@ -36,7 +36,7 @@ describe('token hook in the running process', () => {
 
     const res = await postToken(running.url, sampleRequest());
     expect(res).toEqual({ status: 200, json: { commands: [{ type: 'com.okta.access.patch', value: [{ op: 'add', path: '/claims/tagged', value: true }] }] } });
-    const store = running.store;
+    const store = running.store!;
     const rows = await waitFor(async () => {
       const got = await store.query<{ outcome: string; rules_matched: string[]; hook_id: string }>(`SELECT outcome, rules_matched, hook_id FROM ${db}.token_decisions FINAL`);
       return got.length > 0 ? got : undefined;

@@ -37,6 +37,8 @@ export interface RequestRecord {
   readonly path: string;
   readonly params: Readonly<Record<string, string>>;
   status: number;
+  /** Who asked: the Authorization header (tests give each hooklog instance its own token to tell them apart). */
+  readonly client?: string;
   fault?: string;
   /** When the reply finished (or the connection closed); unset while it is being written. */
   doneAt?: number;
@@ -121,7 +123,8 @@ export class SimulatedOrg extends EventEmitter {
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const now = this.#now();
     const url = new URL(req.url ?? '/', this.#url);
-    const rec: RequestRecord = { at: now, method: req.method ?? '', path: url.pathname, params: Object.fromEntries(url.searchParams), status: 0 };
+    const client = req.headers.authorization;
+    const rec: RequestRecord = { at: now, method: req.method ?? '', path: url.pathname, params: Object.fromEntries(url.searchParams), status: 0, ...(client ? { client } : {}) };
     this.requests.push(rec);
     res.once('close', () => (rec.doneAt = this.#now()));
     this.emit('request', rec);

@@ -14,7 +14,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { HooklogError } from '../../errors.js';
 import { silentLogger, type Logger } from '../../log.js';
-import type { ConsumeOptions, ConsumedRecord, Consumer, Stream, StreamRecord, TopicSpec, TopicWrite } from '../types.js';
+import type { Assignment, AssignmentOptions, Transactor, ConsumeOptions, ConsumedRecord, Consumer, Stream, StreamRecord, TopicSpec, TopicWrite } from '../types.js';
 import { gauge } from '../../metrics.js';
 import { watchLag } from '../lag.js';
 import { EmbeddedConsumer } from './consumer.js';
@@ -45,6 +45,12 @@ export interface EmbeddedStreamOptions {
   readonly onCapChange?: (over: boolean, bytes: number) => void;
   /** Default: silent. */
   readonly logger?: Logger;
+  /**
+   * How long to wait for a live owner of the directory's lock to exit (a
+   * previous process still shutting down or being killed) before failing with
+   * STREAM_UNAVAILABLE. Default 30 000.
+   */
+  readonly lockWaitMs?: number;
 }
 
 /** Opens (creating if needed) the embedded stream, recovering the log after any crash. */
@@ -69,7 +75,7 @@ export async function openEmbeddedStream(opts: EmbeddedStreamOptions): Promise<E
     await syncDir(dirname(d));
     if (d === created) break;
   }
-  const lock = await lockDir(dir, logger);
+  const lock = await lockDir(dir, logger, opts.lockWaitMs);
   try {
     const state = new StreamState();
     const live = new Set<string>();
@@ -140,9 +146,10 @@ function retainFrom(state: StreamState, live: ReadonlySet<string>, topic: string
  * Latest record per key of `spec`. A compacted topic is read from the newest
  * snapshot on (it restates every key); any other from the oldest retained record.
  */
-async function readLatest(log: EmbeddedLog, spec: TopicSpec): Promise<Map<string, ConsumedRecord>> {
+async function readLatest(log: EmbeddedLog, spec: TopicSpec, only?: readonly number[]): Promise<Map<string, ConsumedRecord>> {
   const latest = new Map<string, ConsumedRecord>();
   for (let p = 0; p < spec.partitions; p++) {
+    if (only && !only.includes(p)) continue;
     const reader = new PartitionReader(log, spec.name, p, spec.compacted ? log.compactedStart(spec.name, p) : 0);
     try {
       await reader.readToEnd((records) => {
@@ -281,10 +288,45 @@ export class EmbeddedStream implements Stream {
   }
 
   /** Unknown topics have no records: an empty map. */
-  async readLatestByKey(topic: string): Promise<Map<string, ConsumedRecord>> {
+  async readLatestByKey(topic: string, partitions?: readonly number[]): Promise<Map<string, ConsumedRecord>> {
     this.#checkOpen();
     const spec = this.#state.topic(topic);
-    return spec ? readLatest(this.#log, spec) : new Map();
+    return spec ? readLatest(this.#log, spec, partitions) : new Map();
+  }
+
+  /**
+   * One process owns the directory (its LOCK), so there is no earlier holder to
+   * fence: the claim only refuses appends after it was closed.
+   */
+  async claim(owner: string, _stillOwner?: () => boolean): Promise<Transactor> {
+    this.#checkOpen();
+    let closed = false;
+    return {
+      owner,
+      appendAtomically: (writes) => {
+        if (closed) return Promise.reject(new HooklogError('STREAM_FENCED', `claim ${owner} was closed`));
+        return this.appendAtomically(writes);
+      },
+      close: async () => void (closed = true),
+    };
+  }
+
+  /** The group is this process: it owns every partition from the start, until stopped. */
+  async assign(opts: AssignmentOptions): Promise<Assignment> {
+    this.#checkOpen();
+    const spec = this.#state.topic(opts.topic);
+    if (!spec) throw new HooklogError('STREAM_UNAVAILABLE', `unknown topic ${opts.topic}: create it with ensureTopics first`);
+    const all = Array.from({ length: spec.partitions }, (_, p) => p);
+    let stopping: Promise<void> | null = null;
+    const assignment: Assignment = {
+      partitions: spec.partitions,
+      partitionOf: (key) => partitionFor(key, spec.partitions),
+      current: () => !this.#closed && stopping === null,
+      release: () => undefined, // nobody else can claim: never fenced
+      stop: () => (stopping ??= opts.onRevoked(all).catch((err) => opts.onError?.(err))),
+    };
+    await opts.onAssigned(all, assignment).catch((err) => opts.onError?.(err));
+    return assignment;
   }
 
   async ping(): Promise<void> {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/wait.js';
 import { HooklogError } from '../../errors.js';
+import { capturingLogger } from '../../../test/simulated-org/harness.js';
 import { silentLogger } from '../../log.js';
 import type { StreamRecord } from '../types.js';
 import type { EmbeddedConsumer } from './consumer.js';
@@ -11,7 +12,7 @@ import { openEmbeddedStream } from './index.js';
 import { readAll, tempDirs } from './testing.js';
 
 const dir = tempDirs();
-const open = (dataDir: string) => openEmbeddedStream({ dataDir, logger: silentLogger() });
+const open = (dataDir: string, lockWaitMs = 300) => openEmbeddedStream({ dataDir, logger: silentLogger(), lockWaitMs });
 const rec = (key: string | null, value: string): StreamRecord => ({ key, value: Buffer.from(value), headers: {} });
 
 async function rejection(p: Promise<unknown>): Promise<HooklogError> {
@@ -117,6 +118,28 @@ describe('process lock', () => {
     await s1.close();
     const s2 = await open(d);
     await s2.close();
+  });
+
+  it('waits for a live owner and takes its lock over as soon as it is killed', async () => {
+    const d = dir();
+    await (await open(d)).close();
+    const lock = join(d, 'stream', 'LOCK');
+    const owner = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    writeFileSync(lock, `${owner.pid}\n`);
+    let opened = false;
+    const { logger, lines } = capturingLogger();
+    const opening = openEmbeddedStream({ dataDir: d, logger, lockWaitMs: 20_000 }).then((s) => {
+      opened = true;
+      return s;
+    });
+    await waitFor(() => lines().some((l) => String(l.msg).includes('waiting for it to exit')), { what: 'the opener to wait' });
+    expect(opened).toBe(false);
+    const killedAt = Date.now();
+    owner.kill('SIGKILL');
+    const s = await opening;
+    expect(Date.now() - killedAt).toBeLessThan(2_000);
+    expect(readFileSync(lock, 'utf8').trim()).toBe(String(process.pid));
+    await s.close();
   });
 
   it('refuses a log locked by a live process and takes over a dead one\'s lock', async () => {

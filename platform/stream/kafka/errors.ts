@@ -73,3 +73,13 @@ export function classifyKafkaError(err: unknown, action: string): HooklogError {
   }
   return new HooklogError('STREAM_UNAVAILABLE', `${action}: ${detail}`, { retriable: true, cause: err });
 }
+
+/**
+ * Kafka's answers to a producer whose transactional id was claimed by a newer
+ * producer (a higher epoch): it is a zombie and must stop, not retry.
+ */
+const FENCED = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH']);
+
+export function isFencedError(err: unknown): boolean {
+  return chain(err).some((e) => e.type !== undefined && FENCED.has(e.type));
+}

@@ -3,6 +3,7 @@ import {
   KafkaJSAggregateError, KafkaJSConnectionError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded,
   KafkaJSProtocolError, KafkaJSSASLAuthenticationError,
 } from 'kafkajs';
+import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { HooklogError } from '../../errors.js';
 import { silentLogger } from '../../log.js';
@@ -60,7 +61,12 @@ describe('resolveKafkaOptions', () => {
   const base = { brokers: ['b:9092'], clientId: 'hooklog', logger: silentLogger() };
   it('fills the defaults', () => {
     const o = resolveKafkaOptions(base);
-    expect(o).toMatchObject({ replicationFactor: 1, minInsyncReplicas: 1, transactionalId: 'hooklog.tx', compression: 'gzip', topicPrefix: 'hooklog' });
+    expect(o).toMatchObject({ replicationFactor: 1, minInsyncReplicas: 1, compression: 'gzip', topicPrefix: 'hooklog', sessionTimeoutMs: 10_000, heartbeatIntervalMs: 1_000 });
+    // Unique per process by default: two instances from one config never share a transactional id.
+    expect(o.instanceId).toBe(`${hostname()}-${process.pid}`);
+    expect(o.transactionalId).toBe(`hooklog.${hostname()}-${process.pid}.tx`);
+    expect(resolveKafkaOptions({ ...base, instanceId: 'pod-7' }).transactionalId).toBe('hooklog.pod-7.tx');
+    expect(() => resolveKafkaOptions({ ...base, instanceId: 'a b' })).toThrow(/instanceId/);
     expect(resolveKafkaOptions({ ...base, replicationFactor: 3 }).minInsyncReplicas).toBe(2);
   });
   it('names both fields when the heartbeat is not below the session timeout', () => {

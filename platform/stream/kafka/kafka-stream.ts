@@ -19,13 +19,15 @@
 import { CompressionTypes, Partitioners, type Admin, type Kafka, type Producer } from 'kafkajs';
 import { HooklogError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { ConsumeOptions, ConsumedRecord, Consumer, Stream, StreamRecord, TopicSpec, TopicWrite } from '../types.js';
+import type { Assignment, AssignmentOptions, Transactor, ConsumeOptions, ConsumedRecord, Consumer, Stream, StreamRecord, TopicSpec, TopicWrite } from '../types.js';
 import { chunkRecords, createKafka, recordBytes, toMessage, withDeadline } from './client.js';
 import { watchLag } from '../lag.js';
 import { KafkaGroupConsumer } from './consumer.js';
 import { classifyKafkaError } from './errors.js';
 import { resolveKafkaOptions, type KafkaStreamOptions, type ResolvedKafkaOptions } from './options.js';
 import { readLatestByKey } from './reader.js';
+import { KafkaAssignment } from './assignment.js';
+import { KafkaTransactor } from './transactor.js';
 import { SendQueue, type TopicMessages } from './send-queue.js';
 
 /** Below the broker's default message.max.bytes (1 MiB), leaving room for batch overhead. */
@@ -47,6 +49,7 @@ export class KafkaStream implements Stream {
   readonly #sends: SendQueue;
   #closed = false;
   readonly #consumers = new Set<KafkaGroupConsumer>();
+  readonly #assignments = new Set<KafkaAssignment>();
 
   private constructor(o: ResolvedKafkaOptions) {
     this.#o = o;
@@ -186,6 +189,50 @@ export class KafkaStream implements Stream {
     await p.disconnect().catch(() => undefined);
   }
 
+  /** See transactor.ts: the transactional id `<clientId>.<owner>` follows the work, and claiming it fences the previous holder. */
+  async claim(owner: string, stillOwner?: () => boolean): Promise<Transactor> {
+    this.#checkOpen();
+    return KafkaTransactor.claim({
+      owner,
+      transactionalId: `${this.#o.clientId}.${owner}`,
+      newProducer: (id) => this.#newProducer(id),
+      send: async (tx, topicMessages) => void (await tx.sendBatch({ topicMessages, acks: -1, timeout: ACK_TIMEOUT_MS, compression: this.#compression })),
+      appendTimeoutMs: this.#o.appendTimeoutMs,
+      logger: this.#log,
+      ...(stillOwner ? { stillOwner } : {}),
+    });
+  }
+
+  async assign(opts: AssignmentOptions): Promise<Assignment> {
+    this.#checkOpen();
+    let partitions: number;
+    try {
+      const meta = await this.#admin.fetchTopicMetadata({ topics: [opts.topic] });
+      partitions = meta.topics[0]?.partitions.length ?? 0;
+    } catch (err) {
+      throw classifyKafkaError(err, `reading the partitions of ${opts.topic}`);
+    }
+    if (partitions === 0) throw new HooklogError('STREAM_UNAVAILABLE', `topic ${opts.topic} has no partitions`, { retriable: true });
+    const assignment = new KafkaAssignment(this.#kafka, this.#o, opts, partitions);
+    try {
+      await assignment.start();
+    } catch (err) {
+      await assignment.stop().catch(() => undefined);
+      throw classifyKafkaError(err, `joining group ${opts.group} on ${opts.topic}`);
+    }
+    this.#assignments.add(assignment);
+    return {
+      partitions,
+      partitionOf: (key) => assignment.partitionOf(key),
+      current: () => assignment.current(),
+      release: (ps) => assignment.release(ps),
+      stop: async () => {
+        this.#assignments.delete(assignment);
+        await assignment.stop();
+      },
+    };
+  }
+
   async consume(opts: ConsumeOptions): Promise<Consumer> {
     this.#checkOpen();
     const consumer = new KafkaGroupConsumer(this.#kafka, this.#o, opts, watchLag(this, opts.topic, opts.group));
@@ -227,9 +274,9 @@ export class KafkaStream implements Stream {
     }
   }
 
-  readLatestByKey(topic: string): Promise<Map<string, ConsumedRecord>> {
+  readLatestByKey(topic: string, partitions?: readonly number[]): Promise<Map<string, ConsumedRecord>> {
     this.#checkOpen();
-    return readLatestByKey(this.#kafka, this.#admin, this.#o, topic);
+    return readLatestByKey(this.#kafka, this.#admin, this.#o, topic, partitions);
   }
 
   async ping(): Promise<void> {
@@ -246,8 +293,9 @@ export class KafkaStream implements Stream {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.all([...this.#consumers].map((c) => c.stop()));
+    await Promise.all([...this.#assignments, ...this.#consumers].map((c) => c.stop()));
     this.#consumers.clear();
+    this.#assignments.clear();
     const pending = Promise.all([this.#sends.drained(), this.#txChain]);
     await withDeadline(pending, this.#o.appendTimeoutMs, 'closing').catch(() =>
       this.#log.warn({ queued: this.#sends.queuedRecords }, 'closing with Kafka sends still unacknowledged'));

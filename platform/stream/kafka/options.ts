@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { HooklogError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 
@@ -36,11 +37,23 @@ export interface KafkaStreamOptions {
    * off the main thread. `none` saves CPU where the network is not the limit.
    */
   compression?: 'gzip' | 'none';
-  /** Transactional id for `appendAtomically`; must be unique per running instance and stable across its restarts. Default `<clientId>.tx`. */
+  /**
+   * This process's name among the instances sharing the cluster: part of the
+   * transactional id of `appendAtomically` (work-bound appends use `claim`,
+   * whose ids follow the work instead). Default `<hostname>-<pid>`: unique for
+   * instances started side by side from one config. Set a stable one per
+   * instance (a pod name) so that a restart fences its own zombie there too.
+   */
+  instanceId?: string;
+  /** Transactional id for `appendAtomically`. Default `<clientId>.<instanceId>.tx`. */
   transactionalId?: string;
-  /** Consumer group session timeout. Default 30 000. */
+  /**
+   * Consumer group session time-out: how long a dead member (kill -9, cut off)
+   * keeps its partitions before the group moves them. Default 10 000 (the
+   * broker's minimum is group.min.session.timeout.ms, 6 000 by default).
+   */
   sessionTimeoutMs?: number;
-  /** Consumer heartbeat interval; a rebalance is noticed within about this long. Default 3 000. */
+  /** Consumer heartbeat interval; a rebalance is noticed within about this long. Default 1 000. */
   heartbeatIntervalMs?: number;
   /** Longest a fetch waits for new records; also bounds how long stopping a consumer takes. Default 500. */
   fetchMaxWaitMs?: number;
@@ -64,8 +77,12 @@ export function resolveKafkaOptions(o: KafkaStreamOptions): ResolvedKafkaOptions
   if (o.brokers.length === 0) throw new HooklogError('CONFIG_INVALID', 'kafka stream: brokers must name at least one host:port');
   if (!o.clientId) throw new HooklogError('CONFIG_INVALID', 'kafka stream: clientId must not be empty');
   const replicationFactor = positive('replicationFactor', o.replicationFactor ?? 1);
-  const sessionTimeoutMs = positive('sessionTimeoutMs', o.sessionTimeoutMs ?? 30_000);
-  const heartbeatIntervalMs = positive('heartbeatIntervalMs', o.heartbeatIntervalMs ?? 3_000);
+  const sessionTimeoutMs = positive('sessionTimeoutMs', o.sessionTimeoutMs ?? 10_000);
+  const heartbeatIntervalMs = positive('heartbeatIntervalMs', o.heartbeatIntervalMs ?? Math.min(1_000, Math.floor(sessionTimeoutMs / 3)));
+  const instanceId = o.instanceId ?? `${hostname()}-${process.pid}`;
+  if (!/^[A-Za-z0-9._-]{1,200}$/.test(instanceId)) {
+    throw new HooklogError('CONFIG_INVALID', `kafka stream: instanceId must be 1-200 of letters, digits, . _ -, got "${instanceId}"`);
+  }
   if (heartbeatIntervalMs >= sessionTimeoutMs) {
     throw new HooklogError('CONFIG_INVALID', `kafka stream: heartbeatIntervalMs (${heartbeatIntervalMs}) must be below sessionTimeoutMs (${sessionTimeoutMs})`);
   }
@@ -79,7 +96,8 @@ export function resolveKafkaOptions(o: KafkaStreamOptions): ResolvedKafkaOptions
     minInsyncReplicas: replicationFactor > 2 ? 2 : 1,
     appendTimeoutMs: positive('appendTimeoutMs', o.appendTimeoutMs ?? 10_000),
     compression: o.compression ?? 'gzip',
-    transactionalId: o.transactionalId ?? `${o.clientId}.tx`,
+    instanceId,
+    transactionalId: o.transactionalId ?? `${o.clientId}.${instanceId}.tx`,
     sessionTimeoutMs,
     heartbeatIntervalMs,
     fetchMaxWaitMs: positive('fetchMaxWaitMs', o.fetchMaxWaitMs ?? 500),

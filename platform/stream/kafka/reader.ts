@@ -23,13 +23,14 @@ export async function readLatestByKey(
   admin: Admin,
   o: ResolvedKafkaOptions,
   topic: string,
+  only?: readonly number[],
   timeoutMs = 30_000,
 ): Promise<Map<string, ConsumedRecord>> {
   let ends: Map<number, number>;
   const position = new Map<number, number>();
   try {
     const offsets = await admin.fetchTopicOffsets(topic);
-    ends = new Map(offsets.filter((p) => Number(p.high) > Number(p.low)).map((p) => [p.partition, Number(p.high)]));
+    ends = new Map(offsets.filter((p) => Number(p.high) > Number(p.low) && (!only || only.includes(p.partition))).map((p) => [p.partition, Number(p.high)]));
     for (const p of offsets) position.set(p.partition, Number(p.low));
   } catch (err) {
     throw classifyKafkaError(err, `reading the end offsets of ${topic}`);
