@@ -1,10 +1,14 @@
 /**
  * The Stream seam over Apache Kafka (kafkajs).
  *
- * Producing: one idempotent producer (acks=all) for `append`, fed one request
- * at a time by a SendQueue that coalesces concurrent appends (see send-queue.ts
- * for why kafkajs must never have two sends outstanding); a separate
- * transactional producer for `appendAtomically`. Idempotence lets kafkajs retry
+ * Producing: a small pool of idempotent producers (acks=all, option
+ * `producers`) for `append`, each fed one request at a time by its own SendQueue
+ * that coalesces concurrent appends (see send-queue.ts for why a kafkajs
+ * producer must never have two sends outstanding). A record goes to the
+ * producer its key hashes to, so one key's records keep their order even across
+ * appends in flight, while different keys' requests overlap instead of waiting
+ * for each other's acknowledgements. A separate transactional producer serves
+ * `appendAtomically`. Idempotence lets kafkajs retry
  * a send whose acknowledgement was lost without writing the records twice.
  * kafkajs retries an idempotent send without limit, and a send must never be
  * given up half-way (a later send could reuse its sequence numbers and be taken
@@ -39,11 +43,14 @@ export class KafkaStream implements Stream {
   readonly #log: Logger;
   readonly #kafka: Kafka;
   readonly #admin: Admin;
-  readonly #producer: Producer;
+  /** `append`'s idempotent producers, and the send queue of each (same index). */
+  readonly #producers: Producer[];
+  readonly #sends: SendQueue[];
+  /** Records without a key go to producers in turn, one append's worth at a time. */
+  #nextUnkeyed = 0;
   #txProducer: Producer | null = null;
   /** appendAtomically calls run one after another: one open transaction per transactional id. */
   #txChain: Promise<unknown> = Promise.resolve();
-  readonly #sends: SendQueue;
   #closed = false;
   readonly #consumers = new Set<KafkaGroupConsumer>();
 
@@ -52,11 +59,11 @@ export class KafkaStream implements Stream {
     this.#log = o.logger.child({ component: 'kafka-stream' });
     this.#kafka = createKafka(o);
     this.#admin = this.#kafka.admin();
-    this.#producer = this.#newProducer();
-    this.#sends = new SendQueue(
-      async (topicMessages) => void (await this.#producer.sendBatch({ topicMessages, acks: -1, timeout: ACK_TIMEOUT_MS, compression: this.#compression })),
+    this.#producers = Array.from({ length: o.producers }, () => this.#newProducer());
+    this.#sends = this.#producers.map((producer) => new SendQueue(
+      async (topicMessages) => void (await producer.sendBatch({ topicMessages, acks: -1, timeout: ACK_TIMEOUT_MS, compression: this.#compression })),
       { maxRequestBytes: MAX_REQUEST_BYTES, maxQueuedRecords: o.maxQueuedRecords },
-    );
+    ));
   }
 
   /** Connects the admin client and the idempotent producer; fails with STREAM_UNAVAILABLE when no broker answers. */
@@ -64,7 +71,7 @@ export class KafkaStream implements Stream {
     const stream = new KafkaStream(resolveKafkaOptions(options));
     try {
       await stream.#admin.connect();
-      await stream.#producer.connect();
+      await Promise.all(stream.#producers.map((p) => p.connect()));
     } catch (err) {
       await stream.close();
       throw classifyKafkaError(err, `connecting to Kafka at ${options.brokers.join(',')}`);
@@ -127,14 +134,38 @@ export class KafkaStream implements Stream {
     this.#checkOpen();
     if (records.length === 0) return;
     const action = `appending ${records.length} records to ${topic}`;
-    const queued = chunkRecords(records, MAX_REQUEST_BYTES).map((chunk) =>
-      this.#sends.enqueue(topic, chunk.map(toMessage), chunk.reduce((n, r) => n + recordBytes(r), 0)));
+    const waiting = this.#queuedRecords();
+    if (waiting > 0 && waiting + records.length > this.#o.maxQueuedRecords) {
+      throw new HooklogError('STREAM_UNAVAILABLE', `${waiting} records are already waiting for Kafka`, { retriable: true });
+    }
+    const queued = this.#byProducer(records).flatMap(([send, mine]) =>
+      chunkRecords(mine, MAX_REQUEST_BYTES).map((chunk) => send.enqueue(topic, chunk.map(toMessage), chunk.reduce((n, r) => n + recordBytes(r), 0))));
     try {
       await withDeadline(Promise.all(queued.map((q) => q.done)), this.#o.appendTimeoutMs, action);
     } catch (err) {
       for (const q of queued) q.abandon();
       throw classifyKafkaError(err, action);
     }
+  }
+
+  #queuedRecords(): number {
+    let n = 0;
+    for (const q of this.#sends) n += q.queuedRecords;
+    return n;
+  }
+
+  /** `records` split by the producer each goes to (its key's, in their order), in producer order. */
+  #byProducer(records: readonly StreamRecord[]): Array<[SendQueue, StreamRecord[]]> {
+    const n = this.#sends.length;
+    if (n === 1) return [[this.#sends[0]!, [...records]]];
+    const unkeyed = this.#nextUnkeyed++ % n;
+    const parts: StreamRecord[][] = Array.from({ length: n }, () => []);
+    for (const r of records) parts[r.key === null ? unkeyed : keySlot(r.key, n)]!.push(r);
+    const out: Array<[SendQueue, StreamRecord[]]> = [];
+    parts.forEach((mine, i) => {
+      if (mine.length > 0) out.push([this.#sends[i]!, mine]);
+    });
+    return out;
   }
 
   /**
@@ -237,15 +268,25 @@ export class KafkaStream implements Stream {
     this.#closed = true;
     await Promise.all([...this.#consumers].map((c) => c.stop()));
     this.#consumers.clear();
-    const pending = Promise.all([this.#sends.drained(), this.#txChain]);
+    const pending = Promise.all([...this.#sends.map((q) => q.drained()), this.#txChain]);
     await withDeadline(pending, this.#o.appendTimeoutMs, 'closing').catch(() =>
-      this.#log.warn({ queued: this.#sends.queuedRecords }, 'closing with Kafka sends still unacknowledged'));
+      this.#log.warn({ queued: this.#queuedRecords() }, 'closing with Kafka sends still unacknowledged'));
     const tx = this.#txProducer;
     this.#txProducer = null;
     await Promise.all([
       tx?.disconnect(),
-      this.#producer.disconnect(),
+      ...this.#producers.map((p) => p.disconnect()),
       this.#admin.disconnect(),
     ].map((p) => Promise.resolve(p).catch((err) => this.#log.warn({ err: errorMessage(err) }, 'disconnecting from Kafka failed'))));
   }
+}
+
+/** The producer slot of a key: FNV-1a over its UTF-16 units, so the same key always takes the same producer. */
+function keySlot(key: string, n: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % n;
 }
