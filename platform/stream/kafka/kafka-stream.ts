@@ -4,11 +4,14 @@
  * Producing: a small pool of idempotent producers (acks=all, option
  * `producers`) for `append`, each fed one request at a time by its own SendQueue
  * that coalesces concurrent appends (see send-queue.ts for why a kafkajs
- * producer must never have two sends outstanding). A record goes to the
- * producer its key hashes to, so one key's records keep their order even across
- * appends in flight, while different keys' requests overlap instead of waiting
- * for each other's acknowledgements. A separate transactional producer serves
- * `appendAtomically`. Idempotence lets kafkajs retry
+ * producer must never have two sends outstanding). An append goes whole to the
+ * producer its first record's key hashes to: its records keep exactly their
+ * order (consumers such as alerting track event time per partition, across
+ * keys), appends of one key (a hook delivery is one org) stay in order even
+ * when several are in flight, and appends for different orgs overlap instead of
+ * waiting for each other's acknowledgements. Concurrent appends that mix keys
+ * may interleave with each other, as they could on any broker. A separate
+ * transactional producer serves `appendAtomically`. Idempotence lets kafkajs retry
  * a send whose acknowledgement was lost without writing the records twice.
  * kafkajs retries an idempotent send without limit, and a send must never be
  * given up half-way (a later send could reuse its sequence numbers and be taken
@@ -46,7 +49,7 @@ export class KafkaStream implements Stream {
   /** `append`'s idempotent producers, and the send queue of each (same index). */
   readonly #producers: Producer[];
   readonly #sends: SendQueue[];
-  /** Records without a key go to producers in turn, one append's worth at a time. */
+  /** Appends whose first record has no key go to producers in turn. */
   #nextUnkeyed = 0;
   #txProducer: Producer | null = null;
   /** appendAtomically calls run one after another: one open transaction per transactional id. */
@@ -138,8 +141,9 @@ export class KafkaStream implements Stream {
     if (waiting > 0 && waiting + records.length > this.#o.maxQueuedRecords) {
       throw new HooklogError('STREAM_UNAVAILABLE', `${waiting} records are already waiting for Kafka`, { retriable: true });
     }
-    const queued = this.#byProducer(records).flatMap(([send, mine]) =>
-      chunkRecords(mine, MAX_REQUEST_BYTES).map((chunk) => send.enqueue(topic, chunk.map(toMessage), chunk.reduce((n, r) => n + recordBytes(r), 0))));
+    const send = this.#queueFor(records[0]!.key);
+    const queued = chunkRecords(records, MAX_REQUEST_BYTES).map((chunk) =>
+      send.enqueue(topic, chunk.map(toMessage), chunk.reduce((n, r) => n + recordBytes(r), 0)));
     try {
       await withDeadline(Promise.all(queued.map((q) => q.done)), this.#o.appendTimeoutMs, action);
     } catch (err) {
@@ -154,18 +158,10 @@ export class KafkaStream implements Stream {
     return n;
   }
 
-  /** `records` split by the producer each goes to (its key's, in their order), in producer order. */
-  #byProducer(records: readonly StreamRecord[]): Array<[SendQueue, StreamRecord[]]> {
+  /** The send queue an append goes to, by its first record's key (see the note at the top). */
+  #queueFor(key: string | null): SendQueue {
     const n = this.#sends.length;
-    if (n === 1) return [[this.#sends[0]!, [...records]]];
-    const unkeyed = this.#nextUnkeyed++ % n;
-    const parts: StreamRecord[][] = Array.from({ length: n }, () => []);
-    for (const r of records) parts[r.key === null ? unkeyed : keySlot(r.key, n)]!.push(r);
-    const out: Array<[SendQueue, StreamRecord[]]> = [];
-    parts.forEach((mine, i) => {
-      if (mine.length > 0) out.push([this.#sends[i]!, mine]);
-    });
-    return out;
+    return this.#sends[n === 1 ? 0 : key === null ? this.#nextUnkeyed++ % n : keySlot(key, n)]!;
   }
 
   /**

@@ -47,9 +47,10 @@ export interface KafkaStreamOptions {
   /** Records waiting to be sent (appends are sent one request at a time, see send-queue.ts); above this, appends fail fast. Default 50 000. */
   maxQueuedRecords?: number;
   /**
-   * Idempotent producers `append` spreads records over, by key (so one key's
-   * records stay in order), each with one request in flight (see send-queue.ts).
-   * Default 4: one producer waits for every acknowledgement in turn.
+   * Idempotent producers `append` spreads appends over, by the key of an
+   * append's first record (see kafka-stream.ts), each with one request in flight
+   * (see send-queue.ts). Default 4: one producer waits for every acknowledgement
+   * in turn.
    */
   producers?: number;
   logger: Logger;
