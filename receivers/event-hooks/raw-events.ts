@@ -29,14 +29,13 @@ function skipSpace(b: Uint8Array, i: number): number {
 
 /** Index just past the string opening at `i` (a quote), or -1. */
 function skipString(b: Buffer, i: number): number {
-  let q = i;
-  for (;;) {
-    q = b.indexOf(QUOTE, q + 1);
-    if (q === -1) return -1;
-    let slashes = 0;
-    while (b[q - 1 - slashes] === BACKSLASH) slashes++;
-    if (slashes % 2 === 0) return q + 1; // an even run of backslashes escapes itself, not the quote
+  // A plain loop: most strings are short, and a native indexOf per string costs more in calls than it saves.
+  for (let j = i + 1; j < b.length; j++) {
+    const c = b[j];
+    if (c === QUOTE) return j + 1;
+    if (c === BACKSLASH) j++; // the escaped byte, a quote included
   }
+  return -1;
 }
 
 /** Index just past the value starting at `i`, or -1. */
@@ -44,13 +43,16 @@ function skipValue(b: Buffer, i: number): number {
   const c = b[i];
   if (c === QUOTE) return skipString(b, i);
   if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+    // One pass like body.ts's nestingExceeds: brackets count only outside strings.
     let depth = 0;
+    let inString = false;
     for (; i < b.length; i++) {
       const x = b[i];
-      if (x === QUOTE) {
-        i = skipString(b, i);
-        if (i === -1) return -1;
-        i--;
+      if (inString) {
+        if (x === BACKSLASH) i++;
+        else if (x === QUOTE) inString = false;
+      } else if (x === QUOTE) {
+        inString = true;
       } else if (x === OPEN_OBJECT || x === OPEN_ARRAY) {
         depth++;
       } else if (x === CLOSE_OBJECT || x === CLOSE_ARRAY) {
@@ -68,30 +70,67 @@ function skipValue(b: Buffer, i: number): number {
   return i;
 }
 
-/** The range of the value of `key` (its last occurrence) in the object starting at `i`, or null. */
-function member(b: Buffer, i: number, key: string): [number, number] | null {
-  if (b[i] !== OPEN_OBJECT) return null;
-  let found: [number, number] | null = null;
+interface Walked {
+  /** Index just past the value, or -1 when it is not well formed. */
+  readonly end: number;
+  /** The elements' ranges of the array at the end of the path, when this value holds it. */
+  readonly ranges: Array<[number, number]> | null;
+}
+
+const NOT_THERE = (end: number): Walked => ({ end, ranges: null });
+
+/**
+ * Walks the value starting at `i` following `path` (object keys, then the
+ * array whose elements are wanted), visiting every byte once: members off the
+ * path are skipped, the one on it descended into. A key given twice counts by
+ * its last occurrence, as with JSON.parse.
+ */
+function walk(b: Buffer, i: number, path: readonly string[], depth: number): Walked {
+  if (depth === path.length) {
+    if (b[i] !== OPEN_ARRAY) return NOT_THERE(skipValue(b, i));
+    const out: Array<[number, number]> = [];
+    i = skipSpace(b, i + 1);
+    if (b[i] === CLOSE_ARRAY) return { end: i + 1, ranges: out };
+    for (;;) {
+      const end = skipValue(b, i);
+      if (end === -1) return NOT_THERE(-1);
+      out.push([i, end]);
+      i = skipSpace(b, end);
+      if (b[i] === CLOSE_ARRAY) return { end: i + 1, ranges: out };
+      if (b[i] !== COMMA) return NOT_THERE(-1);
+      i = skipSpace(b, i + 1);
+    }
+  }
+  if (b[i] !== OPEN_OBJECT) return NOT_THERE(skipValue(b, i));
+  let ranges: Array<[number, number]> | null = null;
   i = skipSpace(b, i + 1);
-  if (b[i] === CLOSE_OBJECT) return null;
+  if (b[i] === CLOSE_OBJECT) return { end: i + 1, ranges };
   for (;;) {
-    if (b[i] !== QUOTE) return null;
+    if (b[i] !== QUOTE) return NOT_THERE(-1);
     const keyEnd = skipString(b, i);
-    if (keyEnd === -1) return null;
+    if (keyEnd === -1) return NOT_THERE(-1);
     const raw = b.subarray(i + 1, keyEnd - 1);
     const name = raw.includes(BACKSLASH) ? (JSON.parse(b.toString('utf8', i, keyEnd)) as string) : raw.toString('utf8');
     i = skipSpace(b, keyEnd);
-    if (b[i] !== COLON) return null;
+    if (b[i] !== COLON) return NOT_THERE(-1);
     const start = skipSpace(b, i + 1);
-    const end = skipValue(b, start);
-    if (end === -1) return null;
-    if (name === key) found = [start, end];
+    let end: number;
+    if (name === path[depth]) {
+      const inner = walk(b, start, path, depth + 1);
+      end = inner.end;
+      ranges = inner.ranges; // the last occurrence wins, even when it does not hold the array
+    } else {
+      end = skipValue(b, start);
+    }
+    if (end === -1) return NOT_THERE(-1);
     i = skipSpace(b, end);
-    if (b[i] === CLOSE_OBJECT) return found;
-    if (b[i] !== COMMA) return null;
+    if (b[i] === CLOSE_OBJECT) return { end: i + 1, ranges };
+    if (b[i] !== COMMA) return NOT_THERE(-1);
     i = skipSpace(b, i + 1);
   }
 }
+
+const EVENTS_PATH = ['data', 'events'] as const;
 
 /**
  * Byte ranges [start, end) of the elements of `data.events` in a delivery
@@ -99,22 +138,7 @@ function member(b: Buffer, i: number, key: string): [number, number] | null {
  * already refused such a body by its parsed value; null is a safety net).
  */
 export function eventRanges(body: Buffer): Array<[number, number]> | null {
-  let i = 0;
-  if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) i = 3; // a byte-order mark, as jsonText allows
-  const data = member(body, skipSpace(body, i), 'data');
-  if (data === null) return null;
-  const events = member(body, data[0], 'events');
-  if (events === null || body[events[0]] !== OPEN_ARRAY) return null;
-  const out: Array<[number, number]> = [];
-  i = skipSpace(body, events[0] + 1);
-  if (body[i] === CLOSE_ARRAY) return out;
-  for (;;) {
-    const end = skipValue(body, i);
-    if (end === -1) return null;
-    out.push([i, end]);
-    i = skipSpace(body, end);
-    if (body[i] === CLOSE_ARRAY) return out;
-    if (body[i] !== COMMA) return null;
-    i = skipSpace(body, i + 1);
-  }
+  const start = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0; // a byte-order mark, as jsonText allows
+  const walked = walk(body, skipSpace(body, start), EVENTS_PATH, 0);
+  return walked.end === -1 ? null : walked.ranges;
 }
