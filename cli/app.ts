@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Config } from './config/schema.js';
@@ -8,7 +9,7 @@ import type { Topics } from '../platform/stream/headers.js';
 import type { Stream } from '../platform/stream/types.js';
 import { mountEventHooks } from '../receivers/event-hooks/routes.js';
 import { mountHealth, type Probe } from '../receivers/health/routes.js';
-import { mountTokenHooks, type TokenHooks } from '../receivers/token-hook/index.js';
+import { mountTokenHooks, tokenHookFastPath, type TokenHooks } from '../receivers/token-hook/index.js';
 import { mountQueryApi } from '../analytics/api.js';
 import type { Store } from '../platform/store/index.js';
 
@@ -75,5 +76,16 @@ export function createApp(deps: AppDeps): Koa {
   });
   app.use(router.routes());
   app.use(router.allowedMethods());
+  if (deps.tokenHooks) {
+    // Token hooks sit in every sign-in: their route skips Koa (see token-hook/routes.ts). Wrapping
+    // `callback` puts the fast path in front wherever the app is served (listen, callback()).
+    const fast = tokenHookFastPath(deps.tokenHooks, { trustProxy: deps.config.server.trust_proxy, log });
+    const koaCallback = app.callback.bind(app);
+    app.callback = () => {
+      const koa = koaCallback();
+      // hooklog serves HTTP/1.1 only (node:http), so the request is an IncomingMessage.
+      return (req, res) => (fast(req as IncomingMessage, res as ServerResponse) ? Promise.resolve() : koa(req, res));
+    };
+  }
   return app;
 }

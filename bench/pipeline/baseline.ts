@@ -1,8 +1,8 @@
 /**
  * The baseline: ClickHouse's own Kafka table engine (built into chdb) reading
- * the same topic into the same `events` table (created by hooklog's own
- * migrations), through a materialized view that extracts the same columns
- * with JSONExtract*. What hooklog's sink does in TypeScript, done inside the
+ * the same topic into the same `events_v2` table the sink writes (created by
+ * hooklog's own migrations), through a materialized view that extracts the
+ * same columns with JSONExtract*. What hooklog's sink does in TypeScript, done inside the
  * engine: the bar a hand-written consumer has to be measured against.
  *
  * The Kafka engine consumes on ClickHouse's background threads once a
@@ -35,9 +35,18 @@ export const ENGINE_VARIANTS: readonly EngineVariant[] = [
 
 const header = (name: string) => `_headers.value[indexOf(_headers.name, '${name}')]`;
 const json = (...path: string[]) => `JSONExtractString(raw, ${path.map((p) => `'${p}'`).join(', ')})`;
+/**
+ * The table the view writes: the one the sink writes. Not `events`, which is a
+ * plain view over it since migration 005: ClickHouse cannot insert into a view,
+ * so an engine pointed at `events` fails every block ("Method write is not
+ * supported by storage View") before its consumers subscribe, and the group
+ * never appears on the broker.
+ */
+export const TARGET_TABLE = 'events_v2';
+
 const targets = (field: string) => `arrayMap(t -> JSONExtractString(t, '${field}'), JSONExtractArrayRaw(raw, 'target'))`;
 
-/** The view's SELECT: every column the sink fills (rows.ts), from the same bytes and headers. */
+/** The view's SELECT: every column the sink fills (consumers/clickhouse-sink/rows.ts), from the same bytes and headers. */
 export function viewSelect(db: string): string {
   const cols: Array<[string, string]> = [
     ['org', header(Header.org)],
@@ -52,8 +61,11 @@ export function viewSelect(db: string): string {
     ['actor_type', json('actor', 'type')],
     ['actor_alternate_id', json('actor', 'alternateId')],
     ['actor_display_name', json('actor', 'displayName')],
-    ['client_ip', json('client', 'ipAddress')],
+    // As the sink: an address that does not parse becomes '::' (IPv4 maps into IPv6).
+    ['client_ip', `toIPv6OrDefault(trimBoth(${json('client', 'ipAddress')}))`],
     ['client_user_agent', json('client', 'userAgent', 'rawUserAgent')],
+    ['client_browser', json('client', 'userAgent', 'browser')],
+    ['client_os', json('client', 'userAgent', 'os')],
     ['client_zone', json('client', 'zone')],
     ['client_device', json('client', 'device')],
     ['geo_country', json('client', 'geographicalContext', 'country')],
@@ -62,6 +74,9 @@ export function viewSelect(db: string): string {
     ['geo_postal_code', json('client', 'geographicalContext', 'postalCode')],
     ['geo_lat', `JSONExtract(raw, 'client', 'geographicalContext', 'geolocation', 'lat', 'Nullable(Float64)')`],
     ['geo_lon', `JSONExtract(raw, 'client', 'geographicalContext', 'geolocation', 'lon', 'Nullable(Float64)')`],
+    ['as_number', `JSONExtractUInt(raw, 'securityContext', 'asNumber')`],
+    ['as_org', json('securityContext', 'asOrg')],
+    ['is_proxy', `JSONExtractBool(raw, 'securityContext', 'isProxy')`],
     ['outcome_result', json('outcome', 'result')],
     ['outcome_reason', json('outcome', 'reason')],
     ['target_id', targets('id')],
@@ -104,7 +119,47 @@ export async function createQueue(store: Store, variant: EngineVariant, t: Engin
 /** Attaching the view is what starts consumption. */
 export async function createView(store: Store): Promise<void> {
   const db = store.database;
-  await store.command(`CREATE MATERIALIZED VIEW ${db}.kafka_mv TO ${db}.events AS\n${viewSelect(db)}`);
+  await store.command(`CREATE MATERIALIZED VIEW ${db}.kafka_mv TO ${db}.${TARGET_TABLE} AS\n${viewSelect(db)}`);
+}
+
+interface KafkaConsumerRow {
+  consumer_id: string;
+  topics: string[];
+  partitions: number[];
+  offsets: string[];
+  exceptions: string[];
+  num_messages_read: string;
+  num_commits: string;
+  is_currently_used: number;
+}
+
+/**
+ * What the engine's consumers report about themselves (`system.kafka_consumers`):
+ * one line per consumer with its assignment, offsets, messages read, commits and
+ * the last exception, if any. For a stalled baseline's error message.
+ */
+export async function engineConsumers(store: Store): Promise<{ text: string; exceptions: string[] }> {
+  let rows: KafkaConsumerRow[];
+  try {
+    rows = await store.query<KafkaConsumerRow>(
+      `SELECT consumer_id, assignments.topic AS topics, assignments.partition_id AS partitions,
+              assignments.current_offset AS offsets, exceptions.text AS exceptions,
+              num_messages_read, num_commits, is_currently_used
+       FROM system.kafka_consumers WHERE database = {db:String} AND table = 'kafka_queue'`,
+      { db: store.database },
+    );
+  } catch (err) {
+    return { text: `system.kafka_consumers unreadable: ${err instanceof Error ? err.message : String(err)}`, exceptions: [] };
+  }
+  if (rows.length === 0) return { text: 'system.kafka_consumers: no consumer for the engine table', exceptions: [] };
+  const exceptions = [...new Set(rows.flatMap((r) => r.exceptions.map((e) => e.split(', Stack trace')[0]!.split('\n')[0]!)))];
+  const lines = rows.map((r) => {
+    const assigned = r.partitions.map((p, i) => `${r.topics[i]}[${p}]@${r.offsets[i]}`).join(' ') || 'none';
+    return `consumer ${r.consumer_id || '(not subscribed)'}: assigned ${assigned}; ${r.num_messages_read} read, ` +
+      `${r.num_commits} commits, in use ${r.is_currently_used === 1}`;
+  });
+  if (exceptions.length > 0) lines.push(`engine exceptions: ${exceptions.join(' | ')}`);
+  return { text: lines.join('; '), exceptions };
 }
 
 /** Stops the engine's consumers before the database goes: the view first, so nothing is read and dropped. */

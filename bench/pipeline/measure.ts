@@ -9,6 +9,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Admin } from 'kafkajs';
 import { startClickHouseSink } from '../../consumers/clickhouse-sink/index.js';
 import type { Logger } from '../../platform/log.js';
@@ -16,8 +17,8 @@ import { migrate, openStore, type Store } from '../../platform/store/index.js';
 import { openEmbeddedStream } from '../../platform/stream/embedded/index.js';
 import { topicNames, type Topics } from '../../platform/stream/headers.js';
 import type { Stream, StreamRecord } from '../../platform/stream/types.js';
-import { randomName, waitFor } from '../../test/support/wait.js';
-import { createQueue, createView, dropQueue, type EngineVariant } from './baseline.js';
+import { randomName } from '../../test/support/wait.js';
+import { createQueue, createView, dropQueue, engineConsumers, type EngineVariant } from './baseline.js';
 import { batches } from './events.js';
 
 export interface BenchContext {
@@ -25,6 +26,13 @@ export interface BenchContext {
   /** chdb's data directory: one per process, every mode's database lives in it. */
   readonly chdbDir: string;
   readonly brokers: string;
+  /** For the stall diagnosis: consumer groups and offsets as the broker sees them. */
+  readonly admin: Admin;
+  /**
+   * A measurement fails, naming what stalled, when no new row became visible
+   * for this long (the untuned engine's first rows take about 8 s).
+   */
+  readonly stallMs: number;
   /** hooklog's Kafka stream, shared by the Kafka modes (topics and groups are per measurement). */
   readonly kafka: Stream;
   /** Kafka topics made so far, deleted at the end (see deleteTopics). */
@@ -56,7 +64,8 @@ export interface Measurement {
 
 /** The sink's defaults (config `max_batch_records`, `max_batch_wait_ms`). */
 const SINK_BATCH = { maxBatchRecords: 5000, maxBatchWaitMs: 1000 };
-const VISIBLE_TIMEOUT_MS = 600_000;
+/** An engine that reported exceptions and shows no row after this long has failed, not started slowly. */
+const ENGINE_EXCEPTION_GRACE_MS = 15_000;
 
 async function freshStore(ctx: BenchContext, label: string): Promise<Store> {
   const store = openStore({ database: randomName(`bench_${label}`), dataDir: ctx.chdbDir, logger: ctx.logger });
@@ -74,21 +83,67 @@ async function countEvents(store: Store): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
+/** What a measurement is waiting on, to name it when it stalls. */
+interface Watch {
+  /** A description of the consumer's state: group, offsets, counters. */
+  diagnose(): Promise<string>;
+  /** Checked every couple of seconds: a reason to give up at once (an engine failing every block), or null. */
+  failed?(visible: number, elapsedMs: number): Promise<string | null>;
+}
+
 /**
  * When the first rows, and then all n, were visible (performance.now()).
- * Polled every 50 ms, which bounds the timing error.
+ * Polled every 50 ms, which bounds the timing error. Throws, with the watch's
+ * diagnosis, as soon as no new row was visible for `ctx.stallMs`, so a consumer
+ * that never starts costs a bounded wait and says why.
  */
-async function visibleAt(store: Store, n: number): Promise<{ first: number; all: number }> {
+async function visibleAt(ctx: BenchContext, store: Store, n: number, watch: Watch): Promise<{ first: number; all: number }> {
+  const t0 = performance.now();
   let first = 0;
-  await waitFor(
-    async () => {
-      const count = await countEvents(store);
-      if (count > 0 && first === 0) first = performance.now();
-      return count >= n;
-    },
-    { timeoutMs: VISIBLE_TIMEOUT_MS, intervalMs: 50, what: `${n} rows in ${store.database}.events` },
-  );
-  return { first, all: performance.now() };
+  let last = 0;
+  let progressAt = t0;
+  let checkedAt = t0;
+  for (;;) {
+    const count = await countEvents(store);
+    const now = performance.now();
+    if (count > 0 && first === 0) first = now;
+    if (count >= n) return { first, all: now };
+    if (count > last) {
+      last = count;
+      progressAt = now;
+    }
+    const stalled = now - progressAt > ctx.stallMs;
+    let reason = stalled ? `no new row for ${Math.round((now - progressAt) / 1000)} s` : null;
+    if (!reason && watch.failed && now - checkedAt > 2000) {
+      checkedAt = now;
+      reason = await watch.failed(count, now - t0);
+    }
+    if (reason) {
+      const state = await watch.diagnose().catch((err: unknown) => `(diagnosis failed: ${err instanceof Error ? err.message : String(err)})`);
+      throw new Error(`stalled: ${count} of ${n} rows visible in ${store.database}.events after ${Math.round((now - t0) / 1000)} s (${reason}). ${state}`);
+    }
+    await sleep(50);
+  }
+}
+
+/**
+ * A Kafka consumer group as the broker sees it: its state and members (no
+ * group at all when its consumers never subscribed), its committed offset
+ * and the topic's end offset per partition.
+ */
+export async function describeGroup(admin: Admin, group: string, topic: string): Promise<string> {
+  const [described] = (await admin.describeGroups([group])).groups;
+  const [committed] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+  const ends = await admin.fetchTopicOffsets(topic);
+  const end = new Map(ends.map((p) => [p.partition, p.high]));
+  const offsets = (committed?.partitions ?? [])
+    .sort((a, b) => a.partition - b.partition)
+    .map((p) => `p${p.partition} ${p.offset === '-1' ? 'none' : p.offset}/${end.get(p.partition) ?? '?'}`)
+    .join(', ');
+  const state = !described || described.state === 'Dead' || (described.state === 'Empty' && described.members.length === 0 && offsets === '')
+    ? 'not on the broker (no consumer ever joined)'
+    : `${described.state}, ${described.members.length} member(s)`;
+  return `broker group ${group}: ${state}; committed/end offsets of ${topic}: ${offsets || 'none'}`;
 }
 
 /** The clocks a measurement starts: wall time and this process's CPU time. */
@@ -115,14 +170,36 @@ function appended(n: number, s: { t0: number; cpu0: NodeJS.CpuUsage }): Measurem
   return { rate: n / ((performance.now() - s.t0) / 1000), perCpuSecond: n / ((cpu.user + cpu.system) / 1e6) };
 }
 
-/** Appends every record in batches, `concurrency` appends awaited at a time, as concurrent hook deliveries would. */
+/**
+ * Appends every record in batches, `concurrency` appends awaited at a time, as
+ * concurrent hook deliveries would. Fails, naming how far it got, when no
+ * append was acknowledged for `ctx.stallMs`.
+ */
 async function appendAll(ctx: BenchContext, stream: Stream, topic: string): Promise<void> {
   const queue = batches(ctx.records, ctx.appendBatch);
   let next = 0;
+  let acked = 0;
+  let ackedAt = performance.now();
   const worker = async (): Promise<void> => {
-    while (next < queue.length) await stream.append(topic, queue[next++]!);
+    while (next < queue.length) {
+      const batch = queue[next++]!;
+      await stream.append(topic, batch);
+      acked += batch.length;
+      ackedAt = performance.now();
+    }
   };
-  await Promise.all(Array.from({ length: ctx.appendConcurrency }, worker));
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setInterval(() => {
+      const idle = performance.now() - ackedAt;
+      if (idle > ctx.stallMs) reject(new Error(`stalled: appends to ${topic}: ${acked} of ${ctx.records.length} records acknowledged, none for ${Math.round(idle / 1000)} s`));
+    }, 1000);
+  });
+  try {
+    await Promise.race([Promise.all(Array.from({ length: ctx.appendConcurrency }, worker)), stalled]);
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 async function ensureTopics(ctx: BenchContext, stream: Stream, topics: Topics): Promise<Topics> {
@@ -135,12 +212,13 @@ async function appendThroughSink(ctx: BenchContext, stream: Stream, prefix: stri
   const n = ctx.records.length;
   const store = await freshStore(ctx, label);
   const topics = await ensureTopics(ctx, stream, topicNames(prefix));
-  const sink = await startClickHouseSink({ stream, store, topics, group: `${prefix}.sink`, logger: ctx.logger, ...SINK_BATCH });
+  const group = `${prefix}.sink`;
+  const sink = await startClickHouseSink({ stream, store, topics, group, logger: ctx.logger, ...SINK_BATCH });
   try {
     const s = start();
     await appendAll(ctx, stream, topics.logs);
     const acked = performance.now();
-    const visible = await visibleAt(store, n);
+    const visible = await visibleAt(ctx, store, n, sinkWatch(ctx, stream, sink, group, topics.logs));
     await checkLoaded(store, n);
     return measured(n, s, visible, { appendRate: n / ((acked - s.t0) / 1000), inserts: sink.counters.inserts });
   } finally {
@@ -201,10 +279,18 @@ export async function measureEngine(ctx: BenchContext, variant: EngineVariant, t
   const n = ctx.records.length;
   const store = await freshStore(ctx, 'engine');
   try {
-    await createQueue(store, variant, { brokers: ctx.brokers, topic: topics.logs, group: `${store.database}.engine` });
+    const group = `${store.database}.engine`;
+    await createQueue(store, variant, { brokers: ctx.brokers, topic: topics.logs, group });
     const s = start();
     await createView(store);
-    const visible = await visibleAt(store, n);
+    const visible = await visibleAt(ctx, store, n, {
+      diagnose: async () => `${variant.label}: ${(await engineConsumers(store)).text}; ${await describeGroup(ctx.admin, group, topics.logs)}`,
+      // An engine whose every block fails keeps retrying quietly; say so instead of waiting out the stall.
+      failed: async (visible, elapsedMs) =>
+        visible === 0 && elapsedMs > ENGINE_EXCEPTION_GRACE_MS && (await engineConsumers(store)).exceptions.length > 0
+          ? `the engine reports exceptions and no row after ${Math.round(elapsedMs / 1000)} s`
+          : null,
+    });
     const m = measured(n, s, visible);
     await dropQueue(store);
     await checkLoaded(store, n);
@@ -215,15 +301,28 @@ export async function measureEngine(ctx: BenchContext, variant: EngineVariant, t
   }
 }
 
+/** The sink's side of a stall: its counters, and its group's offsets (the broker's view, or the embedded log's). */
+function sinkWatch(ctx: BenchContext, stream: Stream, sink: { counters: object }, group: string, topic: string): Watch {
+  return {
+    diagnose: async () => {
+      const counters = `sink counters ${JSON.stringify(sink.counters)}`;
+      if (stream === ctx.kafka) return `${counters}; ${await describeGroup(ctx.admin, group, topic)}`;
+      const committed = [...(await stream.committedOffsets(topic, group))].map(([p, o]) => `p${p} ${o}`).join(', ');
+      return `${counters}; embedded group ${group} committed: ${committed || 'nothing'}`;
+    },
+  };
+}
+
 /** (d) hooklog's sink draining the same pre-filled topic: sink start to N rows visible. */
 export async function measureSinkDrain(ctx: BenchContext, topics: Topics): Promise<Measurement> {
   const n = ctx.records.length;
   const store = await freshStore(ctx, 'drain');
   try {
     const s = start();
-    const sink = await startClickHouseSink({ stream: ctx.kafka, store, topics, group: `${store.database}.sink`, logger: ctx.logger, ...SINK_BATCH });
+    const group = `${store.database}.sink`;
+    const sink = await startClickHouseSink({ stream: ctx.kafka, store, topics, group, logger: ctx.logger, ...SINK_BATCH });
     try {
-      const visible = await visibleAt(store, n);
+      const visible = await visibleAt(ctx, store, n, sinkWatch(ctx, ctx.kafka, sink, group, topics.logs));
       const m = measured(n, s, visible, { inserts: sink.counters.inserts });
       await checkLoaded(store, n);
       return m;

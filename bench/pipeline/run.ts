@@ -1,7 +1,7 @@
 /**
  * Pipeline throughput bench (not part of `npm test`):
  *
- *   npx tsx bench/pipeline/run.ts [--events N] [--runs R] [--batch 500] [--concurrency 4]
+ *   npx tsx bench/pipeline/run.ts [--events N] [--runs R] [--batch 500] [--concurrency 4] [--stall-s 60]
  *   npm run bench:pipeline -- --events 50000 --runs 5        (what BENCHMARKS.md quotes)
  *
  * Per run, with N generated events (events.ts):
@@ -14,6 +14,10 @@
  * The drains run one after another, never at once, in an order that alternates per run.
  * Uses KAFKA_BROKERS when set, otherwise starts a broker of its own (test/kafka/broker.ts).
  * Prints every run's figures to stderr and the summary table (medians, min, max, ratios) to stdout.
+ * A measurement that sees no new row for --stall-s seconds fails the bench with what stalled: the
+ * sink's counters, or the engine's consumers (system.kafka_consumers: assignment, offsets,
+ * exceptions), and the consumer group and its offsets as the broker sees them. The events are
+ * generated (events.ts), so the bench needs nothing outside the repo.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -38,6 +42,8 @@ const { values: args } = parseArgs({
     /** Records per append, and appends in flight. */
     batch: { type: 'string', default: '500' },
     concurrency: { type: 'string', default: '4' },
+    /** A measurement fails when no new row became visible for this long. */
+    'stall-s': { type: 'string', default: '60' },
   },
   strict: true,
 });
@@ -87,6 +93,8 @@ async function main(): Promise<void> {
       records: workload.records,
       chdbDir,
       brokers,
+      admin,
+      stallMs: positiveInt('stall-s', args['stall-s']) * 1000,
       kafka,
       created,
       logger,
@@ -137,14 +145,44 @@ async function main(): Promise<void> {
     out(formatTable(endToEnd.map((mode): Row => ({ mode, rates: pick(mode, (m) => m.perCpuSecond), compare: true })), baselines, 'ev/cpu-s'));
     const raw = Object.fromEntries([...results].map(([k, v]) => [k, v.map((m) => Math.round(m.rate))]));
     out(`\nraw ev/s: ${JSON.stringify(raw)}`);
+  } catch (err) {
+    // Said before the clean-up, which may itself hang on whatever stalled.
+    say(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    failed = true;
   } finally {
-    await kafka.close();
-    if (!broker) await deleteTopics(admin, created); // our own broker goes with its data
-    await admin.disconnect();
-    await anchor.close();
-    await rm(chdbDir, { recursive: true, force: true });
-    await broker?.stop();
+    await step('close the Kafka stream', () => kafka.close());
+    if (!broker) await step('delete the topics', () => deleteTopics(admin, created)); // our own broker goes with its data
+    await step('disconnect the Kafka admin', () => admin.disconnect());
+    await step('close chdb', () => anchor.close());
+    await step('remove the chdb directory', () => rm(chdbDir, { recursive: true, force: true }));
+    await step('stop the broker', async () => broker?.stop());
   }
+  if (failed) process.exit(1);
+}
+
+let failed = false;
+
+/** One clean-up step, bounded: a step that hangs is named and skipped, so the bench always ends. */
+async function step(what: string, run: () => Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), 30_000);
+  });
+  try {
+    if ((await Promise.race([run(), timeout])) === 'timeout') say(`clean-up: ${what} did not finish within 30 s; skipped`);
+  } catch (err) {
+    say(`clean-up: ${what} failed: ${err instanceof Error ? err.message : String(err)}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// A failure outside main's await chain (a client's background error) must end the bench with its message, not silently.
+for (const event of ['unhandledRejection', 'uncaughtException'] as const) {
+  process.on(event, (err: unknown) => {
+    say(`bench failed (${event}): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exit(1);
+  });
 }
 
 main().then(

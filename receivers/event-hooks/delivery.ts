@@ -3,6 +3,7 @@ import { describeIssues, eventHookDeliverySchema, isoTimestamp, logEventSchema }
 import { Header, deadLetter } from '../../platform/stream/headers.js';
 import type { StreamRecord } from '../../platform/stream/types.js';
 import { jsonText } from '../body.js';
+import { eventRanges } from './raw-events.js';
 
 export interface DeliveryContext {
   readonly org: string;
@@ -58,9 +59,9 @@ export const hookEventSchema = logEventSchema.extend({
  * dead-lettered on its own and the rest go on. Only a body that is not a
  * delivery at all is refused whole.
  *
- * Each event's record value is the event re-serialised from the parsed body:
- * deep-equal to what was sent (key order kept, `__proto__` and `constructor`
- * kept as the plain own keys JSON.parse makes them), not byte-equal.
+ * Each event's record value is the event's own bytes in the body, as the
+ * service sent them (raw-events.ts finds them): the body is parsed once, for
+ * validation, and no event is serialised again.
  */
 export function parseDelivery(body: Buffer, ctx: DeliveryContext): DeliveryParse {
   const text = jsonText(body, MAX_JSON_DEPTH);
@@ -88,8 +89,13 @@ export function parseDelivery(body: Buffer, ctx: DeliveryContext): DeliveryParse
 
   const events: StreamRecord[] = [];
   const rejected: StreamRecord[] = [];
-  envelope.data.data.events.forEach((event, i) => {
-    const raw = Buffer.from(JSON.stringify(event));
+  const parsedEvents = envelope.data.data.events;
+  const ranges = eventRanges(body);
+  // The scan and JSON.parse read the same valid JSON, so they always agree; were they ever not to,
+  // the event's re-serialisation (deep-equal to what was sent) is kept rather than losing it.
+  const exact = ranges !== null && ranges.length === parsedEvents.length;
+  parsedEvents.forEach((event, i) => {
+    const raw = exact ? body.subarray(ranges[i]![0], ranges[i]![1]) : Buffer.from(JSON.stringify(event));
     const checked = hookEventSchema.safeParse(event);
     if (checked.success) {
       events.push({ key: ctx.org, value: raw, headers });

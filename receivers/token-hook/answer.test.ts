@@ -7,7 +7,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkAnswer } from './answer.js';
+import { answerBody, checkAnswer, renderAnswer } from './answer.js';
+import type { PatchOp } from './actions.js';
 import { parsePatchPath } from './pointer.js';
 import { RESERVED_CLAIMS } from './protocol.js';
 import { accessPatch, idPatch, sampleRequest, tokenHookHarness } from './testing.js';
@@ -110,5 +111,26 @@ describe('the per-answer protocol check', () => {
     const one = answer(allow, req);
     expect(one.status).toBe(200);
     expect(JSON.stringify(one.json).length).toBeGreaterThan(200 * 1024);
+  });
+});
+
+describe('renderAnswer', () => {
+  it('serialises exactly as JSON.stringify, reusing literal operations\' text, and checks each answer again', () => {
+    const literal: PatchOp = Object.freeze({ op: 'add', path: '/claims/a~1b', value: { x: [1, 'é'] } });
+    const lifetime: PatchOp = Object.freeze({ op: 'replace', path: '/token/lifetime/expiration', value: 900 });
+    for (let i = 0; i < 3; i++) {
+      const built: PatchOp = { op: 'add', path: '/claims/dept', value: `d"${i}` };
+      const decision = { matched: ['r'], deny: undefined, idOps: [literal, built], accessOps: [lifetime, literal] };
+      const rendered = renderAnswer(decision, both);
+      expect(rendered.status).toBe(200);
+      if (rendered.status !== 200) continue;
+      expect(rendered.body).toBe(JSON.stringify(answerBody(decision)));
+      expect(rendered.commandsJson).toBe(JSON.stringify(answerBody(decision)!.commands));
+    }
+    const reserved: PatchOp = Object.freeze({ op: 'add', path: '/claims/sub', value: 'x' });
+    for (let i = 0; i < 2; i++) {
+      expect(() => renderAnswer({ matched: ['r'], deny: undefined, idOps: [reserved], accessOps: [] }, both)).toThrow(/commands\[0\]\.value\[0\]: claim "sub" is reserved/);
+    }
+    expect(checkAnswer({ commands: [idPatch(null)] }, both)).toBe('commands[0].value[0] is not an object');
   });
 });

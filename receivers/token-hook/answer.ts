@@ -6,7 +6,7 @@
  * others, so conformance tests run the corpus samples through it.
  */
 import type { PatchOp } from './actions.js';
-import { parsePatchPath } from './pointer.js';
+import { parsePatchPath, type ParsedPath } from './pointer.js';
 import { COMMAND, MAX_ANSWER_BYTES, isReservedClaim, isValidLifetime, type TokenType } from './protocol.js';
 import type { Decision } from './rules.js';
 
@@ -53,24 +53,59 @@ export function answerBody(decision: Decision): AnswerBody | null {
 const OPS = new Set(['add', 'replace', 'remove']);
 const TYPE_TO_TOKEN = new Map<unknown, TokenType>([[COMMAND.id, 'id'], [COMMAND.access, 'access']]);
 
-function checkOp(op: unknown, token: TokenType, where: string): string | undefined {
-  if (op === null || typeof op !== 'object') return `${where} is not an object`;
+/**
+ * Paths come from the config (claim pointers built at load), so the same few
+ * strings recur on every answer: their parse is kept, bounded in case a bug
+ * ever let request data into a path.
+ */
+const PARSED_PATHS = new Map<string, ParsedPath>();
+const MAX_PARSED_PATHS = 4096;
+
+function parsedPath(path: string): ParsedPath {
+  let parsed = PARSED_PATHS.get(path);
+  if (parsed === undefined) {
+    parsed = parsePatchPath(path);
+    if (PARSED_PATHS.size >= MAX_PARSED_PATHS) PARSED_PATHS.clear();
+    PARSED_PATHS.set(path, parsed);
+  }
+  return parsed;
+}
+
+/**
+ * Verdicts on literal operations, which are prebuilt, frozen and shared
+ * (actions.ts): the same object always gets the same verdict for a token type,
+ * so it is worked out once. Operations built per request are checked each time.
+ */
+const FROZEN_VERDICTS = new WeakMap<object, { id?: string | null; access?: string | null }>();
+
+/** Why `op` is unsafe in a patch of `token` (without the "where" prefix), or null. */
+function checkOp(op: unknown, token: TokenType): string | null {
+  if (op === null || typeof op !== 'object') return 'is not an object';
+  if (!Object.isFrozen(op)) return opVerdict(op, token);
+  let verdicts = FROZEN_VERDICTS.get(op);
+  if (verdicts === undefined) FROZEN_VERDICTS.set(op, (verdicts = {}));
+  let verdict = verdicts[token];
+  if (verdict === undefined) verdict = verdicts[token] = opVerdict(op, token);
+  return verdict;
+}
+
+function opVerdict(op: object, token: TokenType): string | null {
   const { op: kind, path, value } = op as Record<string, unknown>;
-  if (!OPS.has(kind as string)) return `${where}.op must be add, replace or remove`;
-  if (typeof path !== 'string') return `${where}.path must be a string`;
+  if (!OPS.has(kind as string)) return '.op must be add, replace or remove';
+  if (typeof path !== 'string') return '.path must be a string';
   if (kind === 'remove' ? value !== undefined && value !== null : value === undefined) {
-    return kind === 'remove' ? `${where}: remove carries no value` : `${where}: ${String(kind)} needs a value`;
+    return kind === 'remove' ? ': remove carries no value' : `: ${String(kind)} needs a value`;
   }
-  const parsed = parsePatchPath(path);
-  if (parsed.kind === 'invalid') return `${where}: ${parsed.reason}`;
+  const parsed = parsedPath(path);
+  if (parsed.kind === 'invalid') return `: ${parsed.reason}`;
   if (parsed.kind === 'lifetime') {
-    if (kind !== 'replace') return `${where}: the lifetime can only be replaced`;
-    if (!isValidLifetime(value)) return `${where}: lifetime ${JSON.stringify(value)} is outside 300..86400 s`;
-    return undefined;
+    if (kind !== 'replace') return ': the lifetime can only be replaced';
+    if (!isValidLifetime(value)) return `: lifetime ${JSON.stringify(value)} is outside 300..86400 s`;
+    return null;
   }
-  if (isReservedClaim(token, parsed.claim)) return `${where}: claim "${parsed.claim}" is reserved in ${token === 'id' ? 'ID' : 'access'} tokens`;
-  if (parsed.appends && kind !== 'add') return `${where}: "-" only appends with add`;
-  return undefined;
+  if (isReservedClaim(token, parsed.claim)) return `: claim "${parsed.claim}" is reserved in ${token === 'id' ? 'ID' : 'access'} tokens`;
+  if (parsed.appends && kind !== 'add') return ': "-" only appends with add';
+  return null;
 }
 
 /**
@@ -98,8 +133,8 @@ export function checkAnswer(answer: unknown, minting: Minting): string | undefin
     }
     if (!Array.isArray(cmd.value)) return `commands[${c}].value must be an array`;
     for (let o = 0; o < cmd.value.length; o++) {
-      const why = checkOp(cmd.value[o], token, `commands[${c}].value[${o}]`);
-      if (why) return why;
+      const why = checkOp(cmd.value[o], token);
+      if (why !== null) return `commands[${c}].value[${o}]${why.startsWith('is ') ? ` ${why}` : why}`;
     }
   }
   return undefined;
@@ -112,13 +147,35 @@ export function renderAnswer(decision: Decision, minting: Minting): RenderedAnsw
   const why = checkAnswer(body, minting);
   if (why) throw new UnsafeAnswerError(why);
   // The commands are serialised once: the answer and the audit record share the text.
-  const commandsJson = body.commands ? JSON.stringify(body.commands) : undefined;
+  const commandsJson = body.commands ? commandsText(body.commands) : undefined;
   const text = commandsJson === undefined ? JSON.stringify(body) : `{"commands":${commandsJson}}`;
   // UTF-8 is at most 3 bytes per UTF-16 unit: most answers skip the byte count.
   if (text.length * 3 >= MAX_ANSWER_BYTES && Buffer.byteLength(text) >= MAX_ANSWER_BYTES) {
     throw new UnsafeAnswerError(`answer is ${Buffer.byteLength(text)} bytes, the service accepts under ${MAX_ANSWER_BYTES}`);
   }
   return commandsJson === undefined ? { status: 200, body: text } : { status: 200, body: text, commandsJson };
+}
+
+/** The JSON text of literal (frozen, shared) operations, made once. */
+const FROZEN_TEXT = new WeakMap<object, string>();
+
+function opText(op: PatchOp): string {
+  if (!Object.isFrozen(op)) return JSON.stringify(op);
+  let text = FROZEN_TEXT.get(op);
+  if (text === undefined) FROZEN_TEXT.set(op, (text = JSON.stringify(op)));
+  return text;
+}
+
+/** `JSON.stringify(commands)`, byte for byte, with literal operations' text reused. */
+function commandsText(commands: readonly AnswerCommand[]): string {
+  let out = '[';
+  for (let c = 0; c < commands.length; c++) {
+    const cmd = commands[c]!;
+    out += `${c === 0 ? '' : ','}{"type":${JSON.stringify(cmd.type)},"value":[`;
+    for (let o = 0; o < cmd.value.length; o++) out += (o === 0 ? '' : ',') + opText(cmd.value[o]!);
+    out += ']}';
+  }
+  return `${out}]`;
 }
 
 /** The deny answer used by the error policy. */

@@ -1,10 +1,17 @@
 /**
  * The Stream seam over Apache Kafka (kafkajs).
  *
- * Producing: one idempotent producer (acks=all) for `append`, fed one request
- * at a time by a SendQueue that coalesces concurrent appends (see send-queue.ts
- * for why kafkajs must never have two sends outstanding); a separate
- * transactional producer for `appendAtomically`. Idempotence lets kafkajs retry
+ * Producing: a small pool of idempotent producers (acks=all, option
+ * `producers`) for `append`, each fed one request at a time by its own SendQueue
+ * that coalesces concurrent appends (see send-queue.ts for why a kafkajs
+ * producer must never have two sends outstanding). An append goes whole to the
+ * producer its first record's key hashes to: its records keep exactly their
+ * order (consumers such as alerting track event time per partition, across
+ * keys), appends of one key (a hook delivery is one org) stay in order even
+ * when several are in flight, and appends for different orgs overlap instead of
+ * waiting for each other's acknowledgements. Concurrent appends that mix keys
+ * may interleave with each other, as they could on any broker. A separate
+ * transactional producer serves `appendAtomically`. Idempotence lets kafkajs retry
  * a send whose acknowledgement was lost without writing the records twice.
  * kafkajs retries an idempotent send without limit, and a send must never be
  * given up half-way (a later send could reuse its sequence numbers and be taken
@@ -42,11 +49,14 @@ export class KafkaStream implements Stream {
   readonly #log: Logger;
   readonly #kafka: Kafka;
   readonly #admin: Admin;
-  readonly #producer: Producer;
+  /** `append`'s idempotent producers, and the send queue of each (same index). */
+  readonly #producers: Producer[];
+  readonly #sends: SendQueue[];
+  /** Appends whose first record has no key go to producers in turn. */
+  #nextUnkeyed = 0;
   #txProducer: Producer | null = null;
   /** appendAtomically calls run one after another: one open transaction per transactional id. */
   #txChain: Promise<unknown> = Promise.resolve();
-  readonly #sends: SendQueue;
   #closed = false;
   readonly #consumers = new Set<KafkaGroupConsumer>();
   readonly #assignments = new Set<KafkaAssignment>();
@@ -56,11 +66,11 @@ export class KafkaStream implements Stream {
     this.#log = o.logger.child({ component: 'kafka-stream' });
     this.#kafka = createKafka(o);
     this.#admin = this.#kafka.admin();
-    this.#producer = this.#newProducer();
-    this.#sends = new SendQueue(
-      async (topicMessages) => void (await this.#producer.sendBatch({ topicMessages, acks: -1, timeout: ACK_TIMEOUT_MS, compression: this.#compression })),
+    this.#producers = Array.from({ length: o.producers }, () => this.#newProducer());
+    this.#sends = this.#producers.map((producer) => new SendQueue(
+      async (topicMessages) => void (await producer.sendBatch({ topicMessages, acks: -1, timeout: ACK_TIMEOUT_MS, compression: this.#compression })),
       { maxRequestBytes: MAX_REQUEST_BYTES, maxQueuedRecords: o.maxQueuedRecords },
-    );
+    ));
   }
 
   /** Connects the admin client and the idempotent producer; fails with STREAM_UNAVAILABLE when no broker answers. */
@@ -68,7 +78,7 @@ export class KafkaStream implements Stream {
     const stream = new KafkaStream(resolveKafkaOptions(options));
     try {
       await stream.#admin.connect();
-      await stream.#producer.connect();
+      await Promise.all(stream.#producers.map((p) => p.connect()));
     } catch (err) {
       await stream.close();
       throw classifyKafkaError(err, `connecting to Kafka at ${options.brokers.join(',')}`);
@@ -131,14 +141,31 @@ export class KafkaStream implements Stream {
     this.#checkOpen();
     if (records.length === 0) return;
     const action = `appending ${records.length} records to ${topic}`;
+    const waiting = this.#queuedRecords();
+    if (waiting > 0 && waiting + records.length > this.#o.maxQueuedRecords) {
+      throw new HooklogError('STREAM_UNAVAILABLE', `${waiting} records are already waiting for Kafka`, { retriable: true });
+    }
+    const send = this.#queueFor(records[0]!.key);
     const queued = chunkRecords(records, MAX_REQUEST_BYTES).map((chunk) =>
-      this.#sends.enqueue(topic, chunk.map(toMessage), chunk.reduce((n, r) => n + recordBytes(r), 0)));
+      send.enqueue(topic, chunk.map(toMessage), chunk.reduce((n, r) => n + recordBytes(r), 0)));
     try {
       await withDeadline(Promise.all(queued.map((q) => q.done)), this.#o.appendTimeoutMs, action);
     } catch (err) {
       for (const q of queued) q.abandon();
       throw classifyKafkaError(err, action);
     }
+  }
+
+  #queuedRecords(): number {
+    let n = 0;
+    for (const q of this.#sends) n += q.queuedRecords;
+    return n;
+  }
+
+  /** The send queue an append goes to, by its first record's key (see the note at the top). */
+  #queueFor(key: string | null): SendQueue {
+    const n = this.#sends.length;
+    return this.#sends[n === 1 ? 0 : key === null ? this.#nextUnkeyed++ % n : keySlot(key, n)]!;
   }
 
   /**
@@ -296,15 +323,25 @@ export class KafkaStream implements Stream {
     await Promise.all([...this.#assignments, ...this.#consumers].map((c) => c.stop()));
     this.#consumers.clear();
     this.#assignments.clear();
-    const pending = Promise.all([this.#sends.drained(), this.#txChain]);
+    const pending = Promise.all([...this.#sends.map((q) => q.drained()), this.#txChain]);
     await withDeadline(pending, this.#o.appendTimeoutMs, 'closing').catch(() =>
-      this.#log.warn({ queued: this.#sends.queuedRecords }, 'closing with Kafka sends still unacknowledged'));
+      this.#log.warn({ queued: this.#queuedRecords() }, 'closing with Kafka sends still unacknowledged'));
     const tx = this.#txProducer;
     this.#txProducer = null;
     await Promise.all([
       tx?.disconnect(),
-      this.#producer.disconnect(),
+      ...this.#producers.map((p) => p.disconnect()),
       this.#admin.disconnect(),
     ].map((p) => Promise.resolve(p).catch((err) => this.#log.warn({ err }, 'disconnecting from Kafka failed'))));
   }
+}
+
+/** The producer slot of a key: FNV-1a over its UTF-16 units, so the same key always takes the same producer. */
+function keySlot(key: string, n: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % n;
 }

@@ -59,6 +59,13 @@ export interface KafkaStreamOptions {
   fetchMaxWaitMs?: number;
   /** Records waiting to be sent (appends are sent one request at a time, see send-queue.ts); above this, appends fail fast. Default 50 000. */
   maxQueuedRecords?: number;
+  /**
+   * Idempotent producers `append` spreads appends over, by the key of an
+   * append's first record (see kafka-stream.ts), each with one request in flight
+   * (see send-queue.ts). Default 4: one producer waits for every acknowledgement
+   * in turn.
+   */
+  producers?: number;
   logger: Logger;
   /** Told about assignments, revocations and commits of this stream's consumers. */
   observer?: (event: KafkaConsumerEvent) => void;
@@ -69,6 +76,11 @@ export type ResolvedKafkaOptions = Required<Omit<KafkaStreamOptions, 'sasl' | 'o
 
 function positive(name: string, v: number): number {
   if (!Number.isFinite(v) || v <= 0) throw new HooklogError('CONFIG_INVALID', `kafka stream: ${name} must be a positive number, got ${v}`);
+  return v;
+}
+
+function positiveInteger(name: string, v: number): number {
+  if (!Number.isInteger(v) || v <= 0) throw new HooklogError('CONFIG_INVALID', `kafka stream: ${name} must be a positive integer, got ${v}`);
   return v;
 }
 
@@ -102,6 +114,7 @@ export function resolveKafkaOptions(o: KafkaStreamOptions): ResolvedKafkaOptions
     heartbeatIntervalMs,
     fetchMaxWaitMs: positive('fetchMaxWaitMs', o.fetchMaxWaitMs ?? 500),
     maxQueuedRecords: positive('maxQueuedRecords', o.maxQueuedRecords ?? 50_000),
+    producers: positiveInteger('producers', o.producers ?? 4),
     logger: o.logger,
     observer: o.observer,
   };
