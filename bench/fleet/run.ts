@@ -25,7 +25,7 @@ import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { parse, stringify } from 'yaml';
 import { SimulatedOrg, logEvent } from '../../test/simulated-org/index.js';
-import { delivery } from '../../test/support/corpus.js';
+import { delivery } from '../../test/fixtures/index.js';
 import { postDelivery, writeTestConfig, type TestInstance } from '../../test/support/hooklog-config.js';
 import { hookEvent, spawnHooklog, type Instance } from '../../test/support/instances.js';
 import { waitFor } from '../../test/support/wait.js';

@@ -16,7 +16,7 @@ import { openKafkaStream } from '../../platform/stream/kafka/index.js';
 import type { Stream } from '../../platform/stream/types.js';
 import { Collector, duplicates } from '../simulated-org/harness.js';
 import { kafkaBrokerList, kafkaBrokers } from '../kafka/inject.js';
-import { delivery } from '../support/corpus.js';
+import { delivery } from '../fixtures/index.js';
 import { postDelivery, writeTestConfig } from '../support/hooklog-config.js';
 import { hookEvent, spawnHooklog, type Instance } from '../support/instances.js';
 import { waitFor } from '../support/wait.js';

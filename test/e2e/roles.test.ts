@@ -3,7 +3,7 @@
  * consumer group: the real CLI on the real broker.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { delivery } from '../support/corpus.js';
+import { delivery } from '../fixtures/index.js';
 import { hookEvent, spawnHooklog, withOwnDataDir, type Instance } from '../support/instances.js';
 import { postDelivery, writeTestConfig } from '../support/hooklog-config.js';
 import { kafkaBrokers } from '../kafka/inject.js';
