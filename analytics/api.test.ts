@@ -23,7 +23,17 @@ beforeAll(async () => {
   daemon = await startDaemon(['--config', instance.configPath]);
   const { events } = plant(TEST_DATA);
   for (let i = 0; i < events.length; i += 50) {
-    expect([200, 204]).toContain(await postDelivery(daemon.url, instance.hookId, delivery(instance.org, instance.hookId, events.slice(i, i + 50).map((g) => g.event))));
+    expect([200, 204]).toContain(
+      await postDelivery(
+        daemon.url,
+        instance.hookId,
+        delivery(
+          instance.org,
+          instance.hookId,
+          events.slice(i, i + 50).map((g) => g.event),
+        ),
+      ),
+    );
   }
 }, 120_000);
 
@@ -35,7 +45,8 @@ afterAll(async () => {
 const get = (path: string, key: string | null = KEY) =>
   fetch(`${daemon.url}${path}`, { headers: key === null ? {} : { authorization: `Bearer ${key}` } });
 
-const sprayPath = () => `/api/queries/password_spraying?${new URLSearchParams({ org: instance.org, ...RANGE, min_users: '10' })}`;
+const sprayPath = () =>
+  `/api/queries/password_spraying?${new URLSearchParams({ org: instance.org, ...RANGE, min_users: '10' })}`;
 
 describe('GET /api/queries', () => {
   it('refuses requests without a key or with a wrong one', async () => {
@@ -50,19 +61,29 @@ describe('GET /api/queries', () => {
   it('lists every query with its parameters', async () => {
     const res = await get('/api/queries');
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { queries: Array<{ name: string; params: Array<{ name: string; type: string; required: boolean }> }> };
+    const body = (await res.json()) as {
+      queries: Array<{ name: string; params: Array<{ name: string; type: string; required: boolean }> }>;
+    };
     expect(body.queries.map((q) => q.name)).toEqual(QUERIES.map((q) => q.name));
     const spray = body.queries.find((q) => q.name === 'password_spraying')!;
-    expect(spray.params).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'org', type: 'String', required: true }), expect.objectContaining({ name: 'min_users', type: 'UInt32', required: false })]));
+    expect(spray.params).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'org', type: 'String', required: true }),
+        expect.objectContaining({ name: 'min_users', type: 'UInt32', required: false }),
+      ]),
+    );
   });
 
   it('runs a query: JSON with columns and rows, the planted spray found once the sink has written it', async () => {
-    const body = await waitFor(async () => {
-      const res = await get(sprayPath());
-      expect(res.status).toBe(200);
-      const b = (await res.json()) as { query: string; columns: string[]; rows: Array<Record<string, unknown>> };
-      return b.rows.length > 0 ? b : undefined;
-    }, { timeoutMs: 30_000, what: 'the spray to be queryable' });
+    const body = await waitFor(
+      async () => {
+        const res = await get(sprayPath());
+        expect(res.status).toBe(200);
+        const b = (await res.json()) as { query: string; columns: string[]; rows: Array<Record<string, unknown>> };
+        return b.rows.length > 0 ? b : undefined;
+      },
+      { timeoutMs: 30_000, what: 'the spray to be queryable' },
+    );
     expect(body.query).toBe('password_spraying');
     expect(body.columns.slice(0, 4)).toEqual(['ip', 'bucket', 'users', 'failures']);
     // UInt64 counts arrive quoted (64-bit safe).
@@ -99,7 +120,20 @@ describe('hooklog query', () => {
   });
 
   it('runs a query through the running hooklog, in every format', async () => {
-    const args = ['--config', instance.configPath, 'query', 'brute_force', '--org', instance.org, '--since', RANGE.since, '--until', RANGE.until, '--param', 'min_failures=10'];
+    const args = [
+      '--config',
+      instance.configPath,
+      'query',
+      'brute_force',
+      '--org',
+      instance.org,
+      '--since',
+      RANGE.since,
+      '--until',
+      RANGE.until,
+      '--param',
+      'min_failures=10',
+    ];
     const json = await runCli([...args, '--format', 'json']);
     expect(json.code, json.stderr).toBe(0);
     const rows = JSON.parse(json.stdout) as Array<{ user: string; failures: string | number }>;
@@ -111,7 +145,18 @@ describe('hooklog query', () => {
   });
 
   it('names a wrong parameter and exits 1', async () => {
-    const r = await runCli(['--config', instance.configPath, 'query', 'brute_force', '--org', instance.org, '--since', RANGE.since, '--until', 'soon']);
+    const r = await runCli([
+      '--config',
+      instance.configPath,
+      'query',
+      'brute_force',
+      '--org',
+      instance.org,
+      '--since',
+      RANGE.since,
+      '--until',
+      'soon',
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/QUERY_INVALID: parameter "until"/);
   });

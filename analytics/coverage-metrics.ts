@@ -59,7 +59,12 @@ const gauges = {
 };
 
 /** Makes the gauges report `orgs` from `store`; returns the function that stops it (the store is about to close). */
-export function registerCoverageMetrics(store: Store, orgs: readonly string[], logger: Logger, opts: { windowMs?: number; cacheMs?: number } = {}): () => void {
+export function registerCoverageMetrics(
+  store: Store,
+  orgs: readonly string[],
+  logger: Logger,
+  opts: { windowMs?: number; cacheMs?: number } = {},
+): () => void {
   void gauges;
   if (orgs.length === 0) return () => undefined;
   const windowMs = opts.windowMs ?? 86_400_000;
@@ -67,7 +72,8 @@ export function registerCoverageMetrics(store: Store, orgs: readonly string[], l
   let cached: { at: number; figures: Promise<Map<string, Figures>> } | null = null;
   const figures = (): Promise<Map<string, Figures>> => {
     const now = Date.now();
-    if (!cached || now - cached.at > cacheMs) cached = { at: now, figures: compute(store, orgs, now - windowMs, now, logger) };
+    if (!cached || now - cached.at > cacheMs)
+      cached = { at: now, figures: compute(store, orgs, now - windowMs, now, logger) };
     return cached.figures;
   };
   current = figures;
@@ -76,9 +82,20 @@ export function registerCoverageMetrics(store: Store, orgs: readonly string[], l
   };
 }
 
-async function compute(store: Store, orgs: readonly string[], since: number, until: number, logger: Logger): Promise<Map<string, Figures>> {
+async function compute(
+  store: Store,
+  orgs: readonly string[],
+  since: number,
+  until: number,
+  logger: Logger,
+): Promise<Map<string, Figures>> {
   const out = new Map<string, Figures>();
-  const params = (org: string) => ({ org, since: new Date(since).toISOString(), until: new Date(until).toISOString(), limit: '10000' });
+  const params = (org: string) => ({
+    org,
+    since: new Date(since).toISOString(),
+    until: new Date(until).toISOString(),
+    limit: '10000',
+  });
   for (const org of orgs) {
     try {
       const cov = await runNamedQuery(store, 'hook_coverage', params(org));
@@ -87,7 +104,11 @@ async function compute(store: Store, orgs: readonly string[], since: number, unt
       const sum = (rows: Array<Record<string, unknown>>, c: string) => rows.reduce((a, r) => a + Number(r[c] ?? 0), 0);
       const num = (v: unknown) => (v === null || v === undefined || Number.isNaN(Number(v)) ? null : Number(v));
       out.set(org, {
-        via: { hooks_only: sum(cov.rows, 'hooks_only'), log_only: sum(cov.rows, 'log_only'), both: sum(cov.rows, 'both') },
+        via: {
+          hooks_only: sum(cov.rows, 'hooks_only'),
+          log_only: sum(cov.rows, 'log_only'),
+          both: sum(cov.rows, 'both'),
+        },
         p50: num(latency?.p50_ms),
         p99: num(latency?.p99_ms),
         lost: sum(lost.rows, 'lost'),

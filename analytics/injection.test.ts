@@ -33,7 +33,9 @@ const HOSTILE = [
 ];
 
 async function counts(): Promise<string> {
-  const [row] = await store.query<{ e: string; d: string }>(`SELECT (SELECT count() FROM ${store.database}.events_v2) AS e, (SELECT count() FROM ${store.database}.deadletter) AS d`);
+  const [row] = await store.query<{ e: string; d: string }>(
+    `SELECT (SELECT count() FROM ${store.database}.events_v2) AS e, (SELECT count() FROM ${store.database}.deadletter) AS d`,
+  );
   return `${row!.e}/${row!.d}`;
 }
 
@@ -51,17 +53,24 @@ describe('injection through every parameter', () => {
             const r = await runNamedQuery(store, q.name, params);
             // Only a string parameter may accept hostile text, and then as a value that matches no org.
             expect(p.kind, `${q.name}.${p.name} accepted ${JSON.stringify(evil)}`).toBe('string');
-            expect(r.rows.filter((row) => !('gap' in row)), `${q.name}.${p.name}`).toEqual([]);
+            expect(
+              r.rows.filter((row) => !('gap' in row)),
+              `${q.name}.${p.name}`,
+            ).toEqual([]);
             bound++;
           } catch (err) {
-            expect(err, `${q.name}.${p.name} = ${JSON.stringify(evil)}: ${(err as Error).message}`).toBeInstanceOf(QueryParamError);
+            expect(err, `${q.name}.${p.name} = ${JSON.stringify(evil)}: ${(err as Error).message}`).toBeInstanceOf(
+              QueryParamError,
+            );
             expect((err as QueryParamError).param).toBe(p.name);
             refused++;
           }
         }
       }
       // A hostile parameter *name* is refused too.
-      await expect(runNamedQuery(store, q.name, { ...defaults, "org:String} OR 1=1 --": 'x' })).rejects.toBeInstanceOf(QueryParamError);
+      await expect(runNamedQuery(store, q.name, { ...defaults, 'org:String} OR 1=1 --': 'x' })).rejects.toBeInstanceOf(
+        QueryParamError,
+      );
     }
     expect(refused).toBeGreaterThan(0);
     expect(bound).toBeGreaterThan(0);

@@ -30,7 +30,15 @@ function v1Rows(): Array<Record<string, unknown>> {
   const lines = fixtureLines('logevents.valid.jsonl');
   return lines.flatMap((line, i) => {
     const event = JSON.parse(line) as { client?: { ipAddress?: unknown } };
-    const r = mapEventRecord({ topic: 't', partition: 0, offset: i, key: null, value: Buffer.from(line), timestamp: 1_700_000_000_000, headers: { [Header.org]: i % 2 ? 'acme' : 'globex' } });
+    const r = mapEventRecord({
+      topic: 't',
+      partition: 0,
+      offset: i,
+      key: null,
+      value: Buffer.from(line),
+      timestamp: 1_700_000_000_000,
+      headers: { [Header.org]: i % 2 ? 'acme' : 'globex' },
+    });
     if (!r.ok) throw new Error(r.reason);
     const { client_browser: _b, client_os: _o, as_number: _n, as_org: _a, is_proxy: _p, ...v1 } = r.row;
     return [{ ...v1, client_ip: typeof event.client?.ipAddress === 'string' ? event.client.ipAddress : '' }];
@@ -51,14 +59,26 @@ describe('v1 → v2 (005_events_v2.sql)', () => {
     await store.insertJson('events', rows.slice(0, 60));
     await store.insertJson('events', rows.slice(60));
     await store.insertJson('events', rows.slice(0, 5), { dedupToken: 'again' }); // a duplicate delivery v1 had not folded yet
-    const [v1] = await store.query<{ n: string; raw: string }>(`SELECT uniqExact(org, uuid) AS n, count() AS raw FROM ${db}.events`);
+    const [v1] = await store.query<{ n: string; raw: string }>(
+      `SELECT uniqExact(org, uuid) AS n, count() AS raw FROM ${db}.events`,
+    );
     expect(v1).toEqual({ n: String(rows.length), raw: String(rows.length + 5) });
 
     await migrate(store, silentLogger());
 
-    const [view] = await store.query<{ engine: string }>(`SELECT engine FROM system.tables WHERE database = {db:String} AND name = 'events'`, { db });
+    const [view] = await store.query<{ engine: string }>(
+      `SELECT engine FROM system.tables WHERE database = {db:String} AND name = 'events'`,
+      { db },
+    );
     expect(view!.engine).toBe('View');
-    const after = await store.query<{ org: string; uuid: string; raw: string; ip: string; asn: number; browser: string }>(
+    const after = await store.query<{
+      org: string;
+      uuid: string;
+      raw: string;
+      ip: string;
+      asn: number;
+      browser: string;
+    }>(
       `SELECT org, uuid, raw, toString(client_ip) AS ip, as_number AS asn, client_browser AS browser FROM ${db}.events ORDER BY uuid`,
     );
     expect(after).toHaveLength(rows.length); // the view reads FINAL: the duplicate folds
@@ -77,7 +97,13 @@ describe('v1 → v2 (005_events_v2.sql)', () => {
   });
 
   it('sets, changes and removes the retention TTL from config (store.retention_days), and expired events go', async () => {
-    const ttl = async () => (await store.query<{ q: string }>(`SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = 'events_v2'`, { db }))[0]!.q;
+    const ttl = async () =>
+      (
+        await store.query<{ q: string }>(
+          `SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = 'events_v2'`,
+          { db },
+        )
+      )[0]!.q;
     await applyRetention(store, 400);
     expect(await ttl()).toMatch(/TTL toDateTime\(published\) \+ toIntervalDay\(400\)/);
     await applyRetention(store, 0);

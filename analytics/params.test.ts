@@ -3,7 +3,10 @@ import { COMMON_PARAMS, parseParams, QueryParamError, type ParamSpec } from './p
 import { describeQueries, findQuery } from './registry.js';
 import { prepareQuery } from './run.js';
 
-const specs: ParamSpec[] = [...COMMON_PARAMS, { name: 'min_users', kind: 'uint', description: 'x', default: 10, min: 2 }];
+const specs: ParamSpec[] = [
+  ...COMMON_PARAMS,
+  { name: 'min_users', kind: 'uint', description: 'x', default: 10, min: 2 },
+];
 const ok = { org: 'acme', since: '2026-01-01T00:00:00Z', until: '2026-01-02T00:00:00+01:00' };
 
 function refusal(raw: Record<string, string>): string {
@@ -18,7 +21,13 @@ function refusal(raw: Record<string, string>): string {
 
 describe('parseParams', () => {
   it('types the values and fills defaults', () => {
-    expect(parseParams(specs, { ...ok, min_users: '25' })).toEqual({ org: 'acme', since: '2026-01-01 00:00:00.000', until: '2026-01-01 23:00:00.000', limit: 100, min_users: 25 });
+    expect(parseParams(specs, { ...ok, min_users: '25' })).toEqual({
+      org: 'acme',
+      since: '2026-01-01 00:00:00.000',
+      until: '2026-01-01 23:00:00.000',
+      limit: 100,
+      min_users: 25,
+    });
   });
 
   it('names the parameter that is missing, unknown, malformed or out of range', () => {

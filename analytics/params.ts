@@ -31,7 +31,11 @@ export const CLICKHOUSE_TYPE: Readonly<Record<ParamKind, string>> = {
 /** Every query takes these: the org, the half-open time range [since, until), and a row limit. */
 export const COMMON_PARAMS: readonly ParamSpec[] = [
   { name: 'org', kind: 'string', description: 'The org (as configured: the org column).' },
-  { name: 'since', kind: 'datetime', description: 'Start of the time range, inclusive (ISO-8601; UTC unless an offset is given).' },
+  {
+    name: 'since',
+    kind: 'datetime',
+    description: 'Start of the time range, inclusive (ISO-8601; UTC unless an offset is given).',
+  },
   { name: 'until', kind: 'datetime', description: 'End of the time range, exclusive (ISO-8601).' },
   { name: 'limit', kind: 'uint', description: 'Most rows returned.', default: 100, min: 1, max: 10_000 },
 ];
@@ -51,15 +55,21 @@ function parseOne(spec: ParamSpec, text: string): string | number {
   switch (spec.kind) {
     case 'string':
       if (text.length === 0) throw new QueryParamError(spec.name, 'must not be empty');
-      if (text.length > MAX_STRING_CHARS) throw new QueryParamError(spec.name, `must be at most ${MAX_STRING_CHARS} characters`);
+      if (text.length > MAX_STRING_CHARS)
+        throw new QueryParamError(spec.name, `must be at most ${MAX_STRING_CHARS} characters`);
       return text;
     case 'datetime': {
       const ms = parseTimestamp(text);
-      if (ms === null) throw new QueryParamError(spec.name, `must be an ISO-8601 timestamp such as 2024-05-01T00:00:00Z, got ${JSON.stringify(text.slice(0, 60))}`);
+      if (ms === null)
+        throw new QueryParamError(
+          spec.name,
+          `must be an ISO-8601 timestamp such as 2024-05-01T00:00:00Z, got ${JSON.stringify(text.slice(0, 60))}`,
+        );
       return formatDateTime64(ms);
     }
     case 'uint': {
-      if (!/^\d{1,10}$/.test(text)) throw new QueryParamError(spec.name, `must be a whole number, got ${JSON.stringify(text.slice(0, 60))}`);
+      if (!/^\d{1,10}$/.test(text))
+        throw new QueryParamError(spec.name, `must be a whole number, got ${JSON.stringify(text.slice(0, 60))}`);
       const n = Number(text);
       const min = spec.min ?? 0;
       const max = spec.max ?? 0xffff_ffff;
@@ -74,10 +84,14 @@ function parseOne(spec: ParamSpec, text: string): string | number {
  * values and malformed values are refused with the parameter's name; defaults
  * fill the rest. `since` must be before `until` when both are declared.
  */
-export function parseParams(specs: readonly ParamSpec[], raw: Readonly<Record<string, string | undefined>>): Record<string, string | number> {
+export function parseParams(
+  specs: readonly ParamSpec[],
+  raw: Readonly<Record<string, string | undefined>>,
+): Record<string, string | number> {
   const known = new Map(specs.map((s) => [s.name, s]));
   for (const name of Object.keys(raw)) {
-    if (!known.has(name)) throw new QueryParamError(name, `unknown parameter (this query takes: ${specs.map((s) => s.name).join(', ')})`);
+    if (!known.has(name))
+      throw new QueryParamError(name, `unknown parameter (this query takes: ${specs.map((s) => s.name).join(', ')})`);
   }
   const out: Record<string, string | number> = {};
   for (const spec of specs) {

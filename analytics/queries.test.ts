@@ -29,7 +29,10 @@ describe('the query library', () => {
   it('finds nothing in an org that does not exist', async () => {
     for (const q of QUERIES) {
       const r = await runNamedQuery(store, q.name, { org: 'no-such-org', ...RANGE });
-      expect(r.rows.filter((row) => !('gap' in row)), q.name).toEqual([]);
+      expect(
+        r.rows.filter((row) => !('gap' in row)),
+        q.name,
+      ).toEqual([]);
     }
   });
 });
@@ -42,7 +45,8 @@ describe.each(QUERIES.map((q) => q.name))('%s', (name) => {
       expect(r.columns).toContain(e.column);
       const values = r.rows.map((row) => String(row[e.column]));
       expect(values, `${name}: ${e.column} should include ${e.found}`).toContain(e.found);
-      if (e.absent !== undefined) expect(values, `${name}: ${e.column} should not include ${e.absent}`).not.toContain(e.absent);
+      if (e.absent !== undefined)
+        expect(values, `${name}: ${e.column} should not include ${e.absent}`).not.toContain(e.absent);
       if (e.controlOrg !== undefined) {
         const control = await runNamedQuery(store, name, { org: e.controlOrg, ...params });
         expect(control.rows, `${name} in ${e.controlOrg}`).toEqual([]);

@@ -26,10 +26,12 @@ export function allParams(q: NamedQuery): readonly ParamSpec[] {
  * event_type, published) prune. Queries add their own event-type filter.
  */
 export const EVENTS = '{db}.events_v2 FINAL';
-export const IN_RANGE = "org = {org:String} AND published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}";
+export const IN_RANGE =
+  "org = {org:String} AND published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}";
 
 /** Sign-in events whose outcome says whether a sign-in attempt failed. */
-export const SIGN_IN_TYPES = "('user.session.start', 'user.authentication.sso', 'user.authentication.auth_via_mfa', 'user.authentication.verify', 'user.authentication.auth_via_richclient')";
+export const SIGN_IN_TYPES =
+  "('user.session.start', 'user.authentication.sso', 'user.authentication.auth_via_mfa', 'user.authentication.verify', 'user.authentication.auth_via_richclient')";
 export const FAILED = "outcome_result IN ('FAILURE', 'DENY')";
 
 /** The first target of a type (`User`, `AppInstance`, …), or ''. */
@@ -37,9 +39,16 @@ export function target(type: string, field: 'id' | 'alternate_id' | 'display_nam
   return `arrayFirst((v, t) -> t = '${type}', target_${field}, target_type)`;
 }
 
-export const TIME_BUCKET = "toStartOfInterval(published, toIntervalMinute({window_minutes:UInt32}))";
+export const TIME_BUCKET = 'toStartOfInterval(published, toIntervalMinute({window_minutes:UInt32}))';
 
-export const WINDOW_MINUTES: ParamSpec = { name: 'window_minutes', kind: 'uint', description: 'Length of the time buckets, in minutes.', default: 60, min: 1, max: 10_080 };
+export const WINDOW_MINUTES: ParamSpec = {
+  name: 'window_minutes',
+  kind: 'uint',
+  description: 'Length of the time buckets, in minutes.',
+  default: 60,
+  min: 1,
+  max: 10_080,
+};
 
 /**
  * An admin change log for event types matching `patterns` (LIKE prefixes,

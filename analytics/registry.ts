@@ -11,7 +11,13 @@ import { operationsQueries } from './queries/operations.js';
 import { sessionQueries } from './queries/sessions.js';
 import { signInQueries } from './queries/sign-in.js';
 
-export const QUERIES: readonly NamedQuery[] = [...signInQueries, ...sessionQueries, ...adminQueries, ...operationsQueries, ...coverageQueries];
+export const QUERIES: readonly NamedQuery[] = [
+  ...signInQueries,
+  ...sessionQueries,
+  ...adminQueries,
+  ...operationsQueries,
+  ...coverageQueries,
+];
 
 const BY_NAME = new Map(QUERIES.map((q) => [q.name, q]));
 if (BY_NAME.size !== QUERIES.length) throw new Error('analytics: duplicate query name');
@@ -19,12 +25,21 @@ if (BY_NAME.size !== QUERIES.length) throw new Error('analytics: duplicate query
 /** The query called `name`, or QUERY_INVALID listing the names there are. */
 export function findQuery(name: string): NamedQuery {
   const q = BY_NAME.get(name);
-  if (!q) throw new HooklogError('QUERY_INVALID', `no query named ${JSON.stringify(name.slice(0, 80))} (see \`hooklog query --list\`)`);
+  if (!q)
+    throw new HooklogError(
+      'QUERY_INVALID',
+      `no query named ${JSON.stringify(name.slice(0, 80))} (see \`hooklog query --list\`)`,
+    );
   return q;
 }
 
 /** A JSON-friendly description of every query and its parameters (for --list and GET /api/queries). */
-export function describeQueries(): Array<{ name: string; area: string; description: string; params: Array<{ name: string; type: string; required: boolean; default?: string | number; description: string }> }> {
+export function describeQueries(): Array<{
+  name: string;
+  area: string;
+  description: string;
+  params: Array<{ name: string; type: string; required: boolean; default?: string | number; description: string }>;
+}> {
   return QUERIES.map((q) => ({
     name: q.name,
     area: q.area,

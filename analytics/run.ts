@@ -16,8 +16,14 @@ export interface QueryResult {
 /** Raw text parameters (CLI flags, URL query) by name. */
 export type RawParams = Readonly<Record<string, string | undefined>>;
 
-/** The SQL `name` runs for `database` and the typed parameters to bind; throws QUERY_INVALID naming a wrong parameter. */
-export function prepareQuery(name: string, database: string, raw: RawParams): { sql: string; params: Record<string, string | number> } {
+/**
+ * The SQL `name` runs for `database` and the typed parameters to bind; throws QUERY_INVALID naming a wrong parameter.
+ */
+export function prepareQuery(
+  name: string,
+  database: string,
+  raw: RawParams,
+): { sql: string; params: Record<string, string | number> } {
   const q = findQuery(name);
   const params = parseParams(allParams(q), raw);
   return { sql: q.sql.replaceAll('{db}', database), params };

@@ -13,12 +13,26 @@ import { insertChunk } from '../bench/analytics/load.js';
 import { plant, RESERVED, type Plants } from '../bench/analytics/plants.js';
 
 /** Small enough for seconds, dense enough that every org has events every hour (no accidental volume gaps). */
-export const TEST_DATA: GenOptions = { orgs: 3, usersPerOrg: 40, days: 3, eventsPerUserPerDay: 30, start: new Date('2026-01-05T00:00:00Z'), seed: 7 };
+export const TEST_DATA: GenOptions = {
+  orgs: 3,
+  usersPerOrg: 40,
+  days: 3,
+  eventsPerUserPerDay: 30,
+  start: new Date('2026-01-05T00:00:00Z'),
+  seed: 7,
+};
 
-export const RANGE = { since: TEST_DATA.start.toISOString(), until: new Date(TEST_DATA.start.getTime() + TEST_DATA.days * 86_400_000).toISOString() };
+export const RANGE = {
+  since: TEST_DATA.start.toISOString(),
+  until: new Date(TEST_DATA.start.getTime() + TEST_DATA.days * 86_400_000).toISOString(),
+};
 
 export async function loadedStore(): Promise<{ store: Store; plants: Plants; events: number }> {
-  const store = openStore({ database: randomName('analytics'), dataDir: mkdtempSync(join(tmpdir(), 'hooklog-analytics-')), logger: silentLogger() });
+  const store = openStore({
+    database: randomName('analytics'),
+    dataDir: mkdtempSync(join(tmpdir(), 'hooklog-analytics-')),
+    logger: silentLogger(),
+  });
   await migrate(store, silentLogger());
   resetUuids(11);
   const plants = plant(TEST_DATA);
@@ -33,7 +47,9 @@ export async function loadedStore(): Promise<{ store: Store; plants: Plants; eve
   return { store, plants, events: events + plants.events.length };
 }
 
-/** Arrivals of the planted events: every one by hook, every other one by the System Log too, as the sink writes them. */
+/**
+ * Arrivals of the planted events: every one by hook, every other one by the System Log too, as the sink writes them.
+ */
 function plantedArrivals(plants: Plants): object[] {
   return plants.events.flatMap((g, i) => {
     const e = g.event as { uuid: string; eventType: string; published: string };

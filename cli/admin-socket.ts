@@ -24,10 +24,15 @@ export type NamedQueryRunner = (name: string, params: Record<string, string>) =>
 export type StatusRunner = () => Promise<unknown>;
 
 export async function serveAdminSocket(
-  dataDir: string, runQuery: ReadOnlyQuery, logger: Logger, runNamed?: NamedQueryRunner, runStatus?: StatusRunner,
+  dataDir: string,
+  runQuery: ReadOnlyQuery,
+  logger: Logger,
+  runNamed?: NamedQueryRunner,
+  runStatus?: StatusRunner,
 ): Promise<() => Promise<void>> {
   const path = adminSocketPath(dataDir);
-  // A socket file left by a killed process would make listen() fail; we hold the data dir's lock by now, so it is stale.
+  // A socket file left by a killed process would make listen() fail; we hold the data dir's lock by now, so it is
+  // stale.
   if (existsSync(path)) rmSync(path);
   const server: Server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -44,7 +49,10 @@ export async function serveAdminSocket(
     }
     if (req.method === 'POST' && req.url === '/query' && runNamed) {
       try {
-        const { name, params } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { name: string; params: Record<string, string> };
+        const { name, params } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+          name: string;
+          params: Record<string, string>;
+        };
         res.end(JSON.stringify(await runNamed(name, params)));
       } catch (err) {
         res.statusCode = 400;
@@ -79,7 +87,10 @@ export async function queryViaAdminSocket(dataDir: string, sql: string): Promise
   return postToAdminSocket(dataDir, '/sql', { query: sql }, (error) => new HooklogError('STORE_QUERY_FAILED', error));
 }
 
-/** Runs a named query in a running hooklog; `undefined` when none is listening. `toError` builds the error from its answer. */
+/**
+ * Runs a named query in a running hooklog; `undefined` when none is listening. `toError` builds the error from its
+ * answer.
+ */
 export async function namedQueryViaAdminSocket(
   dataDir: string,
   name: string,
@@ -91,21 +102,36 @@ export async function namedQueryViaAdminSocket(
 
 /** The running process's `hooklog status` lines; `undefined` when none is listening. */
 export async function statusViaAdminSocket<T>(dataDir: string): Promise<T | undefined> {
-  return postToAdminSocket(dataDir, '/status', {}, (error) => new HooklogError('INTERNAL', error)) as Promise<T | undefined>;
+  return postToAdminSocket(dataDir, '/status', {}, (error) => new HooklogError('INTERNAL', error)) as Promise<
+    T | undefined
+  >;
 }
 
-async function postToAdminSocket(dataDir: string, path: string, payload: object, toError: (message: string, param: string | undefined) => Error): Promise<ResultSet | undefined> {
+async function postToAdminSocket(
+  dataDir: string,
+  path: string,
+  payload: object,
+  toError: (message: string, param: string | undefined) => Error,
+): Promise<ResultSet | undefined> {
   const socketPath = adminSocketPath(dataDir);
   if (!existsSync(socketPath)) return undefined;
   return new Promise((ok, fail) => {
-    const req = request({ socketPath, path, method: 'POST', headers: { 'content-type': 'application/json' } }, async (res) => {
-      const chunks: Buffer[] = [];
-      for await (const c of res) chunks.push(c as Buffer);
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ResultSet & { error?: string; param?: string };
-      if (res.statusCode !== 200) fail(toError(body.error ?? `admin socket answered ${res.statusCode}`, body.param));
-      else ok(body);
-    });
-    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNREFUSED' || err.code === 'ENOENT' ? ok(undefined) : fail(err)));
+    const req = request(
+      { socketPath, path, method: 'POST', headers: { 'content-type': 'application/json' } },
+      async (res) => {
+        const chunks: Buffer[] = [];
+        for await (const c of res) chunks.push(c as Buffer);
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ResultSet & {
+          error?: string;
+          param?: string;
+        };
+        if (res.statusCode !== 200) fail(toError(body.error ?? `admin socket answered ${res.statusCode}`, body.param));
+        else ok(body);
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      err.code === 'ECONNREFUSED' || err.code === 'ENOENT' ? ok(undefined) : fail(err),
+    );
     req.end(JSON.stringify(payload));
   });
 }

@@ -14,10 +14,19 @@ import { loadAllRules, startAlerting, type Alerting } from '../consumers/alertin
 import type { QueryResolver } from '../consumers/alerting/scheduled.js';
 
 /** Named analytics queries for a database (the CLI passes analytics' prepareQuery). */
-export type NamedQueries = (name: string, database: string, params: Readonly<Record<string, string>>) => ReturnType<QueryResolver>;
+export type NamedQueries = (
+  name: string,
+  database: string,
+  params: Readonly<Record<string, string>>,
+) => ReturnType<QueryResolver>;
 
 /** Starts alerting from a whole hooklog config; `store` is opened here unless given. */
-export async function startAlertingFromConfig(config: Config, logger: Logger, store?: Store, namedQueries?: NamedQueries): Promise<Alerting> {
+export async function startAlertingFromConfig(
+  config: Config,
+  logger: Logger,
+  store?: Store,
+  namedQueries?: NamedQueries,
+): Promise<Alerting> {
   const a = config.alerting;
   if (!a) throw new HooklogError('CONFIG_INVALID', 'no `alerting:` section in the config');
   const stream = await openStream(config, logger);
@@ -26,19 +35,31 @@ export async function startAlertingFromConfig(config: Config, logger: Logger, st
     const topics = await ensureHooklogTopics(stream, config);
     // The store: for the alerts table, and for scheduled rules if this process runs any (only then:
     // embedded ClickHouse admits one process, and `hooklog start` may hold it).
-    const scheduled = a.scheduled && loadAllRules(
-      { rules: a.rules, ruleFiles: a.rule_files, sigmaPaths: a.sigma_paths, rulePaths: a.rule_paths },
-      { placeholders: a.sigma_placeholders },
-    ).some((r) => r.kind === 'scheduled');
+    const scheduled =
+      a.scheduled &&
+      loadAllRules(
+        { rules: a.rules, ruleFiles: a.rule_files, sigmaPaths: a.sigma_paths, rulePaths: a.rule_paths },
+        { placeholders: a.sigma_placeholders },
+      ).some((r) => r.kind === 'scheduled');
     if ((a.clickhouse || scheduled) && !store) {
       ownStore = openStore(storeOptions(config, logger));
       await migrate(ownStore, logger);
     }
     const alerting = await startAlerting({
-      config: a, stream, topicPrefix: config.stream.topic_prefix, partitions: config.stream.partitions,
-      logsTopic: topics.logs, deadletterTopic: topics.deadletter, logger,
-      ...(store ?? ownStore ? { store: (store ?? ownStore)! } : {}),
-      ...(namedQueries ? { resolveQuery: (name: string, params: Readonly<Record<string, string>>) => namedQueries(name, (store ?? ownStore)?.database ?? config.store.database, params) } : {}),
+      config: a,
+      stream,
+      topicPrefix: config.stream.topic_prefix,
+      partitions: config.stream.partitions,
+      logsTopic: topics.logs,
+      deadletterTopic: topics.deadletter,
+      logger,
+      ...((store ?? ownStore) ? { store: (store ?? ownStore)! } : {}),
+      ...(namedQueries
+        ? {
+            resolveQuery: (name: string, params: Readonly<Record<string, string>>) =>
+              namedQueries(name, (store ?? ownStore)?.database ?? config.store.database, params),
+          }
+        : {}),
     });
     return {
       ...alerting,
@@ -62,7 +83,13 @@ export async function runAlert(configPath: string | undefined, namedQueries?: Na
   const logger = createLogger({ level: config.log_level, format: config.log.format });
   // A separate process must not share the main process's Kafka client (and transactional) id.
   const own: Config = config.stream.kafka
-    ? { ...config, stream: { ...config.stream, kafka: { ...config.stream.kafka, client_id: `${config.stream.kafka.client_id}-alert` } } }
+    ? {
+        ...config,
+        stream: {
+          ...config.stream,
+          kafka: { ...config.stream.kafka, client_id: `${config.stream.kafka.client_id}-alert` },
+        },
+      }
     : config;
   const alerting = await startAlertingFromConfig(own, logger, undefined, namedQueries);
   process.stderr.write(`hooklog alert: ${alerting.rules.length} rules on ${config.stream.topic_prefix}.logs\n`);

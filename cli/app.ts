@@ -52,20 +52,30 @@ export function createApp(deps: AppDeps): Koa {
       ctx.status = 500;
       ctx.body = { error: 'internal error', requestId };
     }
-    log.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) }, 'request');
+    log.debug(
+      {
+        requestId,
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        ms: Math.round(performance.now() - started),
+      },
+      'request',
+    );
   });
 
   const router = new Router();
   mountHealth(router, deps.probes);
-  if (deps.receivers !== false) mountEventHooks(router, {
-    hooks: deps.config.event_hooks,
-    stream: deps.stream,
-    topics: deps.topics,
-    bodyLimitBytes: deps.config.server.body_limit_bytes,
-    ackTimeoutMs: deps.config.server.ack_timeout_ms,
-    limits: deps.config.event_hook_receiver,
-    logger: deps.logger,
-  });
+  if (deps.receivers !== false)
+    mountEventHooks(router, {
+      hooks: deps.config.event_hooks,
+      stream: deps.stream,
+      topics: deps.topics,
+      bodyLimitBytes: deps.config.server.body_limit_bytes,
+      ackTimeoutMs: deps.config.server.ack_timeout_ms,
+      limits: deps.config.event_hook_receiver,
+      logger: deps.logger,
+    });
   if (deps.tokenHooks) mountTokenHooks(router, deps.tokenHooks);
   if (deps.store) mountQueryApi(router, { api: deps.config.api, store: deps.store, logger: deps.logger });
   // Prometheus text. For your network only: route just /hooks/* from the internet (labels name hook ids).

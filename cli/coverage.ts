@@ -35,7 +35,10 @@ function num(v: unknown): number | null {
   return v === null || v === undefined || Number.isNaN(Number(v)) ? null : Number(v);
 }
 
-export async function coverageReport(config: Config, opts: { org: string; since: string; until?: string }): Promise<CoverageReport> {
+export async function coverageReport(
+  config: Config,
+  opts: { org: string; since: string; until?: string },
+): Promise<CoverageReport> {
   const until = opts.until ?? new Date().toISOString();
   const params = { org: opts.org, since: opts.since, until, limit: ROWS };
   const coverage = await runQueryCommand(config, 'hook_coverage', params);
@@ -66,7 +69,20 @@ export async function coverageReport(config: Config, opts: { org: string; since:
 
 export function renderCoverage(r: CoverageReport, format: 'table' | 'json'): string {
   if (format === 'json') {
-    return JSON.stringify({ org: r.org, since: r.since, until: r.until, totals: r.totals, coverage: r.coverage.rows, lost_deliveries: r.lost.rows }, null, 2) + '\n';
+    return (
+      JSON.stringify(
+        {
+          org: r.org,
+          since: r.since,
+          until: r.until,
+          totals: r.totals,
+          coverage: r.coverage.rows,
+          lost_deliveries: r.lost.rows,
+        },
+        null,
+        2,
+      ) + '\n'
+    );
   }
   const t = r.totals;
   const pct = (x: number) => `${(x * 100).toFixed(2)}%`;

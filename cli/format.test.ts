@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { render } from './format.js';
 
-const rs = { columns: ['a', 'b'], rows: [{ a: 'x', b: 1 }, { a: 'needs, "quotes"\nhere', b: null }] };
+const rs = {
+  columns: ['a', 'b'],
+  rows: [
+    { a: 'x', b: 1 },
+    { a: 'needs, "quotes"\nhere', b: null },
+  ],
+};
 
 describe('render', () => {
   it('writes RFC 4180 CSV with a header row', () => {

@@ -13,7 +13,11 @@ export function render(result: ResultSet, format: OutputFormat): string {
     case 'json':
       return JSON.stringify(result.rows, null, 2) + '\n';
     case 'csv':
-      return [result.columns, ...result.rows.map((r) => result.columns.map((c) => cell(r[c])))].map((line) => line.map(csvField).join(',')).join('\r\n') + '\r\n';
+      return (
+        [result.columns, ...result.rows.map((r) => result.columns.map((c) => cell(r[c])))]
+          .map((line) => line.map(csvField).join(','))
+          .join('\r\n') + '\r\n'
+      );
     case 'table':
       return table(result);
   }
@@ -33,7 +37,11 @@ const MAX_CELL = 120;
 function table({ columns, rows }: ResultSet): string {
   const text = rows.map((r) => columns.map((c) => oneLine(cell(r[c]))));
   const widths = columns.map((c, i) => Math.max(c.length, ...text.map((t) => t[i]!.length)));
-  const line = (cells: readonly string[]) => cells.map((s, i) => s.padEnd(widths[i]!)).join(' │ ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((s, i) => s.padEnd(widths[i]!))
+      .join(' │ ')
+      .trimEnd();
   const rule = widths.map((w) => '─'.repeat(w)).join('─┼─');
   const footer = `(${rows.length} row${rows.length === 1 ? '' : 's'})`;
   return [line(columns), rule, ...text.map(line), footer].join('\n') + '\n';

@@ -22,29 +22,46 @@ import { prepareQuery } from '../analytics/run.js';
 import { describeRuleFiles, lintRuleFiles, progress, runHunt, runRulesTest } from '../consumers/alerting/commands.js';
 
 const program = new Command('hooklog')
-  .description('Receives identity-provider event hooks and streams every event through Kafka (or an embedded log) into ClickHouse, exactly once per event.')
+  .description(
+    'Receives identity-provider event hooks and streams every event through Kafka (or an embedded log) into ClickHouse, exactly once per event.',
+  )
   .showHelpAfterError()
-  .addOption(new Option('-c, --config <path>', 'config file (default: $HOOKLOG_CONFIG, else ./hooklog.yaml, else built-in defaults)'));
+  .addOption(
+    new Option(
+      '-c, --config <path>',
+      'config file (default: $HOOKLOG_CONFIG, else ./hooklog.yaml, else built-in defaults)',
+    ),
+  );
 
 program
   .command('start')
   .description('Run the configured components (roles) in one process: receivers, pollers, ClickHouse sink, alerting.')
-  .option('--roles <list>', 'comma-separated roles to run here, overriding the config\'s `roles` (receivers,pollers,sink,alerting)')
+  .option(
+    '--roles <list>',
+    "comma-separated roles to run here, overriding the config's `roles` (receivers,pollers,sink,alerting)",
+  )
   .action(async (opts: { roles?: string }) => runStart(program.opts<{ config?: string }>().config, opts.roles));
 
 program
   .command('alert')
-  .description('Run only the alerting consumer (config section `alerting:`): rules on <prefix>.logs → alerts topic, ClickHouse, webhooks.')
+  .description(
+    'Run only the alerting consumer (config section `alerting:`): rules on <prefix>.logs → alerts topic, ClickHouse, webhooks.',
+  )
   .action(async () => runAlert(program.opts<{ config?: string }>().config, prepareQuery));
 
 const rules = program
   .command('rules')
-  .description('Detection rules: what rule files load as (hooklog rules, Sigma or the vendor catalogue, told apart by content).');
+  .description(
+    'Detection rules: what rule files load as (hooklog rules, Sigma or the vendor catalogue, told apart by content).',
+  );
 
 rules
   .command('list', { isDefault: true })
   .description('Load rule files or directories and print, per file, its format, its rules and how each runs.')
-  .argument('[paths...]', 'rule files or directories (default: the config\'s alerting rule_paths, rule_files and sigma_paths)')
+  .argument(
+    '[paths...]',
+    "rule files or directories (default: the config's alerting rule_paths, rule_files and sigma_paths)",
+  )
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
   .action((paths: string[], opts: { format: OutputFormat }) => {
     let use = paths;
@@ -58,7 +75,7 @@ rules
 rules
   .command('lint')
   .description('Check rule files (any format) and print every problem with its file and line; exit 1 on errors.')
-  .argument('[paths...]', 'rule files or directories (default: the config\'s alerting rule paths)')
+  .argument('[paths...]', "rule files or directories (default: the config's alerting rule paths)")
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
   .action((paths: string[], opts: { format: OutputFormat }) => {
     let use = paths;
@@ -73,46 +90,81 @@ rules
 
 rules
   .command('test')
-  .description('Backtest: replay rules over the events in ClickHouse and print what they would have raised (per rule counts, the first alerts). Sends nothing.')
+  .description(
+    'Backtest: replay rules over the events in ClickHouse and print what they would have raised (per rule counts, the first alerts). Sends nothing.',
+  )
   .argument('<target>', 'a rule file or directory, or the id of a configured rule')
   .requiredOption('--since <time>', 'start: ISO-8601, or a duration back from now (30d, 12h)')
   .option('--until <time>', 'end, exclusive (default: now)')
   .option('--org <org>', 'only this org')
   .option('--first <n>', 'alerts shown per rule', '3')
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
-  .action(async (target: string, opts: { since: string; until?: string; org?: string; first: string; format: OutputFormat }) => {
-    const { config } = loadConfig(program.opts<{ config?: string }>().config);
-    const bar = progress(process.stderr);
-    const r = await runRulesTest(config, target, {
-      since: opts.since, ...(opts.until ? { until: opts.until } : {}), ...(opts.org ? { org: opts.org } : {}), sample: Number(opts.first) || 3,
-    }, bar.onProgress, prepareQuery);
-    bar.done();
-    if (opts.format === 'json') {
-      process.stdout.write(JSON.stringify({ rules: r.summary.rows, first: r.first.rows, summary: r.footer }, null, 2) + '\n');
-      return;
-    }
-    process.stdout.write(render(r.summary, opts.format) + '\n' + render(r.first, opts.format) + r.footer + '\n');
-  });
+  .action(
+    async (
+      target: string,
+      opts: { since: string; until?: string; org?: string; first: string; format: OutputFormat },
+    ) => {
+      const { config } = loadConfig(program.opts<{ config?: string }>().config);
+      const bar = progress(process.stderr);
+      const r = await runRulesTest(
+        config,
+        target,
+        {
+          since: opts.since,
+          ...(opts.until ? { until: opts.until } : {}),
+          ...(opts.org ? { org: opts.org } : {}),
+          sample: Number(opts.first) || 3,
+        },
+        bar.onProgress,
+        prepareQuery,
+      );
+      bar.done();
+      if (opts.format === 'json') {
+        process.stdout.write(
+          JSON.stringify({ rules: r.summary.rows, first: r.first.rows, summary: r.footer }, null, 2) + '\n',
+        );
+        return;
+      }
+      process.stdout.write(render(r.summary, opts.format) + '\n' + render(r.first, opts.format) + r.footer + '\n');
+    },
+  );
 
 program
   .command('hunt')
-  .description('Run a hunt (a catalogue file with a System Log filter) over the events in ClickHouse, as parameterised SQL.')
+  .description(
+    'Run a hunt (a catalogue file with a System Log filter) over the events in ClickHouse, as parameterised SQL.',
+  )
   .argument('<file>', 'the hunt or detection file')
   .requiredOption('--org <org>', 'the org')
   .requiredOption('--since <time>', 'start: ISO-8601, or a duration back from now (30d, 12h)')
   .option('--until <time>', 'end, exclusive (default: now)')
   .option('--limit <n>', 'most events printed', '1000')
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
-  .action(async (file: string, opts: { org: string; since: string; until?: string; limit: string; format: OutputFormat }) => {
-    const { config } = loadConfig(program.opts<{ config?: string }>().config);
-    const limit = Number(opts.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1_000_000) throw new HooklogError('QUERY_INVALID', '--limit must be a whole number from 1 to 1000000');
-    process.stdout.write(render(await runHunt(config, file, { org: opts.org, since: opts.since, ...(opts.until ? { until: opts.until } : {}), limit }), opts.format));
-  });
+  .action(
+    async (file: string, opts: { org: string; since: string; until?: string; limit: string; format: OutputFormat }) => {
+      const { config } = loadConfig(program.opts<{ config?: string }>().config);
+      const limit = Number(opts.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1_000_000)
+        throw new HooklogError('QUERY_INVALID', '--limit must be a whole number from 1 to 1000000');
+      process.stdout.write(
+        render(
+          await runHunt(config, file, {
+            org: opts.org,
+            since: opts.since,
+            ...(opts.until ? { until: opts.until } : {}),
+            limit,
+          }),
+          opts.format,
+        ),
+      );
+    },
+  );
 
 program
   .command('sql')
-  .description('Run a read-only SQL query against the configured store and print the result. Tables: events (one row per event), legacy_events, token_decisions, alerts, deadletter, schema_migrations.')
+  .description(
+    'Run a read-only SQL query against the configured store and print the result. Tables: events (one row per event), legacy_events, token_decisions, alerts, deadletter, schema_migrations.',
+  )
   .argument('<query>', 'the SQL query (read-only: writes are refused by ClickHouse)')
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
   .action(async (query: string, opts: { format: OutputFormat }) => {
@@ -123,56 +175,101 @@ program
 
 program
   .command('query')
-  .description('Run a named analytics query (see --list), e.g. hooklog query password_spraying --org acme --since 2026-01-01T00:00:00Z --until 2026-01-08T00:00:00Z')
-  .argument('[name]', 'the query\'s name')
+  .description(
+    'Run a named analytics query (see --list), e.g. hooklog query password_spraying --org acme --since 2026-01-01T00:00:00Z --until 2026-01-08T00:00:00Z',
+  )
+  .argument('[name]', "the query's name")
   .option('--list', 'list the queries and their parameters')
   .option('--org <org>', 'the org')
   .option('--since <time>', 'start of the time range, inclusive (ISO-8601)')
   .option('--until <time>', 'end of the time range, exclusive (ISO-8601)')
   .option('--limit <n>', 'most rows returned')
-  .option('-p, --param <name=value>', 'a query-specific parameter (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
+  .option(
+    '-p, --param <name=value>',
+    'a query-specific parameter (repeatable)',
+    (v: string, all: string[]) => [...all, v],
+    [] as string[],
+  )
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
-  .action(async (name: string | undefined, opts: { list?: boolean; org?: string; since?: string; until?: string; limit?: string; param: string[]; format: OutputFormat }) => {
-    if (opts.list || !name) {
-      process.stdout.write(opts.format === 'json' ? JSON.stringify(describeQueries(), null, 2) + '\n' : render(listQueries(), opts.format));
-      return;
-    }
-    const { config } = loadConfig(program.opts<{ config?: string }>().config);
-    const params = collectParams({ org: opts.org, since: opts.since, until: opts.until, limit: opts.limit }, opts.param);
-    process.stdout.write(render(await runQueryCommand(config, name, params), opts.format));
-  });
+  .action(
+    async (
+      name: string | undefined,
+      opts: {
+        list?: boolean;
+        org?: string;
+        since?: string;
+        until?: string;
+        limit?: string;
+        param: string[];
+        format: OutputFormat;
+      },
+    ) => {
+      if (opts.list || !name) {
+        process.stdout.write(
+          opts.format === 'json'
+            ? JSON.stringify(describeQueries(), null, 2) + '\n'
+            : render(listQueries(), opts.format),
+        );
+        return;
+      }
+      const { config } = loadConfig(program.opts<{ config?: string }>().config);
+      const params = collectParams(
+        { org: opts.org, since: opts.since, until: opts.until, limit: opts.limit },
+        opts.param,
+      );
+      process.stdout.write(render(await runQueryCommand(config, name, params), opts.format));
+    },
+  );
 
 program
   .command('status')
-  .description('One line per org and source: last event by hooks and by pollers, cursor age, poller and sink lag, dead letters and refused hook deliveries in the last hour.')
+  .description(
+    'One line per org and source: last event by hooks and by pollers, cursor age, poller and sink lag, dead letters and refused hook deliveries in the last hour.',
+  )
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
   .action(async (opts: { format: OutputFormat }) => {
     const { config } = loadConfig(program.opts<{ config?: string }>().config);
     const logger = createLogger({ level: 'warn' });
-    const lines = await runStatus(config, logger, () => statusViaAdminSocket<StatusLine[]>(config.data_dir), async () => {
-      const stream = await openStream(config, logger);
-      return { stream, store: openStore(storeOptions(config, logger)) };
-    });
-    process.stdout.write(opts.format === 'json' ? JSON.stringify(lines, null, 2) + '\n' : render(statusResultSet(lines), opts.format));
+    const lines = await runStatus(
+      config,
+      logger,
+      () => statusViaAdminSocket<StatusLine[]>(config.data_dir),
+      async () => {
+        const stream = await openStream(config, logger);
+        return { stream, store: openStore(storeOptions(config, logger)) };
+      },
+    );
+    process.stdout.write(
+      opts.format === 'json' ? JSON.stringify(lines, null, 2) + '\n' : render(statusResultSet(lines), opts.format),
+    );
   });
 
 program
   .command('backfill')
-  .description('Re-read a window (within the last 90 days) of an org\'s System Log or legacy Events into the stream, sharing the org\'s rate budget with the running poller. Interrupted (even by kill -9), the same command resumes where it stopped.')
+  .description(
+    "Re-read a window (within the last 90 days) of an org's System Log or legacy Events into the stream, sharing the org's rate budget with the running poller. Interrupted (even by kill -9), the same command resumes where it stopped.",
+  )
   .requiredOption('--org <org>', 'the org (as configured in orgs)')
   .addOption(new Option('--source <source>', 'which API').choices(['logs', 'events']).default('logs'))
   .requiredOption('--since <time>', 'start of the window, inclusive (ISO-8601)')
   .requiredOption('--until <time>', 'end of the window, exclusive (ISO-8601)')
   .action(async (opts: { org: string; source: 'logs' | 'events'; since: string; until: string }) => {
     const { config } = loadConfig(program.opts<{ config?: string }>().config);
-    const logger = createLogger({ level: config.log_level === 'debug' ? 'debug' : 'warn', destination: process.stderr }).child({ component: 'backfill' });
+    const logger = createLogger({
+      level: config.log_level === 'debug' ? 'debug' : 'warn',
+      destination: process.stderr,
+    }).child({ component: 'backfill' });
     const p = await backfillCommand(config, opts, logger, process.stdout);
-    process.stdout.write(`backfill complete: ${p.events} events from ${opts.since} to ${opts.until} (${p.requests} requests in this run)\n`);
+    process.stdout.write(
+      `backfill complete: ${p.events} events from ${opts.since} to ${opts.until} (${p.requests} requests in this run)\n`,
+    );
   });
 
 program
   .command('coverage')
-  .description('How complete the event hooks are for an org: per hour and event type, events via hooks only, the System Log only, both; hook latency p50/p99; lost deliveries.')
+  .description(
+    'How complete the event hooks are for an org: per hour and event type, events via hooks only, the System Log only, both; hook latency p50/p99; lost deliveries.',
+  )
   .requiredOption('--org <org>', 'the org')
   .requiredOption('--since <time>', 'start of the range, inclusive (ISO-8601)')
   .option('--until <time>', 'end of the range, exclusive (ISO-8601; default now)')
@@ -185,7 +282,7 @@ program
 program
   .command('check-config')
   .description('Validate the config and print it, defaults filled in and secrets redacted.')
-  .option('--schema', 'print the config schema (JSON Schema, with every option\'s description and default) instead')
+  .option('--schema', "print the config schema (JSON Schema, with every option's description and default) instead")
   .action((opts: { schema?: boolean }) => {
     if (opts.schema) {
       process.stdout.write(JSON.stringify(z.toJSONSchema(configSchema, { io: 'input' }), null, 2) + '\n');

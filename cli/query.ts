@@ -13,7 +13,10 @@ import { describeQueries, findQuery } from '../analytics/registry.js';
 import { runNamedQuery } from '../analytics/run.js';
 
 /** `--param k=v` pairs (and the named flags) as raw parameters; a malformed pair names itself. */
-export function collectParams(named: Readonly<Record<string, string | undefined>>, pairs: readonly string[]): Record<string, string> {
+export function collectParams(
+  named: Readonly<Record<string, string | undefined>>,
+  pairs: readonly string[],
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(named)) if (v !== undefined) out[k] = v;
   for (const pair of pairs) {
@@ -31,17 +34,26 @@ export function listQueries(): ResultSet {
   const rows = describeQueries().map((q) => ({
     name: q.name,
     area: q.area,
-    params: q.params.filter((p) => !['org', 'since', 'until', 'limit'].includes(p.name)).map((p) => `${p.name}=${p.default ?? ''}`).join(' '),
+    params: q.params
+      .filter((p) => !['org', 'since', 'until', 'limit'].includes(p.name))
+      .map((p) => `${p.name}=${p.default ?? ''}`)
+      .join(' '),
     description: q.description,
   }));
   return { columns: ['name', 'area', 'params', 'description'], rows };
 }
 
-export async function runQueryCommand(config: Config, name: string, params: Record<string, string>): Promise<ResultSet> {
+export async function runQueryCommand(
+  config: Config,
+  name: string,
+  params: Record<string, string>,
+): Promise<ResultSet> {
   findQuery(name); // an unknown name fails before any store is touched
   if (!config.store.clickhouse) {
     const viaRunning = await namedQueryViaAdminSocket(config.data_dir, name, params, (message, param) =>
-      param ? new QueryParamError(param, message.replace(/^parameter "[^"]*": /, '')) : new HooklogError('STORE_QUERY_FAILED', message),
+      param
+        ? new QueryParamError(param, message.replace(/^parameter "[^"]*": /, ''))
+        : new HooklogError('STORE_QUERY_FAILED', message),
     );
     if (viaRunning) return viaRunning;
   }

@@ -42,7 +42,11 @@ export interface Running {
  * reverse: stop taking requests, stop the pollers and consumers (leaving their
  * groups, so others take over at once), close.
  */
-export async function startHooklog(config: Config, logger: Logger, roles: readonly Role[] = config.roles): Promise<Running> {
+export async function startHooklog(
+  config: Config,
+  logger: Logger,
+  roles: readonly Role[] = config.roles,
+): Promise<Running> {
   const has = (r: Role) => roles.includes(r);
   const stream = await openStream(config, logger);
   const closers: Array<() => Promise<void>> = [() => stream.close()];
@@ -98,7 +102,9 @@ export async function startHooklog(config: Config, logger: Logger, roles: readon
       logger,
       probes: [
         { name: 'stream', check: () => stream.ping() },
-        ...(has('sink') || apiOn ? [{ name: 'store', role: 'sink', check: () => current()?.ping() ?? Promise.reject(new Error('opening')) }] : []),
+        ...(has('sink') || apiOn
+          ? [{ name: 'store', role: 'sink', check: () => current()?.ping() ?? Promise.reject(new Error('opening')) }]
+          : []),
         ...roles.map(roleProbe),
       ],
     });
@@ -124,10 +130,15 @@ export async function startHooklog(config: Config, logger: Logger, roles: readon
         logger,
       });
       closers.push(() => sink.stop());
-      const stopCoverageMetrics = registerCoverageMetrics(sinkStore, [...new Set(config.event_hooks.map((h) => h.org))], logger);
+      const stopCoverageMetrics = registerCoverageMetrics(
+        sinkStore,
+        [...new Set(config.event_hooks.map((h) => h.org))],
+        logger,
+      );
       closers.push(async () => stopCoverageMetrics());
     }
-    // The rule engine and webhooks run with the alerting role; the alerts table is written beside the store (sink role).
+    // The rule engine and webhooks run with the alerting role; the alerts table is written beside the store (sink
+    // role).
     if (config.alerting?.enabled && (has('alerting') || (has('sink') && config.alerting.clickhouse))) {
       const alertStore = current();
       const alerting = await startAlerting({
@@ -138,7 +149,9 @@ export async function startHooklog(config: Config, logger: Logger, roles: readon
           : {}),
         topicPrefix: config.stream.topic_prefix,
         partitions: config.stream.partitions,
-        logsTopic: topics.logs, deadletterTopic: topics.deadletter, logger,
+        logsTopic: topics.logs,
+        deadletterTopic: topics.deadletter,
+        logger,
         parts: { engine: has('alerting'), webhooks: has('alerting'), clickhouse: has('sink') },
       });
       closers.push(() => alerting.stop());
@@ -148,13 +161,29 @@ export async function startHooklog(config: Config, logger: Logger, roles: readon
       const budgetDir = join(config.data_dir, 'rate-budget');
       // Reconcile mode asks the store what is already there; a pollers-only process in a fleet has none.
       const pollStore = current();
-      const ingest = await startIngest({ orgs: config.orgs, stream, topics, logger, budgetDir, ...(pollStore ? { store: pollStore } : {}) });
+      const ingest = await startIngest({
+        orgs: config.orgs,
+        stream,
+        topics,
+        logger,
+        budgetDir,
+        ...(pollStore ? { store: pollStore } : {}),
+      });
       closers.push(() => ingest.stop());
     }
     for (const r of roles) started.add(r);
 
     const opened = current();
-    logger.info({ url, roles, stream: stream.kind, store: opened?.kind ?? null, hooks: has('receivers') ? config.event_hooks.map((h) => h.id) : [] }, 'hooklog started');
+    logger.info(
+      {
+        url,
+        roles,
+        stream: stream.kind,
+        store: opened?.kind ?? null,
+        hooks: has('receivers') ? config.event_hooks.map((h) => h.id) : [],
+      },
+      'hooklog started',
+    );
     return { stream, store: opened, topics, roles, url, stop: stopAll };
   } catch (err) {
     await stopAll();
@@ -173,7 +202,15 @@ function listen(config: Config, handler: Parameters<typeof createHttpServer>[1])
     connectionsCheckingInterval: Math.min(1000, config.server.headers_timeout_ms),
   };
   const server = tls
-    ? createHttpsServer({ ...timeouts, handshakeTimeout: config.server.headers_timeout_ms, cert: readFileSync(tls.cert_path), key: readFileSync(tls.key_path) }, handler)
+    ? createHttpsServer(
+        {
+          ...timeouts,
+          handshakeTimeout: config.server.headers_timeout_ms,
+          cert: readFileSync(tls.cert_path),
+          key: readFileSync(tls.key_path),
+        },
+        handler,
+      )
     : createHttpServer(timeouts, handler);
   return new Promise((resolve, reject) => {
     server.once('error', reject);

@@ -17,18 +17,28 @@ export async function runStart(configPath: string | undefined, rolesFlag?: strin
   logger.info({ config: loaded.origin, roles }, 'starting hooklog');
   const running = await startHooklog(config, logger, roles);
   const store = running.store;
-  // The admin socket serves `hooklog sql` while this process holds embedded ClickHouse; without the store, nothing to serve.
+  // The admin socket serves `hooklog sql` while this process holds embedded ClickHouse; without the store, nothing to
+  // serve.
   const closeAdmin = store
-    ? await serveAdminSocket(config.data_dir, (sql) => store.readOnlyQuery(sql), logger,
-      (name, params) => runNamedQuery(store, name, params), () => collectStatus(config, running.stream, store))
+    ? await serveAdminSocket(
+        config.data_dir,
+        (sql) => store.readOnlyQuery(sql),
+        logger,
+        (name, params) => runNamedQuery(store, name, params),
+        () => collectStatus(config, running.stream, store),
+      )
     : async () => undefined;
 
   for (const hook of roles.includes('receivers') ? config.event_hooks : []) {
-    process.stderr.write(`event hook "${hook.id}" (org ${hook.org}): ${running.url}/hooks/events/${hook.id}  (auth header: ${hook.auth.header})\n`);
+    process.stderr.write(
+      `event hook "${hook.id}" (org ${hook.org}): ${running.url}/hooks/events/${hook.id}  (auth header: ${hook.auth.header})\n`,
+    );
   }
   if (loaded.generatedDemoSecret) {
     // Printed once, to the terminal only (never to the log), so the operator can call the demo hook.
-    process.stderr.write(`demo hook secret (generated; set HOOKLOG_DEMO_SECRET to choose one): ${loaded.generatedDemoSecret}\n`);
+    process.stderr.write(
+      `demo hook secret (generated; set HOOKLOG_DEMO_SECRET to choose one): ${loaded.generatedDemoSecret}\n`,
+    );
   }
 
   let stopping = false;

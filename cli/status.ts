@@ -50,7 +50,12 @@ const seconds = (fromIso: unknown, now: number): number | null => {
 };
 
 /** Collects the status with a stream and a store this process holds (the running one, or its own). */
-export async function collectStatus(config: Config, stream: Stream, store: Store, now = Date.now()): Promise<StatusLine[]> {
+export async function collectStatus(
+  config: Config,
+  stream: Stream,
+  store: Store,
+  now = Date.now(),
+): Promise<StatusLine[]> {
   const topics = topicNames(config.stream.topic_prefix);
   const wanted: Array<{ org: string; source: StatusLine['source'] }> = [];
   const add = (org: string, source: StatusLine['source']) => {
@@ -66,17 +71,23 @@ export async function collectStatus(config: Config, stream: Stream, store: Store
 
   const last = new Map<string, string>();
   for (const r of await store.query<{ org: string; source: string; at: string }>(
-    `SELECT org, source, toString(max(received_at)) AS at FROM ${db}.events_v2 WHERE org IN {orgs:Array(String)} GROUP BY org, source`, { orgs })) {
+    `SELECT org, source, toString(max(received_at)) AS at FROM ${db}.events_v2 WHERE org IN {orgs:Array(String)} GROUP BY org, source`,
+    { orgs },
+  )) {
     last.set(`${r.org}/${r.source}`, r.at);
   }
   for (const r of await store.query<{ org: string; at: string }>(
-    `SELECT org, toString(max(received_at)) AS at FROM ${db}.legacy_events WHERE org IN {orgs:Array(String)} GROUP BY org`, { orgs })) {
+    `SELECT org, toString(max(received_at)) AS at FROM ${db}.legacy_events WHERE org IN {orgs:Array(String)} GROUP BY org`,
+    { orgs },
+  )) {
     last.set(`${r.org}/legacy-events`, r.at);
   }
   const letters = new Map<string, { all: number; hook: number }>();
   for (const r of await store.query<{ org: string; all: string; hook: string }>(
     `SELECT org, count() AS all, countIf(origin = {hook:String}) AS hook FROM ${db}.deadletter FINAL
-     WHERE org IN {orgs:Array(String)} AND received_at > now64(3) - INTERVAL 1 HOUR GROUP BY org`, { orgs, hook: HOOK_ORIGIN })) {
+     WHERE org IN {orgs:Array(String)} AND received_at > now64(3) - INTERVAL 1 HOUR GROUP BY org`,
+    { orgs, hook: HOOK_ORIGIN },
+  )) {
     letters.set(r.org, { all: Number(r.all), hook: Number(r.hook) });
   }
 
@@ -92,7 +103,10 @@ export async function collectStatus(config: Config, stream: Stream, store: Store
 
   const sinkLag = async (topic: string): Promise<number | null> => {
     try {
-      const [ends, committed] = await Promise.all([stream.latestOffsets(topic), stream.committedOffsets(topic, config.sink.group)]);
+      const [ends, committed] = await Promise.all([
+        stream.latestOffsets(topic),
+        stream.committedOffsets(topic, config.sink.group),
+      ]);
       let n = 0;
       for (const [p, end] of ends) n += Math.max(0, end - (committed.get(p) ?? 0));
       return n;
@@ -123,7 +137,16 @@ export async function collectStatus(config: Config, stream: Stream, store: Store
 
 /** The lines as a result set for the table and CSV formats. */
 export function statusResultSet(lines: readonly StatusLine[]): ResultSet {
-  const columns = ['org', 'source', 'last_event_at', 'cursor_age_s', 'poller_lag_s', 'sink_lag_records', 'dead_letters_1h', 'hook_failures_1h'] as const;
+  const columns = [
+    'org',
+    'source',
+    'last_event_at',
+    'cursor_age_s',
+    'poller_lag_s',
+    'sink_lag_records',
+    'dead_letters_1h',
+    'hook_failures_1h',
+  ] as const;
   return { columns, rows: lines.map((l) => Object.fromEntries(columns.map((c) => [c, l[c] ?? '-']))) };
 }
 

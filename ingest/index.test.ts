@@ -5,7 +5,15 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { registry } from '../platform/metrics.js';
-import { capturingLogger, Collector, duplicates, FAST_POLICIES, openTestStream, orgConfig, type TestStream } from '../test/simulated-org/harness.js';
+import {
+  capturingLogger,
+  Collector,
+  duplicates,
+  FAST_POLICIES,
+  openTestStream,
+  orgConfig,
+  type TestStream,
+} from '../test/simulated-org/harness.js';
 import { history, logEvent, SimulatedOrg } from '../test/simulated-org/index.js';
 import { waitFor } from '../test/support/wait.js';
 import { startIngest, type Ingest } from './index.js';
@@ -30,19 +38,37 @@ describe('ingest: many orgs', () => {
   it('a failing org never stalls a healthy one, even with a single request slot', async () => {
     ts = await openTestStream();
     collector = await Collector.start(ts.stream, ts.topics.logs);
-    const [healthy, refused, broken] = await Promise.all([1, 2, 3].map(() => SimulatedOrg.start({ rateLimit: { logs: false } })));
+    const [healthy, refused, broken] = await Promise.all(
+      [1, 2, 3].map(() => SimulatedOrg.start({ rateLimit: { logs: false } })),
+    );
     sims.push(healthy!, refused!, broken!);
     healthy!.addLogEvents(history({ count: 4_000, days: 3, now: Date.now(), kind: 'log' }));
     broken!.addLogEvents(history({ count: 100, days: 3, now: Date.now(), kind: 'log' }));
-    broken!.faults.random(1, [{ kind: 'status', status: 500, errorCode: 'E0000009' }, { kind: 'status', status: 502 }]);
+    broken!.faults.random(1, [
+      { kind: 'status', status: 500, errorCode: 'E0000009' },
+      { kind: 'status', status: 502 },
+    ]);
     const a = orgConfig(healthy!, { id: 'healthy', system_log: { start: '5d', poll_interval_ms: 200 } });
-    const b = orgConfig(refused!, { id: 'refused', auth: { ssws: { token: 'wrong-token' } }, system_log: { poll_interval_ms: 200 } });
+    const b = orgConfig(refused!, {
+      id: 'refused',
+      auth: { ssws: { token: 'wrong-token' } },
+      system_log: { poll_interval_ms: 200 },
+    });
     const c = orgConfig(broken!, { id: 'broken', system_log: { poll_interval_ms: 200 } });
     const { logger, lines } = capturingLogger();
-    ingest = await startIngest({ orgs: [b, c, a], stream: ts.stream, topics: ts.topics, logger, policies: FAST_POLICIES, maxConcurrentRequests: 1 });
+    ingest = await startIngest({
+      orgs: [b, c, a],
+      stream: ts.stream,
+      topics: ts.topics,
+      logger,
+      policies: FAST_POLICIES,
+      maxConcurrentRequests: 1,
+    });
 
-    await waitFor(() => collector!.records.length >= 4_000, { what: 'the healthy org\'s events', timeoutMs: 20_000 });
-    await waitFor(() => refused!.requests.length >= 2 && broken!.requests.length >= 5, { what: 'the failing orgs to keep retrying' });
+    await waitFor(() => collector!.records.length >= 4_000, { what: "the healthy org's events", timeoutMs: 20_000 });
+    await waitFor(() => refused!.requests.length >= 2 && broken!.requests.length >= 5, {
+      what: 'the failing orgs to keep retrying',
+    });
     expect(duplicates(collector.ids('uuid'))).toEqual([]);
     expect(collector.records.every((r) => r.key === 'healthy')).toBe(true);
 
@@ -54,7 +80,9 @@ describe('ingest: many orgs', () => {
     const blocked = lines().filter((l) => l.msg === 'poller_blocked' && l.org === 'refused');
     expect(blocked).toHaveLength(1);
     expect((blocked[0]!.err as { message: string }).message).toMatch(/credentials refused \(401 E0000011/);
-    expect(lines().filter((l) => l.msg === 'poller_request_retry' && l.org === 'broken').length).toBeGreaterThanOrEqual(3);
+    expect(lines().filter((l) => l.msg === 'poller_request_retry' && l.org === 'broken').length).toBeGreaterThanOrEqual(
+      3,
+    );
     expect(healthy!.violations).toEqual([]);
   });
 
@@ -64,9 +92,21 @@ describe('ingest: many orgs', () => {
     const sim = await SimulatedOrg.start({ rateLimit: { logs: { limit: 50, windowMs: 1000 } } });
     sims.push(sim);
     const newest = Date.now() - 3_600_000;
-    sim.addLogEvents([{ event: logEvent(0), published: newest - 1000, persistedAt: newest }, { event: logEvent(1), published: newest, persistedAt: newest }]);
-    const org = orgConfig(sim, { id: 'quiet', system_log: { start: '2d', poll_interval_ms: 100, silent_after_ms: 1_000 } });
-    ingest = await startIngest({ orgs: [org], stream: ts.stream, topics: ts.topics, logger: capturingLogger().logger, policies: FAST_POLICIES });
+    sim.addLogEvents([
+      { event: logEvent(0), published: newest - 1000, persistedAt: newest },
+      { event: logEvent(1), published: newest, persistedAt: newest },
+    ]);
+    const org = orgConfig(sim, {
+      id: 'quiet',
+      system_log: { start: '2d', poll_interval_ms: 100, silent_after_ms: 1_000 },
+    });
+    ingest = await startIngest({
+      orgs: [org],
+      stream: ts.stream,
+      topics: ts.topics,
+      logger: capturingLogger().logger,
+      policies: FAST_POLICIES,
+    });
     await waitFor(() => collector!.records.length === 2, { what: 'two events' });
 
     const h = ingest.pollers[0]!.health();
@@ -74,17 +114,24 @@ describe('ingest: many orgs', () => {
     expect(h.lagMs).toBeGreaterThanOrEqual(3_600_000);
     expect(h.lagMs).toBeLessThan(3_600_000 + 10_000);
     expect(await metricValue('hooklog_poller_lag_seconds', 'quiet')).toBeGreaterThanOrEqual(3_600);
-    expect(await metricValue('hooklog_poller_last_success_timestamp_seconds', 'quiet')).toBeGreaterThan(Date.now() / 1000 - 5);
+    expect(await metricValue('hooklog_poller_last_success_timestamp_seconds', 'quiet')).toBeGreaterThan(
+      Date.now() / 1000 - 5,
+    );
     expect(await metricValue('hooklog_poller_rate_limit_remaining', 'quiet')).toBeLessThan(50);
     // limit 50 × the default share: some of this window's allowance used, never more than all of it.
     const used = await metricValue('hooklog_poller_rate_limit_budget_used_ratio', 'quiet');
     expect(used).toBeGreaterThan(0);
     expect(used).toBeLessThanOrEqual(1);
     // Caught up, the same next link is confirmed on every poll: the cursor stays young.
-    await waitFor(async () => (await metricValue('hooklog_poller_silent', 'quiet')) === 1, { what: 'the silent signal', timeoutMs: 5_000 });
+    await waitFor(async () => (await metricValue('hooklog_poller_silent', 'quiet')) === 1, {
+      what: 'the silent signal',
+      timeoutMs: 5_000,
+    });
     expect(await metricValue('hooklog_poller_cursor_age_seconds', 'quiet')).toBeLessThan(1);
     sim.addLogEvents([{ event: logEvent(2), published: Date.now() }]);
-    await waitFor(async () => (await metricValue('hooklog_poller_silent', 'quiet')) === 0, { what: 'the signal to clear' });
+    await waitFor(async () => (await metricValue('hooklog_poller_silent', 'quiet')) === 0, {
+      what: 'the signal to clear',
+    });
     expect(ingest.pollers[0]!.health().lagMs).toBeLessThan(5_000);
     expect(await registry.metrics()).toMatch(/hooklog_poller_events_total\{[^}]*org="quiet"[^}]*\} 3/);
     await ingest.stop();

@@ -114,11 +114,15 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
   // Every request attempt (retries too) waits while this process's ownership lease is unconfirmed (it was
   // paused or cut off): a zombie does not call an org beside its new owner before it learns what it owns now.
   let owned: () => boolean = () => true;
-  const schedule = <T>(fn: () => Promise<T>, signal?: AbortSignal) => queue.add(async () => {
-    while (!owned() && !signal?.aborted) await sleep(OWNERSHIP_RECHECK_MS, signal);
-    signal?.throwIfAborted();
-    return fn();
-  }, { signal });
+  const schedule = <T>(fn: () => Promise<T>, signal?: AbortSignal) =>
+    queue.add(
+      async () => {
+        while (!owned() && !signal?.aborted) await sleep(OWNERSHIP_RECHECK_MS, signal);
+        signal?.throwIfAborted();
+        return fn();
+      },
+      { signal },
+    );
 
   const units: Unit[] = [];
   for (const org of enabled) {
@@ -128,11 +132,22 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
     if (org.system_log.enabled && org.system_log.mode === 'reconcile') {
       units.push(reconcileUnit(org, opts, auth, schedule, policies));
     } else if (org.system_log.enabled) {
-      sections.push([org.system_log, systemLogSource({ baseUrl: org.base_url, topic: opts.topics.logs, startMs: startOf(org.system_log) })]);
+      sections.push([
+        org.system_log,
+        systemLogSource({ baseUrl: org.base_url, topic: opts.topics.logs, startMs: startOf(org.system_log) }),
+      ]);
     }
     if (org.legacy_events.enabled) {
       const s = org.legacy_events;
-      sections.push([s, legacyEventsSource({ baseUrl: org.base_url, topic: opts.topics.legacyEvents, startMs: startOf(s), filter: s.filter })]);
+      sections.push([
+        s,
+        legacyEventsSource({
+          baseUrl: org.base_url,
+          topic: opts.topics.legacyEvents,
+          startMs: startOf(s),
+          filter: s.filter,
+        }),
+      ]);
     }
     for (const [section, source] of sections) {
       const budget = budgetFor(opts, org.id, source.name, section.rate_limit_share);
@@ -152,14 +167,16 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
           budgetWait: (ms, why) => t()?.budgetWait(ms, why),
         },
       });
-      units.push(Object.assign(holder, {
-        key: cursorKey(source.name, org.id),
-        org,
-        auth,
-        budget,
-        start: (partition: number, tx: Transactor, latest: ReadonlyMap<string, ConsumedRecord>, a: Assignment) =>
-          startPoller({ org, section, source, client, budget, auth }, partition, tx, latest, a),
-      }));
+      units.push(
+        Object.assign(holder, {
+          key: cursorKey(source.name, org.id),
+          org,
+          auth,
+          budget,
+          start: (partition: number, tx: Transactor, latest: ReadonlyMap<string, ConsumedRecord>, a: Assignment) =>
+            startPoller({ org, section, source, client, budget, auth }, partition, tx, latest, a),
+        }),
+      );
     }
   }
 
@@ -172,7 +189,13 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
     budget: RateBudget;
     auth: Authenticator;
   };
-  const startPoller = (unit: PollUnit, partition: number, tx: Transactor, latest: ReadonlyMap<string, ConsumedRecord>, a: Assignment): Running => {
+  const startPoller = (
+    unit: PollUnit,
+    partition: number,
+    tx: Transactor,
+    latest: ReadonlyMap<string, ConsumedRecord>,
+    a: Assignment,
+  ): Running => {
     const { org, section, source, budget } = unit;
     const labels = { org: org.id, source: source.name };
     let stored = readCursor(latest, source.name, org.id);
@@ -182,10 +205,16 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
       cursorSavedMs: stored ? Date.parse(stored.savedAt) || null : null,
       newestPublishedMs: stored?.newestPublished ? Date.parse(stored.newestPublished) || null : null,
     });
-    const telemetry = createPollerTelemetry(opts.logger, labels, health, () => budget.snapshot.state?.remaining ?? null, () => {
-      const { state, used } = budget.snapshot;
-      return state ? used / budget.allowedPerWindow(state.limit) : null;
-    });
+    const telemetry = createPollerTelemetry(
+      opts.logger,
+      labels,
+      health,
+      () => budget.snapshot.state?.remaining ?? null,
+      () => {
+        const { state, used } = budget.snapshot;
+        return state ? used / budget.allowedPerWindow(state.limit) : null;
+      },
+    );
     if (!stored && latest.has(cursorKey(source.name, org.id))) telemetry.cursorUnreadable();
     if (stored && !isFollowable(stored.next, org.base_url, source.path)) {
       // base_url changed since: never send this org's credentials to the old host. Starting afresh
@@ -227,37 +256,50 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
   const stopping = new AbortController();
   // A claim or the cursor read failing for a moment (a broker restarting) is retried a few times while we
   // still hold the lease; beyond that the partitions wait for the next rebalance (logged).
-  const assigned = (partitions: readonly number[], a: Assignment) => retry(() => assignOnce(partitions, a), {
-    policy: { ...policies.append, retries: 5 },
-    retriable: (err) => isRetriable(err) && a.current(),
-    signal: stopping.signal,
-    onRetry: (err, attempt, delayMs) => log.warn({ err, attempt, delay_ms: delayMs, partitions }, 'pollers_assignment_retry'),
-  });
+  const assigned = (partitions: readonly number[], a: Assignment) =>
+    retry(() => assignOnce(partitions, a), {
+      policy: { ...policies.append, retries: 5 },
+      retriable: (err) => isRetriable(err) && a.current(),
+      signal: stopping.signal,
+      onRetry: (err, attempt, delayMs) =>
+        log.warn({ err, attempt, delay_ms: delayMs, partitions }, 'pollers_assignment_retry'),
+    });
   const assignOnce = async (partitions: readonly number[], a: Assignment) => {
     owned = () => a.current();
     const mine = units.filter((u) => partitions.includes(a.partitionOf(u.key)));
     const held = [...new Set(mine.map((u) => a.partitionOf(u.key)))];
     // Claim first: from here on a previous owner can neither append nor move a cursor, so what we read next is final.
-    await Promise.all(held.filter((p) => !claims.has(p)).map(async (p) => {
-      claims.set(p, await opts.stream.claim(`${opts.topics.cursors}.${p}`, () => a.current()));
-    }));
-    const latest = held.length > 0 ? await opts.stream.readLatestByKey(opts.topics.cursors, held) : new Map<string, ConsumedRecord>();
+    await Promise.all(
+      held
+        .filter((p) => !claims.has(p))
+        .map(async (p) => {
+          claims.set(p, await opts.stream.claim(`${opts.topics.cursors}.${p}`, () => a.current()));
+        }),
+    );
+    const latest =
+      held.length > 0
+        ? await opts.stream.readLatestByKey(opts.topics.cursors, held)
+        : new Map<string, ConsumedRecord>();
     for (const u of mine) u.running = u.start(a.partitionOf(u.key), claims.get(a.partitionOf(u.key))!, latest, a);
     log.info({ partitions: held, pollers: mine.length }, 'pollers_assigned');
   };
 
   const revoke = async (partitions: readonly number[], why: string) => {
     const mine = units.filter((u) => u.running && partitions.includes(u.running.partition));
-    await Promise.all(mine.map(async (u) => {
-      const r = u.running!;
-      u.running = null;
-      await r.stop();
-    }));
-    await Promise.all(partitions.map(async (p) => {
-      const tx = claims.get(p);
-      claims.delete(p);
-      await tx?.close();
-    }));
+    await Promise.all(
+      mine.map(async (u) => {
+        const r = u.running!;
+        u.running = null;
+        await r.stop();
+      }),
+    );
+    await Promise.all(
+      partitions.map(async (p) => {
+        const tx = claims.get(p);
+        claims.delete(p);
+        await tx?.close();
+      }),
+    );
     if (mine.length > 0) log.info({ partitions, pollers: mine.length, why }, 'pollers_revoked');
   };
 
@@ -284,8 +326,16 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
 }
 
 /** The org's share of one API's bucket: shared, through the ledger, with every process of the host (a backfill too). */
-export function budgetFor(opts: Pick<IngestOptions, 'budgetDir'>, org: string, source: string, share: number): RateBudget {
-  return new RateBudget({ share, store: opts.budgetDir ? new BudgetLedger(ledgerPath(opts.budgetDir, org, source)) : undefined });
+export function budgetFor(
+  opts: Pick<IngestOptions, 'budgetDir'>,
+  org: string,
+  source: string,
+  share: number,
+): RateBudget {
+  return new RateBudget({
+    share,
+    store: opts.budgetDir ? new BudgetLedger(ledgerPath(opts.budgetDir, org, source)) : undefined,
+  });
 }
 
 /**
@@ -302,7 +352,10 @@ function reconcileUnit(
 ): Unit {
   const store = opts.store;
   if (!store) {
-    throw new HooklogError('CONFIG_INVALID', `orgs[${org.id}].system_log.mode: reconcile needs the store (run the pollers with the sink)`);
+    throw new HooklogError(
+      'CONFIG_INVALID',
+      `orgs[${org.id}].system_log.mode: reconcile needs the store (run the pollers with the sink)`,
+    );
   }
   const s = org.system_log;
   // The same bucket (and ledger) as a continuous System Log poller of the org: /api/v1/logs.
@@ -315,8 +368,18 @@ function reconcileUnit(
     running: null,
     start: (partition, tx, latest) => {
       const stored = readReconcilePosition(latest, org.id, org.base_url);
-      const health = new PollerHealth({ startedMs: Date.now(), silentAfterMs: s.silent_after_ms, cursorSavedMs: null, newestPublishedMs: null });
-      const telemetry = createPollerTelemetry(opts.logger, { org: org.id, source: 'reconcile' }, health, () => budget.snapshot.state?.remaining ?? null);
+      const health = new PollerHealth({
+        startedMs: Date.now(),
+        silentAfterMs: s.silent_after_ms,
+        cursorSavedMs: null,
+        newestPublishedMs: null,
+      });
+      const telemetry = createPollerTelemetry(
+        opts.logger,
+        { org: org.id, source: 'reconcile' },
+        health,
+        () => budget.snapshot.state?.remaining ?? null,
+      );
       const r = s.reconcile;
       const reconciler = new Reconciler({
         org: org.id,
@@ -380,11 +443,16 @@ export async function createAuthenticator(org: OrgConfig, logger: Logger): Promi
   try {
     text = o.private_key ?? readFileSync(o.private_key_path!, 'utf8');
   } catch (err) {
-    throw new HooklogError('CONFIG_INVALID', `${where}: cannot read ${o.private_key_path}: ${errorMessage(err)}`, { cause: err });
+    throw new HooklogError('CONFIG_INVALID', `${where}: cannot read ${o.private_key_path}: ${errorMessage(err)}`, {
+      cause: err,
+    });
   }
   const log = logger.child({ component: 'oauth', org: org.id });
   const key = loadSigningKey(text, { kid: o.key_id, alg: o.algorithm }, where);
-  const scopes = [...(org.system_log.enabled ? ['okta.logs.read'] : []), ...(org.legacy_events.enabled ? ['okta.events.read'] : [])];
+  const scopes = [
+    ...(org.system_log.enabled ? ['okta.logs.read'] : []),
+    ...(org.legacy_events.enabled ? ['okta.events.read'] : []),
+  ];
   return new OAuthAuthenticator({
     org: org.id,
     tokenUrl: o.token_url ?? `${org.base_url.replace(/\/+$/, '')}/oauth2/v1/token`,

@@ -15,7 +15,8 @@ describe('parseStart', () => {
     expect(parseStart('2026-05-01T02:00:00.5+02:00', NOW)).toBe(Date.parse('2026-05-01T00:00:00.500Z'));
   });
   it('refuses what is neither (a zoneless timestamp means different instants on different hosts)', () => {
-    for (const bad of ['2026-05-01T00:00:00', '7 days', '-7d', '7w', '', 'yesterday']) expect(parseStart(bad, NOW)).toBeNull();
+    for (const bad of ['2026-05-01T00:00:00', '7 days', '-7d', '7w', '', 'yesterday'])
+      expect(parseStart(bad, NOW)).toBeNull();
   });
 });
 
@@ -29,6 +30,10 @@ describe('the System Log first request', () => {
   it('asks for since, limit=1000, ascending, and no until', () => {
     const url = new URL(systemLogFirstUrl('https://acme.okta.com/', { startMs: NOW - 365 * DAY, now: NOW }));
     expect(url.origin + url.pathname).toBe('https://acme.okta.com/api/v1/logs');
-    expect(Object.fromEntries(url.searchParams)).toEqual({ since: '2026-03-03T12:00:00.000Z', limit: '1000', sortOrder: 'ASCENDING' });
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      since: '2026-03-03T12:00:00.000Z',
+      limit: '1000',
+      sortOrder: 'ASCENDING',
+    });
   });
 });

@@ -13,7 +13,10 @@ import type { PollerHealth } from './poller/health.js';
 
 type Labels = { org: string; source: string };
 
-const live = new Map<string, { labels: Labels; health: PollerHealth; remaining: () => number | null; budgetUsed: () => number | null }>();
+const live = new Map<
+  string,
+  { labels: Labels; health: PollerHealth; remaining: () => number | null; budgetUsed: () => number | null }
+>();
 
 function eachLive(
   set: (labels: Labels, value: number) => void,
@@ -27,41 +30,112 @@ function eachLive(
 }
 
 const m = {
-  requests: counter({ name: 'hooklog_poller_requests_total', help: 'Replies from the identity service, by status class.', labelNames: ['org', 'source', 'status'] }),
-  events: counter({ name: 'hooklog_poller_events_total', help: 'Events stored from polled pages.', labelNames: ['org', 'source'] }),
-  deadLetters: counter({ name: 'hooklog_poller_dead_letters_total', help: 'Polled items that are not valid events, sent to the deadletter topic.', labelNames: ['org', 'source'] }),
+  requests: counter({
+    name: 'hooklog_poller_requests_total',
+    help: 'Replies from the identity service, by status class.',
+    labelNames: ['org', 'source', 'status'],
+  }),
+  events: counter({
+    name: 'hooklog_poller_events_total',
+    help: 'Events stored from polled pages.',
+    labelNames: ['org', 'source'],
+  }),
+  deadLetters: counter({
+    name: 'hooklog_poller_dead_letters_total',
+    help: 'Polled items that are not valid events, sent to the deadletter topic.',
+    labelNames: ['org', 'source'],
+  }),
   lostDeliveries: counter({
     name: 'hooklog_hook_deliveries_lost_total',
-    help: 'Hook deliveries the identity service gave up on (event_hook.delivery failures in the System Log), by org and the service\'s hook id.',
+    help: "Hook deliveries the identity service gave up on (event_hook.delivery failures in the System Log), by org and the service's hook id.",
     labelNames: ['org', 'hook'],
   }),
-  rateLimited: counter({ name: 'hooklog_poller_rate_limited_total', help: '429 replies.', labelNames: ['org', 'source'] }),
-  retries: counter({ name: 'hooklog_poller_retries_total', help: 'Transient failures retried with backoff, by error code.', labelNames: ['org', 'source', 'code'] }),
-  blocked: counter({ name: 'hooklog_poller_blocked_total', help: 'Failures retrying cannot fix (auth, API not enabled, rejected request), by code; retried slowly.', labelNames: ['org', 'source', 'code'] }),
+  rateLimited: counter({
+    name: 'hooklog_poller_rate_limited_total',
+    help: '429 replies.',
+    labelNames: ['org', 'source'],
+  }),
+  retries: counter({
+    name: 'hooklog_poller_retries_total',
+    help: 'Transient failures retried with backoff, by error code.',
+    labelNames: ['org', 'source', 'code'],
+  }),
+  blocked: counter({
+    name: 'hooklog_poller_blocked_total',
+    help: 'Failures retrying cannot fix (auth, API not enabled, rejected request), by code; retried slowly.',
+    labelNames: ['org', 'source', 'code'],
+  }),
   lastSuccess: gauge({
-    name: 'hooklog_poller_last_success_timestamp_seconds', help: 'When the identity service last answered a page.', labelNames: ['org', 'source'],
-    collect() { eachLive((l, v) => this.set(l, v), (h, now) => { const t = h.snapshot(now).lastSuccessMs; return t === null ? null : t / 1000; }); },
+    name: 'hooklog_poller_last_success_timestamp_seconds',
+    help: 'When the identity service last answered a page.',
+    labelNames: ['org', 'source'],
+    collect() {
+      eachLive(
+        (l, v) => this.set(l, v),
+        (h, now) => {
+          const t = h.snapshot(now).lastSuccessMs;
+          return t === null ? null : t / 1000;
+        },
+      );
+    },
   }),
   lag: gauge({
-    name: 'hooklog_poller_lag_seconds', help: 'now − the newest published time seen.', labelNames: ['org', 'source'],
-    collect() { eachLive((l, v) => this.set(l, v), (h, now) => { const t = h.snapshot(now).lagMs; return t === null ? null : t / 1000; }); },
+    name: 'hooklog_poller_lag_seconds',
+    help: 'now − the newest published time seen.',
+    labelNames: ['org', 'source'],
+    collect() {
+      eachLive(
+        (l, v) => this.set(l, v),
+        (h, now) => {
+          const t = h.snapshot(now).lagMs;
+          return t === null ? null : t / 1000;
+        },
+      );
+    },
   }),
   cursorAge: gauge({
-    name: 'hooklog_poller_cursor_age_seconds', help: 'Time since the stored position was advanced or confirmed current.', labelNames: ['org', 'source'],
-    collect() { eachLive((l, v) => this.set(l, v), (h, now) => h.snapshot(now).cursorAgeMs / 1000); },
+    name: 'hooklog_poller_cursor_age_seconds',
+    help: 'Time since the stored position was advanced or confirmed current.',
+    labelNames: ['org', 'source'],
+    collect() {
+      eachLive(
+        (l, v) => this.set(l, v),
+        (h, now) => h.snapshot(now).cursorAgeMs / 1000,
+      );
+    },
   }),
   silent: gauge({
-    name: 'hooklog_poller_silent', help: '1 when the org returned no new events for longer than silent_after_ms.', labelNames: ['org', 'source'],
-    collect() { eachLive((l, v) => this.set(l, v), (h, now) => (h.snapshot(now).silent ? 1 : 0)); },
+    name: 'hooklog_poller_silent',
+    help: '1 when the org returned no new events for longer than silent_after_ms.',
+    labelNames: ['org', 'source'],
+    collect() {
+      eachLive(
+        (l, v) => this.set(l, v),
+        (h, now) => (h.snapshot(now).silent ? 1 : 0),
+      );
+    },
   }),
   remaining: gauge({
-    name: 'hooklog_poller_rate_limit_remaining', help: 'X-Rate-Limit-Remaining last seen for this API.', labelNames: ['org', 'source'],
-    collect() { eachLive((l, v) => this.set(l, v), (_h, _now, r) => r); },
+    name: 'hooklog_poller_rate_limit_remaining',
+    help: 'X-Rate-Limit-Remaining last seen for this API.',
+    labelNames: ['org', 'source'],
+    collect() {
+      eachLive(
+        (l, v) => this.set(l, v),
+        (_h, _now, r) => r,
+      );
+    },
   }),
   budgetUsed: gauge({
-    name: 'hooklog_poller_rate_limit_budget_used_ratio', help: 'Requests made in the current rate-limit window / the requests rate_limit_share allows in it.',
+    name: 'hooklog_poller_rate_limit_budget_used_ratio',
+    help: 'Requests made in the current rate-limit window / the requests rate_limit_share allows in it.',
     labelNames: ['org', 'source'],
-    collect() { eachLive((l, v) => this.set(l, v), (_h, _now, _r, used) => used); },
+    collect() {
+      eachLive(
+        (l, v) => this.set(l, v),
+        (_h, _now, _r, used) => used,
+      );
+    },
   }),
 };
 
@@ -72,14 +146,21 @@ function statusClass(status: number): string {
 export type PollerTelemetry = ReturnType<typeof createPollerTelemetry>;
 
 export function createPollerTelemetry(
-  logger: Logger, labels: Labels, health: PollerHealth, remaining: () => number | null, budgetUsed: () => number | null = () => null,
+  logger: Logger,
+  labels: Labels,
+  health: PollerHealth,
+  remaining: () => number | null,
+  budgetUsed: () => number | null = () => null,
 ) {
   const log = logger.child({ component: 'poller', ...labels });
   const key = `${labels.source}:${labels.org}`;
   return {
     started(resumed: boolean, path: string): void {
       live.set(key, { labels, health, remaining, budgetUsed });
-      log.info({ resumed, path }, resumed ? 'poller_resumed_from_stored_position' : 'poller_started_from_configured_start');
+      log.info(
+        { resumed, path },
+        resumed ? 'poller_resumed_from_stored_position' : 'poller_started_from_configured_start',
+      );
     },
     cursorUnreadable(): void {
       log.warn('poller_stored_position_unreadable_starting_afresh');

@@ -10,7 +10,12 @@ import { redactSecrets } from './config/secrets.js';
  * redacted by name too. Receivers never bind request headers in the first
  * place (hook auth headers have configurable names): this is the backstop.
  */
-export const REDACT_PATHS = ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', 'headers.cookie'];
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'headers.cookie',
+];
 
 export type { Logger };
 
@@ -27,7 +32,8 @@ export function serializeError(err: unknown, depth = 0): unknown {
   for (const [k, v] of Object.entries(err)) if (k !== 'cause') out[k] = v;
   out['stack'] = err.stack;
   if (err instanceof AggregateError) out['errors'] = err.errors.map((e) => serializeError(e, depth + 1));
-  if (err.cause !== undefined) out['cause'] = depth < MAX_CAUSE_DEPTH ? serializeError(err.cause, depth + 1) : '[cause chain too deep]';
+  if (err.cause !== undefined)
+    out['cause'] = depth < MAX_CAUSE_DEPTH ? serializeError(err.cause, depth + 1) : '[cause chain too deep]';
   return out;
 }
 
@@ -40,7 +46,9 @@ export function resolveLogFormat(format: LogFormat, destination: NodeJS.Writable
   return (destination as NodeJS.WritableStream & { isTTY?: boolean }).isTTY === true ? 'pretty' : 'json';
 }
 
-export function createLogger(opts: { level?: string; destination?: NodeJS.WritableStream; format?: LogFormat } = {}): Logger {
+export function createLogger(
+  opts: { level?: string; destination?: NodeJS.WritableStream; format?: LogFormat } = {},
+): Logger {
   const destination = opts.destination ?? process.stdout;
   const options: LoggerOptions = {
     level: opts.level ?? process.env.HOOKLOG_LOG_LEVEL ?? 'info',
@@ -54,7 +62,10 @@ export function createLogger(opts: { level?: string; destination?: NodeJS.Writab
     // Secrets are redacted above (formatters.log and redact run before any output), so the pretty
     // printer only ever sees redacted objects. Synchronous: no worker thread to lose lines at exit.
     const colorize = (destination as NodeJS.WritableStream & { isTTY?: boolean }).isTTY === true;
-    return pino(options, pretty({ destination, colorize, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'service' }));
+    return pino(
+      options,
+      pretty({ destination, colorize, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'service' }),
+    );
   }
   return opts.destination ? pino(options, opts.destination as pino.DestinationStream) : pino(options);
 }

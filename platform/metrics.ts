@@ -8,7 +8,16 @@
  * low-cardinality values hooklog chose (configured ids, closed reason lists),
  * never fields of a payload.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type CounterConfiguration, type GaugeConfiguration, type HistogramConfiguration } from 'prom-client';
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+  type CounterConfiguration,
+  type GaugeConfiguration,
+  type HistogramConfiguration,
+} from 'prom-client';
 
 export const registry = new Registry();
 registry.setDefaultLabels({ service: 'hooklog' });
@@ -23,15 +32,23 @@ export function collectProcessMetrics(): void {
 }
 
 export function counter<L extends string>(config: Omit<CounterConfiguration<L>, 'registers'>): Counter<L> {
-  return (registry.getSingleMetric(config.name) as Counter<L> | undefined) ?? new Counter({ ...config, registers: [registry] });
+  return (
+    (registry.getSingleMetric(config.name) as Counter<L> | undefined) ??
+    new Counter({ ...config, registers: [registry] })
+  );
 }
 
 export function gauge<L extends string>(config: Omit<GaugeConfiguration<L>, 'registers'>): Gauge<L> {
-  return (registry.getSingleMetric(config.name) as Gauge<L> | undefined) ?? new Gauge({ ...config, registers: [registry] });
+  return (
+    (registry.getSingleMetric(config.name) as Gauge<L> | undefined) ?? new Gauge({ ...config, registers: [registry] })
+  );
 }
 
 export function histogram<L extends string>(config: Omit<HistogramConfiguration<L>, 'registers'>): Histogram<L> {
-  return (registry.getSingleMetric(config.name) as Histogram<L> | undefined) ?? new Histogram({ ...config, registers: [registry] });
+  return (
+    (registry.getSingleMetric(config.name) as Histogram<L> | undefined) ??
+    new Histogram({ ...config, registers: [registry] })
+  );
 }
 
 /** The exposition: Prometheus text format 0.0.4 and its content type. */

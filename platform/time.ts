@@ -8,7 +8,8 @@
 const MIN_YEAR = 1900;
 const MAX_YEAR = 2299;
 // One grammar for both modes: date, T or space, hh:mm, optional :ss and fraction, optional zone.
-const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})([Tt ])(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(\s*)(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+const TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})([Tt ])(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(\s*)(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
 export interface TimestampRules {
   /**
@@ -35,10 +36,26 @@ export function parseTimestamp(v: unknown, rules: TimestampRules = {}): number |
   } else if (secondText === undefined) {
     return null;
   }
-  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[5], m[6]].map(Number) as [number, number, number, number, number];
+  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[5], m[6]].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const second = Number(secondText ?? '0');
   const ms = fraction ? Number(fraction.slice(0, 3).padEnd(3, '0')) : 0;
-  if (year < MIN_YEAR || year > MAX_YEAR || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  if (
+    year < MIN_YEAR ||
+    year > MAX_YEAR ||
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59
+  )
+    return null;
   const local = Date.UTC(year, month - 1, day, hour, minute, second, ms);
   if (new Date(local).getUTCDate() !== day) return null; // 2023-02-30 and the like
   let offsetMinutes = 0;

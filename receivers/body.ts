@@ -11,7 +11,11 @@ export class BodyTooLarge extends HooklogError {
   readonly limitBytes: number;
 
   constructor(limit: number, declared: number | undefined, received: number) {
-    super('RECORD_INVALID', `body exceeds ${limit} bytes (${declared !== undefined ? `declared ${declared}` : `more than ${received - 1} received`})`, { cause: 'too-large' });
+    super(
+      'RECORD_INVALID',
+      `body exceeds ${limit} bytes (${declared !== undefined ? `declared ${declared}` : `more than ${received - 1} received`})`,
+      { cause: 'too-large' },
+    );
     this.limitBytes = limit;
     this.declaredBytes = declared;
     this.receivedBytes = received;
@@ -82,7 +86,9 @@ export function isTooLarge(err: unknown): err is BodyTooLarge {
   return err instanceof BodyTooLarge;
 }
 
-export type JsonTextResult = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly reason: 'invalid-utf8' | 'too-deep'; readonly detail: string };
+export type JsonTextResult =
+  | { readonly ok: true; readonly text: string }
+  | { readonly ok: false; readonly reason: 'invalid-utf8' | 'too-deep'; readonly detail: string };
 
 /**
  * Turns a JSON body into text, refusing what must not be parsed:
@@ -99,7 +105,8 @@ export type JsonTextResult = { readonly ok: true; readonly text: string } | { re
  */
 export function jsonText(body: Buffer, maxDepth: number): JsonTextResult {
   if (!isUtf8(body)) return { ok: false, reason: 'invalid-utf8', detail: 'body is not valid UTF-8' };
-  if (nestingExceeds(body, maxDepth)) return { ok: false, reason: 'too-deep', detail: `JSON nested deeper than ${maxDepth} levels` };
+  if (nestingExceeds(body, maxDepth))
+    return { ok: false, reason: 'too-deep', detail: `JSON nested deeper than ${maxDepth} levels` };
   const bom = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf;
   return { ok: true, text: body.toString('utf8', bom ? 3 : 0) };
 }
@@ -115,7 +122,8 @@ export function nestingExceeds(bytes: Uint8Array, max: number): boolean {
   for (let i = 0; i < bytes.length; i++) {
     const c = bytes[i]!;
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped byte
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) {
       inString = true;

@@ -8,7 +8,8 @@ import { parseTimestamp } from '../platform/time.js';
  * seen yet, so the schema is loose and the original JSON is kept losslessly.
  */
 export const isoTimestamp = z.string().refine((s) => parseTimestamp(s, { strict: true }) !== null, {
-  message: 'must be an ISO-8601 timestamp with a time zone, e.g. 2026-11-20T10:00:00.000Z, of a real date and time between the years 1900 and 2299',
+  message:
+    'must be an ISO-8601 timestamp with a time zone, e.g. 2026-11-20T10:00:00.000Z, of a real date and time between the years 1900 and 2299',
 });
 
 export const logEventSchema = z.looseObject({

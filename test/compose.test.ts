@@ -13,10 +13,18 @@ import { parseRoles } from '../platform/config/fleet.js';
 import { REPO_DIR } from './support/cli.js';
 
 interface Service {
-  image?: string; build?: string; command?: string[]; environment?: Record<string, string>; volumes?: string[]; ports?: string[];
-  healthcheck?: { test: string[] }; deploy?: { replicas?: number };
+  image?: string;
+  build?: string;
+  command?: string[];
+  environment?: Record<string, string>;
+  volumes?: string[];
+  ports?: string[];
+  healthcheck?: { test: string[] };
+  deploy?: { replicas?: number };
 }
-const compose = parse(readFileSync(join(REPO_DIR, 'docker-compose.yml'), 'utf8')) as { services: Record<string, Service> };
+const compose = parse(readFileSync(join(REPO_DIR, 'docker-compose.yml'), 'utf8')) as {
+  services: Record<string, Service>;
+};
 
 describe('docker-compose.yml', () => {
   const hooklog = compose.services.receivers!;
@@ -37,7 +45,9 @@ describe('docker-compose.yml', () => {
     const kafka = compose.services.kafka!;
     expect(kafka.image).toMatch(/^apache\/kafka:3\.9\./);
     expect(kafka.environment!.KAFKA_PROCESS_ROLES).toBe('broker,controller');
-    expect(config.stream.kafka!.brokers).toEqual([kafka.environment!.KAFKA_ADVERTISED_LISTENERS!.replace('PLAINTEXT://', '')]);
+    expect(config.stream.kafka!.brokers).toEqual([
+      kafka.environment!.KAFKA_ADVERTISED_LISTENERS!.replace('PLAINTEXT://', ''),
+    ]);
     const ch = compose.services.clickhouse!;
     expect(new URL(config.store.clickhouse!.url).host).toBe('clickhouse:8123');
     expect(config.store.clickhouse!.username).toBe(ch.environment!.CLICKHOUSE_USER);
@@ -83,7 +93,10 @@ describe('docker-compose.yml', () => {
     expect(prometheus.image).toMatch(/^prom\/prometheus:v3\./);
     const promConfigPath = prometheus.command!.find((c) => c.startsWith('--config.file='))!.split('=')[1]!;
     const scrape = parse(readFileSync(hostFile(prometheus, promConfigPath), 'utf8')) as {
-      scrape_configs: Array<{ metrics_path: string; dns_sd_configs: Array<{ names: string[]; type: string; port: number }> }>;
+      scrape_configs: Array<{
+        metrics_path: string;
+        dns_sd_configs: Array<{ names: string[]; type: string; port: number }>;
+      }>;
     };
     const job = scrape.scrape_configs[0]!;
     expect(job.metrics_path).toBe('/metrics');
@@ -94,14 +107,23 @@ describe('docker-compose.yml', () => {
     const grafana = compose.services.grafana!;
     expect(grafana.image).toMatch(/^grafana\/grafana:/);
     const provisioning = hostFile(grafana, '/etc/grafana/provisioning');
-    const datasources = parse(readFileSync(join(provisioning, 'datasources', 'prometheus.yaml'), 'utf8')) as { datasources: Array<{ type: string; url: string }> };
+    const datasources = parse(readFileSync(join(provisioning, 'datasources', 'prometheus.yaml'), 'utf8')) as {
+      datasources: Array<{ type: string; url: string }>;
+    };
     expect(datasources.datasources[0]).toMatchObject({ type: 'prometheus', url: 'http://prometheus:9090' });
     expect(prometheus.ports).toContain('127.0.0.1:9090:9090');
-    const providers = parse(readFileSync(join(provisioning, 'dashboards', 'hooklog.yaml'), 'utf8')) as { providers: Array<{ options: { path: string } }> };
+    const providers = parse(readFileSync(join(provisioning, 'dashboards', 'hooklog.yaml'), 'utf8')) as {
+      providers: Array<{ options: { path: string } }>;
+    };
     const dashboards = hostFile(grafana, providers.providers[0]!.options.path);
-    const dashboard = JSON.parse(readFileSync(join(dashboards, 'hooklog.json'), 'utf8')) as { uid: string; panels: unknown[] };
+    const dashboard = JSON.parse(readFileSync(join(dashboards, 'hooklog.json'), 'utf8')) as {
+      uid: string;
+      panels: unknown[];
+    };
     expect(dashboard.uid).toBe('hooklog');
     expect(dashboard.panels.length).toBeGreaterThan(10);
-    expect(grafana.environment!.GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH).toBe(`${providers.providers[0]!.options.path}/hooklog.json`);
+    expect(grafana.environment!.GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH).toBe(
+      `${providers.providers[0]!.options.path}/hooklog.json`,
+    );
   });
 });

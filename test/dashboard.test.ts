@@ -12,8 +12,14 @@ import { SimulatedOrg } from './simulated-org/index.js';
 import { REPO_DIR, startDaemon, stopDaemon, type Daemon } from './support/cli.js';
 import { writeTestConfig } from './support/hooklog-config.js';
 
-interface Panel { title: string; targets?: Array<{ expr: string }>; panels?: Panel[] }
-const dashboard = JSON.parse(readFileSync(join(REPO_DIR, 'examples/observability/grafana/dashboards/hooklog.json'), 'utf8')) as { panels: Panel[] };
+interface Panel {
+  title: string;
+  targets?: Array<{ expr: string }>;
+  panels?: Panel[];
+}
+const dashboard = JSON.parse(
+  readFileSync(join(REPO_DIR, 'examples/observability/grafana/dashboards/hooklog.json'), 'utf8'),
+) as { panels: Panel[] };
 
 /** Metric names in a PromQL expression: hooklog's, with a histogram's _bucket/_sum/_count folded to its name. */
 function metricNames(expr: string): string[] {
@@ -32,8 +38,22 @@ describe('Grafana dashboard', () => {
     sim = await SimulatedOrg.start({});
     const inst = writeTestConfig({
       extra: {
-        orgs: [{ id: 'dash', base_url: sim.url, auth: { ssws: { token: 'sim-token' } }, system_log: { start: '1d', poll_interval_ms: 500 } }],
-        token_hooks: [{ id: 'tokens', org: 'dash', auth: { type: 'header', header: 'authorization', secrets: ['token-secret-0123456789abcdef'] }, rules: [] }],
+        orgs: [
+          {
+            id: 'dash',
+            base_url: sim.url,
+            auth: { ssws: { token: 'sim-token' } },
+            system_log: { start: '1d', poll_interval_ms: 500 },
+          },
+        ],
+        token_hooks: [
+          {
+            id: 'tokens',
+            org: 'dash',
+            auth: { type: 'header', header: 'authorization', secrets: ['token-secret-0123456789abcdef'] },
+            rules: [],
+          },
+        ],
       },
     });
     daemon = await startDaemon(['--config', inst.configPath]);
@@ -49,7 +69,9 @@ describe('Grafana dashboard', () => {
     };
     walk(dashboard.panels);
     expect(queried.size).toBeGreaterThan(25);
-    const missing = [...queried].filter(([name]) => !exposed.has(name)).map(([name, panel]) => `${name} (panel "${panel}")`);
+    const missing = [...queried]
+      .filter(([name]) => !exposed.has(name))
+      .map(([name, panel]) => `${name} (panel "${panel}")`);
     expect(missing).toEqual([]);
   }, 120_000);
 });

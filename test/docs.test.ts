@@ -30,11 +30,14 @@ export function relativeLinks(markdown: string): string[] {
 describe('Markdown links', () => {
   const files = markdownFiles(REPO);
 
-  it('finds the documents and their links (README, ARCHITECTURE and the folders\' notes)', () => {
+  it("finds the documents and their links (README, ARCHITECTURE and the folders' notes)", () => {
     const names = files.map((f) => relative(REPO, f));
     expect(names).toEqual(expect.arrayContaining(['README.md', 'ARCHITECTURE.md', 'BENCHMARKS.md']));
     expect(relativeLinks(readFileSync(join(REPO, 'ARCHITECTURE.md'), 'utf8')).length).toBeGreaterThan(20);
-    expect(relativeLinks('[a](x.md) [b](https://e.example/y) [c](#here) `[d](no.md)` [e](y.md "title")')).toEqual(['x.md', 'y.md']);
+    expect(relativeLinks('[a](x.md) [b](https://e.example/y) [c](#here) `[d](no.md)` [e](y.md "title")')).toEqual([
+      'x.md',
+      'y.md',
+    ]);
   });
 
   it('every relative link resolves to a file or folder of the repository', () => {

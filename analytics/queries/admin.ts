@@ -40,8 +40,18 @@ LIMIT {limit:UInt32}`,
   {
     name: 'factor_reset_before_privilege_grant',
     area: 'privileges',
-    description: 'A user whose factors were reset and who was then granted a privilege within the window (account takeover to admin).',
-    params: [{ name: 'window_minutes', kind: 'uint', description: 'Most minutes between the reset and the grant.', default: 1440, min: 1, max: 43_200 }],
+    description:
+      'A user whose factors were reset and who was then granted a privilege within the window (account takeover to admin).',
+    params: [
+      {
+        name: 'window_minutes',
+        kind: 'uint',
+        description: 'Most minutes between the reset and the grant.',
+        default: 1440,
+        min: 1,
+        max: 43_200,
+      },
+    ],
     sql: `SELECT r.user AS user, r.at AS reset_at, r.by AS reset_by, g.at AS granted_at, g.by AS granted_by, g.what AS granted, dateDiff('minute', r.at, g.at) AS minutes_between
 FROM (
     SELECT ${target('User', 'id')} AS uid, ${target('User')} AS user, published AS at, actor_alternate_id AS by
@@ -72,7 +82,7 @@ LIMIT {limit:UInt32}`,
   {
     name: 'api_token_changes',
     area: 'privileges',
-    description: 'API tokens created, revoked or reset: long-lived credentials with their creator\'s rights.',
+    description: "API tokens created, revoked or reset: long-lived credentials with their creator's rights.",
     params: [],
     sql: `SELECT published, event_type, actor_alternate_id AS actor, arrayStringConcat(target_display_name, ', ') AS token, toString(client_ip) AS ip, geo_country AS country, outcome_result AS outcome
 FROM ${EVENTS}
@@ -80,13 +90,45 @@ WHERE ${IN_RANGE} AND event_type LIKE 'system.api_token.%'
 ORDER BY published DESC
 LIMIT {limit:UInt32}`,
   },
-  changeLog('policy_changes', 'policies', 'Sign-on, password, MFA-enrolment and other policies, and their rules, created, changed, (de)activated or deleted.', ['policy.lifecycle.%', 'policy.rule.%']),
-  changeLog('zone_changes', 'network zones', 'Network zones created, changed, (de)activated or deleted (allow- and block-lists).', ['zone.%']),
-  changeLog('trusted_origin_changes', 'trusted origins', 'Trusted origins (CORS and redirect) created, changed or deleted.', ['trustedorigin.%']),
-  changeLog('idp_changes', 'identity providers', 'Identity providers created, changed, (de)activated or deleted.', ['system.idp.lifecycle.%']),
-  changeLog('oauth_client_changes', 'OAuth clients', 'OAuth client applications registered, changed, secrets read or rotated.', ['app.oauth2.client.%', 'app.oauth2.client_%']),
-  changeLog('authorization_server_changes', 'authorization servers', 'Authorization servers, their policies, rules, scopes, claims and keys changed.', ['app.oauth2.as.%']),
-  changeLog('hook_changes', 'hooks', 'Event hooks and inline hooks created, verified, changed, (de)activated or deleted.', ['event_hook.%', 'inline_hook.%']),
+  changeLog(
+    'policy_changes',
+    'policies',
+    'Sign-on, password, MFA-enrolment and other policies, and their rules, created, changed, (de)activated or deleted.',
+    ['policy.lifecycle.%', 'policy.rule.%'],
+  ),
+  changeLog(
+    'zone_changes',
+    'network zones',
+    'Network zones created, changed, (de)activated or deleted (allow- and block-lists).',
+    ['zone.%'],
+  ),
+  changeLog(
+    'trusted_origin_changes',
+    'trusted origins',
+    'Trusted origins (CORS and redirect) created, changed or deleted.',
+    ['trustedorigin.%'],
+  ),
+  changeLog('idp_changes', 'identity providers', 'Identity providers created, changed, (de)activated or deleted.', [
+    'system.idp.lifecycle.%',
+  ]),
+  changeLog(
+    'oauth_client_changes',
+    'OAuth clients',
+    'OAuth client applications registered, changed, secrets read or rotated.',
+    ['app.oauth2.client.%', 'app.oauth2.client_%'],
+  ),
+  changeLog(
+    'authorization_server_changes',
+    'authorization servers',
+    'Authorization servers, their policies, rules, scopes, claims and keys changed.',
+    ['app.oauth2.as.%'],
+  ),
+  changeLog(
+    'hook_changes',
+    'hooks',
+    'Event hooks and inline hooks created, verified, changed, (de)activated or deleted.',
+    ['event_hook.%', 'inline_hook.%'],
+  ),
   {
     name: 'app_assignment_changes',
     area: 'applications',

@@ -6,7 +6,10 @@
  */
 import { EVENTS, IN_RANGE, target, type NamedQuery } from '../query.js';
 
-/** Per event in range: its type and hour, whether the hook and the System Log (poller, reconcile or backfill) brought it, hook latency. */
+/**
+ * Per event in range: its type and hour, whether the hook and the System Log (poller, reconcile or backfill) brought
+ * it, hook latency.
+ */
 const PER_EVENT = `SELECT uuid, any(event_type) AS type, toStartOfHour(any(published)) AS hour,
            max(path = 'hook') AS by_hook, max(path IN ('system-log', 'backfill')) AS by_log,
            if(by_hook, dateDiff('millisecond', any(published), minIf(first_received, path = 'hook')), NULL) AS hook_latency_ms
@@ -18,7 +21,8 @@ export const coverageQueries: readonly NamedQuery[] = [
   {
     name: 'hook_coverage',
     area: 'hooklog',
-    description: 'Per hour and event type: events delivered by hooks only, by the System Log only (the hooks missed them), by both; hook latency (receipt − published) p50/p99 in ms.',
+    description:
+      'Per hour and event type: events delivered by hooks only, by the System Log only (the hooks missed them), by both; hook latency (receipt − published) p50/p99 in ms.',
     params: [],
     sql: `SELECT hour, type AS event_type, countIf(by_hook AND NOT by_log) AS hooks_only, countIf(by_log AND NOT by_hook) AS log_only,
        countIf(by_hook AND by_log) AS both, count() AS events,
@@ -31,7 +35,8 @@ LIMIT {limit:UInt32}`,
   {
     name: 'hook_latency',
     area: 'hooklog',
-    description: 'Hook latency (receipt − published) over the whole range, in ms: p50, p99 and max, with the events the hooks delivered.',
+    description:
+      'Hook latency (receipt − published) over the whole range, in ms: p50, p99 and max, with the events the hooks delivered.',
     params: [],
     sql: `SELECT count() AS events, round(quantileExact(0.5)(hook_latency_ms)) AS p50_ms, round(quantileExact(0.99)(hook_latency_ms)) AS p99_ms,
        max(hook_latency_ms) AS max_ms

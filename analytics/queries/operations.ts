@@ -19,7 +19,7 @@ LIMIT {limit:UInt32}`,
   {
     name: 'threat_detections',
     area: 'threats',
-    description: 'The service\'s own threat and risk detections (ThreatInsight, user risk), by IP and reason.',
+    description: "The service's own threat and risk detections (ThreatInsight, user risk), by IP and reason.",
     params: [],
     sql: `SELECT toString(client_ip) AS ip, event_type, outcome_reason AS reason, count() AS detections, groupUniqArray(5)(actor_alternate_id) AS actors,
        min(published) AS first, max(published) AS last
@@ -32,8 +32,16 @@ LIMIT {limit:UInt32}`,
   {
     name: 'event_volume_gaps',
     area: 'volume',
-    description: 'Events per hour for the org, every hour of the range present (zero-filled); `max_events` keeps only hours at or below it (0: the gaps).',
-    params: [{ name: 'max_events', kind: 'uint', description: 'Only hours with at most this many events; omit for every hour.', default: 4_294_967_295 }],
+    description:
+      'Events per hour for the org, every hour of the range present (zero-filled); `max_events` keeps only hours at or below it (0: the gaps).',
+    params: [
+      {
+        name: 'max_events',
+        kind: 'uint',
+        description: 'Only hours with at most this many events; omit for every hour.',
+        default: 4_294_967_295,
+      },
+    ],
     sql: `SELECT hour, events, events = 0 AS gap
 FROM (
     SELECT toStartOfHour(toDateTime(published, 'UTC')) AS hour, count() AS events

@@ -2,10 +2,20 @@
 import { EVENTS, IN_RANGE, SIGN_IN_TYPES, type NamedQuery } from '../query.js';
 
 const OK_SIGN_IN = `event_type IN ${SIGN_IN_TYPES} AND outcome_result IN ('SUCCESS', 'ALLOW') AND actor_type = 'User'`;
-const BASELINE_DAYS = { name: 'baseline_days', kind: 'uint', description: 'Days before `since` that define what is usual for each user.', default: 30, min: 1, max: 400 } as const;
-const BASELINE_RANGE = "org = {org:String} AND published >= {since:DateTime64(3, 'UTC')} - toIntervalDay({baseline_days:UInt32}) AND published < {since:DateTime64(3, 'UTC')}";
+const BASELINE_DAYS = {
+  name: 'baseline_days',
+  kind: 'uint',
+  description: 'Days before `since` that define what is usual for each user.',
+  default: 30,
+  min: 1,
+  max: 400,
+} as const;
+const BASELINE_RANGE =
+  "org = {org:String} AND published >= {since:DateTime64(3, 'UTC')} - toIntervalDay({baseline_days:UInt32}) AND published < {since:DateTime64(3, 'UTC')}";
 
-/** Sign-ins in range whose `column` value the user never had in the baseline (users without a baseline are left out). */
+/**
+ * Sign-ins in range whose `column` value the user never had in the baseline (users without a baseline are left out).
+ */
 function firstSeen(name: string, description: string, column: string, label: string, extra: string): NamedQuery {
   return {
     name,
@@ -32,7 +42,9 @@ export const sessionQueries: readonly NamedQuery[] = [
     name: 'session_ip_change',
     area: 'sessions',
     description: 'One session used from several IPs or countries (a stolen session cookie replayed elsewhere).',
-    params: [{ name: 'min_ips', kind: 'uint', description: 'Distinct IPs a session must be seen from.', default: 2, min: 2 }],
+    params: [
+      { name: 'min_ips', kind: 'uint', description: 'Distinct IPs a session must be seen from.', default: 2, min: 2 },
+    ],
     sql: `SELECT external_session_id AS session, any(actor_alternate_id) AS user, uniqExact(client_ip) AS ips, groupUniqArray(5)(toString(client_ip)) AS sample_ips,
        groupUniqArray(5)(geo_country) AS countries, groupUniqArray(5)(as_number) AS asns, min(published) AS first, max(published) AS last, count() AS events
 FROM ${EVENTS}
@@ -65,15 +77,33 @@ GROUP BY user, client_ip
 ORDER BY first
 LIMIT {limit:UInt32}`,
   },
-  firstSeen('new_country_for_user', 'Successful sign-ins from a country the user had not signed in from during the baseline.', 'geo_country', 'country', "AND geo_country != ''"),
-  firstSeen('new_asn_for_user', 'Successful sign-ins from a network (ASN) the user had not used during the baseline.', 'as_number', 'asn', 'AND as_number != 0'),
+  firstSeen(
+    'new_country_for_user',
+    'Successful sign-ins from a country the user had not signed in from during the baseline.',
+    'geo_country',
+    'country',
+    "AND geo_country != ''",
+  ),
+  firstSeen(
+    'new_asn_for_user',
+    'Successful sign-ins from a network (ASN) the user had not used during the baseline.',
+    'as_number',
+    'asn',
+    'AND as_number != 0',
+  ),
   {
     name: 'impossible_travel',
     area: 'sessions',
     description: 'Consecutive successful sign-ins of one user too far apart for the time between them.',
     params: [
       { name: 'min_km', kind: 'uint', description: 'Least distance between the two sign-ins.', default: 500 },
-      { name: 'max_kmh', kind: 'uint', description: 'Speeds above this are impossible (an airliner flies ~900 km/h).', default: 1000, min: 1 },
+      {
+        name: 'max_kmh',
+        kind: 'uint',
+        description: 'Speeds above this are impossible (an airliner flies ~900 km/h).',
+        default: 1000,
+        min: 1,
+      },
     ],
     sql: `SELECT user, prev_at, at, prev_city, city, prev_ip, ip, round(km) AS km, round(km / greatest(dateDiff('second', prev_at, at), 60) * 3600) AS kmh
 FROM (

@@ -1,12 +1,29 @@
 /** Sign-in failures and the attacks they reveal: password spraying, brute force, MFA fatigue. */
-import { EVENTS, FAILED, target, IN_RANGE, SIGN_IN_TYPES, TIME_BUCKET, WINDOW_MINUTES, type NamedQuery } from '../query.js';
+import {
+  EVENTS,
+  FAILED,
+  target,
+  IN_RANGE,
+  SIGN_IN_TYPES,
+  TIME_BUCKET,
+  WINDOW_MINUTES,
+  type NamedQuery,
+} from '../query.js';
 
 export const signInQueries: readonly NamedQuery[] = [
   {
     name: 'signin_failures_by_user',
     area: 'sign-in',
     description: 'Failed sign-ins per user: how many, from how many IPs and countries, first and last.',
-    params: [{ name: 'min_failures', kind: 'uint', description: 'Only users with at least this many failures.', default: 1, min: 1 }],
+    params: [
+      {
+        name: 'min_failures',
+        kind: 'uint',
+        description: 'Only users with at least this many failures.',
+        default: 1,
+        min: 1,
+      },
+    ],
     sql: `SELECT actor_alternate_id AS user, count() AS failures, uniqExact(client_ip) AS ips, groupUniqArray(5)(geo_country) AS countries,
        groupUniqArray(5)(outcome_reason) AS reasons, min(published) AS first, max(published) AS last
 FROM ${EVENTS}
@@ -19,7 +36,15 @@ LIMIT {limit:UInt32}`,
     name: 'signin_failures_by_ip',
     area: 'sign-in',
     description: 'Failed sign-ins per client IP: how many, against how many users, where from.',
-    params: [{ name: 'min_failures', kind: 'uint', description: 'Only IPs with at least this many failures.', default: 1, min: 1 }],
+    params: [
+      {
+        name: 'min_failures',
+        kind: 'uint',
+        description: 'Only IPs with at least this many failures.',
+        default: 1,
+        min: 1,
+      },
+    ],
     sql: `SELECT toString(client_ip) AS ip, count() AS failures, uniqExact(actor_alternate_id) AS users, any(geo_country) AS country,
        any(as_org) AS network, min(published) AS first, max(published) AS last
 FROM ${EVENTS}
@@ -32,7 +57,16 @@ LIMIT {limit:UInt32}`,
     name: 'password_spraying',
     area: 'sign-in',
     description: 'One IP failing sign-ins against many distinct users within a time bucket (password spraying).',
-    params: [WINDOW_MINUTES, { name: 'min_users', kind: 'uint', description: 'Distinct users an IP must fail against in one bucket.', default: 10, min: 2 }],
+    params: [
+      WINDOW_MINUTES,
+      {
+        name: 'min_users',
+        kind: 'uint',
+        description: 'Distinct users an IP must fail against in one bucket.',
+        default: 10,
+        min: 2,
+      },
+    ],
     sql: `SELECT toString(client_ip) AS ip, ${TIME_BUCKET} AS bucket, uniqExact(actor_alternate_id) AS users, count() AS failures,
        groupUniqArray(10)(actor_alternate_id) AS sample_users, any(geo_country) AS country, any(client_user_agent) AS user_agent
 FROM ${EVENTS}
@@ -45,7 +79,16 @@ LIMIT {limit:UInt32}`,
     name: 'brute_force',
     area: 'sign-in',
     description: 'One user failing many sign-ins within a time bucket (brute force).',
-    params: [WINDOW_MINUTES, { name: 'min_failures', kind: 'uint', description: 'Failures a user must have in one bucket.', default: 10, min: 2 }],
+    params: [
+      WINDOW_MINUTES,
+      {
+        name: 'min_failures',
+        kind: 'uint',
+        description: 'Failures a user must have in one bucket.',
+        default: 10,
+        min: 2,
+      },
+    ],
     sql: `SELECT actor_alternate_id AS user, ${TIME_BUCKET} AS bucket, countIf(${FAILED}) AS failures, uniqExactIf(client_ip, ${FAILED}) AS ips,
        groupUniqArrayIf(5)(toString(client_ip), ${FAILED}) AS sample_ips, countIf(outcome_result = 'SUCCESS') AS successes
 FROM ${EVENTS}
@@ -58,7 +101,16 @@ LIMIT {limit:UInt32}`,
     name: 'mfa_fatigue',
     area: 'sign-in',
     description: 'Repeated push denials (or pushes sent) for one user in a time bucket: MFA fatigue / push bombing.',
-    params: [WINDOW_MINUTES, { name: 'min_denials', kind: 'uint', description: 'Push denials a user must have in one bucket.', default: 5, min: 1 }],
+    params: [
+      WINDOW_MINUTES,
+      {
+        name: 'min_denials',
+        kind: 'uint',
+        description: 'Push denials a user must have in one bucket.',
+        default: 5,
+        min: 1,
+      },
+    ],
     sql: `SELECT if(actor_type = 'User', actor_alternate_id, ${target('User')}) AS user,
        ${TIME_BUCKET} AS bucket,
        countIf(event_type = 'user.mfa.okta_verify.deny_push' OR (event_type = 'user.authentication.auth_via_mfa' AND outcome_reason ILIKE '%denied%')) AS denials,

@@ -31,7 +31,14 @@ import { randomName, waitFor } from '../../test/support/wait.js';
 import { formatTable, type Row } from '../pipeline/stats.js';
 import { buildWorkload } from './workload.js';
 
-const { values: args } = parseArgs({ options: { events: { type: 'string', default: '100000' }, runs: { type: 'string', default: '3' }, kafka: { type: 'boolean', default: false }, 'dedup-window-ms': { type: 'string', default: '600000' } } });
+const { values: args } = parseArgs({
+  options: {
+    events: { type: 'string', default: '100000' },
+    runs: { type: 'string', default: '3' },
+    kafka: { type: 'boolean', default: false },
+    'dedup-window-ms': { type: 'string', default: '600000' },
+  },
+});
 const N = Number(args.events);
 const RUNS = Number(args.runs);
 const log = silentLogger();
@@ -46,7 +53,8 @@ async function bare(stream: Stream, topic: string, parse: boolean): Promise<numb
   let seen = 0;
   const started = performance.now();
   const c = await stream.consume({
-    topic, group: randomName('bare'),
+    topic,
+    group: randomName('bare'),
     handler: async (b) => {
       if (parse) for (const r of b.records) JSON.parse(r.value.toString('utf8'));
       seen += b.records.length;
@@ -59,15 +67,31 @@ async function bare(stream: Stream, topic: string, parse: boolean): Promise<numb
 }
 
 async function alerting(stream: Stream, prefix: string): Promise<{ rate: number; alerts: number; rules: number }> {
-  const config = alertingSchema.parse({ group: randomName('alerting'), sigma_paths: [SIGMA], rule_files: [], clickhouse: false, rules: [], dedup_window_ms: Number(args['dedup-window-ms']) });
+  const config = alertingSchema.parse({
+    group: randomName('alerting'),
+    sigma_paths: [SIGMA],
+    rule_files: [],
+    clickhouse: false,
+    rules: [],
+    dedup_window_ms: Number(args['dedup-window-ms']),
+  });
   // 27 Sigma rules + the first 23 hooklog rules of the Panther content = 50 (without the corpus: 2 + all 29).
   const { parse } = await import('yaml');
   const { readFileSync } = await import('node:fs');
-  const rules = (parse(readFileSync(CONTENT, 'utf8')) as Record<string, unknown>[]).slice(0, SIGMA === CORPUS_SIGMA ? 23 : undefined);
+  const rules = (parse(readFileSync(CONTENT, 'utf8')) as Record<string, unknown>[]).slice(
+    0,
+    SIGMA === CORPUS_SIGMA ? 23 : undefined,
+  );
   const t = topicNames(prefix);
   const started = performance.now();
   const a = await startAlerting({
-    config: { ...config, rules }, stream, topicPrefix: prefix, partitions: PARTITIONS, logsTopic: t.logs, deadletterTopic: t.deadletter, logger: log,
+    config: { ...config, rules },
+    stream,
+    topicPrefix: prefix,
+    partitions: PARTITIONS,
+    logsTopic: t.logs,
+    deadletterTopic: t.deadletter,
+    logger: log,
   });
   await waitFor(() => a.counters.events >= N, { timeoutMs: 600_000, intervalMs: 5 });
   const ms = performance.now() - started;
@@ -79,7 +103,11 @@ async function alerting(stream: Stream, prefix: string): Promise<{ rate: number;
 async function main() {
   const dir = await mkdtemp(join(tmpdir(), 'hooklog-bench-alerting-'));
   const stream = args.kafka
-    ? await openKafkaStream({ brokers: (process.env['KAFKA_BROKERS'] ?? '127.0.0.1:39092').split(','), clientId: randomName('bench-alerting'), logger: log })
+    ? await openKafkaStream({
+        brokers: (process.env['KAFKA_BROKERS'] ?? '127.0.0.1:39092').split(','),
+        clientId: randomName('bench-alerting'),
+        logger: log,
+      })
     : await openEmbeddedStream({ dataDir: dir, logger: log });
   const records = buildWorkload(N);
   const rates: Record<string, number[]> = { bare: [], 'bare+parse': [], 'alerting-50': [] };
@@ -87,14 +115,19 @@ async function main() {
     for (let run = 0; run < RUNS; run++) {
       const prefix = randomName('ba');
       const t = topicNames(prefix);
-      await stream.ensureTopics([{ name: t.logs, partitions: PARTITIONS }, { name: t.deadletter, partitions: 1 }]);
+      await stream.ensureTopics([
+        { name: t.logs, partitions: PARTITIONS },
+        { name: t.deadletter, partitions: 1 },
+      ]);
       for (let i = 0; i < records.length; i += 5000) await stream.append(t.logs, records.slice(i, i + 5000));
       const order = run % 2 === 0 ? ['bare', 'bare+parse', 'alerting-50'] : ['alerting-50', 'bare+parse', 'bare'];
       for (const mode of order) {
         if (mode === 'alerting-50') {
           const r = await alerting(stream, prefix);
           rates[mode]!.push(r.rate);
-          process.stderr.write(`run ${run + 1} ${mode}: ${Math.round(r.rate)} ev/s (${r.rules} rules, ${r.alerts} alerts)\n`);
+          process.stderr.write(
+            `run ${run + 1} ${mode}: ${Math.round(r.rate)} ev/s (${r.rules} rules, ${r.alerts} alerts)\n`,
+          );
         } else {
           const r = await bare(stream, t.logs, mode === 'bare+parse');
           rates[mode]!.push(r);
@@ -107,7 +140,9 @@ async function main() {
     await rm(dir, { recursive: true, force: true });
   }
   const rows: Row[] = Object.entries(rates).map(([mode, r]) => ({ mode, rates: r, compare: true }));
-  process.stdout.write(`\nalerting bench: ${N} events, ${RUNS} runs, ${args.kafka ? 'kafka' : 'embedded'} stream, ${PARTITIONS} partitions, ${cpus().length} cpus, load ${loadavg()[0]!.toFixed(2)}\n`);
+  process.stdout.write(
+    `\nalerting bench: ${N} events, ${RUNS} runs, ${args.kafka ? 'kafka' : 'embedded'} stream, ${PARTITIONS} partitions, ${cpus().length} cpus, load ${loadavg()[0]!.toFixed(2)}\n`,
+  );
   process.stdout.write(formatTable(rows, ['bare', 'bare+parse']) + '\n');
 }
 

@@ -13,10 +13,24 @@ export interface Place {
 }
 
 export const PLACES: readonly Place[] = [
-  { city: 'Raleigh', state: 'North Carolina', country: 'United States', postalCode: '27607', lat: 35.797, lon: -78.6865 },
+  {
+    city: 'Raleigh',
+    state: 'North Carolina',
+    country: 'United States',
+    postalCode: '27607',
+    lat: 35.797,
+    lon: -78.6865,
+  },
   { city: 'Wichita', state: 'Kansas', country: 'United States', postalCode: '67209', lat: 37.6789, lon: -97.4269 },
   { city: 'New York', state: 'New York', country: 'United States', postalCode: '10001', lat: 40.7506, lon: -73.9972 },
-  { city: 'San Francisco', state: 'California', country: 'United States', postalCode: '94107', lat: 37.7697, lon: -122.3933 },
+  {
+    city: 'San Francisco',
+    state: 'California',
+    country: 'United States',
+    postalCode: '94107',
+    lat: 37.7697,
+    lon: -122.3933,
+  },
   { city: 'Chicago', state: 'Illinois', country: 'United States', postalCode: '60601', lat: 41.8858, lon: -87.6181 },
   { city: 'Austin', state: 'Texas', country: 'United States', postalCode: '78701', lat: 30.2711, lon: -97.7437 },
   { city: 'Toronto', state: 'Ontario', country: 'Canada', postalCode: 'M5H', lat: 43.6532, lon: -79.3832 },
@@ -28,7 +42,14 @@ export const PLACES: readonly Place[] = [
 /** Places only planted events come from. */
 export const FAR_PLACES = {
   moscow: { city: 'Moscow', state: 'Moscow', country: 'Russia', postalCode: '101000', lat: 55.7558, lon: 37.6173 },
-  saoPaulo: { city: 'Sao Paulo', state: 'Sao Paulo', country: 'Brazil', postalCode: '01000', lat: -23.5505, lon: -46.6333 },
+  saoPaulo: {
+    city: 'Sao Paulo',
+    state: 'Sao Paulo',
+    country: 'Brazil',
+    postalCode: '01000',
+    lat: -23.5505,
+    lon: -46.6333,
+  },
   lagos: { city: 'Lagos', state: 'Lagos', country: 'Nigeria', postalCode: '100001', lat: 6.5244, lon: 3.3792 },
 } satisfies Record<string, Place>;
 
@@ -43,7 +64,13 @@ export interface Network {
 
 export const NETWORKS: readonly Network[] = [
   { asNumber: 16591, asOrg: 'google', isp: 'google fiber inc.', domain: 'googlefiber.net', prefix: '136.56' },
-  { asNumber: 22773, asOrg: 'cox communications inc.', isp: 'cox communications inc.', domain: 'cox.net', prefix: '98.164' },
+  {
+    asNumber: 22773,
+    asOrg: 'cox communications inc.',
+    isp: 'cox communications inc.',
+    domain: 'cox.net',
+    prefix: '98.164',
+  },
   { asNumber: 7922, asOrg: 'comcast', isp: 'comcast cable communications llc', domain: 'comcast.net', prefix: '73.15' },
   { asNumber: 701, asOrg: 'verizon', isp: 'verizon business', domain: 'verizon.net', prefix: '71.163' },
   { asNumber: 3320, asOrg: 'deutsche telekom ag', isp: 'deutsche telekom ag', domain: 'telekom.de', prefix: '91.64' },
@@ -51,7 +78,13 @@ export const NETWORKS: readonly Network[] = [
 ];
 
 /** A hosting network only attackers use in the generated data. */
-export const HOSTING: Network = { asNumber: 14061, asOrg: 'digitalocean llc', isp: 'digitalocean', domain: 'digitalocean.com', prefix: '167.99' };
+export const HOSTING: Network = {
+  asNumber: 14061,
+  asOrg: 'digitalocean llc',
+  isp: 'digitalocean',
+  domain: 'digitalocean.com',
+  prefix: '167.99',
+};
 
 export interface Agent {
   readonly raw: string;
@@ -61,10 +94,30 @@ export interface Agent {
 }
 
 export const AGENTS: readonly Agent[] = [
-  { raw: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36', os: 'Mac OS X', browser: 'CHROME', device: 'Computer' },
-  { raw: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36 Edg/124.0.0.0', os: 'Windows 10', browser: 'EDGE_CHROMIUM', device: 'Computer' },
-  { raw: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15', os: 'Mac OS X', browser: 'SAFARI', device: 'Computer' },
-  { raw: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1', os: 'iOS', browser: 'SAFARI', device: 'Mobile' },
+  {
+    raw: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36',
+    os: 'Mac OS X',
+    browser: 'CHROME',
+    device: 'Computer',
+  },
+  {
+    raw: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36 Edg/124.0.0.0',
+    os: 'Windows 10',
+    browser: 'EDGE_CHROMIUM',
+    device: 'Computer',
+  },
+  {
+    raw: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15',
+    os: 'Mac OS X',
+    browser: 'SAFARI',
+    device: 'Computer',
+  },
+  {
+    raw: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1',
+    os: 'iOS',
+    browser: 'SAFARI',
+    device: 'Mobile',
+  },
   { raw: 'Okta Verify/9.8.1 (iPhone; iOS 17.4)', os: 'iOS', browser: 'UNKNOWN', device: 'Mobile' },
 ];
 

@@ -77,23 +77,52 @@ export function resetUuids(seed: number): void {
 }
 
 function hex(n: number): string {
-  return Math.floor(uuidRandom() * 16 ** n).toString(16).padStart(n, '0');
+  return Math.floor(uuidRandom() * 16 ** n)
+    .toString(16)
+    .padStart(n, '0');
 }
 
 /** A LogEvent as the service sends it. */
 export function logEvent(s: EventSpec): Record<string, unknown> {
-  const geo = { city: s.place.city, state: s.place.state, country: s.place.country, postalCode: s.place.postalCode, geolocation: { lat: s.place.lat, lon: s.place.lon } };
+  const geo = {
+    city: s.place.city,
+    state: s.place.state,
+    country: s.place.country,
+    postalCode: s.place.postalCode,
+    geolocation: { lat: s.place.lat, lon: s.place.lon },
+  };
   const requestId = `Y${hex(12)}${hex(12)}AAA`;
   return {
     actor: { ...s.actor, detailEntry: null },
-    client: { userAgent: { rawUserAgent: s.agent.raw, os: s.agent.os, browser: s.agent.browser }, zone: 'null', device: s.agent.device, id: null, ipAddress: s.ip, geographicalContext: geo },
+    client: {
+      userAgent: { rawUserAgent: s.agent.raw, os: s.agent.os, browser: s.agent.browser },
+      zone: 'null',
+      device: s.agent.device,
+      id: null,
+      ipAddress: s.ip,
+      geographicalContext: geo,
+    },
     device: null,
-    authenticationContext: { authenticationProvider: null, credentialProvider: null, credentialType: null, issuer: null, interface: null, authenticationStep: 0, externalSessionId: s.session },
+    authenticationContext: {
+      authenticationProvider: null,
+      credentialProvider: null,
+      credentialType: null,
+      issuer: null,
+      interface: null,
+      authenticationStep: 0,
+      externalSessionId: s.session,
+    },
     displayMessage: s.message ?? s.type,
     eventType: s.type,
     outcome: { result: s.result ?? 'SUCCESS', reason: s.reason ?? null },
     published: new Date(s.at).toISOString(),
-    securityContext: { asNumber: s.network.asNumber, asOrg: s.network.asOrg, isp: s.network.isp, domain: s.network.domain, isProxy: false },
+    securityContext: {
+      asNumber: s.network.asNumber,
+      asOrg: s.network.asOrg,
+      isp: s.network.isp,
+      domain: s.network.domain,
+      isProxy: false,
+    },
     severity: s.result === 'FAILURE' ? 'WARN' : 'INFO',
     debugContext: { debugData: { requestId, requestUri: '/api/v1/authn', url: '/api/v1/authn?' } },
     legacyEventType: null,
@@ -113,10 +142,23 @@ export function userTarget(u: User): NonNullable<EventSpec['targets']>[number] {
   return { id: u.id, type: 'User', alternateId: u.login, displayName: u.name };
 }
 
-const SYSTEM = { id: '0oa1system0000000000', type: 'PublicClientApp', alternateId: 'system', displayName: 'Okta System' };
+const SYSTEM = {
+  id: '0oa1system0000000000',
+  type: 'PublicClientApp',
+  alternateId: 'system',
+  displayName: 'Okta System',
+};
 
 function background(kind: Kind, u: User, at: number, r: () => number): EventSpec {
-  const base = { at, actor: actorOf(u), place: u.place, network: u.network, ip: u.ip, agent: u.agent, session: u.session };
+  const base = {
+    at,
+    actor: actorOf(u),
+    place: u.place,
+    network: u.network,
+    ip: u.ip,
+    agent: u.agent,
+    session: u.session,
+  };
   const app = APPS[Math.floor(r() * APPS.length)]!;
   const appTarget = { id: app.id, type: 'AppInstance', alternateId: app.name, displayName: app.name };
   switch (kind) {
@@ -125,27 +167,75 @@ function background(kind: Kind, u: User, at: number, r: () => number): EventSpec
     case 'sso':
       return { ...base, type: 'user.authentication.sso', message: 'User single sign on to app', targets: [appTarget] };
     case 'token_grant':
-      return { ...base, type: 'app.oauth2.token.grant.access_token', message: 'OAuth2 access token is granted', targets: [{ id: 'aus1default', type: 'AuthorizationServer', alternateId: 'default', displayName: 'default' }] };
+      return {
+        ...base,
+        type: 'app.oauth2.token.grant.access_token',
+        message: 'OAuth2 access token is granted',
+        targets: [{ id: 'aus1default', type: 'AuthorizationServer', alternateId: 'default', displayName: 'default' }],
+      };
     case 'policy_evaluate':
-      return { ...base, type: 'policy.evaluate_sign_on', result: 'ALLOW', message: 'Evaluation of sign-on policy', targets: [{ id: '00p1default', type: 'PolicyEntity', alternateId: 'Default Policy', displayName: 'Default Policy' }] };
+      return {
+        ...base,
+        type: 'policy.evaluate_sign_on',
+        result: 'ALLOW',
+        message: 'Evaluation of sign-on policy',
+        targets: [
+          { id: '00p1default', type: 'PolicyEntity', alternateId: 'Default Policy', displayName: 'Default Policy' },
+        ],
+      };
     case 'mfa_ok':
-      return { ...base, type: 'user.authentication.auth_via_mfa', message: 'Authentication of user via MFA', targets: [] };
+      return {
+        ...base,
+        type: 'user.authentication.auth_via_mfa',
+        message: 'Authentication of user via MFA',
+        targets: [],
+      };
     case 'push_sent':
-      return { ...base, type: 'system.push.send_factor_verify_push', message: 'A push was sent to verify a factor', targets: [userTarget(u)] };
+      return {
+        ...base,
+        type: 'system.push.send_factor_verify_push',
+        message: 'A push was sent to verify a factor',
+        targets: [userTarget(u)],
+      };
     case 'session_end':
       return { ...base, type: 'user.session.end', message: 'User logout from Okta' };
     case 'signin_failure':
       return u.neverFails
         ? { ...base, type: 'user.session.start', message: 'User login to Okta' }
-        : { ...base, type: 'user.session.start', result: 'FAILURE', reason: 'INVALID_CREDENTIALS', message: 'User login to Okta' };
+        : {
+            ...base,
+            type: 'user.session.start',
+            result: 'FAILURE',
+            reason: 'INVALID_CREDENTIALS',
+            message: 'User login to Okta',
+          };
     case 'rate_limit_warning':
-      return { ...base, actor: SYSTEM, type: 'system.org.rate_limit.warning', result: 'SUCCESS', message: 'Rate limit warning' };
+      return {
+        ...base,
+        actor: SYSTEM,
+        type: 'system.org.rate_limit.warning',
+        result: 'SUCCESS',
+        message: 'Rate limit warning',
+      };
     case 'group_membership':
-      return { ...base, type: 'group.user_membership.add', message: 'Add user to group membership', targets: [userTarget(u), { id: '00g1everyone', type: 'UserGroup', alternateId: 'Everyone', displayName: 'Everyone' }] };
+      return {
+        ...base,
+        type: 'group.user_membership.add',
+        message: 'Add user to group membership',
+        targets: [
+          userTarget(u),
+          { id: '00g1everyone', type: 'UserGroup', alternateId: 'Everyone', displayName: 'Everyone' },
+        ],
+      };
     case 'app_update':
       return { ...base, type: 'application.lifecycle.update', message: 'Update application', targets: [appTarget] };
     case 'show_password':
-      return { ...base, type: 'application.user_membership.show_password', message: 'Show user password', targets: [appTarget, userTarget(u)] };
+      return {
+        ...base,
+        type: 'application.user_membership.show_password',
+        message: 'Show user password',
+        targets: [appTarget, userTarget(u)],
+      };
   }
 }
 
@@ -177,7 +267,12 @@ export interface Reserved {
 }
 
 /** The background, in chunks of `chunk` events (orgs interleaved, times random within the range). */
-export function* backgroundEvents(opts: GenOptions, silence: Silence = [], reserved?: Reserved, chunk = 10_000): Generator<Generated[]> {
+export function* backgroundEvents(
+  opts: GenOptions,
+  silence: Silence = [],
+  reserved?: Reserved,
+  chunk = 10_000,
+): Generator<Generated[]> {
   const r = seededRandom(opts.seed ?? 1);
   const start = opts.start.getTime();
   const span = opts.days * 86_400_000;

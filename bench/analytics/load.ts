@@ -17,8 +17,19 @@ export async function insertChunk(store: Store, chunk: readonly Generated[], tab
     const value = Buffer.from(JSON.stringify(g.event));
     bytes += value.length;
     const mapped = mapEventRecord({
-      topic: 'bench.logs', partition: 0, offset: i, key: g.org, value, timestamp: Date.now(),
-      headers: { [Header.org]: g.org, [Header.source]: 'hook', [Header.hookId]: 'bench', [Header.deliveryId]: 'bench', [Header.receivedAt]: now },
+      topic: 'bench.logs',
+      partition: 0,
+      offset: i,
+      key: g.org,
+      value,
+      timestamp: Date.now(),
+      headers: {
+        [Header.org]: g.org,
+        [Header.source]: 'hook',
+        [Header.hookId]: 'bench',
+        [Header.deliveryId]: 'bench',
+        [Header.receivedAt]: now,
+      },
     });
     if (!mapped.ok) throw new Error(`generated event refused by the mapping: ${mapped.reason}`);
     rows.push(mapped.row);

@@ -18,7 +18,10 @@ export async function tableBytes(store: Store, table: string): Promise<{ bytes: 
 }
 
 /** Compressed bytes per column, largest first. */
-export async function columnBytes(store: Store, table: string): Promise<Array<{ name: string; compressed: number; uncompressed: number }>> {
+export async function columnBytes(
+  store: Store,
+  table: string,
+): Promise<Array<{ name: string; compressed: number; uncompressed: number }>> {
   const rows = await store.query<{ name: string; c: string; u: string }>(
     'SELECT name, data_compressed_bytes AS c, data_uncompressed_bytes AS u FROM system.columns WHERE database = {db:String} AND table = {t:String} ORDER BY data_compressed_bytes DESC',
     { db: store.database, t: table },
@@ -27,7 +30,10 @@ export async function columnBytes(store: Store, table: string): Promise<Array<{ 
 }
 
 /** Median wall time (ms) of `runs` runs after one warm-up. */
-export async function latency(run: () => Promise<unknown>, runs: number): Promise<{ median: number; min: number; max: number }> {
+export async function latency(
+  run: () => Promise<unknown>,
+  runs: number,
+): Promise<{ median: number; min: number; max: number }> {
   await run();
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {

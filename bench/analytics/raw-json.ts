@@ -16,9 +16,14 @@ export async function compareRawStorage(store: Store, sample: number): Promise<s
   const lines = [`raw JSON storage, ${sample} events (bytes/event on disk, the raw column only):`];
   for (const [name, type] of variants) {
     await store.command(`DROP TABLE IF EXISTS ${db}.${name}`);
-    await store.command(`CREATE TABLE ${db}.${name} (org LowCardinality(String), event_type LowCardinality(String), published DateTime64(3, 'UTC'), uuid String, raw ${type}) ENGINE = MergeTree ORDER BY (org, event_type, published, uuid)`);
+    await store.command(
+      `CREATE TABLE ${db}.${name} (org LowCardinality(String), event_type LowCardinality(String), published DateTime64(3, 'UTC'), uuid String, raw ${type}) ENGINE = MergeTree ORDER BY (org, event_type, published, uuid)`,
+    );
     const t = performance.now();
-    await store.command(`INSERT INTO ${db}.${name} SELECT org, event_type, published, uuid, raw FROM ${db}.events_v2 LIMIT {n:UInt32}`, { n: sample });
+    await store.command(
+      `INSERT INTO ${db}.${name} SELECT org, event_type, published, uuid, raw FROM ${db}.events_v2 LIMIT {n:UInt32}`,
+      { n: sample },
+    );
     await store.command(`OPTIMIZE TABLE ${db}.${name} FINAL`);
     const ms = performance.now() - t;
     const [c] = await store.query<{ b: string }>(
@@ -26,7 +31,9 @@ export async function compareRawStorage(store: Store, sample: number): Promise<s
       { db, t: name },
     );
     const whole = await tableBytes(store, name);
-    lines.push(`  ${type.padEnd(22)} raw ${(Number(c!.b) / whole.rows).toFixed(1)} bytes/event, table ${(whole.bytes / whole.rows).toFixed(1)}; load+merge ${(ms / 1000).toFixed(1)} s`);
+    lines.push(
+      `  ${type.padEnd(22)} raw ${(Number(c!.b) / whole.rows).toFixed(1)} bytes/event, table ${(whole.bytes / whole.rows).toFixed(1)}; load+merge ${(ms / 1000).toFixed(1)} s`,
+    );
     await store.command(`DROP TABLE ${db}.${name}`);
   }
   return lines;

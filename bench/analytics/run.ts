@@ -32,12 +32,24 @@ import { compareRawStorage } from './raw-json.js';
 
 const { values: a } = parseArgs({
   options: {
-    orgs: { type: 'string', default: '20' }, users: { type: 'string', default: '500' }, days: { type: 'string', default: '30' },
-    'per-day': { type: 'string', default: '34' }, copies: { type: 'string', default: '9' }, runs: { type: 'string', default: '5' }, 'raw-sample': { type: 'string', default: '200000' },
+    orgs: { type: 'string', default: '20' },
+    users: { type: 'string', default: '500' },
+    days: { type: 'string', default: '30' },
+    'per-day': { type: 'string', default: '34' },
+    copies: { type: 'string', default: '9' },
+    runs: { type: 'string', default: '5' },
+    'raw-sample': { type: 'string', default: '200000' },
   },
 });
 const copies = Number(a.copies);
-const opts: GenOptions = { orgs: Number(a.orgs), usersPerOrg: Number(a.users), days: Number(a.days), eventsPerUserPerDay: Number(a['per-day']), start: new Date('2026-01-05T00:00:00Z'), seed: 42 };
+const opts: GenOptions = {
+  orgs: Number(a.orgs),
+  usersPerOrg: Number(a.users),
+  days: Number(a.days),
+  eventsPerUserPerDay: Number(a['per-day']),
+  start: new Date('2026-01-05T00:00:00Z'),
+  seed: 42,
+};
 const runs = Number(a.runs);
 const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-bench-analytics-'));
 const store = openStore({ database: 'bench', dataDir, logger: silentLogger() });
@@ -48,7 +60,9 @@ try {
   resetUuids(42);
   const plants = plant(opts);
   const expected = opts.orgs * opts.usersPerOrg * opts.days * opts.eventsPerUserPerDay;
-  out(`# bench/analytics: ~${(expected / 1e6).toFixed(2)}M background events (${opts.orgs} orgs x ${opts.usersPerOrg} users x ${opts.days} days x ${opts.eventsPerUserPerDay}/user/day) + ${plants.events.length} planted`);
+  out(
+    `# bench/analytics: ~${(expected / 1e6).toFixed(2)}M background events (${opts.orgs} orgs x ${opts.usersPerOrg} users x ${opts.days} days x ${opts.eventsPerUserPerDay}/user/day) + ${plants.events.length} planted`,
+  );
 
   // Ingest: generate, serialise, map (rows.ts) and insert, in chunks as the sink would batch.
   let events = 0;
@@ -67,11 +81,21 @@ try {
   events += plants.events.length;
   await store.insertJson('deadletter', plants.deadletters);
   const ingestS = (performance.now() - t0) / 1000;
-  out(`ingest: ${events} events in ${ingestS.toFixed(1)} s = ${Math.round(events / ingestS)} ev/s (generate + JSON + rows.ts mapping + insert); raw JSON ${(jsonBytes / events).toFixed(0)} bytes/event on average`);
+  out(
+    `ingest: ${events} events in ${ingestS.toFixed(1)} s = ${Math.round(events / ingestS)} ev/s (generate + JSON + rows.ts mapping + insert); raw JSON ${(jsonBytes / events).toFixed(0)} bytes/event on average`,
+  );
 
   if (copies > 0) {
     const cols = (await columnBytes(store, 'events_v2')).map((c) => c.name);
-    const select = cols.map((c) => (c === 'org' ? "concat(org, '-copy', toString({c:UInt32})) AS org" : c === 'uuid' ? 'u AS uuid' : c === 'raw' ? 'replaceOne(raw, uuid, u) AS raw' : c));
+    const select = cols.map((c) =>
+      c === 'org'
+        ? "concat(org, '-copy', toString({c:UInt32})) AS org"
+        : c === 'uuid'
+          ? 'u AS uuid'
+          : c === 'raw'
+            ? 'replaceOne(raw, uuid, u) AS raw'
+            : c,
+    );
     const tc = performance.now();
     for (let c = 1; c <= copies; c++) {
       await store.command(
@@ -80,23 +104,39 @@ try {
       );
     }
     const [n] = await store.query<{ n: string }>(`SELECT count() AS n FROM ${store.database}.events_v2`);
-    out(`copies: ${copies} copies inside ClickHouse in ${((performance.now() - tc) / 1000).toFixed(0)} s: ${n!.n} events in the table`);
+    out(
+      `copies: ${copies} copies inside ClickHouse in ${((performance.now() - tc) / 1000).toFixed(0)} s: ${n!.n} events in the table`,
+    );
   }
 
   const beforeMerge = await tableBytes(store, 'events_v2');
   const tm = performance.now();
   await store.command(`OPTIMIZE TABLE ${store.database}.events_v2 FINAL`);
   const merged = await tableBytes(store, 'events_v2');
-  out(`disk: ${(beforeMerge.bytes / beforeMerge.rows).toFixed(1)} bytes/event as inserted (${beforeMerge.parts} parts); ${(merged.bytes / merged.rows).toFixed(1)} bytes/event after OPTIMIZE FINAL (${merged.parts} parts, ${((performance.now() - tm) / 1000).toFixed(0)} s); ${merged.rows} rows`);
+  out(
+    `disk: ${(beforeMerge.bytes / beforeMerge.rows).toFixed(1)} bytes/event as inserted (${beforeMerge.parts} parts); ${(merged.bytes / merged.rows).toFixed(1)} bytes/event after OPTIMIZE FINAL (${merged.parts} parts, ${((performance.now() - tm) / 1000).toFixed(0)} s); ${merged.rows} rows`,
+  );
   const cols = await columnBytes(store, 'events_v2');
   const total = cols.reduce((s, c) => s + c.compressed, 0);
-  out('largest columns (compressed bytes/event, share): ' + cols.slice(0, 8).map((c) => `${c.name} ${(c.compressed / merged.rows).toFixed(1)} (${((100 * c.compressed) / total).toFixed(0)}%)`).join(', '));
+  out(
+    'largest columns (compressed bytes/event, share): ' +
+      cols
+        .slice(0, 8)
+        .map(
+          (c) => `${c.name} ${(c.compressed / merged.rows).toFixed(1)} (${((100 * c.compressed) / total).toFixed(0)}%)`,
+        )
+        .join(', '),
+  );
 
   // Raw JSON storage: String with ZSTD levels vs the JSON type, on a sample.
   for (const line of await compareRawStorage(store, Number(a['raw-sample']))) out(line);
 
   // Query latency over the attacked org's whole range.
-  const range = { org: ATTACKED, since: opts.start.toISOString(), until: new Date(opts.start.getTime() + opts.days * 86_400_000).toISOString() };
+  const range = {
+    org: ATTACKED,
+    since: opts.start.toISOString(),
+    until: new Date(opts.start.getTime() + opts.days * 86_400_000).toISOString(),
+  };
   const day1 = new Date(opts.start.getTime() + 86_400_000).toISOString();
   const extra: Record<string, Record<string, string>> = {
     new_country_for_user: { since: day1, baseline_days: '1' },
@@ -104,18 +144,33 @@ try {
     event_volume_gaps: { max_events: '0' },
     factor_reset_before_privilege_grant: { window_minutes: '60' },
   };
-  const base = await latency(() => store.query(`SELECT count() FROM ${store.database}.events_v2 FINAL WHERE org = {org:String} AND published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}`, {
-    org: range.org, since: range.since.replace('T', ' ').replace('Z', ''), until: range.until.replace('T', ' ').replace('Z', ''),
-  }), runs);
+  const base = await latency(
+    () =>
+      store.query(
+        `SELECT count() FROM ${store.database}.events_v2 FINAL WHERE org = {org:String} AND published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}`,
+        {
+          org: range.org,
+          since: range.since.replace('T', ' ').replace('Z', ''),
+          until: range.until.replace('T', ' ').replace('Z', ''),
+        },
+      ),
+    runs,
+  );
   out(`\nbaseline: count() of the org's events in range, FINAL: median ${base.median.toFixed(1)} ms`);
-  out(`${'query'.padEnd(38)} ${'median ms'.padStart(9)} ${'min'.padStart(7)} ${'max'.padStart(7)} ${'rows'.padStart(5)} ${'/ baseline'.padStart(10)}`);
+  out(
+    `${'query'.padEnd(38)} ${'median ms'.padStart(9)} ${'min'.padStart(7)} ${'max'.padStart(7)} ${'rows'.padStart(5)} ${'/ baseline'.padStart(10)}`,
+  );
   const medians: number[] = [];
   for (const q of QUERIES) {
     const l = await queryLatency(store, q.name, { ...range, ...extra[q.name] }, runs);
     medians.push(l.median);
-    out(`${q.name.padEnd(38)} ${l.median.toFixed(1).padStart(9)} ${l.min.toFixed(1).padStart(7)} ${l.max.toFixed(1).padStart(7)} ${String(l.rows).padStart(5)} ${(l.median / base.median).toFixed(2).padStart(9)}x`);
+    out(
+      `${q.name.padEnd(38)} ${l.median.toFixed(1).padStart(9)} ${l.min.toFixed(1).padStart(7)} ${l.max.toFixed(1).padStart(7)} ${String(l.rows).padStart(5)} ${(l.median / base.median).toFixed(2).padStart(9)}x`,
+    );
   }
-  out(`\n${medians.filter((m) => m < 300).length}/${medians.length} queries under 300 ms median, ${medians.filter((m) => m < 1000).length}/${medians.length} under 1 s; slowest ${Math.max(...medians).toFixed(0)} ms`);
+  out(
+    `\n${medians.filter((m) => m < 300).length}/${medians.length} queries under 300 ms median, ${medians.filter((m) => m < 1000).length}/${medians.length} under 1 s; slowest ${Math.max(...medians).toFixed(0)} ms`,
+  );
 } finally {
   await store.close();
   rmSync(dataDir, { recursive: true, force: true });

@@ -15,12 +15,24 @@ export function recordBatches(f: DeliveryFactory, org: string, hookId: string, c
   return Array.from({ length: count }, () => {
     const { body } = f.next();
     const d = JSON.parse(body.toString()) as { eventId: string; data: { events: unknown[] } };
-    const headers = { [Header.org]: org, [Header.source]: 'hook', [Header.hookId]: hookId, [Header.deliveryId]: d.eventId, [Header.receivedAt]: new Date().toISOString() };
+    const headers = {
+      [Header.org]: org,
+      [Header.source]: 'hook',
+      [Header.hookId]: hookId,
+      [Header.deliveryId]: d.eventId,
+      [Header.receivedAt]: new Date().toISOString(),
+    };
     return d.data.events.map((e) => ({ key: org, value: Buffer.from(JSON.stringify(e)), headers }));
   });
 }
 
-export async function closedLoopAppend(stream: Stream, topic: string, batches: StreamRecord[][], concurrency: number, durationMs: number): Promise<CellResult> {
+export async function closedLoopAppend(
+  stream: Stream,
+  topic: string,
+  batches: StreamRecord[][],
+  concurrency: number,
+  durationMs: number,
+): Promise<CellResult> {
   const latencies: number[] = [];
   const failures: Record<string, number> = {};
   let events = 0;
@@ -28,20 +40,22 @@ export async function closedLoopAppend(stream: Stream, topic: string, batches: S
   let next = 0;
   const start = performance.now();
   const deadline = start + durationMs;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < deadline) {
-      const batch = batches[next++ % batches.length]!;
-      const t0 = performance.now();
-      try {
-        await stream.append(topic, batch);
-        latencies.push(performance.now() - t0);
-        events += batch.length;
-      } catch {
-        failures.error = (failures.error ?? 0) + 1;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        const batch = batches[next++ % batches.length]!;
+        const t0 = performance.now();
+        try {
+          await stream.append(topic, batch);
+          latencies.push(performance.now() - t0);
+          events += batch.length;
+        } catch {
+          failures.error = (failures.error ?? 0) + 1;
+        }
+        deliveries++;
       }
-      deliveries++;
-    }
-  }));
+    }),
+  );
   const elapsedMs = performance.now() - start;
   return { eventsPerSec: (events * 1000) / elapsedMs, deliveries, failures, latencies, elapsedMs };
 }

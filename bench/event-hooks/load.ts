@@ -58,10 +58,19 @@ export interface Target {
 
 function post(agent: Agent, t: Target, body: Buffer): Promise<number | 'error'> {
   return new Promise((resolve) => {
-    const req = request(t.url, { method: 'POST', agent, headers: { 'content-type': 'application/json', [t.header]: t.secret, 'content-length': body.length }, timeout: 3000 }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 'error'));
-    });
+    const req = request(
+      t.url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', [t.header]: t.secret, 'content-length': body.length },
+        timeout: 3000,
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 'error'));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', () => resolve('error'));
     req.end(body);
@@ -93,14 +102,21 @@ function collect() {
 }
 
 /** `concurrency` senders back to back for `durationMs`; then waits for the last answers. */
-export async function closedLoop(t: Target, f: DeliveryFactory, concurrency: number, durationMs: number): Promise<CellResult> {
+export async function closedLoop(
+  t: Target,
+  f: DeliveryFactory,
+  concurrency: number,
+  durationMs: number,
+): Promise<CellResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   const c = collect();
   const start = performance.now();
   const deadline = start + durationMs;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < deadline) await c.send(agent, t, f);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) await c.send(agent, t, f);
+    }),
+  );
   const elapsed = performance.now() - start;
   agent.destroy();
   return c.result(elapsed);
@@ -111,7 +127,13 @@ export async function closedLoop(t: Target, f: DeliveryFactory, concurrency: num
  * sending, as with the service), for `durationMs`, never more than
  * `maxInFlight` unanswered (past that, sends are skipped and counted).
  */
-export async function fixedRate(t: Target, f: DeliveryFactory, eventsPerSec: number, durationMs: number, maxInFlight = 256): Promise<CellResult & { skipped: number }> {
+export async function fixedRate(
+  t: Target,
+  f: DeliveryFactory,
+  eventsPerSec: number,
+  durationMs: number,
+  maxInFlight = 256,
+): Promise<CellResult & { skipped: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: maxInFlight });
   const c = collect();
   const intervalMs = (1000 * f.size) / eventsPerSec;

@@ -43,7 +43,11 @@ const { values: args } = parseArgs({
   },
   strict: true,
 });
-const list = (s: string | undefined) => (s ?? '').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+const list = (s: string | undefined) =>
+  (s ?? '')
+    .split(',')
+    .map(Number)
+    .filter((n) => Number.isInteger(n) && n > 0);
 const MODE = args.stream === 'embedded' ? 'embedded' : 'kafka';
 const RUNS = list(args.runs)[0] ?? 3;
 const CELL_MS = list(args['cell-ms'])[0] ?? 2000;
@@ -56,12 +60,17 @@ const ORG = 'bench-org';
 const HOOK = 'bench';
 const say = (m: string) => process.stderr.write(`${m}\n`);
 
-interface Cell { r: CellResult; cpuSeconds: number }
+interface Cell {
+  r: CellResult;
+  cpuSeconds: number;
+}
 const key = (kind: string, size: number, conc: number) => `${kind}/${size}/${conc}`;
 
 async function startReceiver(config: Record<string, unknown>): Promise<{ url: string; stop: () => Promise<void> }> {
   const server = fileURLToPath(new URL('./server.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', server, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', server, JSON.stringify(config)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -71,7 +80,14 @@ async function startReceiver(config: Record<string, unknown>): Promise<{ url: st
     });
     child.once('exit', (code) => reject(new Error(`receiver exited with ${code}`)));
   });
-  return { url, stop: () => new Promise((r) => { child.once('exit', () => r()); child.kill('SIGTERM'); }) };
+  return {
+    url,
+    stop: () =>
+      new Promise((r) => {
+        child.once('exit', () => r());
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 async function receiverCpu(url: string): Promise<number> {
@@ -93,21 +109,34 @@ async function main(): Promise<void> {
     data_dir: join(dir, 'receiver'),
     log_level: 'warn',
     server: { host: '127.0.0.1', port: 0 },
-    stream: { topic_prefix: prefix, partitions: 4, ...(MODE === 'kafka' ? { kafka: { brokers: brokers.split(','), client_id: `${prefix}-receiver` } } : {}) },
+    stream: {
+      topic_prefix: prefix,
+      partitions: 4,
+      ...(MODE === 'kafka' ? { kafka: { brokers: brokers.split(','), client_id: `${prefix}-receiver` } } : {}),
+    },
     event_hooks: [{ id: HOOK, org: ORG, auth: { header: 'authorization', secrets: [SECRET] } }],
   });
-  const stream: Stream = MODE === 'kafka'
-    ? await openKafkaStream({ brokers: brokers.split(','), clientId: `${prefix}-baseline`, logger })
-    : await openEmbeddedStream({ dataDir: join(dir, 'baseline'), logger });
+  const stream: Stream =
+    MODE === 'kafka'
+      ? await openKafkaStream({ brokers: brokers.split(','), clientId: `${prefix}-baseline`, logger })
+      : await openEmbeddedStream({ dataDir: join(dir, 'baseline'), logger });
   const baselineTopic = `${prefix}.baseline`;
   await stream.ensureTopics([{ name: baselineTopic, partitions: 4 }]);
   const target: Target = { url: `${receiver.url}/hooks/events/${HOOK}`, header: 'authorization', secret: SECRET };
   const templates = validLogEvents();
   const factories = new Map(SIZES.map((s) => [s, new DeliveryFactory(templates, s, ORG, HOOK)]));
-  const batches = new Map(SIZES.map((s) => [s, recordBatches(new DeliveryFactory(templates, s, ORG, HOOK), ORG, HOOK, Math.max(50, Math.ceil(5000 / s)))]));
+  const batches = new Map(
+    SIZES.map((s) => [
+      s,
+      recordBatches(new DeliveryFactory(templates, s, ORG, HOOK), ORG, HOOK, Math.max(50, Math.ceil(5000 / s))),
+    ]),
+  );
   const cells = new Map<string, Cell[]>();
   const take = (k: string, c: Cell) => (cells.get(k) ?? cells.set(k, []).get(k)!).push(c);
-  const line = (k: string, c: Cell) => say(`  ${k.padEnd(16)} ${int(c.r.eventsPerSec).padStart(7)} ev/s  p50 ${ms(percentile(c.r.latencies, 50))} ms  p99 ${ms(percentile(c.r.latencies, 99))} ms  failures ${JSON.stringify(c.r.failures)}`);
+  const line = (k: string, c: Cell) =>
+    say(
+      `  ${k.padEnd(16)} ${int(c.r.eventsPerSec).padStart(7)} ev/s  p50 ${ms(percentile(c.r.latencies, 50))} ms  p99 ${ms(percentile(c.r.latencies, 99))} ms  failures ${JSON.stringify(c.r.failures)}`,
+    );
   try {
     say(`${MODE} stream; ${cpus().length} CPUs; receiver ${receiver.url}; warming up…`);
     await closedLoop(target, factories.get(SIZES[0]!)!, 4, 1000);
@@ -124,17 +153,23 @@ async function main(): Promise<void> {
         line(key('rate', size, 0), c);
         for (const conc of CONCURRENCY) {
           const steps: Array<[string, () => Promise<Cell>]> = [
-            [key('receiver', size, conc), async () => {
-              const before = await receiverCpu(receiver.url);
-              const r = await closedLoop(target, f, conc, CELL_MS);
-              return { r, cpuSeconds: (await receiverCpu(receiver.url)) - before };
-            }],
-            [key('baseline', size, conc), async () => {
-              const before = process.cpuUsage();
-              const r = await closedLoopAppend(stream, baselineTopic, batches.get(size)!, conc, CELL_MS);
-              const used = process.cpuUsage(before);
-              return { r, cpuSeconds: (used.user + used.system) / 1e6 };
-            }],
+            [
+              key('receiver', size, conc),
+              async () => {
+                const before = await receiverCpu(receiver.url);
+                const r = await closedLoop(target, f, conc, CELL_MS);
+                return { r, cpuSeconds: (await receiverCpu(receiver.url)) - before };
+              },
+            ],
+            [
+              key('baseline', size, conc),
+              async () => {
+                const before = process.cpuUsage();
+                const r = await closedLoopAppend(stream, baselineTopic, batches.get(size)!, conc, CELL_MS);
+                const used = process.cpuUsage(before);
+                return { r, cpuSeconds: (used.user + used.system) / 1e6 };
+              },
+            ],
           ];
           if (run % 2 === 0) steps.reverse();
           for (const [k, measure] of steps) {
@@ -161,29 +196,77 @@ function report(cells: Map<string, Cell[]>, loads: number[]): void {
   const p = (cs: Cell[], q: number) => median(cs.map((c) => percentile(c.r.latencies, q)));
   const fails = (cs: Cell[]) => cs.reduce((n, c) => n + Object.values(c.r.failures).reduce((a, b) => a + b, 0), 0);
   const perCpu = (cs: Cell[]) => median(cs.map((c) => (c.r.eventsPerSec * c.r.elapsedMs) / 1000 / c.cpuSeconds));
-  out(`\n${MODE} stream, ${cpus().length} CPUs, ${RUNS} runs, ${CELL_MS} ms per cell; 1-minute load average after each run: ${loads.map((l) => l.toFixed(2)).join(', ')}`);
-  out(`medians over runs [min-max]; latency = send to 204; ev/cpu-s = events per CPU-second of the receiver process (baseline: of the appending process)\n`);
+  out(
+    `\n${MODE} stream, ${cpus().length} CPUs, ${RUNS} runs, ${CELL_MS} ms per cell; 1-minute load average after each run: ${loads.map((l) => l.toFixed(2)).join(', ')}`,
+  );
+  out(
+    `medians over runs [min-max]; latency = send to 204; ev/cpu-s = events per CPU-second of the receiver process (baseline: of the appending process)\n`,
+  );
   out(`offered ${int(RATE)} events/s, open loop, ${RATE_MS} ms:`);
-  out(table(['events/delivery', 'achieved ev/s', 'p50 ms', 'p99 ms', 'non-204', 'ev/cpu-s'], SIZES.map((s) => {
-    const cs = get(key('rate', s, 0));
-    return [String(s), range(cs.map((c) => c.r.eventsPerSec)), ms(p(cs, 50)), ms(p(cs, 99)), String(fails(cs)), int(perCpu(cs))];
-  })));
+  out(
+    table(
+      ['events/delivery', 'achieved ev/s', 'p50 ms', 'p99 ms', 'non-204', 'ev/cpu-s'],
+      SIZES.map((s) => {
+        const cs = get(key('rate', s, 0));
+        return [
+          String(s),
+          range(cs.map((c) => c.r.eventsPerSec)),
+          ms(p(cs, 50)),
+          ms(p(cs, 99)),
+          String(fails(cs)),
+          int(perCpu(cs)),
+        ];
+      }),
+    ),
+  );
   let best = 0;
   for (const s of SIZES) {
     out(`\n${s} event(s) per delivery, closed loop:`);
-    out(table(['concurrency', 'receiver ev/s', 'p50 ms', 'p99 ms', 'non-204', 'ev/cpu-s', 'baseline ev/s', 'p50 ms', 'p99 ms', 'ev/cpu-s', 'receiver/baseline'], CONCURRENCY.map((c) => {
-      const rc = get(key('receiver', s, c));
-      const bc = get(key('baseline', s, c));
-      const rr = median(rc.map((x) => x.r.eventsPerSec));
-      const br = median(bc.map((x) => x.r.eventsPerSec));
-      if (fails(rc) === 0) best = Math.max(best, rr);
-      return [String(c), range(rc.map((x) => x.r.eventsPerSec)), ms(p(rc, 50)), ms(p(rc, 99)), String(fails(rc)), int(perCpu(rc)),
-        range(bc.map((x) => x.r.eventsPerSec)), ms(p(bc, 50)), ms(p(bc, 99)), int(perCpu(bc)), `${(rr / br).toFixed(2)}x`];
-    })));
+    out(
+      table(
+        [
+          'concurrency',
+          'receiver ev/s',
+          'p50 ms',
+          'p99 ms',
+          'non-204',
+          'ev/cpu-s',
+          'baseline ev/s',
+          'p50 ms',
+          'p99 ms',
+          'ev/cpu-s',
+          'receiver/baseline',
+        ],
+        CONCURRENCY.map((c) => {
+          const rc = get(key('receiver', s, c));
+          const bc = get(key('baseline', s, c));
+          const rr = median(rc.map((x) => x.r.eventsPerSec));
+          const br = median(bc.map((x) => x.r.eventsPerSec));
+          if (fails(rc) === 0) best = Math.max(best, rr);
+          return [
+            String(c),
+            range(rc.map((x) => x.r.eventsPerSec)),
+            ms(p(rc, 50)),
+            ms(p(rc, 99)),
+            String(fails(rc)),
+            int(perCpu(rc)),
+            range(bc.map((x) => x.r.eventsPerSec)),
+            ms(p(bc, 50)),
+            ms(p(bc, 99)),
+            int(perCpu(bc)),
+            `${(rr / br).toFixed(2)}x`,
+          ];
+        }),
+      ),
+    );
   }
   const worstP99AtRate = Math.max(...SIZES.map((s) => p(get(key('rate', s, 0)), 99)));
-  out(`\ngoal p99 < 100 ms at ${int(RATE)} ev/s: worst p99 over delivery sizes ${ms(worstP99AtRate)} ms -> ${worstP99AtRate < 100 ? 'met' : 'NOT met'}`);
-  out(`goal >= 10,000 ev/s sustained: best closed-loop median without a single non-204 ${int(best)} ev/s -> ${best >= 10_000 ? 'met' : 'NOT met'}`);
+  out(
+    `\ngoal p99 < 100 ms at ${int(RATE)} ev/s: worst p99 over delivery sizes ${ms(worstP99AtRate)} ms -> ${worstP99AtRate < 100 ? 'met' : 'NOT met'}`,
+  );
+  out(
+    `goal >= 10,000 ev/s sustained: best closed-loop median without a single non-204 ${int(best)} ev/s -> ${best >= 10_000 ? 'met' : 'NOT met'}`,
+  );
 }
 
 main().then(

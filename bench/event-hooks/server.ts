@@ -19,7 +19,14 @@ const stream = await openStream(config, logger);
 const topics = await ensureHooklogTopics(stream, config);
 collectProcessMetrics(); // the bench reads this process's CPU seconds from /metrics
 const app = createApp({ config, stream, topics, probes: [], logger });
-const server = createServer({ headersTimeout: config.server.headers_timeout_ms, requestTimeout: config.server.request_timeout_ms, keepAliveTimeout: 30_000 }, app.callback());
+const server = createServer(
+  {
+    headersTimeout: config.server.headers_timeout_ms,
+    requestTimeout: config.server.request_timeout_ms,
+    keepAliveTimeout: 30_000,
+  },
+  app.callback(),
+);
 server.listen(0, '127.0.0.1', () => {
   const { port } = server.address() as AddressInfo;
   process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}`, topics })}\n`);

@@ -16,12 +16,15 @@ export function median(values: readonly number[]): number {
 }
 
 export const int = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
-export const ms = (n: number): string => (Number.isFinite(n) ? (n < 10 ? n.toFixed(1) : Math.round(n).toString()) : '-');
-export const range = (xs: readonly number[]): string => `${int(median(xs))} [${int(Math.min(...xs))}-${int(Math.max(...xs))}]`;
+export const ms = (n: number): string =>
+  Number.isFinite(n) ? (n < 10 ? n.toFixed(1) : Math.round(n).toString()) : '-';
+export const range = (xs: readonly number[]): string =>
+  `${int(median(xs))} [${int(Math.min(...xs))}-${int(Math.max(...xs))}]`;
 
 /** A fixed-width table; the first column left-aligned, the rest right-aligned. */
 export function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const render = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const render = (cells: readonly string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [render(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(render)].join('\n');
 }

@@ -1,7 +1,8 @@
 /**
  * Fleet bench (not part of `npm test`; needs a Kafka broker: KAFKA_BROKERS=host:port):
  *
- *   KAFKA_BROKERS=127.0.0.1:9092 npx tsx bench/fleet/run.ts [--orgs 1000] [--runs 5] [--seconds 60] [--poll-interval-ms 10000]
+ *   KAFKA_BROKERS=127.0.0.1:9092 npx tsx bench/fleet/run.ts [--orgs 1000] [--runs 5] [--seconds 60]
+ *   [--poll-interval-ms 10000]
  *
  * Real `hooklog start` processes against one simulated org server that
  * answers for every org (light traffic: a few live events a second over all
@@ -86,7 +87,10 @@ function fleetConfig(sim: SimulatedOrg, opts: { kafka: boolean }): TestInstance 
     auth: { ssws: { token: '${ORG_TOKEN}' } },
     system_log: { start: '1h', poll_interval_ms: POLL_MS },
   }));
-  writeFileSync(inst.configPath, stringify({ ...base, log_level: 'info', stream: { ...base.stream, partitions: PARTITIONS }, orgs }));
+  writeFileSync(
+    inst.configPath,
+    stringify({ ...base, log_level: 'info', stream: { ...base.stream, partitions: PARTITIONS }, orgs }),
+  );
   return inst;
 }
 
@@ -101,7 +105,10 @@ async function observe(instances: Array<{ p: Instance; url: string }>, ms: numbe
   while (Date.now() < until) {
     await new Promise((r) => setTimeout(r, 5_000)); // sampling period of the measurement
     for (const i of instances) ages.push(...(await cursorAges(i.url)));
-    rss = Math.max(rss, instances.reduce((n, i) => n + usage(i.p.child.pid!).rssMb, 0));
+    rss = Math.max(
+      rss,
+      instances.reduce((n, i) => n + usage(i.p.child.pid!).rssMb, 0),
+    );
   }
   const cpu = instances.reduce((n, i, k) => n + usage(i.p.child.pid!).cpuS - startCpu[k]!, 0) / (ms / 1000);
   return { rssMb: rss, cpuCores: cpu, ageP99S: p99(ages) };
@@ -119,27 +126,40 @@ function held(p: Instance): Set<number> {
 
 /** Time from `since` until the survivors' pollers hold every partition `gone` held (their pollers start at once). */
 async function handOver(gone: ReadonlySet<number>, survivors: readonly Instance[], since: number): Promise<number> {
-  const at = await waitFor(() => {
-    const taken = new Map<number, number>();
-    for (const p of survivors) {
-      for (const l of p.lines()) {
-        const t = Date.parse(String(l.time));
-        if (l.msg === 'pollers_assigned' && t >= since) for (const x of l.partitions as number[]) if (!taken.has(x)) taken.set(x, t);
+  const at = await waitFor(
+    () => {
+      const taken = new Map<number, number>();
+      for (const p of survivors) {
+        for (const l of p.lines()) {
+          const t = Date.parse(String(l.time));
+          if (l.msg === 'pollers_assigned' && t >= since)
+            for (const x of l.partitions as number[]) if (!taken.has(x)) taken.set(x, t);
+        }
       }
-    }
-    return [...gone].every((x) => taken.has(x)) ? Math.max(...[...gone].map((x) => taken.get(x)!)) : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 20, what: 'the hand-over' });
+      return [...gone].every((x) => taken.has(x)) ? Math.max(...[...gone].map((x) => taken.get(x)!)) : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 20, what: 'the hand-over' },
+  );
   return at - since;
 }
 
 /** kill -9, restart at once, and time until the restarted instance acknowledges a hook. */
-async function restartToHook(inst: TestInstance, p: Instance, roles: readonly string[], env: NodeJS.ProcessEnv): Promise<{ ms: number; next: Instance }> {
+async function restartToHook(
+  inst: TestInstance,
+  p: Instance,
+  roles: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ ms: number; next: Instance }> {
   const killedAt = Date.now();
   await p.kill('SIGKILL');
   const next = spawnHooklog('restarted', ['--config', inst.configPath, ...roles], env);
   const url = await next.address(30_000);
   const body = delivery(inst.org, inst.hookId, [hookEvent(0)]);
-  await waitFor(async () => (await postDelivery(url, inst.hookId, body).catch(() => 0)) === 204, { timeoutMs: 30_000, intervalMs: 50, what: 'a hook acknowledged' });
+  await waitFor(async () => (await postDelivery(url, inst.hookId, body).catch(() => 0)) === 204, {
+    timeoutMs: 30_000,
+    intervalMs: 50,
+    what: 'a hook acknowledged',
+  });
   return { ms: Date.now() - killedAt, next };
 }
 
@@ -152,8 +172,14 @@ async function started(name: string, inst: TestInstance, roles: readonly string[
 
 async function oneRun(run: number, into: Map<string, number[]>) {
   const put = (k: string, v: number) => void (into.get(k) ?? into.set(k, []).get(k)!).push(v);
-  const sim = await SimulatedOrg.start({ auth: { ssws: ['tok-0', 'tok-1', 'tok-2'] }, rateLimit: { logs: false, events: false } });
-  const arrivals = setInterval(() => sim.addLogEvents(Array.from({ length: 5 }, (_, i) => ({ event: logEvent(i), published: Date.now() }))), 1_000);
+  const sim = await SimulatedOrg.start({
+    auth: { ssws: ['tok-0', 'tok-1', 'tok-2'] },
+    rateLimit: { logs: false, events: false },
+  });
+  const arrivals = setInterval(
+    () => sim.addLogEvents(Array.from({ length: 5 }, (_, i) => ({ event: logEvent(i), published: Date.now() }))),
+    1_000,
+  );
   const procs: Instance[] = [];
   try {
     // 1. One instance, every org.
@@ -163,7 +189,7 @@ async function oneRun(run: number, into: Map<string, number[]>) {
     const o1 = await observe([solo], SECONDS * 1000);
     put('1 instance: RSS MB', o1.rssMb);
     put('1 instance: CPU cores', o1.cpuCores);
-    put('1 instance: cursor age p99 / poll interval', o1.ageP99S * 1000 / POLL_MS);
+    put('1 instance: cursor age p99 / poll interval', (o1.ageP99S * 1000) / POLL_MS);
     // 3. kill -9 → first hook of the restarted instance (Kafka).
     const k = await restartToHook(one, solo.p, pollersRoles, { ORG_TOKEN: 'tok-0' });
     procs.push(k.next);
@@ -175,21 +201,30 @@ async function oneRun(run: number, into: Map<string, number[]>) {
     const fleet: Array<{ p: Instance; url: string }> = [];
     for (let i = 0; i < 3; i++) fleet.push(await started(`i${i}`, three, pollersRoles, { ORG_TOKEN: `tok-${i}` }));
     procs.push(...fleet.map((f) => f.p));
-    const needed = new Set(Array.from({ length: ORGS }, (_, i) => partitionFor(`system-log:bench-org-${i}`, PARTITIONS)));
-    await waitFor(() => {
-      const union = new Set(fleet.flatMap((f) => [...held(f.p)]));
-      return [...needed].every((x) => union.has(x)) && fleet.every((f) => f.p.lines().some((l) => l.msg === 'pollers_assigned'));
-    }, { timeoutMs: 60_000, what: 'the orgs spread over the three' });
+    const needed = new Set(
+      Array.from({ length: ORGS }, (_, i) => partitionFor(`system-log:bench-org-${i}`, PARTITIONS)),
+    );
+    await waitFor(
+      () => {
+        const union = new Set(fleet.flatMap((f) => [...held(f.p)]));
+        return (
+          [...needed].every((x) => union.has(x)) &&
+          fleet.every((f) => f.p.lines().some((l) => l.msg === 'pollers_assigned'))
+        );
+      },
+      { timeoutMs: 60_000, what: 'the orgs spread over the three' },
+    );
     const o3 = await observe(fleet, SECONDS * 1000);
     put('3 instances: RSS MB (sum)', o3.rssMb);
     put('3 instances: CPU cores (sum)', o3.cpuCores);
-    put('3 instances: cursor age p99 / poll interval', o3.ageP99S * 1000 / POLL_MS);
+    put('3 instances: cursor age p99 / poll interval', (o3.ageP99S * 1000) / POLL_MS);
     const gone0 = held(fleet[0]!.p);
     const killedAt = Date.now();
     await fleet[0]!.p.kill('SIGKILL');
-    if (gone0.size > 0) put('poller hand-over after kill -9 (ms)', await handOver(gone0, [fleet[1]!.p, fleet[2]!.p], killedAt));
+    if (gone0.size > 0)
+      put('poller hand-over after kill -9 (ms)', await handOver(gone0, [fleet[1]!.p, fleet[2]!.p], killedAt));
     const after = await observe(fleet.slice(1), SECONDS * 1000);
-    put('after kill -9: cursor age p99 / poll interval', after.ageP99S * 1000 / POLL_MS);
+    put('after kill -9: cursor age p99 / poll interval', (after.ageP99S * 1000) / POLL_MS);
     const gone1 = held(fleet[1]!.p);
     const termAt = Date.now();
     await fleet[1]!.p.kill('SIGTERM');
@@ -212,12 +247,20 @@ async function oneRun(run: number, into: Map<string, number[]>) {
 }
 
 async function main(): Promise<void> {
-  const load = loadavg().map((l) => l.toFixed(2)).join(' ');
-  say(`bench/fleet: ${ORGS} orgs, poll interval ${POLL_MS} ms, ${SECONDS} s windows, ${RUNS} runs; load average ${load}; ${cpus().length} cpus`);
+  const load = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+  say(
+    `bench/fleet: ${ORGS} orgs, poll interval ${POLL_MS} ms, ${SECONDS} s windows, ${RUNS} runs; load average ${load}; ${cpus().length} cpus`,
+  );
   const figures = new Map<string, number[]>();
   for (let run = 1; run <= RUNS; run++) await oneRun(run, figures);
   out(`bench/fleet: ${ORGS} orgs, poll interval ${POLL_MS} ms, ${SECONDS} s windows, brokers ${BROKERS}`);
-  out(`load average before: ${load}; after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${cpus().length} cpus`);
+  out(
+    `load average before: ${load}; after: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; ${cpus().length} cpus`,
+  );
   out('| figure | median | min | max | runs |');
   out('|---|---|---|---|---|');
   for (const [k, v] of figures) {

@@ -28,7 +28,12 @@ export interface EngineVariant {
 export const ENGINE_VARIANTS: readonly EngineVariant[] = [
   {
     label: 'kafka-engine tuned',
-    settings: { kafka_num_consumers: 2, kafka_thread_per_consumer: 1, kafka_max_block_size: 5000, kafka_flush_interval_ms: 1000 },
+    settings: {
+      kafka_num_consumers: 2,
+      kafka_thread_per_consumer: 1,
+      kafka_max_block_size: 5000,
+      kafka_flush_interval_ms: 1000,
+    },
   },
   { label: 'kafka-engine defaults', settings: {} },
 ];
@@ -44,9 +49,13 @@ const json = (...path: string[]) => `JSONExtractString(raw, ${path.map((p) => `'
  */
 export const TARGET_TABLE = 'events_v2';
 
-const targets = (field: string) => `arrayMap(t -> JSONExtractString(t, '${field}'), JSONExtractArrayRaw(raw, 'target'))`;
+const targets = (field: string) =>
+  `arrayMap(t -> JSONExtractString(t, '${field}'), JSONExtractArrayRaw(raw, 'target'))`;
 
-/** The view's SELECT: every column the sink fills (consumers/clickhouse-sink/rows.ts), from the same bytes and headers. */
+/**
+ * The view's SELECT: every column the sink fills (consumers/clickhouse-sink/rows.ts), from the same bytes and
+ * headers.
+ */
 export function viewSelect(db: string): string {
   const cols: Array<[string, string]> = [
     ['org', header(Header.org)],
@@ -112,7 +121,9 @@ export async function createQueue(store: Store, variant: EngineVariant, t: Engin
     kafka_format: `'JSONAsString'`,
     ...variant.settings,
   };
-  const list = Object.entries(settings).map(([k, v]) => `${k} = ${v}`).join(',\n  ');
+  const list = Object.entries(settings)
+    .map(([k, v]) => `${k} = ${v}`)
+    .join(',\n  ');
   await store.command(`CREATE TABLE ${store.database}.kafka_queue (raw String) ENGINE = Kafka SETTINGS\n  ${list}`);
 }
 
@@ -149,14 +160,21 @@ export async function engineConsumers(store: Store): Promise<{ text: string; exc
       { db: store.database },
     );
   } catch (err) {
-    return { text: `system.kafka_consumers unreadable: ${err instanceof Error ? err.message : String(err)}`, exceptions: [] };
+    return {
+      text: `system.kafka_consumers unreadable: ${err instanceof Error ? err.message : String(err)}`,
+      exceptions: [],
+    };
   }
   if (rows.length === 0) return { text: 'system.kafka_consumers: no consumer for the engine table', exceptions: [] };
-  const exceptions = [...new Set(rows.flatMap((r) => r.exceptions.map((e) => e.split(', Stack trace')[0]!.split('\n')[0]!)))];
+  const exceptions = [
+    ...new Set(rows.flatMap((r) => r.exceptions.map((e) => e.split(', Stack trace')[0]!.split('\n')[0]!))),
+  ];
   const lines = rows.map((r) => {
     const assigned = r.partitions.map((p, i) => `${r.topics[i]}[${p}]@${r.offsets[i]}`).join(' ') || 'none';
-    return `consumer ${r.consumer_id || '(not subscribed)'}: assigned ${assigned}; ${r.num_messages_read} read, ` +
-      `${r.num_commits} commits, in use ${r.is_currently_used === 1}`;
+    return (
+      `consumer ${r.consumer_id || '(not subscribed)'}: assigned ${assigned}; ${r.num_messages_read} read, ` +
+      `${r.num_commits} commits, in use ${r.is_currently_used === 1}`
+    );
   });
   if (exceptions.length > 0) lines.push(`engine exceptions: ${exceptions.join(' | ')}`);
   return { text: lines.join('; '), exceptions };

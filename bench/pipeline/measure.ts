@@ -97,7 +97,12 @@ interface Watch {
  * diagnosis, as soon as no new row was visible for `ctx.stallMs`, so a consumer
  * that never starts costs a bounded wait and says why.
  */
-async function visibleAt(ctx: BenchContext, store: Store, n: number, watch: Watch): Promise<{ first: number; all: number }> {
+async function visibleAt(
+  ctx: BenchContext,
+  store: Store,
+  n: number,
+  watch: Watch,
+): Promise<{ first: number; all: number }> {
   const t0 = performance.now();
   let first = 0;
   let last = 0;
@@ -119,8 +124,12 @@ async function visibleAt(ctx: BenchContext, store: Store, n: number, watch: Watc
       reason = await watch.failed(count, now - t0);
     }
     if (reason) {
-      const state = await watch.diagnose().catch((err: unknown) => `(diagnosis failed: ${err instanceof Error ? err.message : String(err)})`);
-      throw new Error(`stalled: ${count} of ${n} rows visible in ${store.database}.events after ${Math.round((now - t0) / 1000)} s (${reason}). ${state}`);
+      const state = await watch
+        .diagnose()
+        .catch((err: unknown) => `(diagnosis failed: ${err instanceof Error ? err.message : String(err)})`);
+      throw new Error(
+        `stalled: ${count} of ${n} rows visible in ${store.database}.events after ${Math.round((now - t0) / 1000)} s (${reason}). ${state}`,
+      );
     }
     await sleep(50);
   }
@@ -140,9 +149,12 @@ export async function describeGroup(admin: Admin, group: string, topic: string):
     .sort((a, b) => a.partition - b.partition)
     .map((p) => `p${p.partition} ${p.offset === '-1' ? 'none' : p.offset}/${end.get(p.partition) ?? '?'}`)
     .join(', ');
-  const state = !described || described.state === 'Dead' || (described.state === 'Empty' && described.members.length === 0 && offsets === '')
-    ? 'not on the broker (no consumer ever joined)'
-    : `${described.state}, ${described.members.length} member(s)`;
+  const state =
+    !described ||
+    described.state === 'Dead' ||
+    (described.state === 'Empty' && described.members.length === 0 && offsets === '')
+      ? 'not on the broker (no consumer ever joined)'
+      : `${described.state}, ${described.members.length} member(s)`;
   return `broker group ${group}: ${state}; committed/end offsets of ${topic}: ${offsets || 'none'}`;
 }
 
@@ -151,14 +163,26 @@ function start(): { t0: number; cpu0: NodeJS.CpuUsage } {
   return { t0: performance.now(), cpu0: process.cpuUsage() };
 }
 
-function measured(n: number, s: { t0: number; cpu0: NodeJS.CpuUsage }, visible: { first: number; all: number }, extra: Partial<Measurement> = {}): Measurement {
+function measured(
+  n: number,
+  s: { t0: number; cpu0: NodeJS.CpuUsage },
+  visible: { first: number; all: number },
+  extra: Partial<Measurement> = {},
+): Measurement {
   const cpu = process.cpuUsage(s.cpu0);
-  return { rate: n / ((visible.all - s.t0) / 1000), perCpuSecond: n / ((cpu.user + cpu.system) / 1e6), firstVisibleMs: visible.first - s.t0, ...extra };
+  return {
+    rate: n / ((visible.all - s.t0) / 1000),
+    perCpuSecond: n / ((cpu.user + cpu.system) / 1e6),
+    firstVisibleMs: visible.first - s.t0,
+    ...extra,
+  };
 }
 
 /** Untimed: exactly n rows, n distinct uuids. */
 async function checkLoaded(store: Store, n: number): Promise<void> {
-  const [row] = await store.query<{ rows: string; uuids: string }>(`SELECT count() AS rows, uniqExact(uuid) AS uuids FROM ${store.database}.events`);
+  const [row] = await store.query<{ rows: string; uuids: string }>(
+    `SELECT count() AS rows, uniqExact(uuid) AS uuids FROM ${store.database}.events`,
+  );
   if (Number(row?.rows) !== n || Number(row?.uuids) !== n) {
     throw new Error(`${store.database}.events holds ${row?.rows} rows / ${row?.uuids} uuids, expected ${n}`);
   }
@@ -192,7 +216,12 @@ async function appendAll(ctx: BenchContext, stream: Stream, topic: string): Prom
   const stalled = new Promise<never>((_, reject) => {
     timer = setInterval(() => {
       const idle = performance.now() - ackedAt;
-      if (idle > ctx.stallMs) reject(new Error(`stalled: appends to ${topic}: ${acked} of ${ctx.records.length} records acknowledged, none for ${Math.round(idle / 1000)} s`));
+      if (idle > ctx.stallMs)
+        reject(
+          new Error(
+            `stalled: appends to ${topic}: ${acked} of ${ctx.records.length} records acknowledged, none for ${Math.round(idle / 1000)} s`,
+          ),
+        );
     }, 1000);
   });
   try {
@@ -203,12 +232,20 @@ async function appendAll(ctx: BenchContext, stream: Stream, topic: string): Prom
 }
 
 async function ensureTopics(ctx: BenchContext, stream: Stream, topics: Topics): Promise<Topics> {
-  await stream.ensureTopics([{ name: topics.logs, partitions: ctx.partitions }, { name: topics.deadletter, partitions: ctx.partitions }]);
+  await stream.ensureTopics([
+    { name: topics.logs, partitions: ctx.partitions },
+    { name: topics.deadletter, partitions: ctx.partitions },
+  ]);
   return topics;
 }
 
 /** Appends while the sink runs: first append to N rows visible. */
-async function appendThroughSink(ctx: BenchContext, stream: Stream, prefix: string, label: string): Promise<Measurement> {
+async function appendThroughSink(
+  ctx: BenchContext,
+  stream: Stream,
+  prefix: string,
+  label: string,
+): Promise<Measurement> {
   const n = ctx.records.length;
   const store = await freshStore(ctx, label);
   const topics = await ensureTopics(ctx, stream, topicNames(prefix));
@@ -284,7 +321,8 @@ export async function measureEngine(ctx: BenchContext, variant: EngineVariant, t
     const s = start();
     await createView(store);
     const visible = await visibleAt(ctx, store, n, {
-      diagnose: async () => `${variant.label}: ${(await engineConsumers(store)).text}; ${await describeGroup(ctx.admin, group, topics.logs)}`,
+      diagnose: async () =>
+        `${variant.label}: ${(await engineConsumers(store)).text}; ${await describeGroup(ctx.admin, group, topics.logs)}`,
       // An engine whose every block fails keeps retrying quietly; say so instead of waiting out the stall.
       failed: async (visible, elapsedMs) =>
         visible === 0 && elapsedMs > ENGINE_EXCEPTION_GRACE_MS && (await engineConsumers(store)).exceptions.length > 0
@@ -320,7 +358,14 @@ export async function measureSinkDrain(ctx: BenchContext, topics: Topics): Promi
   try {
     const s = start();
     const group = `${store.database}.sink`;
-    const sink = await startClickHouseSink({ stream: ctx.kafka, store, topics, group, logger: ctx.logger, ...SINK_BATCH });
+    const sink = await startClickHouseSink({
+      stream: ctx.kafka,
+      store,
+      topics,
+      group,
+      logger: ctx.logger,
+      ...SINK_BATCH,
+    });
     try {
       const visible = await visibleAt(ctx, store, n, sinkWatch(ctx, ctx.kafka, sink, group, topics.logs));
       const m = measured(n, s, visible, { inserts: sink.counters.inserts });

@@ -32,7 +32,17 @@ import { startKafkaBroker, type KafkaBroker } from '../../test/kafka/broker.js';
 import { randomName } from '../../test/support/wait.js';
 import { ENGINE_VARIANTS } from './baseline.js';
 import { buildWorkload } from './events.js';
-import { deleteTopics, measureEmbedded, measureEmbeddedAppendOnly, measureEngine, measureKafka, measureSinkDrain, prefill, type BenchContext, type Measurement } from './measure.js';
+import {
+  deleteTopics,
+  measureEmbedded,
+  measureEmbeddedAppendOnly,
+  measureEngine,
+  measureKafka,
+  measureSinkDrain,
+  prefill,
+  type BenchContext,
+  type Measurement,
+} from './measure.js';
 import { formatTable, type Row } from './stats.js';
 
 const { values: args } = parseArgs({
@@ -88,7 +98,9 @@ async function main(): Promise<void> {
   try {
     const t = performance.now();
     const workload = buildWorkload(N);
-    say(`${N} events over 20 orgs, ${(workload.bytes / 2 ** 20).toFixed(1)} MiB of JSON, built in ${Math.round(performance.now() - t)} ms; brokers ${brokers}; ${cpus().length} CPUs`);
+    say(
+      `${N} events over 20 orgs, ${(workload.bytes / 2 ** 20).toFixed(1)} MiB of JSON, built in ${Math.round(performance.now() - t)} ms; brokers ${brokers}; ${cpus().length} CPUs`,
+    );
     const ctx: BenchContext = {
       records: workload.records,
       chdbDir,
@@ -121,7 +133,10 @@ async function main(): Promise<void> {
       take(run, 'kafka: appends acked, no sink', append);
 
       const drains: Array<[string, () => Promise<Measurement>]> = [
-        ...ENGINE_VARIANTS.map((v): [string, () => Promise<Measurement>] => [v.label, () => measureEngine(ctx, v, topics)]),
+        ...ENGINE_VARIANTS.map((v): [string, () => Promise<Measurement>] => [
+          v.label,
+          () => measureEngine(ctx, v, topics),
+        ]),
         [DRAIN, () => measureSinkDrain(ctx, topics)],
       ];
       if (run % 2 === 0) drains.reverse();
@@ -132,17 +147,37 @@ async function main(): Promise<void> {
 
     const pick = (mode: string, f: (m: Measurement) => number) => results.get(mode)!.map(f);
     const endToEnd = ['embedded', 'kafka', DRAIN, ...ENGINE_VARIANTS.map((v) => v.label)];
-    const appendsOnly = ['embedded: appends acked', 'embedded: appends acked, no sink', 'kafka: appends acked', 'kafka: appends acked, no sink'];
+    const appendsOnly = [
+      'embedded: appends acked',
+      'embedded: appends acked, no sink',
+      'kafka: appends acked',
+      'kafka: appends acked, no sink',
+    ];
     const baselines = ENGINE_VARIANTS.map((v) => v.label);
     const out = (text: string) => process.stdout.write(`${text}\n`);
-    out(`\nN = ${N} events, ${RUNS} runs, ${cpus().length} CPUs; 1-minute load average after each run: ${loads.map((l) => l.toFixed(2)).join(', ')}`);
-    out('\nevents/s, start to all N visible in ClickHouse (appends: to the last acknowledgement); ratios are median / median\n');
-    out(formatTable([
-      ...endToEnd.map((mode): Row => ({ mode, rates: pick(mode, (m) => m.rate), compare: true })),
-      ...appendsOnly.map((mode): Row => ({ mode, rates: pick(mode, (m) => m.rate), compare: false })),
-    ], baselines));
+    out(
+      `\nN = ${N} events, ${RUNS} runs, ${cpus().length} CPUs; 1-minute load average after each run: ${loads.map((l) => l.toFixed(2)).join(', ')}`,
+    );
+    out(
+      '\nevents/s, start to all N visible in ClickHouse (appends: to the last acknowledgement); ratios are median / median\n',
+    );
+    out(
+      formatTable(
+        [
+          ...endToEnd.map((mode): Row => ({ mode, rates: pick(mode, (m) => m.rate), compare: true })),
+          ...appendsOnly.map((mode): Row => ({ mode, rates: pick(mode, (m) => m.rate), compare: false })),
+        ],
+        baselines,
+      ),
+    );
     out('\nevents per CPU-second of the bench process (Node + chdb threads; the broker JVM not counted)\n');
-    out(formatTable(endToEnd.map((mode): Row => ({ mode, rates: pick(mode, (m) => m.perCpuSecond), compare: true })), baselines, 'ev/cpu-s'));
+    out(
+      formatTable(
+        endToEnd.map((mode): Row => ({ mode, rates: pick(mode, (m) => m.perCpuSecond), compare: true })),
+        baselines,
+        'ev/cpu-s',
+      ),
+    );
     const raw = Object.fromEntries([...results].map(([k, v]) => [k, v.map((m) => Math.round(m.rate))]));
     out(`\nraw ev/s: ${JSON.stringify(raw)}`);
   } catch (err) {
@@ -169,7 +204,8 @@ async function step(what: string, run: () => Promise<unknown>): Promise<void> {
     timer = setTimeout(() => resolve('timeout'), 30_000);
   });
   try {
-    if ((await Promise.race([run(), timeout])) === 'timeout') say(`clean-up: ${what} did not finish within 30 s; skipped`);
+    if ((await Promise.race([run(), timeout])) === 'timeout')
+      say(`clean-up: ${what} did not finish within 30 s; skipped`);
   } catch (err) {
     say(`clean-up: ${what} failed: ${err instanceof Error ? err.message : String(err)}`);
   } finally {

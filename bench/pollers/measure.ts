@@ -23,7 +23,10 @@ import { openEmbeddedStream } from '../../platform/stream/embedded/index.js';
 import { history, SimulatedOrg } from '../../test/simulated-org/index.js';
 import { waitFor } from '../../test/support/wait.js';
 
-export async function seededOrg(events: number, rateLimit: { limit: number; windowMs: number } | false): Promise<SimulatedOrg> {
+export async function seededOrg(
+  events: number,
+  rateLimit: { limit: number; windowMs: number } | false,
+): Promise<SimulatedOrg> {
   const sim = await SimulatedOrg.start({ rateLimit: { logs: rateLimit } });
   sim.addLogEvents(history({ count: events, days: 30, now: Date.now(), kind: 'log' }));
   return sim;
@@ -45,15 +48,33 @@ export async function bareLoop(sim: SimulatedOrg, events: number): Promise<numbe
   return events / ((performance.now() - started) / 1000);
 }
 
-async function withIngest<T>(sim: SimulatedOrg, section: Record<string, unknown>, body: (handle: { events: () => number; startedAt: number }) => Promise<T>): Promise<T> {
+async function withIngest<T>(
+  sim: SimulatedOrg,
+  section: Record<string, unknown>,
+  body: (handle: { events: () => number; startedAt: number }) => Promise<T>,
+): Promise<T> {
   const dir = await mkdtemp(join(tmpdir(), 'hooklog-bench-poll-'));
   const stream = await openEmbeddedStream({ dataDir: dir });
   const topics = topicNames('bench');
   await stream.ensureTopics([
-    { name: topics.logs, partitions: 4 }, { name: topics.legacyEvents, partitions: 1 },
-    { name: topics.deadletter, partitions: 1 }, { name: topics.cursors, partitions: 1, compacted: true },
+    { name: topics.logs, partitions: 4 },
+    { name: topics.legacyEvents, partitions: 1 },
+    { name: topics.deadletter, partitions: 1 },
+    { name: topics.cursors, partitions: 1, compacted: true },
   ]);
-  const org = parseConfig({ orgs: [{ id: 'bench', base_url: sim.url, auth: { ssws: { token: 'sim-token' } }, system_log: { start: '31d', ...section } }] }, {}).orgs[0]!;
+  const org = parseConfig(
+    {
+      orgs: [
+        {
+          id: 'bench',
+          base_url: sim.url,
+          auth: { ssws: { token: 'sim-token' } },
+          system_log: { start: '31d', ...section },
+        },
+      ],
+    },
+    {},
+  ).orgs[0]!;
   const startedAt = performance.now();
   const ingest = await startIngest({ orgs: [org], stream, topics, logger: silentLogger() });
   try {

@@ -70,7 +70,9 @@ async function main(): Promise<void> {
       try {
         const u = await budgetUse(limited, b.share, SECONDS);
         budgets.get(b.label)!.push(u);
-        say(`run ${run}/${RUNS} ${b.label}: ${u.requests} requests in ${u.windows} windows of ${u.allowedPerWindow} allowed → ${u.share.toFixed(3)}; violations ${u.violations}, 429s ${u.served429}, exhausted windows ${u.exhaustedWindows}`);
+        say(
+          `run ${run}/${RUNS} ${b.label}: ${u.requests} requests in ${u.windows} windows of ${u.allowedPerWindow} allowed → ${u.share.toFixed(3)}; violations ${u.violations}, 429s ${u.served429}, exhausted windows ${u.exhaustedWindows}`,
+        );
       } finally {
         await limited.stop();
       }
@@ -78,15 +80,24 @@ async function main(): Promise<void> {
   }
   out(`\nN = ${N} events, ${RUNS} runs, ${cpus().length} CPUs, 1-minute load ${loadavg()[0]!.toFixed(2)}`);
   out('\ncatch-up with rate limiting off, events/s (ratio: median / median)\n');
-  out(formatTable([
-    { mode: 'bare fetch+parse', rates: bare, compare: true },
-    { mode: 'hooklog poller', rates: hooklog, compare: true },
-  ], ['bare fetch+parse']));
-  out(`\nlimits on (${SECONDS} s of backlog, complete windows only): share of the allowed requests used, and violations\n`);
+  out(
+    formatTable(
+      [
+        { mode: 'bare fetch+parse', rates: bare, compare: true },
+        { mode: 'hooklog poller', rates: hooklog, compare: true },
+      ],
+      ['bare fetch+parse'],
+    ),
+  );
+  out(
+    `\nlimits on (${SECONDS} s of backlog, complete windows only): share of the allowed requests used, and violations\n`,
+  );
   for (const [label, us] of budgets) {
     const s = summarize(us.map((u) => u.share));
     const v = us.reduce((n, u) => n + u.violations + u.served429 + u.exhaustedWindows, 0);
-    out(`${label.padEnd(24)} allowed ${us[0]!.allowedPerWindow}/window  share used median ${s.median.toFixed(3)} (min ${s.min.toFixed(3)}, max ${s.max.toFixed(3)})  violations+429s+exhausted windows: ${v}`);
+    out(
+      `${label.padEnd(24)} allowed ${us[0]!.allowedPerWindow}/window  share used median ${s.median.toFixed(3)} (min ${s.min.toFixed(3)}, max ${s.max.toFixed(3)})  violations+429s+exhausted windows: ${v}`,
+    );
   }
 }
 

@@ -71,8 +71,15 @@ export function runLoad(opts: LoadOptions): Promise<LoadResult> {
       const elapsedMs = performance.now() - start;
       const sorted = latencies.slice(0, ok).sort();
       resolve({
-        offered: total, ok, failed: failed + (total - ok - failed - refused), refused, elapsedMs,
-        throughput: (ok * 1000) / elapsedMs, p50Ms: quantile(sorted, 0.5), p99Ms: quantile(sorted, 0.99), maxMs: quantile(sorted, 1),
+        offered: total,
+        ok,
+        failed: failed + (total - ok - failed - refused),
+        refused,
+        elapsedMs,
+        throughput: (ok * 1000) / elapsedMs,
+        p50Ms: quantile(sorted, 0.5),
+        p99Ms: quantile(sorted, 0.99),
+        maxMs: quantile(sorted, 1),
         latencies: latencies.slice(0, ok),
       });
     };
@@ -96,12 +103,15 @@ export function runLoad(opts: LoadOptions): Promise<LoadResult> {
         else failed++;
         settle();
       };
-      const req = request({ agent, host: '127.0.0.1', port: opts.port, path: opts.path, method: 'POST', headers }, (res) => {
-        let length = 0;
-        res.on('data', (chunk: Buffer) => (length += chunk.length));
-        res.on('end', () => end(res.statusCode === 200 && length === opts.expectLength));
-        res.on('error', () => end(false));
-      });
+      const req = request(
+        { agent, host: '127.0.0.1', port: opts.port, path: opts.path, method: 'POST', headers },
+        (res) => {
+          let length = 0;
+          res.on('data', (chunk: Buffer) => (length += chunk.length));
+          res.on('end', () => end(res.statusCode === 200 && length === opts.expectLength));
+          res.on('error', () => end(false));
+        },
+      );
       req.setTimeout(timeoutMs, () => req.destroy(new Error('time-out')));
       req.on('error', () => end(false));
       req.end(opts.body);

@@ -1,7 +1,8 @@
 /**
  * Token hook latency bench (not part of `npm test`):
  *
- *   npx tsx bench/token-hook/run.ts [--rates 500,1000,2000] [--slices 5] [--slice-s 1] [--warmup-s 2] [--initial-warmup-s 10] [--runs 3]
+ *   npx tsx bench/token-hook/run.ts [--rates 500,1000,2000] [--slices 5] [--slice-s 1] [--warmup-s 2]
+ *   [--initial-warmup-s 10] [--runs 3]
  *   (npm run bench:token-hook -- …)
  *
  * Two server processes (server.ts), both up for the whole run:
@@ -43,7 +44,16 @@ const SLICE_MS = Number(args['slice-s']) * 1000;
 const WARMUP_MS = Number(args['warmup-s']) * 1000;
 const INITIAL_WARMUP_MS = Number(args['initial-warmup-s']) * 1000;
 const RUNS = Number(args.runs);
-if (RATES.some((r) => !Number.isInteger(r) || r < 1 || r > 20_000) || !Number.isInteger(SLICES) || SLICES < 1 || !(SLICE_MS > 0) || !(WARMUP_MS >= 0) || !(INITIAL_WARMUP_MS >= 0) || !Number.isInteger(RUNS) || RUNS < 1) {
+if (
+  RATES.some((r) => !Number.isInteger(r) || r < 1 || r > 20_000) ||
+  !Number.isInteger(SLICES) ||
+  SLICES < 1 ||
+  !(SLICE_MS > 0) ||
+  !(WARMUP_MS >= 0) ||
+  !(INITIAL_WARMUP_MS >= 0) ||
+  !Number.isInteger(RUNS) ||
+  RUNS < 1
+) {
   throw new Error('--rates are integers 1..20000, --slices >= 1, --slice-s > 0, --warmup-s >= 0, --runs >= 1');
 }
 const MODES = ['baseline', 'hooklog'] as const;
@@ -58,10 +68,14 @@ interface Server {
 
 async function startServer(mode: Mode, dir: string, table: string): Promise<Server> {
   const script = fileURLToPath(new URL('./server.ts', import.meta.url));
-  const child: ChildProcess = fork(script, ['--mode', mode, '--dir', join(dir, `${mode}-${Date.now()}`), '--table', table], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-  });
+  const child: ChildProcess = fork(
+    script,
+    ['--mode', mode, '--dir', join(dir, `${mode}-${Date.now()}`), '--table', table],
+    {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    },
+  );
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${mode} server did not start within 60 s`)), 60_000);
     child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
@@ -115,9 +129,22 @@ interface Measurement {
 }
 
 /** One rate of one run: warm-up, then SLICES alternating slices per mode, latencies pooled per mode. */
-async function measureRate(servers: Record<Mode, Server>, rate: number, body: Buffer, expectLength: number): Promise<Record<Mode, Measurement>> {
+async function measureRate(
+  servers: Record<Mode, Server>,
+  rate: number,
+  body: Buffer,
+  expectLength: number,
+): Promise<Record<Mode, Measurement>> {
   const load = (mode: Mode, durationMs: number) =>
-    runLoad({ port: servers[mode].port, path: '/hooks/token/bench', body, rate, durationMs, expectLength, headers: { 'content-type': 'application/json', authorization: BENCH_SECRET } });
+    runLoad({
+      port: servers[mode].port,
+      path: '/hooks/token/bench',
+      body,
+      rate,
+      durationMs,
+      expectLength,
+      headers: { 'content-type': 'application/json', authorization: BENCH_SECRET },
+    });
   for (const mode of MODES) if (WARMUP_MS > 0) await load(mode, WARMUP_MS);
   const pooled: Record<Mode, { lat: Float64Array[]; ok: number; ms: number; cpuUs: number; lost: number }> = {
     baseline: { lat: [], ok: 0, ms: 0, cpuUs: 0, lost: 0 },
@@ -147,9 +174,13 @@ async function measureRate(servers: Record<Mode, Server>, rate: number, body: Bu
     all.sort();
     const sliceP99s = p.lat.map((l) => quantile(l.slice().sort(), 0.99));
     result[mode] = {
-      throughput: (p.ok * 1000) / p.ms, p50Ms: quantile(all, 0.5), p99Ms: quantile(all, 0.99), maxMs: quantile(all, 1),
+      throughput: (p.ok * 1000) / p.ms,
+      p50Ms: quantile(all, 0.5),
+      p99Ms: quantile(all, 0.99),
+      maxMs: quantile(all, 1),
       sliceP99Ms: summarize(sliceP99s).median,
-      cpuPerRequestUs: p.cpuUs / Math.max(1, p.ok), lost: p.lost,
+      cpuPerRequestUs: p.cpuUs / Math.max(1, p.ok),
+      lost: p.lost,
     };
   }
   return result;
@@ -160,16 +191,32 @@ async function main(): Promise<void> {
   const table = writeTable(dir);
   const body = benchRequest();
   const results = new Map<string, Measurement[]>();
-  say(`token-hook bench: rates ${RATES.join(', ')} req/s, ${SLICES} alternating ${SLICE_MS / 1000} s slices per mode after ${WARMUP_MS / 1000} s warm-up (${INITIAL_WARMUP_MS / 1000} s at 1000 req/s after start), ${RUNS} runs; 20 rules, ${TABLE_ROWS} lookup rows; ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  say(
+    `token-hook bench: rates ${RATES.join(', ')} req/s, ${SLICES} alternating ${SLICE_MS / 1000} s slices per mode after ${WARMUP_MS / 1000} s warm-up (${INITIAL_WARMUP_MS / 1000} s at 1000 req/s after start), ${RUNS} runs; 20 rules, ${TABLE_ROWS} lookup rows; ${cpus().length} cores, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   try {
     for (let run = 1; run <= RUNS; run++) {
-      const servers = { baseline: await startServer('baseline', dir, table), hooklog: await startServer('hooklog', dir, table) };
+      const servers = {
+        baseline: await startServer('baseline', dir, table),
+        hooklog: await startServer('hooklog', dir, table),
+      };
       try {
         const answers = await Promise.all(MODES.map((m) => probe(servers[m].port, body)));
-        if (answers[0] !== answers[1]) throw new Error(`the modes answer different bytes:\n${answers[0]}\n${answers[1]}`);
+        if (answers[0] !== answers[1])
+          throw new Error(`the modes answer different bytes:\n${answers[0]}\n${answers[1]}`);
         if (INITIAL_WARMUP_MS > 0) {
           for (const mode of MODES) {
-            await runLoad({ port: servers[mode].port, path: '/hooks/token/bench', body, rate: 1000, durationMs: INITIAL_WARMUP_MS, expectLength: Buffer.byteLength(answers[0]!), headers: { 'content-type': 'application/json', authorization: BENCH_SECRET } });
+            await runLoad({
+              port: servers[mode].port,
+              path: '/hooks/token/bench',
+              body,
+              rate: 1000,
+              durationMs: INITIAL_WARMUP_MS,
+              expectLength: Buffer.byteLength(answers[0]!),
+              headers: { 'content-type': 'application/json', authorization: BENCH_SECRET },
+            });
           }
         }
         for (const rate of RATES) {
@@ -177,7 +224,9 @@ async function main(): Promise<void> {
           for (const mode of MODES) {
             results.set(`${mode}@${rate}`, [...(results.get(`${mode}@${rate}`) ?? []), m[mode]]);
             const x = m[mode];
-            say(`run ${run} ${mode.padEnd(8)} ${String(rate).padStart(5)} req/s: ${Math.round(x.throughput)} ok/s, p50 ${x.p50Ms.toFixed(2)} ms, p99 ${x.p99Ms.toFixed(2)} ms (slice median ${x.sliceP99Ms.toFixed(2)}), max ${x.maxMs.toFixed(1)} ms, ${Math.round(x.cpuPerRequestUs)} µs CPU/req, lost ${x.lost} (load ${loadavg()[0]!.toFixed(2)})`);
+            say(
+              `run ${run} ${mode.padEnd(8)} ${String(rate).padStart(5)} req/s: ${Math.round(x.throughput)} ok/s, p50 ${x.p50Ms.toFixed(2)} ms, p99 ${x.p99Ms.toFixed(2)} ms (slice median ${x.sliceP99Ms.toFixed(2)}), max ${x.maxMs.toFixed(1)} ms, ${Math.round(x.cpuPerRequestUs)} µs CPU/req, lost ${x.lost} (load ${loadavg()[0]!.toFixed(2)})`,
+            );
           }
         }
       } finally {
@@ -191,7 +240,19 @@ async function main(): Promise<void> {
 }
 
 function formatTable(results: Map<string, Measurement[]>): string {
-  const header = ['rate', 'mode', 'ok/s', 'p50 ms', 'p99 ms (min-max)', 'slice p99 ms', 'max ms', 'CPU µs/req', 'lost', 'p99 vs baseline', 'slice p99 vs baseline'];
+  const header = [
+    'rate',
+    'mode',
+    'ok/s',
+    'p50 ms',
+    'p99 ms (min-max)',
+    'slice p99 ms',
+    'max ms',
+    'CPU µs/req',
+    'lost',
+    'p99 vs baseline',
+    'slice p99 vs baseline',
+  ];
   const rows: string[][] = [];
   for (const rate of RATES) {
     const base = summarize(results.get(`baseline@${rate}`)!.map((m) => m.p99Ms)).median;
@@ -202,16 +263,23 @@ function formatTable(results: Map<string, Measurement[]>): string {
       const med = (f: (m: Measurement) => number) => summarize(ms.map(f));
       const p99 = med((m) => m.p99Ms);
       rows.push([
-        String(rate), mode, med((m) => m.throughput).median.toFixed(0), med((m) => m.p50Ms).median.toFixed(2),
-        `${p99.median.toFixed(2)} (${p99.min.toFixed(2)}-${p99.max.toFixed(2)})`, med((m) => m.sliceP99Ms).median.toFixed(2), med((m) => m.maxMs).median.toFixed(1),
-        med((m) => m.cpuPerRequestUs).median.toFixed(0), String(ms.reduce((a, m) => a + m.lost, 0)),
+        String(rate),
+        mode,
+        med((m) => m.throughput).median.toFixed(0),
+        med((m) => m.p50Ms).median.toFixed(2),
+        `${p99.median.toFixed(2)} (${p99.min.toFixed(2)}-${p99.max.toFixed(2)})`,
+        med((m) => m.sliceP99Ms).median.toFixed(2),
+        med((m) => m.maxMs).median.toFixed(1),
+        med((m) => m.cpuPerRequestUs).median.toFixed(0),
+        String(ms.reduce((a, m) => a + m.lost, 0)),
         mode === 'baseline' ? '-' : versus(p99.median, base),
         mode === 'baseline' ? '-' : versus(med((m) => m.sliceP99Ms).median, sliceBase),
       ]);
     }
   }
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i <= 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i <= 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 

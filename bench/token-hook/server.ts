@@ -21,18 +21,30 @@ import { createApp } from '../../cli/app.js';
 import { decide, startTokenHooks } from '../../receivers/token-hook/index.js';
 import { benchHook, benchRequest } from './workload.js';
 
-const { values: args } = parseArgs({ options: { mode: { type: 'string' }, dir: { type: 'string' }, table: { type: 'string' }, audit: { type: 'string', default: 'on' } }, strict: true });
-if ((args.mode !== 'hooklog' && args.mode !== 'baseline') || !args.dir || !args.table) throw new Error('usage: server.ts --mode hooklog|baseline --dir <data dir> --table <csv>');
+const { values: args } = parseArgs({
+  options: {
+    mode: { type: 'string' },
+    dir: { type: 'string' },
+    table: { type: 'string' },
+    audit: { type: 'string', default: 'on' },
+  },
+  strict: true,
+});
+if ((args.mode !== 'hooklog' && args.mode !== 'baseline') || !args.dir || !args.table)
+  throw new Error('usage: server.ts --mode hooklog|baseline --dir <data dir> --table <csv>');
 
 const logger = createLogger({ level: 'warn', destination: process.stderr });
 // The audit trail is part of what hooklog does per answer; `--audit off` isolates its cost.
 const audit = args.mode === 'hooklog' && args.audit !== 'off';
-const config = parseConfig({
-  data_dir: args.dir,
-  server: { host: '127.0.0.1', port: 0 },
-  stream: { topic_prefix: `bench-${process.pid}`, partitions: 2 },
-  token_hooks: [{ ...benchHook(args.table), audit: { enabled: audit } }],
-}, {});
+const config = parseConfig(
+  {
+    data_dir: args.dir,
+    server: { host: '127.0.0.1', port: 0 },
+    stream: { topic_prefix: `bench-${process.pid}`, partitions: 2 },
+    token_hooks: [{ ...benchHook(args.table), audit: { enabled: audit } }],
+  },
+  {},
+);
 const stream = await openStream(config, logger);
 const topics = await ensureHooklogTopics(stream, config);
 const hooks = await startTokenHooks({ hooks: config.token_hooks, stream, topic: topics.tokenDecisions, logger });

@@ -19,7 +19,10 @@ describe('fleet config', () => {
   it('keeps the heartbeat well inside the session time-out, and names a bad instance id', () => {
     const kafka = { brokers: ['k:9092'], session_timeout_ms: 6000, heartbeat_interval_ms: 3000 };
     expect(() => parseConfig({ stream: { kafka } }, {})).toThrow(/heartbeat_interval_ms/);
-    expect(parseConfig({ stream: { kafka: { brokers: ['k:9092'] } } }, {}).stream.kafka).toMatchObject({ session_timeout_ms: 10_000, heartbeat_interval_ms: 1000 });
+    expect(parseConfig({ stream: { kafka: { brokers: ['k:9092'] } } }, {}).stream.kafka).toMatchObject({
+      session_timeout_ms: 10_000,
+      heartbeat_interval_ms: 1000,
+    });
     expect(() => parseConfig({ instance_id: 'a b' }, {})).toThrow(/instance_id/);
   });
 });

@@ -8,7 +8,12 @@ import { defaultConfig, interpolateEnv, loadConfig, parseConfig } from './load.j
 import { configSchema } from './schema.js';
 import { REDACTED, redactSecrets } from '../../platform/config/secrets.js';
 
-const hook = (over: Record<string, unknown> = {}) => ({ id: 'h1', org: 'acme', auth: { secrets: ['0123456789abcdef'] }, ...over });
+const hook = (over: Record<string, unknown> = {}) => ({
+  id: 'h1',
+  org: 'acme',
+  auth: { secrets: ['0123456789abcdef'] },
+  ...over,
+});
 
 function expectConfigError(raw: unknown, ...fragments: string[]) {
   let message = '';
@@ -44,15 +49,24 @@ describe('config', () => {
     expectConfigError({ server: { ack_timeout_ms: 5000 } }, 'server.ack_timeout_ms');
     expectConfigError({ stream: { kafka: { brokers: ['no-port'] } } }, 'stream.kafka.brokers.0', 'host:port');
     expectConfigError({ store: { database: 'drop table;' } }, 'store.database');
-    expectConfigError({ event_hooks: [hook({ auth: { secrets: ['short'] } })] }, 'event_hooks.0.auth.secrets.0', '16 characters');
+    expectConfigError(
+      { event_hooks: [hook({ auth: { secrets: ['short'] } })] },
+      'event_hooks.0.auth.secrets.0',
+      '16 characters',
+    );
     expectConfigError({ event_hooks: [hook(), hook()] }, 'event_hooks.1.id', 'duplicate hook id "h1"');
   });
 
   it('interpolates ${ENV} in values, with fallbacks, and names the key of a missing variable', () => {
     expect(interpolateEnv({ a: ['x${A}y', '${B:-dflt}'] }, { A: '1' })).toEqual({ a: ['x1y', 'dflt'] });
-    const c = parseConfig({ event_hooks: [hook({ auth: { secrets: ['${HOOK_SECRET}'] } })] }, { HOOK_SECRET: 'from-the-environment-123' });
+    const c = parseConfig(
+      { event_hooks: [hook({ auth: { secrets: ['${HOOK_SECRET}'] } })] },
+      { HOOK_SECRET: 'from-the-environment-123' },
+    );
     expect(c.event_hooks[0]!.auth.secrets).toEqual(['from-the-environment-123']);
-    expect(() => parseConfig({ event_hooks: [hook({ auth: { secrets: ['${NOPE}'] } })] }, {})).toThrow(/event_hooks\.0\.auth\.secrets\.0.*NOPE is not set/);
+    expect(() => parseConfig({ event_hooks: [hook({ auth: { secrets: ['${NOPE}'] } })] }, {})).toThrow(
+      /event_hooks\.0\.auth\.secrets\.0.*NOPE is not set/,
+    );
   });
 
   it('runs the documented default without a file: embedded, port 8080, one demo hook', () => {
@@ -92,11 +106,14 @@ describe('config', () => {
   });
 
   it('redacts every secret for printing', () => {
-    const c = parseConfig({
-      store: { clickhouse: { url: 'http://ch:8123', password: 'pw-123' } },
-      stream: { kafka: { brokers: ['k:9092'], sasl: { mechanism: 'plain', username: 'u', password: 'kafka-pw' } } },
-      event_hooks: [hook()],
-    }, {});
+    const c = parseConfig(
+      {
+        store: { clickhouse: { url: 'http://ch:8123', password: 'pw-123' } },
+        stream: { kafka: { brokers: ['k:9092'], sasl: { mechanism: 'plain', username: 'u', password: 'kafka-pw' } } },
+        event_hooks: [hook()],
+      },
+      {},
+    );
     const printed = JSON.stringify(redactSecrets(c));
     for (const secret of ['pw-123', 'kafka-pw', '0123456789abcdef']) expect(printed).not.toContain(secret);
     expect(printed).toContain(REDACTED);

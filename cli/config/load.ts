@@ -22,12 +22,18 @@ export interface LoadedConfig {
  */
 export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path: string[] = []): unknown {
   if (typeof value === 'string') {
-    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => {
-      const v = env[name];
-      if (v !== undefined && v !== '') return v;
-      if (fallback !== undefined) return fallback;
-      throw new HooklogError('CONFIG_INVALID', `config key "${path.join('.') || '(root)'}": environment variable ${name} is not set`);
-    });
+    return value.replace(
+      /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+      (_, name: string, fallback: string | undefined) => {
+        const v = env[name];
+        if (v !== undefined && v !== '') return v;
+        if (fallback !== undefined) return fallback;
+        throw new HooklogError(
+          'CONFIG_INVALID',
+          `config key "${path.join('.') || '(root)'}": environment variable ${name} is not set`,
+        );
+      },
+    );
   }
   if (Array.isArray(value)) return value.map((v, i) => interpolateEnv(v, env, [...path, String(i)]));
   if (value !== null && typeof value === 'object') {
@@ -47,7 +53,8 @@ export function formatIssues(error: z.ZodError): string {
   return error.issues
     .map((i) => {
       const key = i.path.join('.') || '(root)';
-      if (i.code === 'unrecognized_keys') return `config key "${key}": unknown key(s) ${i.keys.map((k) => `"${k}"`).join(', ')}`;
+      if (i.code === 'unrecognized_keys')
+        return `config key "${key}": unknown key(s) ${i.keys.map((k) => `"${k}"`).join(', ')}`;
       return `config key "${key}": ${i.message}`;
     })
     .join('\n');
@@ -81,7 +88,10 @@ export function loadConfig(path?: string, env: NodeJS.ProcessEnv = process.env):
 export function defaultConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   const given = env.HOOKLOG_DEMO_SECRET;
   const secret = given && given.length > 0 ? given : randomBytes(24).toString('base64url');
-  const config = parseConfig({ event_hooks: [{ id: 'demo', org: 'demo', auth: { header: 'authorization', secrets: [secret] } }] }, env);
+  const config = parseConfig(
+    { event_hooks: [{ id: 'demo', org: 'demo', auth: { header: 'authorization', secrets: [secret] } }] },
+    env,
+  );
   return given ? { config, origin: 'defaults' } : { config, origin: 'defaults', generatedDemoSecret: secret };
 }
 

@@ -20,42 +20,52 @@ import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
  * assembled: the ground floor's sections (platform/config/schema.ts) and each
  * component's own (beside its code). `hooklog check-config --schema` prints it.
  */
-export const configSchema = z.strictObject({
-  roles: rolesSchema,
-  instance_id: instanceIdSchema,
-  data_dir: dataDirSchema,
-  log_level: logLevelSchema,
-  log: logSchema,
-  server: serverSchema,
-  stream: streamSchema,
-  store: storeSchema,
-  sink: sinkSchema,
-  event_hooks: z.array(eventHookSchema).default([]).describe('Event hooks this process receives.'),
-  event_hook_receiver: eventHookReceiverSchema,
-  orgs: orgsSchema,
-  token_hooks: tokenHooksSchema,
-  alerting: alertingSchema.optional(),
-  api: apiSchema,
-}).superRefine((cfg, ctx) => {
-  const seen = new Map<string, number>();
-  cfg.event_hooks.forEach((h, i) => {
-    const prev = seen.get(h.id);
-    if (prev !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['event_hooks', i, 'id'], message: `duplicate hook id "${h.id}" (also event_hooks.${prev}.id)` });
-    }
-    seen.set(h.id, i);
-  });
-  const k = cfg.stream.kafka;
-  if (k && k.heartbeat_interval_ms * 3 > k.session_timeout_ms) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['stream', 'kafka', 'heartbeat_interval_ms'],
-      message: `must be at most a third of session_timeout_ms (${k.session_timeout_ms})`,
+export const configSchema = z
+  .strictObject({
+    roles: rolesSchema,
+    instance_id: instanceIdSchema,
+    data_dir: dataDirSchema,
+    log_level: logLevelSchema,
+    log: logSchema,
+    server: serverSchema,
+    stream: streamSchema,
+    store: storeSchema,
+    sink: sinkSchema,
+    event_hooks: z.array(eventHookSchema).default([]).describe('Event hooks this process receives.'),
+    event_hook_receiver: eventHookReceiverSchema,
+    orgs: orgsSchema,
+    token_hooks: tokenHooksSchema,
+    alerting: alertingSchema.optional(),
+    api: apiSchema,
+  })
+  .superRefine((cfg, ctx) => {
+    const seen = new Map<string, number>();
+    cfg.event_hooks.forEach((h, i) => {
+      const prev = seen.get(h.id);
+      if (prev !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['event_hooks', i, 'id'],
+          message: `duplicate hook id "${h.id}" (also event_hooks.${prev}.id)`,
+        });
+      }
+      seen.set(h.id, i);
     });
-  }
-  if (cfg.server.request_timeout_ms <= cfg.server.headers_timeout_ms) {
-    ctx.addIssue({ code: 'custom', path: ['server', 'request_timeout_ms'], message: `must be above server.headers_timeout_ms (${cfg.server.headers_timeout_ms})` });
-  }
-});
+    const k = cfg.stream.kafka;
+    if (k && k.heartbeat_interval_ms * 3 > k.session_timeout_ms) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['stream', 'kafka', 'heartbeat_interval_ms'],
+        message: `must be at most a third of session_timeout_ms (${k.session_timeout_ms})`,
+      });
+    }
+    if (cfg.server.request_timeout_ms <= cfg.server.headers_timeout_ms) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['server', 'request_timeout_ms'],
+        message: `must be above server.headers_timeout_ms (${cfg.server.headers_timeout_ms})`,
+      });
+    }
+  });
 
 export type Config = z.output<typeof configSchema>;

@@ -32,7 +32,16 @@ export function alertId(ruleId: string, org: string, key: string, identity: stri
   return createHash('sha256').update(`${ruleId}\n${org}\n${key}\n${identity}`).digest('hex').slice(0, 32);
 }
 
-export function makeAlert(rule: CompiledRule, org: string, key: string, identity: string, firstMs: number, lastMs: number, count: number, ids: readonly string[]): Alert {
+export function makeAlert(
+  rule: CompiledRule,
+  org: string,
+  key: string,
+  identity: string,
+  firstMs: number,
+  lastMs: number,
+  count: number,
+  ids: readonly string[],
+): Alert {
   return {
     alert_id: alertId(rule.id, org, key, identity),
     rule_id: rule.id,

@@ -53,7 +53,10 @@ function flakyReceiver(failFirst: number) {
         res.writeHead(503).end();
         return;
       }
-      got.push({ id: String(req.headers['x-hooklog-alert-id']), body: JSON.parse(Buffer.concat(chunks).toString()) as Alert });
+      got.push({
+        id: String(req.headers['x-hooklog-alert-id']),
+        body: JSON.parse(Buffer.concat(chunks).toString()) as Alert,
+      });
       res.writeHead(200).end();
     });
   });
@@ -69,10 +72,13 @@ function flakyReceiver(failFirst: number) {
 /** The rule engine has committed every logs record appended so far; its alerts are appended before that commit. */
 async function drained(group: string, logsTopic: string): Promise<void> {
   const end = stream.endOffsets(logsTopic);
-  await waitFor(async () => {
-    const committed = await stream.committedOffsets(logsTopic, group);
-    return [...end].every(([p, next]) => (committed.get(p) ?? 0) >= next);
-  }, { what: `${group} to commit ${logsTopic}` });
+  await waitFor(
+    async () => {
+      const committed = await stream.committedOffsets(logsTopic, group);
+      return [...end].every(([p, next]) => (committed.get(p) ?? 0) >= next);
+    },
+    { what: `${group} to commit ${logsTopic}` },
+  );
 }
 
 async function readTopic(topic: string): Promise<ConsumedRecord[]> {
@@ -80,13 +86,21 @@ async function readTopic(topic: string): Promise<ConsumedRecord[]> {
   const group = randomName('reader');
   // Everything appended so far (the caller waits for the appends it cares about first).
   const end = stream.endOffsets(topic);
-  const c = await stream.consume({ topic, group, maxBatchWaitMs: 20, handler: async (b) => void out.push(...b.records) });
+  const c = await stream.consume({
+    topic,
+    group,
+    maxBatchWaitMs: 20,
+    handler: async (b) => void out.push(...b.records),
+  });
   try {
     // Read up to the end offsets taken above: the reader has committed past every record they cover.
-    await waitFor(async () => {
-      const committed = await stream.committedOffsets(topic, group);
-      return [...end].every(([p, next]) => (committed.get(p) ?? 0) >= next);
-    }, { what: `reading ${topic} to its end` });
+    await waitFor(
+      async () => {
+        const committed = await stream.committedOffsets(topic, group);
+        return [...end].every(([p, next]) => (committed.get(p) ?? 0) >= next);
+      },
+      { what: `reading ${topic} to its end` },
+    );
   } finally {
     await c.stop();
   }
@@ -104,7 +118,14 @@ function start(prefix: string, webhookUrl: string | null, group = 'alerting'): P
   });
   const t = topicNames(prefix);
   return startAlerting({
-    config, stream, store, topicPrefix: prefix, partitions: 2, logsTopic: t.logs, deadletterTopic: t.deadletter, logger: log,
+    config,
+    stream,
+    store,
+    topicPrefix: prefix,
+    partitions: 2,
+    logsTopic: t.logs,
+    deadletterTopic: t.deadletter,
+    logger: log,
     webhookRetryPolicy: { initialMs: 10, multiplier: 2, maxMs: 100, retries: Infinity, jitter: 0 },
   });
 }
@@ -113,7 +134,10 @@ describe('alerting consumer', () => {
   it('delivers every finding once to the topic, ClickHouse and a webhook that fails then recovers, in order per org', async () => {
     const prefix = randomName('al');
     const t = topicNames(prefix);
-    await stream.ensureTopics([{ name: t.logs, partitions: 2 }, { name: t.deadletter, partitions: 1 }]);
+    await stream.ensureTopics([
+      { name: t.logs, partitions: 2 },
+      { name: t.deadletter, partitions: 1 },
+    ]);
     const receiver = flakyReceiver(12);
     await receiver.listen();
     const alerting = await start(prefix, receiver.url());
@@ -138,11 +162,18 @@ describe('alerting consumer', () => {
       }
 
       const db = store.database;
-      await waitFor(async () => {
-        const [row] = await store.query<{ n: string }>(`SELECT count() AS n FROM ${db}.alerts WHERE org IN ('acme','globex','initech')`);
-        return Number(row!.n) >= expectedFindings;
-      }, { what: 'alerts table' });
-      const [row] = await store.query<{ n: string; u: string }>(`SELECT count() AS n, uniqExact(alert_id) AS u FROM ${db}.alerts`);
+      await waitFor(
+        async () => {
+          const [row] = await store.query<{ n: string }>(
+            `SELECT count() AS n FROM ${db}.alerts WHERE org IN ('acme','globex','initech')`,
+          );
+          return Number(row!.n) >= expectedFindings;
+        },
+        { what: 'alerts table' },
+      );
+      const [row] = await store.query<{ n: string; u: string }>(
+        `SELECT count() AS n, uniqExact(alert_id) AS u FROM ${db}.alerts`,
+      );
       expect([Number(row!.n), Number(row!.u)]).toEqual([expectedFindings, expectedFindings]);
     } finally {
       await alerting.stop();
@@ -153,7 +184,10 @@ describe('alerting consumer', () => {
   it('a restart mid-stream neither loses nor repeats a finding', async () => {
     const prefix = randomName('al');
     const t = topicNames(prefix);
-    await stream.ensureTopics([{ name: t.logs, partitions: 2 }, { name: t.deadletter, partitions: 1 }]);
+    await stream.ensureTopics([
+      { name: t.logs, partitions: 2 },
+      { name: t.deadletter, partitions: 1 },
+    ]);
     const { records, expectedFindings } = findingEvents(['acme', 'globex'], 12);
     const half = Math.floor(records.length / 2) + 3; // not on a round boundary: windows are open at the restart
     let alerting = await start(prefix, null, 'restart');
@@ -174,7 +208,19 @@ describe('alerting consumer', () => {
   });
 
   it('formats Slack-compatible messages', () => {
-    const a = { alert_id: 'abc', rule_id: 'r', rule_title: 'Brute force', severity: 'high', kind: 'threshold', org: 'acme', key: '["10.0.0.1"]', event_time: '2024-05-01T10:00:00.000Z', first_event_time: '2024-05-01T09:59:00.000Z', count: 3, event_ids: [] } as const;
+    const a = {
+      alert_id: 'abc',
+      rule_id: 'r',
+      rule_title: 'Brute force',
+      severity: 'high',
+      kind: 'threshold',
+      org: 'acme',
+      key: '["10.0.0.1"]',
+      event_time: '2024-05-01T10:00:00.000Z',
+      first_event_time: '2024-05-01T09:59:00.000Z',
+      count: 3,
+      event_ids: [],
+    } as const;
     const body = JSON.parse(webhookBody(a, 'slack')) as { text: string };
     expect(body.text).toContain('*[HIGH] Brute force*');
     expect(body.text).toContain('["10.0.0.1"]');

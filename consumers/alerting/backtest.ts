@@ -31,7 +31,11 @@ export interface BacktestOptions {
 
 export interface BacktestResult {
   readonly events: number;
-  readonly perRule: ReadonlyArray<{ readonly rule: CompiledRule; readonly alerts: number; readonly first: readonly Alert[] }>;
+  readonly perRule: ReadonlyArray<{
+    readonly rule: CompiledRule;
+    readonly alerts: number;
+    readonly first: readonly Alert[];
+  }>;
   readonly late: number;
   readonly ms: number;
 }
@@ -40,10 +44,16 @@ function chTime(ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 }
 
-export async function backtest(store: Store, rules: readonly CompiledRule[], o: BacktestOptions): Promise<BacktestResult> {
+export async function backtest(
+  store: Store,
+  rules: readonly CompiledRule[],
+  o: BacktestOptions,
+): Promise<BacktestResult> {
   const t0 = performance.now();
   const sample = o.sample ?? 3;
-  const counts = new Map<string, { rule: CompiledRule; alerts: number; first: Alert[] }>(rules.map((r) => [r.id, { rule: r, alerts: 0, first: [] }]));
+  const counts = new Map<string, { rule: CompiledRule; alerts: number; first: Alert[] }>(
+    rules.map((r) => [r.id, { rule: r, alerts: 0, first: [] }]),
+  );
   const take = (alerts: readonly Alert[]) => {
     for (const a of alerts) {
       if (o.org !== undefined && a.org !== o.org) continue;
@@ -58,7 +68,10 @@ export async function backtest(store: Store, rules: readonly CompiledRule[], o: 
   let events = 0;
   let late = 0;
   if (streamRules.length) {
-    const [{ n }] = await store.query<{ n: string }>(`SELECT count() AS n FROM ${store.database}.events_v2 FINAL WHERE ${where}`, range) as [{ n: string }];
+    const [{ n }] = (await store.query<{ n: string }>(
+      `SELECT count() AS n FROM ${store.database}.events_v2 FINAL WHERE ${where}`,
+      range,
+    )) as [{ n: string }];
     const total = Number(n);
     o.onProgress?.(0, total);
     const engines = new Map<string, PartitionEngine>();
@@ -72,7 +85,8 @@ export async function backtest(store: Store, rules: readonly CompiledRule[], o: 
       for (const row of rows) {
         const r = row.json();
         let engine = engines.get(r.org);
-        if (!engine) engines.set(r.org, (engine = new PartitionEngine(streamRules, { allowedLatenessMs: o.allowedLatenessMs })));
+        if (!engine)
+          engines.set(r.org, (engine = new PartitionEngine(streamRules, { allowedLatenessMs: o.allowedLatenessMs })));
         let event: unknown;
         try {
           event = JSON.parse(r.raw);

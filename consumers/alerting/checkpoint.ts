@@ -33,7 +33,12 @@ export function decodeCheckpoint(rec: ConsumedRecord | undefined): Checkpoint {
 }
 
 /** Latest checkpoint of every partition of `topic` for `group`, read from the start of the state topic. */
-export async function readCheckpoints(stream: Stream, stateTopic: string, group: string, topic: string): Promise<Map<number, Checkpoint>> {
+export async function readCheckpoints(
+  stream: Stream,
+  stateTopic: string,
+  group: string,
+  topic: string,
+): Promise<Map<number, Checkpoint>> {
   const latest = await stream.readLatestByKey(stateTopic);
   const out = new Map<number, Checkpoint>();
   const prefix = `${group}/${topic}/`;

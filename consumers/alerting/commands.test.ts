@@ -46,7 +46,15 @@ level: high
 function event(uuid: string, published: string, proxy: boolean, org = 'acme') {
   return {
     org,
-    event: { uuid, published, eventType: 'user.session.start', actor: { alternateId: `${uuid}@example.com` }, client: { ipAddress: '192.0.2.1' }, outcome: { result: 'SUCCESS' }, securityContext: { isProxy: proxy } },
+    event: {
+      uuid,
+      published,
+      eventType: 'user.session.start',
+      actor: { alternateId: `${uuid}@example.com` },
+      client: { ipAddress: '192.0.2.1' },
+      outcome: { result: 'SUCCESS' },
+      securityContext: { isProxy: proxy },
+    },
   };
 }
 
@@ -60,7 +68,10 @@ describe('hooklog hunt and hooklog rules', () => {
     writeFileSync(join(dir, 'hunts', 'hunt_proxies.yml'), HUNT);
     writeFileSync(join(dir, 'prose.yml'), PROSE);
     writeFileSync(join(dir, 'sigma.yml'), SIGMA);
-    writeFileSync(join(dir, 'own.yaml'), stringify([{ id: 'own.rule', detection: 'eventType eq "user.account.lock"' }]));
+    writeFileSync(
+      join(dir, 'own.yaml'),
+      stringify([{ id: 'own.rule', detection: 'eventType eq "user.account.lock"' }]),
+    );
     const config = parse(readFileSync(t.configPath, 'utf8')) as { store: { database: string } };
     const store = openStore({ database: config.store.database, dataDir: join(t.dir, 'data'), logger: silentLogger() });
     await migrate(store, silentLogger());
@@ -74,8 +85,21 @@ describe('hooklog hunt and hooklog rules', () => {
     await store.close();
   });
 
-  it('hunts with the file\'s filter, over one org and time range', async () => {
-    const r = await runCli(['--config', t.configPath, 'hunt', join(dir, 'hunts', 'hunt_proxies.yml'), '--org', 'acme', '--since', '2026-03-01T00:00:00Z', '--until', '2026-04-01T00:00:00Z', '-f', 'json']);
+  it("hunts with the file's filter, over one org and time range", async () => {
+    const r = await runCli([
+      '--config',
+      t.configPath,
+      'hunt',
+      join(dir, 'hunts', 'hunt_proxies.yml'),
+      '--org',
+      'acme',
+      '--since',
+      '2026-03-01T00:00:00Z',
+      '--until',
+      '2026-04-01T00:00:00Z',
+      '-f',
+      'json',
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const rows = JSON.parse(r.stdout) as Array<{ uuid: string; actor: string; ip: string }>;
@@ -84,10 +108,28 @@ describe('hooklog hunt and hooklog rules', () => {
   });
 
   it('refuses a file without a filter, and a bad time, naming them', async () => {
-    const prose = await runCli(['--config', t.configPath, 'hunt', join(dir, 'prose.yml'), '--org', 'acme', '--since', '30d']);
+    const prose = await runCli([
+      '--config',
+      t.configPath,
+      'hunt',
+      join(dir, 'prose.yml'),
+      '--org',
+      'acme',
+      '--since',
+      '30d',
+    ]);
     expect(prose.code).toBe(1);
     expect(prose.stderr).toContain('no System Log filter expression');
-    const bad = await runCli(['--config', t.configPath, 'hunt', join(dir, 'hunts', 'hunt_proxies.yml'), '--org', 'acme', '--since', 'yesterday']);
+    const bad = await runCli([
+      '--config',
+      t.configPath,
+      'hunt',
+      join(dir, 'hunts', 'hunt_proxies.yml'),
+      '--org',
+      'acme',
+      '--since',
+      'yesterday',
+    ]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('--since');
   });
@@ -107,15 +149,46 @@ describe('hooklog hunt and hooklog rules', () => {
 
   it('rules test: per-rule counts and the first alerts over the stored events, progress on stderr, nothing sent', async () => {
     const file = join(t.dir, 'backtest.yaml');
-    writeFileSync(file, stringify([
-      { id: 'proxy', detection: 'securityContext.isProxy eq true' },
-      { id: 'two-proxies', type: 'threshold', threshold: 2, window_ms: 2 * 86_400_000, detection: 'securityContext.isProxy eq true' },
-      { id: 'never', detection: 'eventType eq "nothing.like.this"' },
-    ]));
-    const r = await runCli(['--config', t.configPath, 'rules', 'test', file, '--org', 'acme', '--since', '2026-03-01T00:00:00Z', '--until', '2026-04-01T00:00:00Z', '-f', 'json']);
+    writeFileSync(
+      file,
+      stringify([
+        { id: 'proxy', detection: 'securityContext.isProxy eq true' },
+        {
+          id: 'two-proxies',
+          type: 'threshold',
+          threshold: 2,
+          window_ms: 2 * 86_400_000,
+          detection: 'securityContext.isProxy eq true',
+        },
+        { id: 'never', detection: 'eventType eq "nothing.like.this"' },
+      ]),
+    );
+    const r = await runCli([
+      '--config',
+      t.configPath,
+      'rules',
+      'test',
+      file,
+      '--org',
+      'acme',
+      '--since',
+      '2026-03-01T00:00:00Z',
+      '--until',
+      '2026-04-01T00:00:00Z',
+      '-f',
+      'json',
+    ]);
     expect(r.code, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { rules: Array<{ rule: string; alerts: number }>; first: Array<{ rule: string; event_ids: string }>; summary: string };
-    expect(Object.fromEntries(out.rules.map((x) => [x.rule, x.alerts]))).toEqual({ proxy: 2, 'two-proxies': 1, never: 0 });
+    const out = JSON.parse(r.stdout) as {
+      rules: Array<{ rule: string; alerts: number }>;
+      first: Array<{ rule: string; event_ids: string }>;
+      summary: string;
+    };
+    expect(Object.fromEntries(out.rules.map((x) => [x.rule, x.alerts]))).toEqual({
+      proxy: 2,
+      'two-proxies': 1,
+      never: 0,
+    });
     expect(out.first.filter((x) => x.rule === 'proxy').map((x) => x.event_ids)).toEqual(['p1', 'p2']);
     expect(out.summary).toContain('3 events');
     expect(out.summary).toContain('nothing was sent');
@@ -125,15 +198,25 @@ describe('hooklog hunt and hooklog rules', () => {
   it('rules lint: every problem with its file and line; exit 1 on errors', async () => {
     const lintDir = join(t.dir, 'lint');
     mkdirSync(lintDir);
-    writeFileSync(join(lintDir, 'catalogue.yml'), 'title: Broken\nid: b1\ndetection:\n  okta_systemlog:\n    OIE: |\n      eventType eq "x" and\n      outcome.result equals "y"\n');
-    writeFileSync(join(lintDir, 'own.yaml'), stringify([
-      { id: 'fine', detection: 'eventType eq "a" and result eq "FAILURE" and actorr.id pr' },
-      { id: 'bad-mod', detection: { sel: { 'eventType|sounds_like': 'x' }, condition: 'sel' } },
-    ]));
+    writeFileSync(
+      join(lintDir, 'catalogue.yml'),
+      'title: Broken\nid: b1\ndetection:\n  okta_systemlog:\n    OIE: |\n      eventType eq "x" and\n      outcome.result equals "y"\n',
+    );
+    writeFileSync(
+      join(lintDir, 'own.yaml'),
+      stringify([
+        { id: 'fine', detection: 'eventType eq "a" and result eq "FAILURE" and actorr.id pr' },
+        { id: 'bad-mod', detection: { sel: { 'eventType|sounds_like': 'x' }, condition: 'sel' } },
+      ]),
+    );
     writeFileSync(join(lintDir, 'yaml.yml'), 'title: [unclosed\n');
     const r = await runCli(['--config', t.configPath, 'rules', 'lint', lintDir, '-f', 'json']);
     expect(r.code).toBe(1);
-    const rows = (JSON.parse(r.stdout) as Array<{ where: string; severity: string; problem: string }>).map((x) => [x.where.replace(`${lintDir}/`, ''), x.severity, x.problem]);
+    const rows = (JSON.parse(r.stdout) as Array<{ where: string; severity: string; problem: string }>).map((x) => [
+      x.where.replace(`${lintDir}/`, ''),
+      x.severity,
+      x.problem,
+    ]);
     expect(rows).toEqual([
       ['catalogue.yml:7', 'error', expect.stringContaining('unknown operator "equals"')],
       ['own.yaml:2', 'warning', '"result" is not a LogEvent field; read as outcome.result'],

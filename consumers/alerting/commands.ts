@@ -31,7 +31,10 @@ export function parseInstant(text: string, what: string, now = Date.now()): numb
   if (/T\d\d:\d\d(:\d\d(\.\d+)?)?$/.test(s)) s += 'Z';
   const t = Date.parse(s);
   if (!/^\d{4}-\d\d-\d\d/.test(s) || !Number.isFinite(t)) {
-    throw new HooklogError('QUERY_INVALID', `--${what}: expected an ISO-8601 time (2026-01-01T00:00:00Z) or a duration back from now (30d, 12h), got ${JSON.stringify(text.slice(0, 60))}`);
+    throw new HooklogError(
+      'QUERY_INVALID',
+      `--${what}: expected an ISO-8601 time (2026-01-01T00:00:00Z) or a duration back from now (30d, 12h), got ${JSON.stringify(text.slice(0, 60))}`,
+    );
   }
   return t;
 }
@@ -46,9 +49,19 @@ export function describeRuleFiles(paths: readonly string[]): ResultSet {
   const rows = loadRulePaths(paths).map((l) => {
     const c = l.catalogue;
     const runs = c
-      ? c.rule === null ? 'content pack (prose only)' : c.kind === 'hunt' ? 'hooklog hunt' : 'stream (match)'
+      ? c.rule === null
+        ? 'content pack (prose only)'
+        : c.kind === 'hunt'
+          ? 'hooklog hunt'
+          : 'stream (match)'
       : l.rules.map((r) => `stream (${r.kind})`).join(', ');
-    return { file: l.file, format: l.format, rules: l.rules.map((r) => r.id).join(', ') || (c?.id ?? ''), runs, notes: l.notes.join('; ') };
+    return {
+      file: l.file,
+      format: l.format,
+      rules: l.rules.map((r) => r.id).join(', ') || (c?.id ?? ''),
+      runs,
+      notes: l.notes.join('; '),
+    };
   });
   return { columns: ['file', 'format', 'rules', 'runs', 'notes'], rows };
 }
@@ -96,7 +109,10 @@ export async function runHunt(config: Config, file: string, o: HuntOptions): Pro
 export function lintRuleFiles(paths: readonly string[]): { result: ResultSet; errors: number } {
   const problems = lintPaths(paths);
   return {
-    result: { columns: ['where', 'severity', 'problem'], rows: problems.map((p) => ({ where: `${p.file}:${p.line}`, severity: p.severity, problem: p.message })) },
+    result: {
+      columns: ['where', 'severity', 'problem'],
+      rows: problems.map((p) => ({ where: `${p.file}:${p.line}`, severity: p.severity, problem: p.message })),
+    },
     errors: problems.filter((p) => p.severity === 'error').length,
   };
 }
@@ -105,7 +121,10 @@ export function lintRuleFiles(paths: readonly string[]): { result: ResultSet; er
  * Progress on stderr: a redrawn bar on a terminal, a line per 10% otherwise
  * (logs and CI). Returns the callback and a `done` that ends the bar's line.
  */
-export function progress(out: NodeJS.WriteStream = process.stderr, label = 'events'): { onProgress: (done: number, total: number) => void; done: () => void } {
+export function progress(
+  out: NodeJS.WriteStream = process.stderr,
+  label = 'events',
+): { onProgress: (done: number, total: number) => void; done: () => void } {
   let lastDecile = -1;
   let drawn = false;
   return {
@@ -114,7 +133,9 @@ export function progress(out: NodeJS.WriteStream = process.stderr, label = 'even
       if (out.isTTY) {
         const width = 30;
         const fill = Math.round(frac * width);
-        out.write(`\r[${'#'.repeat(fill)}${'-'.repeat(width - fill)}] ${(frac * 100).toFixed(0).padStart(3)}% ${done.toLocaleString('en')}/${total.toLocaleString('en')} ${label}`);
+        out.write(
+          `\r[${'#'.repeat(fill)}${'-'.repeat(width - fill)}] ${(frac * 100).toFixed(0).padStart(3)}% ${done.toLocaleString('en')}/${total.toLocaleString('en')} ${label}`,
+        );
         drawn = true;
         return;
       }
@@ -141,40 +162,75 @@ export interface RulesTestOptions {
 export function rulesFor(config: Config, target: string): CompiledRule[] {
   if (existsSync(target)) return loadRulePaths([target], ruleOptions(config)).flatMap((l) => l.rules);
   const a = config.alerting;
-  const all = a ? loadAllRules({ rules: a.rules, ruleFiles: a.rule_files, sigmaPaths: a.sigma_paths, rulePaths: a.rule_paths }, ruleOptions(config)) : [];
+  const all = a
+    ? loadAllRules(
+        { rules: a.rules, ruleFiles: a.rule_files, sigmaPaths: a.sigma_paths, rulePaths: a.rule_paths },
+        ruleOptions(config),
+      )
+    : [];
   const found = all.filter((r) => r.id === target);
-  if (found.length === 0) throw new HooklogError('QUERY_INVALID', `${target}: neither a rule file nor the id of a configured rule`);
+  if (found.length === 0)
+    throw new HooklogError('QUERY_INVALID', `${target}: neither a rule file nor the id of a configured rule`);
   return found;
 }
 
 function ruleOptions(config: Config) {
-  return { placeholders: config.alerting?.sigma_placeholders ?? {}, defaultSuppressMs: config.alerting?.suppression_ms ?? 0 };
+  return {
+    placeholders: config.alerting?.sigma_placeholders ?? {},
+    defaultSuppressMs: config.alerting?.suppression_ms ?? 0,
+  };
 }
 
 /** `hooklog rules test`: what the rules would have raised over the stored events; sends nothing. */
 export async function runRulesTest(
-  config: Config, target: string, o: RulesTestOptions, onProgress?: (done: number, total: number) => void,
+  config: Config,
+  target: string,
+  o: RulesTestOptions,
+  onProgress?: (done: number, total: number) => void,
   /** Named analytics queries for scheduled rules with `query:` (given by the CLI, which composes the components). */
-  resolveQuery?: (name: string, database: string, params: Readonly<Record<string, string>>) => ReturnType<QueryResolver>,
+  resolveQuery?: (
+    name: string,
+    database: string,
+    params: Readonly<Record<string, string>>,
+  ) => ReturnType<QueryResolver>,
 ): Promise<{ summary: ResultSet; first: ResultSet; footer: string }> {
   const rules = rulesFor(config, target);
   const now = Date.now();
   const since = parseInstant(o.since, 'since', now);
   const until = o.until ? parseInstant(o.until, 'until', now) : now;
   if (since >= until) throw new HooklogError('QUERY_INVALID', '--until must be after --since');
-  const r = await withConfiguredStore(config, (store) => backtest(store, rules, {
-    since, until, allowedLatenessMs: config.alerting?.allowed_lateness_ms ?? 300_000, sample: o.sample ?? 3,
-    ...(o.org !== undefined ? { org: o.org } : {}),
-    ...(onProgress ? { onProgress } : {}),
-    ...(resolveQuery ? { resolveQuery: (name: string, params: Readonly<Record<string, string>>) => resolveQuery(name, store.database, params) } : {}),
-  }));
+  const r = await withConfiguredStore(config, (store) =>
+    backtest(store, rules, {
+      since,
+      until,
+      allowedLatenessMs: config.alerting?.allowed_lateness_ms ?? 300_000,
+      sample: o.sample ?? 3,
+      ...(o.org !== undefined ? { org: o.org } : {}),
+      ...(onProgress ? { onProgress } : {}),
+      ...(resolveQuery
+        ? {
+            resolveQuery: (name: string, params: Readonly<Record<string, string>>) =>
+              resolveQuery(name, store.database, params),
+          }
+        : {}),
+    }),
+  );
   const summary: ResultSet = {
     columns: ['rule', 'kind', 'alerts'],
     rows: r.perRule.map((x) => ({ rule: x.rule.id, kind: x.rule.kind, alerts: x.alerts })),
   };
   const first: ResultSet = {
     columns: ['rule', 'event_time', 'org', 'key', 'count', 'event_ids'],
-    rows: r.perRule.flatMap((x) => x.first.map((a) => ({ rule: a.rule_id, event_time: a.event_time, org: a.org, key: a.key, count: a.count, event_ids: a.event_ids.slice(0, 3).join(' ') }))),
+    rows: r.perRule.flatMap((x) =>
+      x.first.map((a) => ({
+        rule: a.rule_id,
+        event_time: a.event_time,
+        org: a.org,
+        key: a.key,
+        count: a.count,
+        event_ids: a.event_ids.slice(0, 3).join(' '),
+      })),
+    ),
   };
   const total = r.perRule.reduce((n, x) => n + x.alerts, 0);
   const footer = `${rules.length} rules over ${r.events} events (${new Date(since).toISOString()} .. ${new Date(until).toISOString()}${o.org ? `, org ${o.org}` : ''}): ${total} alerts, ${r.late} late events, ${(r.ms / 1000).toFixed(1)} s; nothing was sent`;

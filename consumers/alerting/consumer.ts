@@ -6,7 +6,14 @@
  * only then does the handler resolve and the stream commit the offsets.
  */
 import { Header } from '../../platform/stream/headers.js';
-import type { Consumer, ConsumedRecord, RecordBatch, Stream, StreamRecord, Transactor } from '../../platform/stream/types.js';
+import type {
+  Consumer,
+  ConsumedRecord,
+  RecordBatch,
+  Stream,
+  StreamRecord,
+  Transactor,
+} from '../../platform/stream/types.js';
 import type { Alert } from './alert.js';
 import { checkpointKey, readCheckpoints, type Checkpoint } from './checkpoint.js';
 import { PartitionEngine, emptyState, type EngineState, type EventMeta } from './engine.js';
@@ -76,7 +83,14 @@ export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Con
   const slotFrom = (cp: Checkpoint): Slot => {
     // A deep copy: the engine mutates its state, the checkpoint map must stay as read.
     const state = JSON.parse(JSON.stringify(cp.state)) as EngineState;
-    return { engine: new PartitionEngine(o.rules, { allowedLatenessMs: o.allowedLatenessMs, dedupWindowMs: o.dedupWindowMs }, state), nextOffset: cp.nextOffset };
+    return {
+      engine: new PartitionEngine(
+        o.rules,
+        { allowedLatenessMs: o.allowedLatenessMs, dedupWindowMs: o.dedupWindowMs },
+        state,
+      ),
+      nextOffset: cp.nextOffset,
+    };
   };
 
   // One claim per logs partition (transactional id `<clientId>.<state topic>.<group>.<partition>`): the
@@ -124,7 +138,10 @@ export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Con
     try {
       await claim.appendAtomically([
         ...(alerts.length ? [{ topic: o.alertsTopic, records: alerts.map(alertRecord) }] : []),
-        { topic: o.stateTopic, records: [{ key: checkpointKey(o.group, o.logsTopic, batch.partition), value: cp, headers: {} }] },
+        {
+          topic: o.stateTopic,
+          records: [{ key: checkpointKey(o.group, o.logsTopic, batch.partition), value: cp, headers: {} }],
+        },
       ]);
     } catch (err) {
       // The engine ran ahead of what is durable. The write may still have landed (a time-out
@@ -144,7 +161,8 @@ export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Con
     handler,
     maxBatchRecords: o.maxBatchRecords,
     maxBatchWaitMs: o.maxBatchWaitMs,
-    onHandlerError: (err, batch, attempt) => o.telemetry.log.warn({ partition: batch.partition, attempt, err }, 'alerting batch failed; retrying'),
+    onHandlerError: (err, batch, attempt) =>
+      o.telemetry.log.warn({ partition: batch.partition, attempt, err }, 'alerting batch failed; retrying'),
   });
   return {
     stop: async () => {

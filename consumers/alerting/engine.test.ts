@@ -26,17 +26,42 @@ function ev(eventType: string, atMin: number, over: Record<string, unknown> = {}
 }
 type Ev = ReturnType<typeof ev>;
 
-function run(rules: CompiledRule[], events: Ev[], latenessMs = 2 * MIN, org = 'acme'): { alerts: Alert[]; engine: PartitionEngine } {
+function run(
+  rules: CompiledRule[],
+  events: Ev[],
+  latenessMs = 2 * MIN,
+  org = 'acme',
+): { alerts: Alert[]; engine: PartitionEngine } {
   const engine = new PartitionEngine(rules, { allowedLatenessMs: latenessMs });
-  const alerts = events.flatMap((e) => engine.process(e, { org: (e as { org?: string }).org ?? org, timeMs: Date.parse(e.published), id: e.uuid }));
+  const alerts = events.flatMap((e) =>
+    engine.process(e, { org: (e as { org?: string }).org ?? org, timeMs: Date.parse(e.published), id: e.uuid }),
+  );
   return { alerts, engine };
 }
 
 const failures = { sel: { eventType: 'user.session.start', 'outcome.result': 'FAILURE' }, condition: 'sel' };
-const bruteForce = compileRule({ id: 'bf', type: 'threshold', detection: failures, group_by: ['client.ipAddress'], window_ms: 5 * MIN, threshold: 3 });
-const spray = compileRule({ id: 'spray', type: 'distinct', detection: failures, group_by: ['client.ipAddress'], distinct_field: 'actor.alternateId', window_ms: 10 * MIN, threshold: 3 });
+const bruteForce = compileRule({
+  id: 'bf',
+  type: 'threshold',
+  detection: failures,
+  group_by: ['client.ipAddress'],
+  window_ms: 5 * MIN,
+  threshold: 3,
+});
+const spray = compileRule({
+  id: 'spray',
+  type: 'distinct',
+  detection: failures,
+  group_by: ['client.ipAddress'],
+  distinct_field: 'actor.alternateId',
+  window_ms: 10 * MIN,
+  threshold: 3,
+});
 const resetThenGrant = compileRule({
-  id: 'reset-grant', type: 'sequence', group_by: ['actor.alternateId'], window_ms: 30 * MIN,
+  id: 'reset-grant',
+  type: 'sequence',
+  group_by: ['actor.alternateId'],
+  window_ms: 30 * MIN,
   first: { s: { eventType: 'user.mfa.factor.reset_all' }, condition: 's' },
   then: { s: { eventType: 'user.account.privilege.grant' }, condition: 's' },
 });
@@ -44,26 +69,48 @@ const silent = compileRule({ id: 'silent', type: 'absence', window_ms: 60 * MIN 
 
 describe('threshold', () => {
   it('fires once for 3 failures from one IP within 5 min, even out of order', () => {
-    const { alerts } = run([bruteForce], [ev('user.session.start', 4), ev('user.session.start', 1), ev('user.session.start', 3)], 5 * MIN);
+    const { alerts } = run(
+      [bruteForce],
+      [ev('user.session.start', 4), ev('user.session.start', 1), ev('user.session.start', 3)],
+      5 * MIN,
+    );
     expect(alerts).toHaveLength(1);
-    expect(alerts[0]).toMatchObject({ rule_id: 'bf', count: 3, key: '["198.51.100.7"]', first_event_time: new Date(T0 + MIN).toISOString() });
+    expect(alerts[0]).toMatchObject({
+      rule_id: 'bf',
+      count: 3,
+      key: '["198.51.100.7"]',
+      first_event_time: new Date(T0 + MIN).toISOString(),
+    });
   });
   it('does not fire when the same 3 failures span more than the window', () => {
-    expect(run([bruteForce], [ev('user.session.start', 0), ev('user.session.start', 3), ev('user.session.start', 6)]).alerts).toHaveLength(0);
+    expect(
+      run([bruteForce], [ev('user.session.start', 0), ev('user.session.start', 3), ev('user.session.start', 6)]).alerts,
+    ).toHaveLength(0);
   });
   it('keeps groups apart and ignores non-matching events', () => {
     const other = { client: { ipAddress: '192.0.2.1' } };
-    const evs = [ev('user.session.start', 0), ev('user.session.start', 1, other), ev('user.session.start', 2, { outcome: { result: 'SUCCESS' } }), ev('user.session.start', 2)];
+    const evs = [
+      ev('user.session.start', 0),
+      ev('user.session.start', 1, other),
+      ev('user.session.start', 2, { outcome: { result: 'SUCCESS' } }),
+      ev('user.session.start', 2),
+    ];
     expect(run([bruteForce], evs).alerts).toHaveLength(0);
   });
   it('drops events later than allowed lateness from windows and counts them', () => {
     // Watermark reaches 20 - 2 = 18 min; the events at 1 and 2 min are late and cannot complete a window.
-    const { alerts, engine } = run([bruteForce], [ev('user.session.start', 0), ev('x', 20), ev('user.session.start', 1), ev('user.session.start', 2)]);
+    const { alerts, engine } = run(
+      [bruteForce],
+      [ev('user.session.start', 0), ev('x', 20), ev('user.session.start', 1), ev('user.session.start', 2)],
+    );
     expect(alerts).toHaveLength(0);
     expect(engine.state.late).toBe(2);
   });
   it('accepts an out-of-order event within lateness', () => {
-    const { alerts } = run([bruteForce], [ev('user.session.start', 10), ev('user.session.start', 11), ev('user.session.start', 9)]);
+    const { alerts } = run(
+      [bruteForce],
+      [ev('user.session.start', 10), ev('user.session.start', 11), ev('user.session.start', 9)],
+    );
     expect(alerts).toHaveLength(1);
   });
 });
@@ -71,13 +118,36 @@ describe('threshold', () => {
 describe('distinct count', () => {
   const user = (u: string) => ({ actor: { alternateId: u } });
   it('fires on 3 distinct users from one IP within 10 min, not on 3 attempts by 2 users', () => {
-    expect(run([spray], [ev('user.session.start', 5, user('a')), ev('user.session.start', 1, user('b')), ev('user.session.start', 9, user('a'))], 5 * MIN).alerts).toHaveLength(0);
-    const { alerts } = run([spray], [ev('user.session.start', 5, user('a')), ev('user.session.start', 1, user('b')), ev('user.session.start', 9, user('c'))], 5 * MIN);
+    expect(
+      run(
+        [spray],
+        [
+          ev('user.session.start', 5, user('a')),
+          ev('user.session.start', 1, user('b')),
+          ev('user.session.start', 9, user('a')),
+        ],
+        5 * MIN,
+      ).alerts,
+    ).toHaveLength(0);
+    const { alerts } = run(
+      [spray],
+      [
+        ev('user.session.start', 5, user('a')),
+        ev('user.session.start', 1, user('b')),
+        ev('user.session.start', 9, user('c')),
+      ],
+      5 * MIN,
+    );
     expect(alerts).toHaveLength(1);
     expect(alerts[0]!.count).toBe(3);
   });
   it('a late user does not count', () => {
-    const evs = [ev('user.session.start', 10, user('a')), ev('user.session.start', 11, user('b')), ev('user.session.start', 25, user('z')), ev('user.session.start', 8, user('c'))];
+    const evs = [
+      ev('user.session.start', 10, user('a')),
+      ev('user.session.start', 11, user('b')),
+      ev('user.session.start', 25, user('z')),
+      ev('user.session.start', 8, user('c')),
+    ];
     // lateness 1 min: watermark 24 when the 8-min event arrives → late; with 20 min it completes a, b, c.
     expect(run([spray], evs, MIN).alerts).toHaveLength(0);
     expect(run([spray], evs, 20 * MIN).alerts).toHaveLength(1);
@@ -93,12 +163,23 @@ describe('sequence', () => {
     expect(alerts[0]!.event_ids).toEqual([reset.uuid, grant.uuid]);
   });
   it('does not fire for grant before reset, another actor, or beyond the window', () => {
-    expect(run([resetThenGrant], [ev('user.account.privilege.grant', 1), ev('user.mfa.factor.reset_all', 5)]).alerts).toHaveLength(0);
-    expect(run([resetThenGrant], [ev('user.mfa.factor.reset_all', 1), ev('user.account.privilege.grant', 5, { actor: { alternateId: 'bob' } })]).alerts).toHaveLength(0);
-    expect(run([resetThenGrant], [ev('user.mfa.factor.reset_all', 1), ev('user.account.privilege.grant', 40)]).alerts).toHaveLength(0);
+    expect(
+      run([resetThenGrant], [ev('user.account.privilege.grant', 1), ev('user.mfa.factor.reset_all', 5)]).alerts,
+    ).toHaveLength(0);
+    expect(
+      run(
+        [resetThenGrant],
+        [ev('user.mfa.factor.reset_all', 1), ev('user.account.privilege.grant', 5, { actor: { alternateId: 'bob' } })],
+      ).alerts,
+    ).toHaveLength(0);
+    expect(
+      run([resetThenGrant], [ev('user.mfa.factor.reset_all', 1), ev('user.account.privilege.grant', 40)]).alerts,
+    ).toHaveLength(0);
   });
   it('ignores a late first step', () => {
-    expect(run([resetThenGrant], [ev('user.account.privilege.grant', 20), ev('user.mfa.factor.reset_all', 5)], MIN).alerts).toHaveLength(0);
+    expect(
+      run([resetThenGrant], [ev('user.account.privilege.grant', 20), ev('user.mfa.factor.reset_all', 5)], MIN).alerts,
+    ).toHaveLength(0);
   });
 });
 
@@ -110,11 +191,22 @@ describe('absence', () => {
     expect(alerts.map((a) => [a.org, a.event_time])).toEqual([['quiet', new Date(T0 + 60 * MIN).toISOString()]]);
   });
   it('an out-of-order event from the org within lateness keeps it alive', () => {
-    const evs = [from('quiet', ev('a', 0)), from('busy', ev('a', 61)), from('quiet', ev('a', 60)), from('busy', ev('a', 63))];
+    const evs = [
+      from('quiet', ev('a', 0)),
+      from('busy', ev('a', 61)),
+      from('quiet', ev('a', 60)),
+      from('busy', ev('a', 63)),
+    ];
     expect(run([silent], evs, 2 * MIN).alerts).toHaveLength(0);
   });
   it('alerts again after the org came back and fell silent again', () => {
-    const evs = [from('q', ev('a', 0)), from('b', ev('a', 70)), from('q', ev('a', 71)), from('b', ev('a', 100)), from('b', ev('a', 132))];
+    const evs = [
+      from('q', ev('a', 0)),
+      from('b', ev('a', 70)),
+      from('q', ev('a', 71)),
+      from('b', ev('a', 100)),
+      from('b', ev('a', 132)),
+    ];
     expect(run([silent], evs, 0).alerts.map((a) => a.org)).toEqual(['q', 'q']);
   });
 });
@@ -122,7 +214,15 @@ describe('absence', () => {
 describe('suppression and determinism', () => {
   it('suppresses repeats per (rule, key) within suppress_ms of event time', () => {
     const m = compileRule({ id: 'm', detection: failures, group_by: ['client.ipAddress'], suppress_ms: 10 * MIN });
-    const { alerts, engine } = run([m], [ev('user.session.start', 0), ev('user.session.start', 5), ev('user.session.start', 11), ev('user.session.start', 6, { client: { ipAddress: 'other' } })]);
+    const { alerts, engine } = run(
+      [m],
+      [
+        ev('user.session.start', 0),
+        ev('user.session.start', 5),
+        ev('user.session.start', 11),
+        ev('user.session.start', 6, { client: { ipAddress: 'other' } }),
+      ],
+    );
     expect(alerts.map((a) => a.event_time.slice(11, 16))).toEqual(['10:00', '10:11', '10:06']);
     expect(engine.state.suppressed).toBe(1);
   });
@@ -131,15 +231,24 @@ describe('suppression and determinism', () => {
     const evs: Ev[] = [];
     for (let i = 0; i < 200; i++) {
       const kinds = ['user.session.start', 'user.mfa.factor.reset_all', 'user.account.privilege.grant'];
-      evs.push(ev(kinds[i % 3]!, i * 0.7 - (i % 4), { actor: { alternateId: `u${i % 5}` }, client: { ipAddress: `ip${i % 3}` } }));
+      evs.push(
+        ev(kinds[i % 3]!, i * 0.7 - (i % 4), {
+          actor: { alternateId: `u${i % 5}` },
+          client: { ipAddress: `ip${i % 3}` },
+        }),
+      );
     }
     const whole = run(rules, evs).alerts.map((a) => a.alert_id);
     expect(whole.length).toBeGreaterThan(5);
     const first = new PartitionEngine(rules, { allowedLatenessMs: 2 * MIN });
-    const part1 = evs.slice(0, 77).flatMap((e) => first.process(e, { org: 'acme', timeMs: Date.parse(e.published), id: e.uuid }));
+    const part1 = evs
+      .slice(0, 77)
+      .flatMap((e) => first.process(e, { org: 'acme', timeMs: Date.parse(e.published), id: e.uuid }));
     const saved = JSON.parse(JSON.stringify(first.state)) as EngineState;
     const second = new PartitionEngine(rules, { allowedLatenessMs: 2 * MIN }, saved);
-    const part2 = evs.slice(77).flatMap((e) => second.process(e, { org: 'acme', timeMs: Date.parse(e.published), id: e.uuid }));
+    const part2 = evs
+      .slice(77)
+      .flatMap((e) => second.process(e, { org: 'acme', timeMs: Date.parse(e.published), id: e.uuid }));
     expect([...part1, ...part2].map((a) => a.alert_id)).toEqual(whole);
     expect(new Set(whole).size).toBe(whole.length);
   });

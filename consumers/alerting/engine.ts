@@ -51,7 +51,18 @@ export interface EngineState {
 }
 
 export function emptyState(): EngineState {
-  return { v: 1, maxEventMs: NEVER, late: 0, suppressed: 0, win: {}, seq: {}, seen: {}, supp: {}, emitted: {}, duplicates: 0 };
+  return {
+    v: 1,
+    maxEventMs: NEVER,
+    late: 0,
+    suppressed: 0,
+    win: {},
+    seq: {},
+    seen: {},
+    supp: {},
+    emitted: {},
+    duplicates: 0,
+  };
 }
 
 export type { EventMeta } from './meta.js';
@@ -100,7 +111,13 @@ export class PartitionEngine {
         case 'match':
           if (rule.where(event)) {
             const key = this.#key(rule, event);
-            this.#emit(out, rule, meta.org, key, makeAlert(rule, meta.org, key, meta.id, meta.timeMs, meta.timeMs, 1, [meta.id]));
+            this.#emit(
+              out,
+              rule,
+              meta.org,
+              key,
+              makeAlert(rule, meta.org, key, meta.id, meta.timeMs, meta.timeMs, 1, [meta.id]),
+            );
           }
           break;
         case 'threshold':
@@ -180,7 +197,13 @@ export class PartitionEngine {
     const ids = taken.map((e) => e[1]);
     const identity = `${ids[0]}..${ids[ids.length - 1]}`;
     const count = rule.distinct ? new Set(taken.map((e) => e[2])).size : taken.length;
-    this.#emit(out, rule, meta.org, key, makeAlert(rule, meta.org, key, identity, taken[0]![0], taken[taken.length - 1]![0], count, ids));
+    this.#emit(
+      out,
+      rule,
+      meta.org,
+      key,
+      makeAlert(rule, meta.org, key, identity, taken[0]![0], taken[taken.length - 1]![0], count, ids),
+    );
   }
 
   #sequence(out: Alert[], rule: CompiledRule, event: unknown, meta: EventMeta): void {
@@ -193,7 +216,10 @@ export class PartitionEngine {
     const st = (byKey[gk] ??= { a: [], b: [] });
     const e: Entry = [meta.timeMs, meta.id, ''];
     if (st.a.some((x) => x[1] === meta.id) || st.b.some((x) => x[1] === meta.id)) return;
-    for (const [mine, others, first] of [[isA, st.b, true], [isB, st.a, false]] as const) {
+    for (const [mine, others, first] of [
+      [isA, st.b, true],
+      [isB, st.a, false],
+    ] as const) {
       if (!mine) continue;
       const i = findPartner(others, e, first, rule.windowMs, rule.order);
       if (i < 0) {
@@ -223,7 +249,13 @@ export class PartitionEngine {
       if (!taken) continue;
       const times = taken.map((x) => x[0]);
       const ids = taken.map((x) => x[1]);
-      this.#emit(out, rule, meta.org, key, makeAlert(rule, meta.org, key, ids.join('>'), Math.min(...times), Math.max(...times), ids.length, ids));
+      this.#emit(
+        out,
+        rule,
+        meta.org,
+        key,
+        makeAlert(rule, meta.org, key, ids.join('>'), Math.min(...times), Math.max(...times), ids.length, ids),
+      );
       return;
     }
   }
@@ -235,7 +267,13 @@ export class PartitionEngine {
       const st = this.#s.keyed?.[rule.id];
       if (!st || st.p.length === 0 || st.p[0]![0] >= wm) continue;
       for (const f of drainKeyed(st, rule, wm)) {
-        this.#emit(out, rule, f.org, f.key, makeAlert(rule, f.org, f.key, f.identity, f.firstMs, f.lastMs, f.ids.length, f.ids));
+        this.#emit(
+          out,
+          rule,
+          f.org,
+          f.key,
+          makeAlert(rule, f.org, f.key, f.identity, f.firstMs, f.lastMs, f.ids.length, f.ids),
+        );
       }
     }
   }
@@ -258,7 +296,13 @@ export class PartitionEngine {
         if (st[1] === st[0] || wm - st[0] < rule.windowMs) continue;
         st[1] = st[0];
         const key = '[]';
-        this.#emit(out, rule, org, key, makeAlert(rule, org, key, `silent-since:${st[0]}`, st[0], st[0] + rule.windowMs, 0, []));
+        this.#emit(
+          out,
+          rule,
+          org,
+          key,
+          makeAlert(rule, org, key, `silent-since:${st[0]}`, st[0], st[0] + rule.windowMs, 0, []),
+        );
       }
     }
     this.#recomputeAbsenceDue();
@@ -268,7 +312,8 @@ export class PartitionEngine {
     let due = Infinity;
     for (const rule of this.#rules) {
       if (rule.kind !== 'absence') continue;
-      for (const st of Object.values(this.#s.seen[rule.id] ?? {})) if (st[1] !== st[0]) due = Math.min(due, st[0] + rule.windowMs);
+      for (const st of Object.values(this.#s.seen[rule.id] ?? {}))
+        if (st[1] !== st[0]) due = Math.min(due, st[0] + rule.windowMs);
     }
     this.#nextAbsenceDue = due;
   }

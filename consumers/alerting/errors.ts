@@ -8,7 +8,11 @@ import { HooklogError, type ErrorCode } from '../../platform/errors.js';
  * other 4xx is a refusal that retrying cannot change).
  */
 export class AlertingError extends HooklogError {
-  constructor(kind: 'rule_invalid' | 'output_failed', message: string, opts: { retriable?: boolean; cause?: unknown } = {}) {
+  constructor(
+    kind: 'rule_invalid' | 'output_failed',
+    message: string,
+    opts: { retriable?: boolean; cause?: unknown } = {},
+  ) {
     const code: ErrorCode = kind === 'rule_invalid' ? 'CONFIG_INVALID' : 'INTERNAL';
     super(code, message, opts);
     this.name = 'AlertingError';

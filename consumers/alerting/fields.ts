@@ -114,7 +114,8 @@ function walk(v: unknown, segs: FieldPath, i: number, fn: (v: unknown) => boolea
   }
   // A path that goes on into a string reads the string as JSON: the service puts whole
   // policies in strings (`changeDetails.to.policyRuleActionJson.appSignOn...`).
-  if (typeof v === 'string') return v.length > 1 && (v[0] === '{' || v[0] === '[') ? walk(parseJsonString(v), segs, i, fn) : false;
+  if (typeof v === 'string')
+    return v.length > 1 && (v[0] === '{' || v[0] === '[') ? walk(parseJsonString(v), segs, i, fn) : false;
   if (!v || typeof v !== 'object') return false;
   const obj = v as Record<string, unknown>;
   const seg = segs[i]!;

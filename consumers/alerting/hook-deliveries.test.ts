@@ -12,7 +12,10 @@ const RULES = fileURLToPath(new URL('./content/hook-deliveries.yaml', import.met
 
 function delivery(uuid: string, hook: string, result: string): Record<string, unknown> {
   return {
-    uuid, eventType: 'event_hook.delivery', published: '2026-11-20T10:00:00.000Z', outcome: { result, reason: null },
+    uuid,
+    eventType: 'event_hook.delivery',
+    published: '2026-11-20T10:00:00.000Z',
+    outcome: { result, reason: null },
     target: [{ id: hook, type: 'EventHook', displayName: 'hooklog' }],
   };
 }
@@ -31,9 +34,16 @@ describe('built-in rule: hook delivery lost', () => {
       ['globex', delivery('l4', 'who1', 'FAILURE')],
       ['acme', { uuid: 'x1', eventType: 'user.session.start', outcome: { result: 'FAILURE' } }],
     ];
-    const alerts = events.flatMap(([org, e], i) => engine.process(e, { org, timeMs: t0 + i * 1000, id: String(e.uuid) }));
+    const alerts = events.flatMap(([org, e], i) =>
+      engine.process(e, { org, timeMs: t0 + i * 1000, id: String(e.uuid) }),
+    );
     expect(alerts).toHaveLength(4);
     expect(new Set(alerts.map((a) => a.alert_id)).size).toBe(4);
-    expect(alerts.map((a) => [a.org, a.key])).toEqual([["acme", "[\"who1\"]"], ["acme", "[\"who1\"]"], ["acme", "[\"who2\"]"], ["globex", "[\"who1\"]"]]);
+    expect(alerts.map((a) => [a.org, a.key])).toEqual([
+      ['acme', '["who1"]'],
+      ['acme', '["who1"]'],
+      ['acme', '["who2"]'],
+      ['globex', '["who1"]'],
+    ]);
   });
 });

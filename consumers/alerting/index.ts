@@ -62,7 +62,9 @@ export interface Alerting {
  * own health findings (content/hook-deliveries.yaml: a lost hook delivery).
  * A configured file naming the same path is not loaded twice.
  */
-export const BUILTIN_RULE_FILES: readonly string[] = [fileURLToPath(new URL('./content/hook-deliveries.yaml', import.meta.url))];
+export const BUILTIN_RULE_FILES: readonly string[] = [
+  fileURLToPath(new URL('./content/hook-deliveries.yaml', import.meta.url)),
+];
 
 export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
   const c = o.config;
@@ -91,33 +93,74 @@ export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
     const parts = o.parts ?? { engine: true, webhooks: true, clickhouse: true };
     if (c.clickhouse && parts.clickhouse) {
       if (!o.store) throw new HooklogError('CONFIG_INVALID', 'alerting.clickhouse is on but no store was given');
-      outputs.push(await startClickHouseOutput({ stream: o.stream, store: o.store, alertsTopic: topics.alerts, deadletterTopic: o.deadletterTopic, group: c.group, logger: o.logger, signal: abort.signal }));
+      outputs.push(
+        await startClickHouseOutput({
+          stream: o.stream,
+          store: o.store,
+          alertsTopic: topics.alerts,
+          deadletterTopic: o.deadletterTopic,
+          group: c.group,
+          logger: o.logger,
+          signal: abort.signal,
+        }),
+      );
     }
     for (const w of parts.webhooks ? c.webhooks : []) {
-      outputs.push(await startWebhookOutput({ stream: o.stream, alertsTopic: topics.alerts, group: c.group, config: w, telemetry, signal: abort.signal, ...(o.webhookRetryPolicy ? { retryPolicy: o.webhookRetryPolicy } : {}) }));
+      outputs.push(
+        await startWebhookOutput({
+          stream: o.stream,
+          alertsTopic: topics.alerts,
+          group: c.group,
+          config: w,
+          telemetry,
+          signal: abort.signal,
+          ...(o.webhookRetryPolicy ? { retryPolicy: o.webhookRetryPolicy } : {}),
+        }),
+      );
     }
-    engine = !parts.engine ? undefined : await startEngineConsumer({
-      stream: o.stream,
-      logsTopic: o.logsTopic,
-      alertsTopic: topics.alerts,
-      stateTopic: topics.state,
-      group: c.group,
-      rules,
-      allowedLatenessMs: c.allowed_lateness_ms,
-      dedupWindowMs: c.dedup_window_ms,
-      maxBatchRecords: c.max_batch_records,
-      maxBatchWaitMs: c.max_batch_wait_ms,
-      telemetry,
-    });
+    engine = !parts.engine
+      ? undefined
+      : await startEngineConsumer({
+          stream: o.stream,
+          logsTopic: o.logsTopic,
+          alertsTopic: topics.alerts,
+          stateTopic: topics.state,
+          group: c.group,
+          rules,
+          allowedLatenessMs: c.allowed_lateness_ms,
+          dedupWindowMs: c.dedup_window_ms,
+          maxBatchRecords: c.max_batch_records,
+          maxBatchWaitMs: c.max_batch_wait_ms,
+          telemetry,
+        });
     const scheduled = rules.filter((r) => r.kind === 'scheduled');
     if (scheduled.length && c.scheduled && parts.engine) {
-      if (!o.store) throw new HooklogError('CONFIG_INVALID', `scheduled rules (${scheduled[0]!.id}, …) need the store, and none was given`);
+      if (!o.store)
+        throw new HooklogError(
+          'CONFIG_INVALID',
+          `scheduled rules (${scheduled[0]!.id}, …) need the store, and none was given`,
+        );
       scheduler = await startScheduler({
-        stream: o.stream, store: o.store, rules: scheduled, alertsTopic: topics.alerts, stateTopic: topics.state, group: c.group, telemetry,
+        stream: o.stream,
+        store: o.store,
+        rules: scheduled,
+        alertsTopic: topics.alerts,
+        stateTopic: topics.state,
+        group: c.group,
+        telemetry,
         ...(o.resolveQuery ? { resolveQuery: o.resolveQuery } : {}),
       });
     }
-    telemetry.log.info({ rules: rules.length, scheduled: c.scheduled ? scheduled.length : 0, webhooks: c.webhooks.length, clickhouse: c.clickhouse, parts }, 'alerting started');
+    telemetry.log.info(
+      {
+        rules: rules.length,
+        scheduled: c.scheduled ? scheduled.length : 0,
+        webhooks: c.webhooks.length,
+        clickhouse: c.clickhouse,
+        parts,
+      },
+      'alerting started',
+    );
     return { rules, counters: telemetry.counters, topics, stop: () => stopAll(engine) };
   } catch (err) {
     await stopAll(engine);

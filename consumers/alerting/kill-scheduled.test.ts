@@ -23,7 +23,10 @@ const dir = mkdtempSync(join(tmpdir(), 'hooklog-alert-kill-scheduled-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function spawnAlert(configPath: string): { child: ChildProcess; exited: Promise<void>; output: () => string } {
-  const child = spawn(process.execPath, hooklogArgs(['alert', '-c', configPath]), { cwd: REPO_DIR, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, hooklogArgs(['alert', '-c', configPath]), {
+    cwd: REPO_DIR,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -43,7 +46,11 @@ describe('scheduled rules under kill -9 (embedded)', () => {
     const t = topicNames(prefix);
     // One rule per shard of the events: each rule's runs alert its own rows, one atomic write per run.
     const rules = Array.from({ length: SHARDS }, (_, i) => ({
-      id: `rows-${i}`, type: 'scheduled', every_ms: 1000, lookback_ms: 30 * 86_400_000, key: ['uuid'],
+      id: `rows-${i}`,
+      type: 'scheduled',
+      every_ms: 1000,
+      lookback_ms: 30 * 86_400_000,
+      key: ['uuid'],
       sql: `SELECT org, uuid, published AS event_time FROM {db}.events_v2 FINAL
             WHERE published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}
               AND cityHash64(uuid) % ${SHARDS} = {shard:UInt32}`,
@@ -62,25 +69,42 @@ describe('scheduled rules under kill -9 (embedded)', () => {
     const store = openStore({ database, dataDir, logger: log });
     await migrate(store, log);
     const now = Date.now();
-    await insertChunk(store, Array.from({ length: EVENTS }, (_, i) => ({
-      org: i % 2 ? 'acme' : 'globex',
-      event: { uuid: `row-${i}`, published: new Date(now - 86_400_000 + i * 1000).toISOString(), eventType: 'user.session.start' },
-    })));
+    await insertChunk(
+      store,
+      Array.from({ length: EVENTS }, (_, i) => ({
+        org: i % 2 ? 'acme' : 'globex',
+        event: {
+          uuid: `row-${i}`,
+          published: new Date(now - 86_400_000 + i * 1000).toISOString(),
+          eventType: 'user.session.start',
+        },
+      })),
+    );
     await store.close();
     const stream0 = await openEmbeddedStream({ dataDir, logger: log });
-    await stream0.ensureTopics([{ name: t.logs, partitions: 1 }, { name: t.deadletter, partitions: 1 }]);
+    await stream0.ensureTopics([
+      { name: t.logs, partitions: 1 },
+      { name: t.deadletter, partitions: 1 },
+    ]);
     await stream0.close();
 
     // Kill after 1, 5 and 9 completed runs of this process: before, amid and after the first round of rules.
     for (const after of [1, 5, 9]) {
       const proc = spawnAlert(configPath);
-      await waitFor(() => runs(proc.output()) >= after, { timeoutMs: 60_000, intervalMs: 2, what: `runs: ${proc.output().slice(-2000)}` });
+      await waitFor(() => runs(proc.output()) >= after, {
+        timeoutMs: 60_000,
+        intervalMs: 2,
+        what: `runs: ${proc.output().slice(-2000)}`,
+      });
       proc.child.kill('SIGKILL');
       await proc.exited;
     }
     // A last run long enough for every rule to run twice, then a clean stop.
     const last = spawnAlert(configPath);
-    await waitFor(() => runs(last.output()) >= 2 * SHARDS, { timeoutMs: 60_000, what: `final runs: ${last.output().slice(-2000)}` });
+    await waitFor(() => runs(last.output()) >= 2 * SHARDS, {
+      timeoutMs: 60_000,
+      what: `final runs: ${last.output().slice(-2000)}`,
+    });
     last.child.kill('SIGTERM');
     await last.exited;
 
@@ -90,12 +114,20 @@ describe('scheduled rules under kill -9 (embedded)', () => {
       const end = stream.endOffsets(topic);
       const seen: string[] = [];
       const group = randomName('reader');
-      const reader = await stream.consume({ topic, group, maxBatchWaitMs: 20, handler: async (b) => void seen.push(...b.records.map((r) => r.headers['hooklog-alert-id']!)) });
+      const reader = await stream.consume({
+        topic,
+        group,
+        maxBatchWaitMs: 20,
+        handler: async (b) => void seen.push(...b.records.map((r) => r.headers['hooklog-alert-id']!)),
+      });
       try {
-        await waitFor(async () => {
-          const c = await stream.committedOffsets(topic, group);
-          return [...end].every(([p, next]) => (c.get(p) ?? 0) >= next);
-        }, { what: `reading the alerts (${seen.length})` });
+        await waitFor(
+          async () => {
+            const c = await stream.committedOffsets(topic, group);
+            return [...end].every(([p, next]) => (c.get(p) ?? 0) >= next);
+          },
+          { what: `reading the alerts (${seen.length})` },
+        );
       } finally {
         await reader.stop();
       }

@@ -26,7 +26,10 @@ const dir = mkdtempSync(join(tmpdir(), 'hooklog-alert-kill-stateful-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function spawnAlert(configPath: string): { child: ChildProcess; exited: Promise<void>; output: () => string } {
-  const child = spawn(process.execPath, hooklogArgs(['alert', '-c', configPath]), { cwd: REPO_DIR, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, hooklogArgs(['alert', '-c', configPath]), {
+    cwd: REPO_DIR,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -44,33 +47,53 @@ describe('a stateful rule under kill -9 (embedded)', () => {
       data_dir: dataDir,
       log_level: 'info',
       stream: { topic_prefix: prefix, partitions: 3 },
-      alerting: { group, rules: TRAVEL_RULES, clickhouse: false, max_batch_records: 10, max_batch_wait_ms: 20, allowed_lateness_ms: 7_200_000 },
+      alerting: {
+        group,
+        rules: TRAVEL_RULES,
+        clickhouse: false,
+        max_batch_records: 10,
+        max_batch_wait_ms: 20,
+        allowed_lateness_ms: 7_200_000,
+      },
     };
     const configPath = join(dir, `${prefix}.yaml`);
     writeFileSync(configPath, stringify(config));
     const orgs = ['acme', 'globex', 'initech', 'umbrella', 'hooli', 'wonka'];
     const { records, expectedFindings } = travelEvents(orgs, 80);
     let local = await openEmbeddedStream({ dataDir, logger: log });
-    await local.ensureTopics([{ name: t.logs, partitions: 3 }, { name: t.deadletter, partitions: 1 }]);
+    await local.ensureTopics([
+      { name: t.logs, partitions: 3 },
+      { name: t.deadletter, partitions: 1 },
+    ]);
     for (let i = 0; i < records.length; i += 500) await local.append(t.logs, records.slice(i, i + 500));
     await local.close();
 
     for (let k = 0; k < 3; k++) {
       const proc = spawnAlert(configPath);
-      await waitFor(() => (proc.output().match(/alerts raised/g) ?? []).length >= 4, { timeoutMs: 60_000, intervalMs: 5, what: `progress: ${proc.output()}` });
+      await waitFor(() => (proc.output().match(/alerts raised/g) ?? []).length >= 4, {
+        timeoutMs: 60_000,
+        intervalMs: 5,
+        what: `progress: ${proc.output()}`,
+      });
       proc.child.kill('SIGKILL');
       await proc.exited;
     }
 
     local = await openEmbeddedStream({ dataDir, logger: log });
     try {
-      const committed = async () => [...(await local.committedOffsets(t.logs, group)).values()].reduce((a, b) => a + b, 0);
+      const committed = async () =>
+        [...(await local.committedOffsets(t.logs, group)).values()].reduce((a, b) => a + b, 0);
       const atRestart = await committed();
       expect(atRestart).toBeGreaterThan(0);
       expect(atRestart).toBeLessThan(records.length);
       const alerting = await startAlerting({
-        config: alertingSchema.parse(config.alerting), stream: local, topicPrefix: prefix, partitions: 3,
-        logsTopic: t.logs, deadletterTopic: t.deadletter, logger: log,
+        config: alertingSchema.parse(config.alerting),
+        stream: local,
+        topicPrefix: prefix,
+        partitions: 3,
+        logsTopic: t.logs,
+        deadletterTopic: t.deadletter,
+        logger: log,
       });
       try {
         await waitFor(async () => (await committed()) === records.length, { what: 'drained' });
@@ -83,14 +106,19 @@ describe('a stateful rule under kill -9 (embedded)', () => {
       const end = local.endOffsets(alertsTopic);
       const readerGroup = randomName('reader');
       const reader = await local.consume({
-        topic: alertsTopic, group: readerGroup, maxBatchWaitMs: 20,
+        topic: alertsTopic,
+        group: readerGroup,
+        maxBatchWaitMs: 20,
         handler: async (b) => void seen.push(...b.records.map((r) => r.headers['hooklog-alert-id']!)),
       });
       try {
-        await waitFor(async () => {
-          const c = await local.committedOffsets(alertsTopic, readerGroup);
-          return [...end].every(([p, next]) => (c.get(p) ?? 0) >= next);
-        }, { what: `reading the alerts (${seen.length})` });
+        await waitFor(
+          async () => {
+            const c = await local.committedOffsets(alertsTopic, readerGroup);
+            return [...end].every(([p, next]) => (c.get(p) ?? 0) >= next);
+          },
+          { what: `reading the alerts (${seen.length})` },
+        );
       } finally {
         await reader.stop();
       }

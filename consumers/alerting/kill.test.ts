@@ -28,7 +28,11 @@ const dir = mkdtempSync(join(tmpdir(), 'hooklog-alert-kill-'));
 let stream: Stream;
 
 beforeAll(async () => {
-  stream = await openKafkaStream({ brokers: kafkaBrokers().split(','), clientId: randomName('alert-kill-test'), logger: log });
+  stream = await openKafkaStream({
+    brokers: kafkaBrokers().split(','),
+    clientId: randomName('alert-kill-test'),
+    logger: log,
+  });
 });
 afterAll(async () => {
   await stream?.close();
@@ -36,7 +40,10 @@ afterAll(async () => {
 });
 
 function spawnAlert(configPath: string): { child: ChildProcess; exited: Promise<void>; output: () => string } {
-  const child = spawn(process.execPath, hooklogArgs(['alert', '-c', configPath]), { cwd: REPO_DIR, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, hooklogArgs(['alert', '-c', configPath]), {
+    cwd: REPO_DIR,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -52,8 +59,19 @@ describe('hooklog alert under kill -9 (Kafka)', () => {
     const config = {
       data_dir: join(dir, 'data'),
       log_level: 'warn',
-      stream: { topic_prefix: prefix, partitions: 3, kafka: { brokers: kafkaBrokers().split(','), client_id: randomName('hl') } },
-      alerting: { group, rules: TEST_RULES, clickhouse: false, max_batch_records: 10, max_batch_wait_ms: 20, allowed_lateness_ms: 60_000 },
+      stream: {
+        topic_prefix: prefix,
+        partitions: 3,
+        kafka: { brokers: kafkaBrokers().split(','), client_id: randomName('hl') },
+      },
+      alerting: {
+        group,
+        rules: TEST_RULES,
+        clickhouse: false,
+        max_batch_records: 10,
+        max_batch_wait_ms: 20,
+        allowed_lateness_ms: 60_000,
+      },
     };
     const configPath = join(dir, `${prefix}.yaml`);
     writeFileSync(configPath, stringify(config));
@@ -62,14 +80,19 @@ describe('hooklog alert under kill -9 (Kafka)', () => {
     const { records, expectedFindings } = findingEvents(orgs, 100);
     for (let i = 0; i < records.length; i += 500) await stream.append(t.logs, records.slice(i, i + 500));
     const total = records.length;
-    const committed = async () => [...(await stream.committedOffsets(t.logs, group)).values()].reduce((a, b) => a + b, 0);
+    const committed = async () =>
+      [...(await stream.committedOffsets(t.logs, group)).values()].reduce((a, b) => a + b, 0);
 
     const killedAt: number[] = [];
     for (let k = 0; k < 3; k++) {
       const before = await committed();
       const proc = spawnAlert(configPath);
       // Kill once this run has made progress of its own: mid-stream, windows open, a transaction likely in flight.
-      await waitFor(async () => (await committed()) >= before + 150, { timeoutMs: 90_000, intervalMs: 10, what: `progress in run ${k + 1}: ${proc.output()}` });
+      await waitFor(async () => (await committed()) >= before + 150, {
+        timeoutMs: 90_000,
+        intervalMs: 10,
+        what: `progress in run ${k + 1}: ${proc.output()}`,
+      });
       proc.child.kill('SIGKILL');
       await proc.exited;
       killedAt.push(await committed());
@@ -79,7 +102,10 @@ describe('hooklog alert under kill -9 (Kafka)', () => {
 
     const last = spawnAlert(configPath);
     try {
-      await waitFor(async () => (await committed()) === total, { timeoutMs: 90_000, what: `all evaluated: ${last.output()}` });
+      await waitFor(async () => (await committed()) === total, {
+        timeoutMs: 90_000,
+        what: `all evaluated: ${last.output()}`,
+      });
       const seen: string[] = [];
       const reader = await stream.consume({
         topic: alertingTopics(prefix).alerts,
@@ -88,7 +114,10 @@ describe('hooklog alert under kill -9 (Kafka)', () => {
         handler: async (b) => void seen.push(...b.records.map((r) => r.headers['hooklog-alert-id']!)),
       });
       try {
-        await waitFor(() => seen.length >= expectedFindings, { timeoutMs: 90_000, what: `alerts (${seen.length}); alerting: ${last.output().slice(-1500)}` });
+        await waitFor(() => seen.length >= expectedFindings, {
+          timeoutMs: 90_000,
+          what: `alerts (${seen.length}); alerting: ${last.output().slice(-1500)}`,
+        });
       } finally {
         await reader.stop();
       }
@@ -111,21 +140,35 @@ describe('hooklog alert under kill -9 (embedded)', () => {
       data_dir: dataDir,
       log_level: 'info',
       stream: { topic_prefix: prefix, partitions: 3 },
-      alerting: { group, rules: TEST_RULES, clickhouse: false, max_batch_records: 10, max_batch_wait_ms: 20, allowed_lateness_ms: 60_000 },
+      alerting: {
+        group,
+        rules: TEST_RULES,
+        clickhouse: false,
+        max_batch_records: 10,
+        max_batch_wait_ms: 20,
+        allowed_lateness_ms: 60_000,
+      },
     };
     const configPath = join(dir, `${prefix}.yaml`);
     writeFileSync(configPath, stringify(config));
     const orgs = ['acme', 'globex', 'initech', 'umbrella', 'hooli', 'wonka'];
     const { records, expectedFindings } = findingEvents(orgs, 100);
     let local = await openEmbeddedStream({ dataDir, logger: log });
-    await local.ensureTopics([{ name: t.logs, partitions: 3 }, { name: t.deadletter, partitions: 1 }]);
+    await local.ensureTopics([
+      { name: t.logs, partitions: 3 },
+      { name: t.deadletter, partitions: 1 },
+    ]);
     for (let i = 0; i < records.length; i += 500) await local.append(t.logs, records.slice(i, i + 500));
     await local.close();
 
     for (let k = 0; k < 3; k++) {
       const proc = spawnAlert(configPath);
       // Each evaluated batch with alerts logs a line; kill after a few of this run's own batches.
-      await waitFor(() => (proc.output().match(/alerts raised/g) ?? []).length >= 6, { timeoutMs: 60_000, intervalMs: 5, what: `progress: ${proc.output()}` });
+      await waitFor(() => (proc.output().match(/alerts raised/g) ?? []).length >= 6, {
+        timeoutMs: 60_000,
+        intervalMs: 5,
+        what: `progress: ${proc.output()}`,
+      });
       proc.child.kill('SIGKILL');
       await proc.exited;
     }
@@ -133,13 +176,19 @@ describe('hooklog alert under kill -9 (embedded)', () => {
     // Drain in this process with the same code `hooklog alert` runs, then count.
     local = await openEmbeddedStream({ dataDir, logger: log });
     try {
-      const committed = async () => [...(await local.committedOffsets(t.logs, group)).values()].reduce((a, b) => a + b, 0);
+      const committed = async () =>
+        [...(await local.committedOffsets(t.logs, group)).values()].reduce((a, b) => a + b, 0);
       const atRestart = await committed();
       expect(atRestart).toBeGreaterThan(0);
       expect(atRestart).toBeLessThan(records.length);
       const alerting = await startAlerting({
-        config: alertingSchema.parse(config.alerting), stream: local, topicPrefix: prefix, partitions: 3,
-        logsTopic: t.logs, deadletterTopic: t.deadletter, logger: log,
+        config: alertingSchema.parse(config.alerting),
+        stream: local,
+        topicPrefix: prefix,
+        partitions: 3,
+        logsTopic: t.logs,
+        deadletterTopic: t.deadletter,
+        logger: log,
       });
       try {
         await waitFor(async () => (await committed()) === records.length, { what: 'drained' });
@@ -148,7 +197,9 @@ describe('hooklog alert under kill -9 (embedded)', () => {
       }
       const seen: string[] = [];
       const reader = await local.consume({
-        topic: alertingTopics(prefix).alerts, group: randomName('reader'), maxBatchWaitMs: 20,
+        topic: alertingTopics(prefix).alerts,
+        group: randomName('reader'),
+        maxBatchWaitMs: 20,
         handler: async (b) => void seen.push(...b.records.map((r) => r.headers['hooklog-alert-id']!)),
       });
       try {

@@ -67,7 +67,8 @@ function lintFile(file: string, out: Problem[]): void {
         let line = start;
         const cause = (err as { cause?: unknown }).cause;
         const f = (r as { detection?: unknown } | null)?.detection;
-        if (cause instanceof FilterSyntaxError && typeof f === 'string') line = lineOf(text, f.trim().split('\n')[0]!.slice(0, 40), start, start);
+        if (cause instanceof FilterSyntaxError && typeof f === 'string')
+          line = lineOf(text, f.trim().split('\n')[0]!.slice(0, 40), start, start);
         out.push({ file, line, severity: 'error', message: (err as Error).message.replace(`${file}: `, '') });
       }
     });
@@ -119,7 +120,9 @@ function warnPaths(file: string, text: string, filter: string, out: Problem[], f
       file,
       line: lineOf(text, p, from, from),
       severity: 'warning',
-      message: alias ? `"${p}" is not a LogEvent field; read as ${alias}` : `"${p}" is not a LogEvent field: it matches nothing on a real event`,
+      message: alias
+        ? `"${p}" is not a LogEvent field; read as ${alias}`
+        : `"${p}" is not a LogEvent field: it matches nothing on a real event`,
     });
   }
 }
@@ -141,7 +144,13 @@ export function lintPaths(paths: readonly string[]): Problem[] {
       for (const l of loadRulePaths(files)) {
         for (const r of l.rules) {
           const prev = seen.get(r.id);
-          if (prev) out.push({ file: l.file, line: lineOf(readFileSync(l.file, 'utf8'), r.id), severity: 'error', message: `rule id ${r.id} also defined in ${prev}` });
+          if (prev)
+            out.push({
+              file: l.file,
+              line: lineOf(readFileSync(l.file, 'utf8'), r.id),
+              severity: 'error',
+              message: `rule id ${r.id} also defined in ${prev}`,
+            });
           else seen.set(r.id, l.file);
         }
       }

@@ -33,7 +33,10 @@ function copies(rule: CompiledRule, event: Record<string, unknown>): Record<stri
   return Array.from({ length: n }, (_, i) => {
     const e = structuredClone(event);
     if (rule.kind === 'distinct' && Array.isArray(e['target'])) {
-      (e['target'] as Record<string, unknown>[]) = (e['target'] as Record<string, unknown>[]).map((t) => ({ ...t, id: `${String(t['id'])}-${i}` }));
+      (e['target'] as Record<string, unknown>[]) = (e['target'] as Record<string, unknown>[]).map((t) => ({
+        ...t,
+        id: `${String(t['id'])}-${i}`,
+      }));
     }
     return e;
   });
@@ -42,11 +45,16 @@ function copies(rule: CompiledRule, event: Record<string, unknown>): Record<stri
 function fires(rule: CompiledRule, event: Record<string, unknown>): boolean {
   const engine = new PartitionEngine([rule], { allowedLatenessMs: 60_000 });
   const t0 = Date.parse('2024-05-01T10:00:00Z');
-  return copies(rule, event).some((e, i) => engine.process(e, { org: 'org', timeMs: t0 + i * 1000, id: `case-${i}` }).length > 0);
+  return copies(rule, event).some(
+    (e, i) => engine.process(e, { org: 'org', timeMs: t0 + i * 1000, id: `case-${i}` }).length > 0,
+  );
 }
 
 describe('Panther labelled cases', () => {
-  const cases = readFileSync(CASES, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Case);
+  const cases = readFileSync(CASES, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Case);
   const rules = new Map(loadRuleFile(RULES).map((r) => [r.id, r]));
 
   it('replays every case; report per rule', () => {
@@ -67,7 +75,16 @@ describe('Panther labelled cases', () => {
       else if (got) row.fp++;
       else row.fn++;
     }
-    console.table([...report].map(([rule, r]) => ({ rule, expected_true_fired: r.tp, expected_false_silent: r.tn, false_pos: r.fp, false_neg: r.fn, note: r.note ?? '' })));
+    console.table(
+      [...report].map(([rule, r]) => ({
+        rule,
+        expected_true_fired: r.tp,
+        expected_false_silent: r.tn,
+        false_pos: r.fp,
+        false_neg: r.fn,
+        note: r.note ?? '',
+      })),
+    );
     const wrong = [...report].filter(([id, r]) => (r.fp || r.fn) && !EXCEPTIONS[id]);
     expect(wrong).toEqual([]);
     expect(report.size).toBe(30);
@@ -81,7 +98,9 @@ describe('Panther labelled cases', () => {
     const bf = rules.get('Standard.BruteForceByIP')!;
     const hit = cases.find((c) => c.rule_id === 'Standard.BruteForceByIP' && c.expect)!;
     const engine = new PartitionEngine([bf], { allowedLatenessMs: 60_000 });
-    const alerts = copies(bf, hit.event).slice(1).flatMap((e, i) => engine.process(e, { org: 'o', timeMs: i * 1000, id: `x${i}` }));
+    const alerts = copies(bf, hit.event)
+      .slice(1)
+      .flatMap((e, i) => engine.process(e, { org: 'o', timeMs: i * 1000, id: `x${i}` }));
     expect(alerts).toEqual([]);
   });
 });

@@ -31,7 +31,10 @@ export interface ScheduledState {
   seen: Record<string, number>;
 }
 
-export type QueryResolver = (name: string, params: Readonly<Record<string, string>>) => { sql: string; params: Record<string, unknown> };
+export type QueryResolver = (
+  name: string,
+  params: Readonly<Record<string, string>>,
+) => { sql: string; params: Record<string, unknown> };
 
 export interface SchedulerOptions {
   readonly stream: Stream;
@@ -61,14 +64,21 @@ function cell(v: unknown): string {
 
 /** One run of one rule over [until − lookback, until): the alerts for rows not alerted before, and the new state. */
 export async function runScheduledOnce(
-  store: Store, rule: CompiledRule, state: ScheduledState, until: number, resolveQuery?: QueryResolver,
+  store: Store,
+  rule: CompiledRule,
+  state: ScheduledState,
+  until: number,
+  resolveQuery?: QueryResolver,
 ): Promise<{ alerts: Alert[]; state: ScheduledState; rows: number }> {
   const s = rule.scheduled!;
   const since = until - s.lookbackMs;
   const range = { since: chTime(since), until: chTime(until) };
   let rows: Record<string, unknown>[];
   if (s.sql !== undefined) {
-    rows = await store.query<Record<string, unknown>>(s.sql.replaceAll('{db}', store.database), { ...s.params, ...range });
+    rows = await store.query<Record<string, unknown>>(s.sql.replaceAll('{db}', store.database), {
+      ...s.params,
+      ...range,
+    });
   } else {
     if (!resolveQuery) throw new Error(`rule ${rule.id}: named queries are not available here`);
     // A named query takes one org: run it for every org with events in the range.
@@ -78,7 +88,12 @@ export async function runScheduledOnce(
     );
     rows = [];
     for (const { org } of orgs) {
-      const q = resolveQuery(s.query!, { ...s.textParams, org, since: new Date(since).toISOString(), until: new Date(until).toISOString() });
+      const q = resolveQuery(s.query!, {
+        ...s.textParams,
+        org,
+        since: new Date(since).toISOString(),
+        until: new Date(until).toISOString(),
+      });
       const got = await store.query<Record<string, unknown>>(q.sql, q.params as Record<string, string>);
       rows.push(...got.map((r) => ({ org, ...r })));
     }
@@ -92,7 +107,8 @@ export async function runScheduledOnce(
     const known = seen[identity] !== undefined;
     seen[identity] = until;
     if (known) continue;
-    const t = typeof row[s.timeColumn] === 'string' ? Date.parse(`${String(row[s.timeColumn]).replace(' ', 'T')}Z`) : NaN;
+    const t =
+      typeof row[s.timeColumn] === 'string' ? Date.parse(`${String(row[s.timeColumn]).replace(' ', 'T')}Z`) : NaN;
     const at = Number.isFinite(t) ? t : until;
     alerts.push(makeAlert(rule, org, key, `row:${key}`, at, at, Number(row['count'] ?? 1) || 1, []));
   }
@@ -129,10 +145,14 @@ export async function startScheduler(o: SchedulerOptions): Promise<Scheduler> {
         const out = await runScheduledOnce(o.store, r, st, until, o.resolveQuery);
         await o.stream.appendAtomically([
           ...(out.alerts.length ? [{ topic: o.alertsTopic, records: out.alerts.map(alertRecord) }] : []),
-          { topic: o.stateTopic, records: [{ key: scheduledKey(o.group, r.id), value: Buffer.from(JSON.stringify(out.state)), headers: {} }] },
+          {
+            topic: o.stateTopic,
+            records: [{ key: scheduledKey(o.group, r.id), value: Buffer.from(JSON.stringify(out.state)), headers: {} }],
+          },
         ]);
         states.set(r.id, out.state);
-        if (out.alerts.length) o.telemetry.log.info({ rule: r.id, rows: out.rows, alerts: out.alerts.length }, 'scheduled alerts raised');
+        if (out.alerts.length)
+          o.telemetry.log.info({ rule: r.id, rows: out.rows, alerts: out.alerts.length }, 'scheduled alerts raised');
         else o.telemetry.log.debug({ rule: r.id, rows: out.rows }, 'scheduled rule ran');
       } catch (err) {
         // Not advanced: the same window runs again at the next tick.
@@ -142,13 +162,18 @@ export async function startScheduler(o: SchedulerOptions): Promise<Scheduler> {
   };
   const schedule = () => {
     if (stopped) return;
-    const soonest = Math.min(...rules.map((r) => {
-      const every = r.scheduled!.everyMs;
-      return (Math.floor(now() / every) + 1) * every - now();
-    }));
-    timer = setTimeout(() => {
-      running = tick().finally(schedule);
-    }, Math.max(10, Math.min(soonest, 60_000)));
+    const soonest = Math.min(
+      ...rules.map((r) => {
+        const every = r.scheduled!.everyMs;
+        return (Math.floor(now() / every) + 1) * every - now();
+      }),
+    );
+    timer = setTimeout(
+      () => {
+        running = tick().finally(schedule);
+      },
+      Math.max(10, Math.min(soonest, 60_000)),
+    );
   };
   if (rules.length) {
     running = tick().finally(schedule);

@@ -31,9 +31,16 @@ beforeAll(async () => {
     extra: {
       alerting: {
         sigma_paths: [`${FIXTURES_DIR}sigma`],
-        rules: [{ id: 'grant-then-token', type: 'sequence', window_ms: 600_000, group_by: ['actor.alternateId'],
-          first: { s: { eventType: 'user.account.privilege.grant' }, condition: 's' },
-          then: { s: { eventType: 'system.api_token.create' }, condition: 's' } }],
+        rules: [
+          {
+            id: 'grant-then-token',
+            type: 'sequence',
+            window_ms: 600_000,
+            group_by: ['actor.alternateId'],
+            first: { s: { eventType: 'user.account.privilege.grant' }, condition: 's' },
+            then: { s: { eventType: 'system.api_token.create' }, condition: 's' },
+          },
+        ],
         max_batch_wait_ms: 50,
         webhooks: [{ name: 'slack', url, format: 'slack' }],
       },
@@ -51,24 +58,45 @@ describe('alerting in hooklog start', () => {
   it('turns detectable events into one webhook post and one table row per finding', async () => {
     const t = Date.now();
     const ev = (eventType: string, dt: number) => ({
-      uuid: randomUUID(), published: new Date(t + dt).toISOString(), eventType, displayMessage: eventType,
-      actor: { alternateId: 'mallory@acme.example', type: 'User' }, outcome: { result: 'SUCCESS' },
+      uuid: randomUUID(),
+      published: new Date(t + dt).toISOString(),
+      eventType,
+      displayMessage: eventType,
+      actor: { alternateId: 'mallory@acme.example', type: 'User' },
+      outcome: { result: 'SUCCESS' },
     });
     // Sigma (test/fixtures/sigma): admin_role_granted and api_token_created; ours: the sequence.
-    const events = [ev('user.account.privilege.grant', 0), ev('system.api_token.create', 60_000), ev('user.session.start', 70_000)];
+    const events = [
+      ev('user.account.privilege.grant', 0),
+      ev('system.api_token.create', 60_000),
+      ev('user.session.start', 70_000),
+    ];
     expect(await postDelivery(daemon!.url, inst.hookId, delivery(inst.org, inst.hookId, events))).toBe(204);
     // The service retries a delivery it thinks failed: the same events again must not alert again.
     expect(await postDelivery(daemon!.url, inst.hookId, delivery(inst.org, inst.hookId, events))).toBe(204);
 
-    await waitFor(() => posts.length >= 3, { timeoutMs: 30_000, what: `webhook posts: ${daemon!.output().slice(-2000)}` });
+    await waitFor(() => posts.length >= 3, {
+      timeoutMs: 30_000,
+      what: `webhook posts: ${daemon!.output().slice(-2000)}`,
+    });
     const texts = posts.map((p) => p.text).join('\n');
     expect(texts).toContain('Okta API Token Created');
     expect(texts).toContain('grant-then-token');
 
-    const sql = await waitFor(async () => {
-      const r = await runCli(['-c', inst.configPath, 'sql', 'SELECT rule_id, count() AS n FROM alerts FINAL GROUP BY rule_id ORDER BY rule_id', '-f', 'json']);
-      return r.code === 0 && (JSON.parse(r.stdout) as unknown[]).length >= 3 ? r : undefined;
-    }, { what: 'alerts table' });
+    const sql = await waitFor(
+      async () => {
+        const r = await runCli([
+          '-c',
+          inst.configPath,
+          'sql',
+          'SELECT rule_id, count() AS n FROM alerts FINAL GROUP BY rule_id ORDER BY rule_id',
+          '-f',
+          'json',
+        ]);
+        return r.code === 0 && (JSON.parse(r.stdout) as unknown[]).length >= 3 ? r : undefined;
+      },
+      { what: 'alerts table' },
+    );
     const rows = JSON.parse(sql.stdout) as Array<{ rule_id: string; n: string | number }>;
     expect(rows.map((r) => Number(r.n))).toEqual([1, 1, 1]);
     expect(new Set(posts.map((p) => p.id)).size).toBe(posts.length);

@@ -14,7 +14,16 @@ export interface AlertingCounters {
 
 export function createAlertingTelemetry(logger: Logger) {
   const log = logger.child({ component: 'alerting' });
-  const counters: AlertingCounters = { events: 0, alerts: 0, skippedRedelivered: 0, invalidRecords: 0, checkpointFailures: 0, delivered: 0, deliveryRetries: 0, deliveryRejected: 0 };
+  const counters: AlertingCounters = {
+    events: 0,
+    alerts: 0,
+    skippedRedelivered: 0,
+    invalidRecords: 0,
+    checkpointFailures: 0,
+    delivered: 0,
+    deliveryRetries: 0,
+    deliveryRejected: 0,
+  };
   return {
     counters,
     log,

@@ -29,7 +29,13 @@ export function insertSorted(list: Entry[], e: Entry): number {
  * most `windowMs`, with ≥ `threshold` entries (or distinct values when
  * `distinct`). Returns the run's bounds or null.
  */
-export function findRun(list: readonly Entry[], at: number, windowMs: number, threshold: number, distinct: boolean): [number, number] | null {
+export function findRun(
+  list: readonly Entry[],
+  at: number,
+  windowMs: number,
+  threshold: number,
+  distinct: boolean,
+): [number, number] | null {
   const t = list[at]![0];
   let i = at;
   while (i > 0 && list[i - 1]![0] >= t - windowMs) i--;
@@ -61,10 +67,17 @@ export interface SeqState {
  * step must not come after the second; for `any` (Sigma near) either may.
  * Returns the partner's index (the earliest eligible one) or -1.
  */
-export function findPartner(others: readonly Entry[], e: Entry, eIsFirst: boolean, windowMs: number, order: 'ordered' | 'any'): number {
+export function findPartner(
+  others: readonly Entry[],
+  e: Entry,
+  eIsFirst: boolean,
+  windowMs: number,
+  order: 'ordered' | 'any',
+): number {
   for (let i = 0; i < others.length; i++) {
     const d = others[i]![0] - e[0];
-    const ok = order === 'any' ? Math.abs(d) <= windowMs : eIsFirst ? d >= 0 && d <= windowMs : d <= 0 && -d <= windowMs;
+    const ok =
+      order === 'any' ? Math.abs(d) <= windowMs : eIsFirst ? d >= 0 && d <= windowMs : d <= 0 && -d <= windowMs;
     if (ok) return i;
   }
   return -1;

@@ -34,14 +34,25 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-function rec(offset: number, event: Record<string, unknown>, org: string, source: string, receivedAt: string): ConsumedRecord {
+function rec(
+  offset: number,
+  event: Record<string, unknown>,
+  org: string,
+  source: string,
+  receivedAt: string,
+): ConsumedRecord {
   return {
     topic: 't.logs',
     partition: 0,
     offset,
     key: org,
     value: Buffer.from(JSON.stringify(event)),
-    headers: { [Header.org]: org, [Header.source]: source, [Header.hookId]: source === 'hook' ? 'h1' : '', [Header.receivedAt]: receivedAt },
+    headers: {
+      [Header.org]: org,
+      [Header.source]: source,
+      [Header.hookId]: source === 'hook' ? 'h1' : '',
+      [Header.receivedAt]: receivedAt,
+    },
     timestamp: Date.parse(receivedAt),
   };
 }
@@ -65,13 +76,26 @@ describe('arrivals', () => {
         rec(4, b, org, 'backfill', '2026-11-21T08:00:00.000Z'),
       ],
     };
-    const deps: WriterDeps = { store, stream: null as never, deadletterTopic: 't.deadletter', telemetry: createSinkTelemetry(log), signal: new AbortController().signal };
-    const pipeline: Pipeline = { table: 'events_v2', map: mapEventRecord, onReject: 'deadletter', companion: { table: 'arrivals', map: arrivalRow } };
+    const deps: WriterDeps = {
+      store,
+      stream: null as never,
+      deadletterTopic: 't.deadletter',
+      telemetry: createSinkTelemetry(log),
+      signal: new AbortController().signal,
+    };
+    const pipeline: Pipeline = {
+      table: 'events_v2',
+      map: mapEventRecord,
+      onReject: 'deadletter',
+      companion: { table: 'arrivals', map: arrivalRow },
+    };
     await writeBatch(deps, pipeline, batch);
     await writeBatch(deps, pipeline, batch); // redelivered after a crash before the commit
 
     const db = store.database;
-    const raw = await store.query<{ n: string }>(`SELECT count() AS n FROM ${db}.arrivals WHERE org = {org:String}`, { org });
+    const raw = await store.query<{ n: string }>(`SELECT count() AS n FROM ${db}.arrivals WHERE org = {org:String}`, {
+      org,
+    });
     // One insert (folded on insert to 4 rows: the two hook copies of a); the second was dropped by its token.
     expect(Number(raw[0]!.n)).toBe(4);
     const rows = await store.query<{ uuid: string; path: string; first: string; copies: string; hook_id: string }>(
@@ -85,9 +109,14 @@ describe('arrivals', () => {
       [ub, 'backfill', '2026-11-21 08:00:00.000', '1'],
       [ub, 'system-log', '2026-11-20 10:05:00.000', '1'],
     ]);
-    const events = await store.query<{ n: string }>(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String}`, { org });
+    const events = await store.query<{ n: string }>(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String}`, {
+      org,
+    });
     expect(Number(events[0]!.n)).toBe(2);
-    const folded = await store.query<{ n: string }>(`SELECT count() AS n FROM ${db}.arrivals FINAL WHERE org = {org:String}`, { org });
+    const folded = await store.query<{ n: string }>(
+      `SELECT count() AS n FROM ${db}.arrivals FINAL WHERE org = {org:String}`,
+      { org },
+    );
     expect(Number(folded[0]!.n)).toBe(4);
   });
 });

@@ -26,7 +26,11 @@ beforeAll(async () => {
   store = openStore({ database: randomName('crash'), dataDir, logger: log });
   await migrate(store, log);
   stream = await openKafkaStream({
-    brokers: kafkaBrokerList(), clientId: randomName('crash'), logger: log, heartbeatIntervalMs: 500, sessionTimeoutMs: 10_000,
+    brokers: kafkaBrokerList(),
+    clientId: randomName('crash'),
+    logger: log,
+    heartbeatIntervalMs: 500,
+    sessionTimeoutMs: 10_000,
   });
 }, 60_000);
 

@@ -106,7 +106,12 @@ export function event(rand: () => number, org: string, n: number, id: string): S
   return {
     key: org,
     value: Buffer.from(JSON.stringify(value)),
-    headers: { [Header.org]: org, [Header.source]: 'hook', [Header.hookId]: 'h1', [Header.receivedAt]: new Date().toISOString() },
+    headers: {
+      [Header.org]: org,
+      [Header.source]: 'hook',
+      [Header.hookId]: 'h1',
+      [Header.receivedAt]: new Date().toISOString(),
+    },
   };
 }
 
@@ -150,8 +155,15 @@ export async function crashReplay(o: CrashReplayOptions): Promise<CrashReplayRes
       let insertsLeft = int(1, 5);
       const mortal = mortalStore(store, (t) => t === table && --insertsLeft === 0);
       const sink = await startClickHouseSink({
-        stream, store: mortal, topics, group, logger: o.logger, eventsTable: table, consumeDeadletter: false,
-        maxBatchRecords: int(3, 60), maxBatchWaitMs: int(10, 150),
+        stream,
+        store: mortal,
+        topics,
+        group,
+        logger: o.logger,
+        eventsTable: table,
+        consumeDeadletter: false,
+        maxBatchRecords: int(3, 60),
+        maxBatchWaitMs: int(10, 150),
       });
       try {
         await waitFor(() => mortal.dead, { timeoutMs: 60_000, intervalMs: 5, what: `crash point ${crashes + 1}` });
@@ -167,16 +179,33 @@ export async function crashReplay(o: CrashReplayOptions): Promise<CrashReplayRes
 
   // The last incarnation never crashes: it drains everything.
   incarnations++;
-  const sink = await startClickHouseSink({ stream, store, topics, group, logger: o.logger, eventsTable: table, consumeDeadletter: false,
-    maxBatchRecords: int(3, 60), maxBatchWaitMs: int(10, 150) });
-  const committedSum = async () => [...(await stream.committedOffsets(topics.logs, group)).values()].reduce((a, b) => a + b, 0);
+  const sink = await startClickHouseSink({
+    stream,
+    store,
+    topics,
+    group,
+    logger: o.logger,
+    eventsTable: table,
+    consumeDeadletter: false,
+    maxBatchRecords: int(3, 60),
+    maxBatchWaitMs: int(10, 150),
+  });
+  const committedSum = async () =>
+    [...(await stream.committedOffsets(topics.logs, group)).values()].reduce((a, b) => a + b, 0);
   try {
-    await waitFor(async () => (await committedSum()) === appended, { timeoutMs: 120_000, what: `${appended} records committed` });
+    await waitFor(async () => (await committedSum()) === appended, {
+      timeoutMs: 120_000,
+      what: `${appended} records committed`,
+    });
   } finally {
     await sink.stop();
   }
-  const [stats] = await store.query<{ n: string; u: string }>(`SELECT count() AS n, uniqExact(uuid) AS u FROM ${store.database}.${table}`);
-  const stored = new Set((await store.query<{ uuid: string }>(`SELECT DISTINCT uuid FROM ${store.database}.${table}`)).map((r) => r.uuid));
+  const [stats] = await store.query<{ n: string; u: string }>(
+    `SELECT count() AS n, uniqExact(uuid) AS u FROM ${store.database}.${table}`,
+  );
+  const stored = new Set(
+    (await store.query<{ uuid: string }>(`SELECT DISTINCT uuid FROM ${store.database}.${table}`)).map((r) => r.uuid),
+  );
   return {
     crashes,
     appended,

@@ -46,7 +46,10 @@ afterAll(async () => {
 
 async function freshTopics(): Promise<Topics> {
   const topics = topicNames(randomName('hl'));
-  await stream.ensureTopics([{ name: topics.logs, partitions: 1 }, { name: topics.deadletter, partitions: 1 }]);
+  await stream.ensureTopics([
+    { name: topics.logs, partitions: 1 },
+    { name: topics.deadletter, partitions: 1 },
+  ]);
   return topics;
 }
 
@@ -54,15 +57,30 @@ function events(org: string, n: number): StreamRecord[] {
   return Array.from({ length: n }, (_, i) => event(rand, org, i, uuid(rand)));
 }
 
-async function sink(over: Partial<ClickHouseSinkOptions> & Pick<ClickHouseSinkOptions, 'topics' | 'group'>): Promise<ClickHouseSink> {
-  const s = await startClickHouseSink({ stream, store, logger: log, maxBatchRecords: 50, maxBatchWaitMs: 20, consumeDeadletter: false, ...over });
+async function sink(
+  over: Partial<ClickHouseSinkOptions> & Pick<ClickHouseSinkOptions, 'topics' | 'group'>,
+): Promise<ClickHouseSink> {
+  const s = await startClickHouseSink({
+    stream,
+    store,
+    logger: log,
+    maxBatchRecords: 50,
+    maxBatchWaitMs: 20,
+    consumeDeadletter: false,
+    ...over,
+  });
   running.push(s);
   return s;
 }
 
 async function readAll(topic: string, expected: number): Promise<ConsumedRecord[]> {
   const got: ConsumedRecord[] = [];
-  const c = await stream.consume({ topic, group: randomName('reader'), maxBatchWaitMs: 20, handler: async (b) => void got.push(...b.records) });
+  const c = await stream.consume({
+    topic,
+    group: randomName('reader'),
+    maxBatchWaitMs: 20,
+    handler: async (b) => void got.push(...b.records),
+  });
   running.push(c);
   await waitFor(() => got.length >= expected, { what: `${expected} records on ${topic}` });
   return got;
@@ -70,7 +88,13 @@ async function readAll(topic: string, expected: number): Promise<ConsumedRecord[
 
 const committed = async (topic: string, group: string) => (await stream.committedOffsets(topic, group)).get(0) ?? 0;
 const rows = async (table: string, org: string) =>
-  Number((await store.query<{ n: string }>(`SELECT count() AS n FROM ${store.database}.${table} WHERE org = {org:String}`, { org }))[0]!.n);
+  Number(
+    (
+      await store.query<{ n: string }>(`SELECT count() AS n FROM ${store.database}.${table} WHERE org = {org:String}`, {
+        org,
+      })
+    )[0]!.n,
+  );
 
 describe('sink errors by kind', () => {
   it('dead-letters what can never succeed, with its error code and raw bytes, and moves on', async () => {
@@ -98,9 +122,13 @@ describe('sink errors by kind', () => {
     const byOffset = new Map(letters.map((l) => [Number(l.headers[Header.originalOffset]), l]));
     expect([...byOffset.keys()].sort((a, b) => a - b)).toEqual([3, 17, 30]);
     for (const [offset, l] of byOffset) expect(l.value.equals(records[offset]!.value)).toBe(true);
-    expect(byOffset.get(3)!.headers[Header.reason]).toMatch(/^RECORD_INVALID: record of \d+ bytes is over sink.max_record_bytes \(4096\)/);
+    expect(byOffset.get(3)!.headers[Header.reason]).toMatch(
+      /^RECORD_INVALID: record of \d+ bytes is over sink.max_record_bytes \(4096\)/,
+    );
     expect(byOffset.get(17)!.headers[Header.reason]).toMatch(/^RECORD_INVALID: value is not valid JSON/);
-    expect(byOffset.get(30)!.headers[Header.reason]).toMatch(/^STORE_REJECTED_ROW: ClickHouse TOO_LARGE_STRING_SIZE \(131\)/);
+    expect(byOffset.get(30)!.headers[Header.reason]).toMatch(
+      /^STORE_REJECTED_ROW: ClickHouse TOO_LARGE_STRING_SIZE \(131\)/,
+    );
     expect(s.counters.deadLettered).toBe(3);
   });
 
@@ -142,7 +170,8 @@ describe('sink errors by kind', () => {
   it('retries while the store is down, commits nothing meanwhile, and lands everything once when it is back', async () => {
     let down = true;
     const flaky: Store = Object.create(store) as Store;
-    const unavailable = () => new HooklogError('STORE_UNAVAILABLE', 'ClickHouse unreachable (injected)', { retriable: true });
+    const unavailable = () =>
+      new HooklogError('STORE_UNAVAILABLE', 'ClickHouse unreachable (injected)', { retriable: true });
     flaky.query = async (sql, params) => {
       if (down) throw unavailable();
       return store.query(sql, params);
@@ -155,12 +184,19 @@ describe('sink errors by kind', () => {
     const org = randomName('initech');
     await stream.append(topics.logs, events(org, 30));
     const group = randomName('g');
-    const s = await sink({ topics, group, store: flaky, retryPolicy: { initialMs: 5, multiplier: 2, maxMs: 40, retries: Infinity, jitter: 0 } });
+    const s = await sink({
+      topics,
+      group,
+      store: flaky,
+      retryPolicy: { initialMs: 5, multiplier: 2, maxMs: 40, retries: Infinity, jitter: 0 },
+    });
     await waitFor(() => s.counters.planErrors >= 5, { what: 'retries while the store is down' });
     expect(await committed(topics.logs, group)).toBe(0);
     expect(s.counters.deadLettered).toBe(0);
     down = false;
-    await waitFor(async () => (await committed(topics.logs, group)) === 30, { what: 'committed once the store is back' });
+    await waitFor(async () => (await committed(topics.logs, group)) === 30, {
+      what: 'committed once the store is back',
+    });
     expect(await rows('events_v2', org)).toBe(30);
     expect(s.counters.deadLettered).toBe(0);
   });

@@ -12,8 +12,18 @@ import { CORPORA_DIR } from '../../test/support/corpus.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
 import { mapEventRecord } from './rows.js';
 
-const lines = readFileSync(join(CORPORA_DIR, 'logevents.jsonl'), 'utf8').split('\n').filter((l) => l.trim() !== '');
-const rec = (value: string): ConsumedRecord => ({ topic: 't', partition: 0, offset: 0, key: null, value: Buffer.from(value), headers: {}, timestamp: 0 });
+const lines = readFileSync(join(CORPORA_DIR, 'logevents.jsonl'), 'utf8')
+  .split('\n')
+  .filter((l) => l.trim() !== '');
+const rec = (value: string): ConsumedRecord => ({
+  topic: 't',
+  partition: 0,
+  offset: 0,
+  key: null,
+  value: Buffer.from(value),
+  headers: {},
+  timestamp: 0,
+});
 
 describe('event mapping on the corpus', () => {
   it('keys every event by its lower-cased uuid, and its upper-cased copy by the same key', () => {
@@ -35,9 +45,14 @@ describe('event mapping on the corpus', () => {
     for (const line of lines) {
       const r = mapEventRecord(rec(line));
       if (!r.ok) continue;
-      const e = JSON.parse(line) as { client?: { ipAddress?: unknown }; request?: { ipChain?: Array<{ ip?: unknown }> } };
+      const e = JSON.parse(line) as {
+        client?: { ipAddress?: unknown };
+        request?: { ipChain?: Array<{ ip?: unknown }> };
+      };
       const own = typeof e.client?.ipAddress === 'string' && isIP(e.client.ipAddress) ? e.client.ipAddress : undefined;
-      const chained = (e.request?.ipChain ?? []).map((h) => h?.ip).find((ip): ip is string => typeof ip === 'string' && isIP(ip) !== 0);
+      const chained = (e.request?.ipChain ?? [])
+        .map((h) => h?.ip)
+        .find((ip): ip is string => typeof ip === 'string' && isIP(ip) !== 0);
       expect(r.row.client_ip).toBe(own ?? chained ?? '::');
       // The same event with its address blanked falls back to the chain.
       const blanked = mapEventRecord(rec(JSON.stringify({ ...e, client: { ...(e.client ?? {}), ipAddress: 'null' } })));

@@ -66,7 +66,13 @@ export function clickHouseBatchPlans(o: PlanStoreOptions): BatchPlans {
       });
     },
     record(partition, range) {
-      const row: PlanRow = { consumer_group: group, topic, partition, first_offset: range.first, last_offset: range.last };
+      const row: PlanRow = {
+        consumer_group: group,
+        topic,
+        partition,
+        first_offset: range.first,
+        last_offset: range.last,
+      };
       return withRetry('record', partition, () => store.insertJson(table, [row]));
     },
   };

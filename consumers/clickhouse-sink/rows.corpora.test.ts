@@ -7,7 +7,10 @@ import { Header } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
 import { mapEventRecord, type EventRow } from './rows.js';
 
-const lines = (file: string) => readFileSync(join(CORPORA_DIR, file), 'utf8').split('\n').filter((l) => l.trim() !== '');
+const lines = (file: string) =>
+  readFileSync(join(CORPORA_DIR, file), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
 
 const headers = {
   [Header.org]: 'acme',
@@ -18,7 +21,16 @@ const headers = {
 };
 
 function record(value: Buffer | string, over: Partial<ConsumedRecord> = {}): ConsumedRecord {
-  return { topic: 'hl.logs', partition: 2, offset: 41, key: 'acme', value: Buffer.isBuffer(value) ? value : Buffer.from(value), headers, timestamp: 1_700_000_000_000, ...over };
+  return {
+    topic: 'hl.logs',
+    partition: 2,
+    offset: 41,
+    key: 'acme',
+    value: Buffer.isBuffer(value) ? value : Buffer.from(value),
+    headers,
+    timestamp: 1_700_000_000_000,
+    ...over,
+  };
 }
 
 function mapped(value: string | object): EventRow {

@@ -15,7 +15,16 @@ const headers = {
 };
 
 function record(value: Buffer | string, over: Partial<ConsumedRecord> = {}): ConsumedRecord {
-  return { topic: 'hl.logs', partition: 2, offset: 41, key: 'acme', value: Buffer.isBuffer(value) ? value : Buffer.from(value), headers, timestamp: 1_700_000_000_000, ...over };
+  return {
+    topic: 'hl.logs',
+    partition: 2,
+    offset: 41,
+    key: 'acme',
+    value: Buffer.isBuffer(value) ? value : Buffer.from(value),
+    headers,
+    timestamp: 1_700_000_000_000,
+    ...over,
+  };
 }
 
 function mapped(value: string | object): EventRow {
@@ -25,22 +34,53 @@ function mapped(value: string | object): EventRow {
 }
 
 describe('mapEventRecord fields', () => {
-  const first = JSON.parse(fixtureLines('logevents.valid.jsonl').find((l) => l.includes('"application.lifecycle.update"'))!) as Record<string, unknown>;
+  const first = JSON.parse(
+    fixtureLines('logevents.valid.jsonl').find((l) => l.includes('"application.lifecycle.update"'))!,
+  ) as Record<string, unknown>;
 
   it('copies the typed columns and hooklog metadata', () => {
     const row = mapped(first);
     expect(row).toMatchObject({
-      org: 'acme', source: 'hook', hook_id: 'hook-1', delivery_id: 'dlv-9', received_at: '2024-10-15 02:30:46.500',
-      uuid: '93489d21-7149-4ee2-abef-fa3e040d8a11', published: '2025-01-09 00:07:27.519',
-      event_type: 'application.lifecycle.update', version: '0', severity: 'INFO', display_message: 'Update application',
+      org: 'acme',
+      source: 'hook',
+      hook_id: 'hook-1',
+      delivery_id: 'dlv-9',
+      received_at: '2024-10-15 02:30:46.500',
+      uuid: '93489d21-7149-4ee2-abef-fa3e040d8a11',
+      published: '2025-01-09 00:07:27.519',
+      event_type: 'application.lifecycle.update',
+      version: '0',
+      severity: 'INFO',
+      display_message: 'Update application',
       legacy_event_type: 'app.generic.config.app_updated',
-      actor_id: '00uacme0taro00000004x7', actor_type: 'User', actor_alternate_id: 'taro.yamada@acme.example', actor_display_name: '山田 太郎',
-      client_ip: '2001:db8::42', client_browser: 'CHROME', client_os: 'Mac OS X', client_zone: 'null', client_device: 'Computer',
-      as_number: 64497, as_org: 'example cloud', is_proxy: false,
-      geo_country: 'Germany', geo_state: 'Land Berlin', geo_city: 'Berlin', geo_postal_code: '10115', geo_lat: 52.52, geo_lon: 13.405,
-      outcome_result: 'SUCCESS', outcome_reason: '',
-      target_id: ['0oaacmewiki000000x7'], target_type: ['AppInstance'], target_alternate_id: ['Acme Wiki'], target_display_name: ['Acme Wiki'],
-      transaction_id: 'dXB9KX5DV1lWJ46mKbkw1XtnD7k', transaction_type: 'WEB', external_session_id: '102wJg7pIMkBNCqJaCY0OURjq', root_session_id: '',
+      actor_id: '00uacme0taro00000004x7',
+      actor_type: 'User',
+      actor_alternate_id: 'taro.yamada@acme.example',
+      actor_display_name: '山田 太郎',
+      client_ip: '2001:db8::42',
+      client_browser: 'CHROME',
+      client_os: 'Mac OS X',
+      client_zone: 'null',
+      client_device: 'Computer',
+      as_number: 64497,
+      as_org: 'example cloud',
+      is_proxy: false,
+      geo_country: 'Germany',
+      geo_state: 'Land Berlin',
+      geo_city: 'Berlin',
+      geo_postal_code: '10115',
+      geo_lat: 52.52,
+      geo_lon: 13.405,
+      outcome_result: 'SUCCESS',
+      outcome_reason: '',
+      target_id: ['0oaacmewiki000000x7'],
+      target_type: ['AppInstance'],
+      target_alternate_id: ['Acme Wiki'],
+      target_display_name: ['Acme Wiki'],
+      transaction_id: 'dXB9KX5DV1lWJ46mKbkw1XtnD7k',
+      transaction_type: 'WEB',
+      external_session_id: '102wJg7pIMkBNCqJaCY0OURjq',
+      root_session_id: '',
     });
     expect(row.client_user_agent).toMatch(/^Mozilla\/5\.0 \(Macintosh/);
   });
@@ -51,20 +91,47 @@ describe('mapEventRecord fields', () => {
       version: 0,
       severity: { level: 'INFO' },
       displayMessage: ['x'],
-      client: { ipAddress: 12, zone: true, geographicalContext: { postalCode: 27607, geolocation: { lat: '35.5', lon: { x: 1 } } } },
+      client: {
+        ipAddress: 12,
+        zone: true,
+        geographicalContext: { postalCode: 27607, geolocation: { lat: '35.5', lon: { x: 1 } } },
+      },
       target: [null, 'str', { id: 7, type: null }, []],
       authenticationContext: 'nope',
       request: undefined, // no ipChain to fall back on
     });
     expect(row).toMatchObject({
-      version: '0', severity: '', display_message: '', client_ip: '::', client_zone: 'true', geo_postal_code: '27607',
-      geo_lat: 35.5, geo_lon: null, target_id: ['7'], target_type: [''], target_alternate_id: [''], target_display_name: [''], external_session_id: '',
+      version: '0',
+      severity: '',
+      display_message: '',
+      client_ip: '::',
+      client_zone: 'true',
+      geo_postal_code: '27607',
+      geo_lat: 35.5,
+      geo_lon: null,
+      target_id: ['7'],
+      target_type: [''],
+      target_alternate_id: [''],
+      target_display_name: [''],
+      external_session_id: '',
     });
   });
 
   it('copes with every optional part missing or null, and with missing headers', () => {
-    const r = mapEventRecord(record(JSON.stringify({ uuid: 'u-1', published: '2024-01-01T00:00:00Z', actor: null, client: null, target: null }), { headers: {} }));
-    expect(r.ok && r.row).toMatchObject({ org: '', source: '', event_type: '', geo_lat: null, target_id: [], received_at: '2023-11-14 22:13:20.000' });
+    const r = mapEventRecord(
+      record(
+        JSON.stringify({ uuid: 'u-1', published: '2024-01-01T00:00:00Z', actor: null, client: null, target: null }),
+        { headers: {} },
+      ),
+    );
+    expect(r.ok && r.row).toMatchObject({
+      org: '',
+      source: '',
+      event_type: '',
+      geo_lat: null,
+      target_id: [],
+      received_at: '2023-11-14 22:13:20.000',
+    });
   });
 
   it('refuses what cannot be a row, saying why', () => {
@@ -91,7 +158,8 @@ describe('clientIp (the v2 IPv6 column)', () => {
   it('keeps valid IPv4 and IPv6 addresses and turns anything else into ::', () => {
     expect(clientIp('136.56.2.241')).toBe('136.56.2.241');
     expect(clientIp(' 2001:db8::1 ')).toBe('2001:db8::1');
-    for (const bad of ['redacted', '', null, 12, '999.1.1.1', '10.0.0.1, 10.0.0.2', { ip: '1.2.3.4' }]) expect(clientIp(bad), String(bad)).toBe('::');
+    for (const bad of ['redacted', '', null, 12, '999.1.1.1', '10.0.0.1, 10.0.0.2', { ip: '1.2.3.4' }])
+      expect(clientIp(bad), String(bad)).toBe('::');
   });
 });
 
@@ -108,7 +176,17 @@ describe('timestamps', () => {
     expect(at('2024-01-01T00:00:00')).toBe('2024-01-01 00:00:00.000');
     expect(at('2024-01-01T02:00:00+02:00')).toBe('2024-01-01 00:00:00.000');
     expect(at('2024-01-01T00:30:00.5-0130')).toBe('2024-01-01 02:00:00.500');
-    for (const bad of ['redacted', '', null, 17, '2023-02-30T00:00:00Z', '2024-13-01 00:00:00', '2024-01-01T24:00:00Z', '2300-01-01T00:00:00Z', '2024-01-01']) {
+    for (const bad of [
+      'redacted',
+      '',
+      null,
+      17,
+      '2023-02-30T00:00:00Z',
+      '2024-13-01 00:00:00',
+      '2024-01-01T24:00:00Z',
+      '2300-01-01T00:00:00Z',
+      '2024-01-01',
+    ]) {
       expect(at(bad), String(bad)).toBeNull();
     }
   });
@@ -122,24 +200,58 @@ describe('dedupToken and dead letters', () => {
   it('maps a dead letter with where it was read, its reason and origin', () => {
     const r = mapDeadletterRecord(
       record('{"not":"an event"}', {
-        topic: 'hl.deadletter', partition: 1, offset: 7,
-        headers: { ...headers, [Header.reason]: 'event has no uuid', [Header.origin]: 'clickhouse-sink', [Header.originalTopic]: 'hl.logs', [Header.originalPartition]: '2', [Header.originalOffset]: '41' },
+        topic: 'hl.deadletter',
+        partition: 1,
+        offset: 7,
+        headers: {
+          ...headers,
+          [Header.reason]: 'event has no uuid',
+          [Header.origin]: 'clickhouse-sink',
+          [Header.originalTopic]: 'hl.logs',
+          [Header.originalPartition]: '2',
+          [Header.originalOffset]: '41',
+        },
       }),
     );
     expect(r).toEqual({
       ok: true,
-      row: { received_at: '2024-10-15 02:30:46.500', origin: 'clickhouse-sink', reason: 'event has no uuid', topic: 'hl.logs', partition: 2, offset: 41, org: 'acme', raw: '{"not":"an event"}', dl_partition: 1, dl_offset: 7 },
+      row: {
+        received_at: '2024-10-15 02:30:46.500',
+        origin: 'clickhouse-sink',
+        reason: 'event has no uuid',
+        topic: 'hl.logs',
+        partition: 2,
+        offset: 41,
+        org: 'acme',
+        raw: '{"not":"an event"}',
+        dl_partition: 1,
+        dl_offset: 7,
+      },
     });
     const bare = mapDeadletterRecord(record('x', { headers: {}, partition: 0, offset: 3 }));
-    expect(bare.ok && bare.row).toMatchObject({ topic: '', partition: 0, offset: 0, origin: '', reason: '', dl_offset: 3 });
+    expect(bare.ok && bare.row).toMatchObject({
+      topic: '',
+      partition: 0,
+      offset: 0,
+      origin: '',
+      reason: '',
+      dl_offset: 3,
+    });
   });
 });
 
 describe('dead letters carry their error code', () => {
-  it('in a header, and at the head of the deadletter row\'s reason (once)', () => {
+  it("in a header, and at the head of the deadletter row's reason (once)", () => {
     const letter = deadLetter(Buffer.from('{"published":"x"}'), 'event has no uuid', 'event-hook');
     expect(letter.headers[Header.errorCode]).toBe('RECORD_INVALID');
-    const rejected = deadLetter(Buffer.from('{}'), 'STORE_REJECTED_ROW: rejected by ClickHouse', 'clickhouse-sink', {}, null, 'STORE_REJECTED_ROW');
+    const rejected = deadLetter(
+      Buffer.from('{}'),
+      'STORE_REJECTED_ROW: rejected by ClickHouse',
+      'clickhouse-sink',
+      {},
+      null,
+      'STORE_REJECTED_ROW',
+    );
     const row = (h: Record<string, string>) => {
       const r = mapDeadletterRecord(record('{}', { headers: h }));
       if (!r.ok) throw new Error(r.reason);

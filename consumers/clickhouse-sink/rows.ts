@@ -146,9 +146,11 @@ export function mapEventRecord(rec: ConsumedRecord): MapResult<EventRow> {
   // reached us upper-cased (some relays do) must fold with the others. `raw` keeps it as received.
   const uuid = str(e.uuid).toLowerCase();
   if (uuid.trim() === '') return { ok: false, reason: 'event has no uuid (missing, empty or not a string)' };
-  if (uuid.length > MAX_UUID_CHARS) return { ok: false, reason: `event uuid is longer than ${MAX_UUID_CHARS} characters` };
+  if (uuid.length > MAX_UUID_CHARS)
+    return { ok: false, reason: `event uuid is longer than ${MAX_UUID_CHARS} characters` };
   const published = parseTimestamp(e.published);
-  if (published === null) return { ok: false, reason: 'event has no usable published timestamp (missing or not ISO-8601 within 1900-2299)' };
+  if (published === null)
+    return { ok: false, reason: 'event has no usable published timestamp (missing or not ISO-8601 within 1900-2299)' };
 
   const actor = obj(e.actor);
   const client = obj(e.client);
@@ -159,7 +161,9 @@ export function mapEventRecord(rec: ConsumedRecord): MapResult<EventRow> {
   const auth = obj(e.authenticationContext);
   const ua = obj(client.userAgent);
   const security = obj(e.securityContext);
-  const targets = Array.isArray(e.target) ? e.target.filter((t) => t !== null && typeof t === 'object' && !Array.isArray(t)).map(obj) : [];
+  const targets = Array.isArray(e.target)
+    ? e.target.filter((t) => t !== null && typeof t === 'object' && !Array.isArray(t)).map(obj)
+    : [];
   const h = rec.headers;
   return {
     ok: true,

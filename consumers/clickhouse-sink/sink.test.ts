@@ -57,12 +57,27 @@ function rec(line: string, org: string, n: number): StreamRecord {
   return {
     key: org,
     value: Buffer.from(line),
-    headers: { [Header.org]: org, [Header.source]: 'hook', [Header.hookId]: 'h1', [Header.deliveryId]: `d${n}`, [Header.receivedAt]: '2024-10-15T02:30:46.500Z' },
+    headers: {
+      [Header.org]: org,
+      [Header.source]: 'hook',
+      [Header.hookId]: 'h1',
+      [Header.deliveryId]: `d${n}`,
+      [Header.receivedAt]: '2024-10-15T02:30:46.500Z',
+    },
   };
 }
 
 async function sink(topics: Topics, group: string, over: Partial<ClickHouseSinkOptions> = {}): Promise<ClickHouseSink> {
-  const s = await startClickHouseSink({ stream, store, topics, group, logger: log, maxBatchRecords: 40, maxBatchWaitMs: 50, ...over });
+  const s = await startClickHouseSink({
+    stream,
+    store,
+    topics,
+    group,
+    logger: log,
+    maxBatchRecords: 40,
+    maxBatchWaitMs: 50,
+    ...over,
+  });
   running.push(s);
   return s;
 }
@@ -70,7 +85,12 @@ async function sink(topics: Topics, group: string, over: Partial<ClickHouseSinkO
 /** Everything on `topic` so far, read by a throwaway group. */
 async function readAll(topic: string, expected: number): Promise<ConsumedRecord[]> {
   const got: ConsumedRecord[] = [];
-  const c = await stream.consume({ topic, group: randomName('reader'), maxBatchWaitMs: 20, handler: async (b) => void got.push(...b.records) });
+  const c = await stream.consume({
+    topic,
+    group: randomName('reader'),
+    maxBatchWaitMs: 20,
+    handler: async (b) => void got.push(...b.records),
+  });
   running.push(c);
   await waitFor(() => got.length >= expected, { what: `${expected} records on ${topic}` });
   return got;
@@ -94,7 +114,11 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
   it('lands the fixture events once each, raw intact, dead-letters the invalid, commits to the end', async () => {
     const topics = await freshTopics(3);
     const orgs = [randomName('acme'), randomName('globex')];
-    const invalid = ['{"published":"2024-01-01T00:00:00Z","eventType":"user.session.start"}', 'not json at all', '{"uuid":"u-x","published":"redacted"}'];
+    const invalid = [
+      '{"published":"2024-01-01T00:00:00Z","eventType":"user.session.start"}',
+      'not json at all',
+      '{"uuid":"u-x","published":"redacted"}',
+    ];
     const records = validLines.map((l, i) => rec(l, orgs[i % 2]!, i));
     records.splice(10, 0, rec(invalid[0]!, orgs[0]!, 1000));
     records.splice(70, 0, rec(invalid[1]!, orgs[1]!, 1001));
@@ -111,7 +135,9 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
       `SELECT uuid, raw, org, source, published FROM ${store.database}.events FINAL WHERE org IN {orgs:Array(String)}`,
       { orgs },
     );
-    const byUuid = new Map(validLines.map((l, i) => [(JSON.parse(l) as { uuid: string }).uuid, { line: l, org: orgs[i % 2] }]));
+    const byUuid = new Map(
+      validLines.map((l, i) => [(JSON.parse(l) as { uuid: string }).uuid, { line: l, org: orgs[i % 2] }]),
+    );
     expect(rows).toHaveLength(N);
     for (const row of rows) {
       const sent = byUuid.get(row.uuid)!;
@@ -127,7 +153,11 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     for (const l of letters) {
       expect(l.headers[Header.origin]).toBe('clickhouse-sink');
       expect(l.headers[Header.originalTopic]).toBe(topics.logs);
-      const original = appended.find((r) => r.partition === Number(l.headers[Header.originalPartition]) && r.offset === Number(l.headers[Header.originalOffset]));
+      const original = appended.find(
+        (r) =>
+          r.partition === Number(l.headers[Header.originalPartition]) &&
+          r.offset === Number(l.headers[Header.originalOffset]),
+      );
       expect(original?.value.equals(l.value)).toBe(true);
     }
     const reasonOf = (v: string) => letters.find((l) => l.value.toString() === v)!.headers[Header.reason];
@@ -135,9 +165,14 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     expect(reasonOf(invalid[1]!)).toMatch(/not valid JSON/);
     expect(reasonOf(invalid[2]!)).toMatch(/published/);
     // The dead letters reach their table too, through the same machinery.
-    await waitFor(async () => (await store.query(`SELECT 1 FROM ${store.database}.deadletter WHERE topic = {t:String}`, { t: topics.logs })).length === 3, {
-      what: 'deadletter rows',
-    });
+    await waitFor(
+      async () =>
+        (await store.query(`SELECT 1 FROM ${store.database}.deadletter WHERE topic = {t:String}`, { t: topics.logs }))
+          .length === 3,
+      {
+        what: 'deadletter rows',
+      },
+    );
     const dl = await store.query<{ reason: string; origin: string; org: string }>(
       `SELECT reason, origin, org FROM ${store.database}.deadletter FINAL WHERE topic = {t:String} ORDER BY offset`,
       { t: topics.logs },
@@ -147,7 +182,10 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     expect(s.counters.deadLettered).toBe(3);
 
     // Duplicate delivery: the same events appended again land again, and FINAL folds them.
-    await stream.append(topics.logs, validLines.map((l, i) => rec(l, orgs[i % 2]!, i)));
+    await stream.append(
+      topics.logs,
+      validLines.map((l, i) => rec(l, orgs[i % 2]!, i)),
+    );
     await waitFor(() => caughtUp(topics.logs, group), { what: 'second copy committed' });
     expect(await countEvents(orgs, { final: false })).toBe(2 * N); // really inserted twice…
     expect(await countEvents(orgs, { final: true })).toBe(N); // …and counted once
@@ -156,7 +194,10 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
   it('drops a redelivered batch by its dedup token: same offsets, same token, no second copy', async () => {
     const topics = await freshTopics(1);
     const org = randomName('initech');
-    await stream.append(topics.logs, validLines.slice(0, 30).map((l, i) => rec(l, org, i)));
+    await stream.append(
+      topics.logs,
+      validLines.slice(0, 30).map((l, i) => rec(l, org, i)),
+    );
     // 30 records already on disk, batches of exactly 10: [0-9] [10-19] [20-29] both times.
     const opts = { maxBatchRecords: 10, maxBatchWaitMs: 5000, consumeDeadletter: false };
     const first = await sink(topics, randomName('g1'), opts);
@@ -190,13 +231,24 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     events[5]!.client = { ...events[5]!.client, device: 'Smartphone' };
     events[13]!.client = { ...events[13]!.client, device: 'Unknown tablet' };
     const lines = events.map((e) => JSON.stringify(e));
-    await stream.append(topics.logs, lines.map((l, i) => rec(l, org, i)));
+    await stream.append(
+      topics.logs,
+      lines.map((l, i) => rec(l, org, i)),
+    );
     const group = randomName('g');
     const s = await sink(topics, group, { eventsTable: table, maxBatchRecords: 100, maxBatchWaitMs: 200 });
 
     await waitFor(() => caughtUp(topics.logs, group), { what: 'batch committed' });
-    const rows = await store.query<{ uuid: string }>(`SELECT uuid FROM ${store.database}.${table} FINAL WHERE org = {org:String}`, { org });
-    expect(rows.map((r) => r.uuid).sort()).toEqual(events.filter((_, i) => !bad.has(i)).map((e) => e.uuid).sort());
+    const rows = await store.query<{ uuid: string }>(
+      `SELECT uuid FROM ${store.database}.${table} FINAL WHERE org = {org:String}`,
+      { org },
+    );
+    expect(rows.map((r) => r.uuid).sort()).toEqual(
+      events
+        .filter((_, i) => !bad.has(i))
+        .map((e) => e.uuid)
+        .sort(),
+    );
     const letters = await readAll(topics.deadletter, 2);
     expect(letters.map((l) => Number(l.headers[Header.originalOffset])).sort((a, b) => a - b)).toEqual([5, 13]);
     for (const l of letters) {
@@ -211,14 +263,23 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     const table = randomName('events_later');
     const topics = await freshTopics(1);
     const org = randomName('hooli');
-    await stream.append(topics.logs, validLines.slice(0, 10).map((l, i) => rec(l, org, i)));
+    await stream.append(
+      topics.logs,
+      validLines.slice(0, 10).map((l, i) => rec(l, org, i)),
+    );
     const group = randomName('g');
-    const s = await sink(topics, group, { eventsTable: table, retryPolicy: { initialMs: 20, multiplier: 1, maxMs: 20, retries: Infinity, jitter: 0 } });
+    const s = await sink(topics, group, {
+      eventsTable: table,
+      retryPolicy: { initialMs: 20, multiplier: 1, maxMs: 20, retries: Infinity, jitter: 0 },
+    });
     await waitFor(() => s.counters.handlerErrors >= 2, { what: 'failing inserts (no table yet)' });
     expect((await stream.committedOffsets(topics.logs, group)).get(0) ?? 0).toBe(0);
     expect(s.counters.deadLettered).toBe(0); // a missing table is not the records' fault
     await store.command(`CREATE TABLE ${store.database}.${table} AS ${store.database}.events_v2`);
-    await waitFor(() => caughtUp(topics.logs, group), { timeoutMs: 30_000, what: 'committed after the table appeared' });
+    await waitFor(() => caughtUp(topics.logs, group), {
+      timeoutMs: 30_000,
+      what: 'committed after the table appeared',
+    });
     expect(await countEvents([org], { final: true, table })).toBe(10);
   }, 60_000);
 
@@ -226,10 +287,18 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     // A real refused connection (nothing listens on port 1): a retriable failure.
     const unreachable = openStore({ url: 'http://127.0.0.1:1', database: store.database, dataDir, logger: log });
     const topics = await freshTopics(1);
-    await stream.append(topics.logs, validLines.slice(0, 5).map((l, i) => rec(l, 'nobody', i)));
+    await stream.append(
+      topics.logs,
+      validLines.slice(0, 5).map((l, i) => rec(l, 'nobody', i)),
+    );
     const group = randomName('g');
     const s = await startClickHouseSink({
-      stream, store: unreachable, topics, group, logger: log, maxBatchWaitMs: 20,
+      stream,
+      store: unreachable,
+      topics,
+      group,
+      logger: log,
+      maxBatchWaitMs: 20,
       retryPolicy: { initialMs: 5, multiplier: 2, maxMs: 40, retries: Infinity, jitter: 0 },
     });
     try {

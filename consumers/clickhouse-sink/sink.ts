@@ -42,9 +42,14 @@ export interface ClickHouseSinkOptions {
   readonly maxBatchRecords?: number;
   /** A partial batch is inserted at most this long after its first record arrived. Default 1000. */
   readonly maxBatchWaitMs?: number;
-  /** Table for events, in the store's database. Default `events_v2` (`events` is the deduplicating view over it); tests point it at a variant. */
+  /**
+   * Table for events, in the store's database. Default `events_v2` (`events` is the deduplicating view over it);
+   * tests point it at a variant.
+   */
   readonly eventsTable?: string;
-  /** Which path brought each event, and when first (`arrivals`, migration 010). Default `arrivals`; null: not written. */
+  /**
+   * Which path brought each event, and when first (`arrivals`, migration 010). Default `arrivals`; null: not written.
+   */
   readonly arrivalsTable?: string | null;
   /** Table for dead letters. Default `deadletter`. */
   readonly deadletterTable?: string;
@@ -89,7 +94,9 @@ export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<
         table: opts.eventsTable ?? 'events_v2',
         map: mapEventRecord,
         onReject: 'deadletter',
-        ...(opts.arrivalsTable === null ? {} : { companion: { table: opts.arrivalsTable ?? 'arrivals', map: arrivalRow } }),
+        ...(opts.arrivalsTable === null
+          ? {}
+          : { companion: { table: opts.arrivalsTable ?? 'arrivals', map: arrivalRow } }),
       },
     },
   ];
@@ -101,7 +108,8 @@ export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<
     });
   }
 
-  for (const extra of opts.extraPipelines ?? []) plans.push({ topic: extra.topic, group: `${opts.group}.${extra.name}`, pipeline: extra });
+  for (const extra of opts.extraPipelines ?? [])
+    plans.push({ topic: extra.topic, group: `${opts.group}.${extra.name}`, pipeline: extra });
 
   const consumers: Consumer[] = [];
   try {
@@ -114,11 +122,15 @@ export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<
           maxBatchWaitMs: opts.maxBatchWaitMs ?? 1000,
           handler: (batch) => writeBatch(deps, plan.pipeline, batch),
           batchPlans: clickHouseBatchPlans({
-            store: opts.store, group: plan.group, topic: plan.topic, signal: abort.signal,
+            store: opts.store,
+            group: plan.group,
+            topic: plan.topic,
+            signal: abort.signal,
             ...(opts.retryPolicy ? { retryPolicy: opts.retryPolicy } : {}),
             onError: (err, op, partition) => telemetry.planFailed({ topic: plan.topic, partition }, op, err),
           }),
-          onHandlerError: (err, batch, attempt) => telemetry.handlerFailed({ topic: batch.topic, partition: batch.partition }, err, attempt),
+          onHandlerError: (err, batch, attempt) =>
+            telemetry.handlerFailed({ topic: batch.topic, partition: batch.partition }, err, attempt),
         }),
       );
       telemetry.started(plan.topic, plan.group, plan.pipeline.table);

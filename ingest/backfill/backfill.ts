@@ -64,7 +64,11 @@ export interface BackfillOptions {
 export function checkWindow(sinceMs: number, untilMs: number, now: number): void {
   if (Number.isNaN(sinceMs)) throw new HooklogError('CONFIG_INVALID', '--since: not an ISO-8601 time');
   if (Number.isNaN(untilMs)) throw new HooklogError('CONFIG_INVALID', '--until: not an ISO-8601 time');
-  if (sinceMs < now - RETENTION_MS) throw new HooklogError('CONFIG_INVALID', `--since: ${new Date(sinceMs).toISOString()} is more than 90 days back (the service keeps 90 days)`);
+  if (sinceMs < now - RETENTION_MS)
+    throw new HooklogError(
+      'CONFIG_INVALID',
+      `--since: ${new Date(sinceMs).toISOString()} is more than 90 days back (the service keeps 90 days)`,
+    );
   if (untilMs > now) throw new HooklogError('CONFIG_INVALID', '--until: in the future');
   if (untilMs <= sinceMs) throw new HooklogError('CONFIG_INVALID', '--until must be after --since');
 }
@@ -84,10 +88,21 @@ export function readBackfillPosition(latest: ReadonlyMap<string, ConsumedRecord>
   const rec = latest.get(key);
   if (!rec) return null;
   try {
-    const v = JSON.parse(rec.value.toString('utf8')) as { v?: unknown; next?: unknown; done?: unknown; events?: unknown; covered_to?: unknown };
+    const v = JSON.parse(rec.value.toString('utf8')) as {
+      v?: unknown;
+      next?: unknown;
+      done?: unknown;
+      events?: unknown;
+      covered_to?: unknown;
+    };
     if (v.v !== 1 || typeof v.done !== 'boolean' || typeof v.events !== 'number') return null;
     const covered = typeof v.covered_to === 'string' ? Date.parse(v.covered_to) : NaN;
-    return { next: typeof v.next === 'string' ? v.next : null, done: v.done, events: v.events, coveredToMs: Number.isNaN(covered) ? null : covered };
+    return {
+      next: typeof v.next === 'string' ? v.next : null,
+      done: v.done,
+      events: v.events,
+      coveredToMs: Number.isNaN(covered) ? null : covered,
+    };
   } catch {
     return null;
   }
@@ -100,7 +115,10 @@ function firstUrl(o: BackfillOptions): string {
 }
 
 /** Runs (or resumes) the backfill to the end of its window; resolves with the final progress. */
-export async function runBackfill(o: BackfillOptions, latest: ReadonlyMap<string, ConsumedRecord>): Promise<BackfillProgress> {
+export async function runBackfill(
+  o: BackfillOptions,
+  latest: ReadonlyMap<string, ConsumedRecord>,
+): Promise<BackfillProgress> {
   const now = o.now ?? Date.now;
   const key = backfillKey(o.source, o.org, o.sinceMs, o.untilMs);
   const stored = readBackfillPosition(latest, key);
@@ -109,16 +127,29 @@ export async function runBackfill(o: BackfillOptions, latest: ReadonlyMap<string
   const topic = o.source === 'logs' ? o.topics.logs : o.topics.legacyEvents;
   let pos: Position = stored ?? { next: firstUrl(o), done: false, events: 0, coveredToMs: null };
   const progress = (): BackfillProgress => ({
-    sinceMs: o.sinceMs, untilMs: o.untilMs, coveredToMs: pos.coveredToMs, events: pos.events, requests: o.requests(), done: pos.done, startedMs,
+    sinceMs: o.sinceMs,
+    untilMs: o.untilMs,
+    coveredToMs: pos.coveredToMs,
+    events: pos.events,
+    requests: o.requests(),
+    done: pos.done,
+    startedMs,
     resumedFrom: stored ? { coveredToMs: stored.coveredToMs, events: stored.events } : null,
   });
   o.onProgress?.(progress());
   while (!pos.done && pos.next !== null) {
     if (o.signal?.aborted) throw o.signal.reason instanceof Error ? o.signal.reason : new Error('aborted');
-    const page = await o.client.getPage(pos.next, { budget: o.budget, signal: o.signal, feature: o.source === 'events' });
+    const page = await o.client.getPage(pos.next, {
+      budget: o.budget,
+      signal: o.signal,
+      feature: o.source === 'events',
+    });
     let next: string | null = page.next;
     if (next !== null && !isFollowable(next, o.baseUrl, path)) {
-      throw new HooklogError('IDP_REQUEST_REJECTED', `org ${o.org}: the next link leaves ${new URL(o.baseUrl).origin}${path}; not following it`);
+      throw new HooklogError(
+        'IDP_REQUEST_REJECTED',
+        `org ${o.org}: the next link leaves ${new URL(o.baseUrl).origin}${path}; not following it`,
+      );
     }
     // The legacy API always gives a next link: a short page is the end of the filtered window.
     const done = next === null || (o.source === 'events' && page.items.length < LEGACY_PAGE_LIMIT);
@@ -130,7 +161,14 @@ export async function runBackfill(o: BackfillOptions, latest: ReadonlyMap<string
 }
 
 /** The page's events and the new position, in one atomic append. */
-async function store(o: BackfillOptions, key: string, topic: string, page: Page, p: Position, now: () => number): Promise<Position> {
+async function store(
+  o: BackfillOptions,
+  key: string,
+  topic: string,
+  page: Page,
+  p: Position,
+  now: () => number,
+): Promise<Position> {
   const receivedAt = new Date(now()).toISOString();
   const headers = { [Header.org]: o.org, [Header.source]: 'backfill', [Header.receivedAt]: receivedAt };
   const events: StreamRecord[] = [];
@@ -148,16 +186,35 @@ async function store(o: BackfillOptions, key: string, topic: string, page: Page,
   });
   const position: Position = { ...p, events: p.events + events.length, coveredToMs: p.done ? o.untilMs : covered };
   const value = {
-    v: 1, org: o.org, source: o.source, since: new Date(o.sinceMs).toISOString(), until: new Date(o.untilMs).toISOString(),
-    next: position.next, done: position.done, events: position.events,
-    covered_to: position.coveredToMs === null ? null : new Date(position.coveredToMs).toISOString(), saved_at: receivedAt,
+    v: 1,
+    org: o.org,
+    source: o.source,
+    since: new Date(o.sinceMs).toISOString(),
+    until: new Date(o.untilMs).toISOString(),
+    next: position.next,
+    done: position.done,
+    events: position.events,
+    covered_to: position.coveredToMs === null ? null : new Date(position.coveredToMs).toISOString(),
+    saved_at: receivedAt,
   };
-  const cursor: StreamRecord = { key, value: Buffer.from(JSON.stringify(value)), headers: { [Header.org]: o.org, [Header.source]: 'backfill', [Header.receivedAt]: receivedAt } };
-  await retry(() => o.stream.appendAtomically([{ topic, records: events }, { topic: o.topics.deadletter, records: rejected }, { topic: o.topics.cursors, records: [cursor] }]), {
-    policy: o.policies.append,
-    retriable: isRetriable,
-    ...(o.signal ? { signal: o.signal } : {}),
-  });
+  const cursor: StreamRecord = {
+    key,
+    value: Buffer.from(JSON.stringify(value)),
+    headers: { [Header.org]: o.org, [Header.source]: 'backfill', [Header.receivedAt]: receivedAt },
+  };
+  await retry(
+    () =>
+      o.stream.appendAtomically([
+        { topic, records: events },
+        { topic: o.topics.deadletter, records: rejected },
+        { topic: o.topics.cursors, records: [cursor] },
+      ]),
+    {
+      policy: o.policies.append,
+      retriable: isRetriable,
+      ...(o.signal ? { signal: o.signal } : {}),
+    },
+  );
   return position;
 }
 

@@ -15,7 +15,10 @@ export function fraction(p: BackfillProgress): number {
 /** Seconds left at this run's pace, or null before there is a pace. */
 export function etaSeconds(p: BackfillProgress, now: number): number | null {
   const f = fraction(p);
-  const before = p.resumedFrom?.coveredToMs == null ? 0 : Math.max(0, (p.resumedFrom.coveredToMs - p.sinceMs) / (p.untilMs - p.sinceMs));
+  const before =
+    p.resumedFrom?.coveredToMs == null
+      ? 0
+      : Math.max(0, (p.resumedFrom.coveredToMs - p.sinceMs) / (p.untilMs - p.sinceMs));
   const done = f - before;
   const elapsed = (now - p.startedMs) / 1000;
   if (f >= 1) return 0;
@@ -53,7 +56,11 @@ export interface ProgressWriter {
   finish(p: BackfillProgress): void;
 }
 
-export function progressWriter(out: NodeJS.WritableStream & { isTTY?: boolean }, now: () => number = Date.now, everyMs = 5_000): ProgressWriter {
+export function progressWriter(
+  out: NodeJS.WritableStream & { isTTY?: boolean },
+  now: () => number = Date.now,
+  everyMs = 5_000,
+): ProgressWriter {
   let last = 0;
   if (out.isTTY) {
     return {

@@ -28,7 +28,12 @@ export interface BackfillCommand {
 /** What the command reads of the whole config (composed in cli/). */
 export type BackfillConfig = PlatformConfig & { readonly orgs: readonly OrgConfig[] };
 
-export async function backfillCommand(config: BackfillConfig, cmd: BackfillCommand, logger: Logger, out: NodeJS.WritableStream & { isTTY?: boolean }): Promise<BackfillProgress> {
+export async function backfillCommand(
+  config: BackfillConfig,
+  cmd: BackfillCommand,
+  logger: Logger,
+  out: NodeJS.WritableStream & { isTTY?: boolean },
+): Promise<BackfillProgress> {
   const org = config.orgs.find((o) => o.id === cmd.org);
   if (!org) throw new HooklogError('CONFIG_INVALID', `--org: no org ${JSON.stringify(cmd.org)} in the config's orgs`);
   const sinceMs = Date.parse(cmd.since);
@@ -42,7 +47,12 @@ export async function backfillCommand(config: BackfillConfig, cmd: BackfillComma
     const topics = await ensureHooklogTopics(stream, config);
     const latest = await stream.readLatestByKey(topics.cursors);
     const policies = withPolicies(cmd.policies);
-    const budget = budgetFor({ budgetDir: join(config.data_dir, 'rate-budget') }, org.id, cmd.source === 'logs' ? 'system-log' : 'legacy-events', section.rate_limit_share);
+    const budget = budgetFor(
+      { budgetDir: join(config.data_dir, 'rate-budget') },
+      org.id,
+      cmd.source === 'logs' ? 'system-log' : 'legacy-events',
+      section.rate_limit_share,
+    );
     let requests = 0;
     const client = new IdentityClient({
       org: org.id,
@@ -51,18 +61,34 @@ export async function backfillCommand(config: BackfillConfig, cmd: BackfillComma
       policies,
       events: {
         reply: () => void requests++,
-        retry: (err, attempt, delayMs) => logger.info({ code: err.code, attempt, delay_ms: delayMs }, 'backfill_request_retry'),
+        retry: (err, attempt, delayMs) =>
+          logger.info({ code: err.code, attempt, delay_ms: delayMs }, 'backfill_request_retry'),
         rateLimited: (delayMs) => logger.warn({ delay_ms: delayMs }, 'backfill_rate_limited'),
       },
     });
     const writer = progressWriter(out);
     const abort = new AbortController();
-    const onSignal = () => abort.abort(new HooklogError('STREAM_CLOSED', 'backfill interrupted; run the same command again to resume'));
+    const onSignal = () =>
+      abort.abort(new HooklogError('STREAM_CLOSED', 'backfill interrupted; run the same command again to resume'));
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     try {
       const final = await runBackfill(
-        { org: org.id, baseUrl: org.base_url, source: cmd.source, sinceMs, untilMs, client, budget, stream, topics, policies, requests: () => requests, onProgress: (p) => writer.update(p), signal: abort.signal },
+        {
+          org: org.id,
+          baseUrl: org.base_url,
+          source: cmd.source,
+          sinceMs,
+          untilMs,
+          client,
+          budget,
+          stream,
+          topics,
+          policies,
+          requests: () => requests,
+          onProgress: (p) => writer.update(p),
+          signal: abort.signal,
+        },
         latest,
       );
       writer.finish(final);

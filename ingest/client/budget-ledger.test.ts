@@ -5,7 +5,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BudgetLedger, ledgerPath } from './budget-ledger.js';
 import { RateBudget, type RateLimitState } from './rate-limit.js';
 
-const at = (resetS: number, remaining: number, limit = 20): RateLimitState => ({ limit, remaining, resetAtMs: resetS * 1000 });
+const at = (resetS: number, remaining: number, limit = 20): RateLimitState => ({
+  limit,
+  remaining,
+  resetAtMs: resetS * 1000,
+});
 
 /** A fake service bucket: fixed 60 s windows, counts every request it receives. */
 class Bucket {
@@ -65,14 +69,26 @@ describe('BudgetLedger: one share across processes and restarts', () => {
     const path = ledgerPath(dir(), 'acme', 'logs');
     const bucket = new Bucket();
     let now = 1_000;
-    const dead = new RateBudget({ share: 0.5, store: new BudgetLedger(path), now: () => now, pid: 999_999, random: () => 0 });
+    const dead = new RateBudget({
+      share: 0.5,
+      store: new BudgetLedger(path),
+      now: () => now,
+      pid: 999_999,
+      random: () => 0,
+    });
     for (let i = 0; i < 9; i++) {
       const c = dead.tryAcquire();
       dead.settle(c as string, bucket.take(now), now);
     }
     expect(typeof dead.tryAcquire()).toBe('string'); // the 10th is sent; the process dies before the reply
     bucket.take(now);
-    const next = new RateBudget({ share: 0.5, store: new BudgetLedger(path), now: () => now, isAlive: () => false, random: () => 0 });
+    const next = new RateBudget({
+      share: 0.5,
+      store: new BudgetLedger(path),
+      now: () => now,
+      isAlive: () => false,
+      random: () => 0,
+    });
     expect(next.snapshot.inFlight).toBe(1);
     expect(drain(next, bucket, now)).toBe(0);
     now = 60_100; // the window ended: the dead claim no longer holds the new window's first request back
@@ -84,7 +100,15 @@ describe('BudgetLedger: one share across processes and restarts', () => {
     const path = ledgerPath(dir(), 'acme', 'logs');
     const bucket = new Bucket();
     let now = 0;
-    const mk = (pid: number) => new RateBudget({ share: 0.4, store: new BudgetLedger(path), now: () => now, pid, isAlive: () => true, random: () => 0 });
+    const mk = (pid: number) =>
+      new RateBudget({
+        share: 0.4,
+        store: new BudgetLedger(path),
+        now: () => now,
+        pid,
+        isAlive: () => true,
+        random: () => 0,
+      });
     const poller = mk(101);
     const backfill = mk(202);
     const sent = { poller: 0, backfill: 0 };

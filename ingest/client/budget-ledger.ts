@@ -88,7 +88,11 @@ export class BudgetLedger implements BudgetStore {
       }
       this.#breakIfStale();
       if (Date.now() > deadline) {
-        throw new HooklogError('IDP_UNAVAILABLE', `rate budget ledger ${this.path}: lock ${this.#lock} held for over ${LOCK_WAIT_MS} ms`, { retriable: true });
+        throw new HooklogError(
+          'IDP_UNAVAILABLE',
+          `rate budget ledger ${this.path}: lock ${this.#lock} held for over ${LOCK_WAIT_MS} ms`,
+          { retriable: true },
+        );
       }
       Atomics.wait(pause, 0, 0, 2);
     }
@@ -111,7 +115,8 @@ function parseState(text: string): BudgetState {
   try {
     const v = JSON.parse(text) as Partial<BudgetState>;
     const w = v.window;
-    const window = w && [w.limit, w.remaining, w.resetAtMs].every((n) => typeof n === 'number' && Number.isFinite(n)) ? w : null;
+    const window =
+      w && [w.limit, w.remaining, w.resetAtMs].every((n) => typeof n === 'number' && Number.isFinite(n)) ? w : null;
     const inFlight: Record<string, number> = {};
     for (const [k, at] of Object.entries(v.inFlight ?? {})) if (typeof at === 'number') inFlight[k] = at;
     return {

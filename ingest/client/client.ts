@@ -111,8 +111,15 @@ export class IdentityClient {
       this.#o.auth.observe(reply.headers, ok);
       if (ok) {
         const parsed = parseArray(reply.text);
-        if (parsed) return { url, ...parsed, next: resolveNext(findLink(reply.headers.get('link'), 'next'), url), rateLimit };
-        await this.#backoff(new HooklogError('IDP_UNAVAILABLE', `${what}: ${reply.status} reply is not a JSON array`, { retriable: true }), ++transient, signal);
+        if (parsed)
+          return { url, ...parsed, next: resolveNext(findLink(reply.headers.get('link'), 'next'), url), rateLimit };
+        await this.#backoff(
+          new HooklogError('IDP_UNAVAILABLE', `${what}: ${reply.status} reply is not a JSON array`, {
+            retriable: true,
+          }),
+          ++transient,
+          signal,
+        );
         continue;
       }
       if (reply.status === 401 && this.#o.auth.unauthorized(reply.headers, reply.text)) continue;

@@ -58,11 +58,18 @@ export class DpopProver {
 
   /** A fresh proof for one request; `accessToken` adds `ath` (resource requests). */
   async proof(htm: string, url: string, scope: NonceScope, accessToken?: string): Promise<string> {
-    const claims: Record<string, unknown> = { htm, htu: dpopHtu(url), jti: randomUUID(), iat: Math.floor(this.#now() / 1000) };
+    const claims: Record<string, unknown> = {
+      htm,
+      htu: dpopHtu(url),
+      jti: randomUUID(),
+      iat: Math.floor(this.#now() / 1000),
+    };
     const nonce = this.#nonces.get(scope);
     if (nonce) claims.nonce = nonce;
     if (accessToken) claims.ath = accessTokenHash(accessToken);
-    return new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: this.#jwk }).sign(this.#privateKey);
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: this.#jwk })
+      .sign(this.#privateKey);
   }
 }
 

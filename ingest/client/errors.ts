@@ -29,7 +29,10 @@ export function describeErrorBody(body: IdpErrorBody): string {
   const code = str(body.errorCode) || str(body.error);
   const summary = str(body.errorSummary) || str(body.error_description);
   const causes = Array.isArray(body.errorCauses)
-    ? body.errorCauses.map((c) => str(c?.errorSummary)).filter(Boolean).join('; ')
+    ? body.errorCauses
+        .map((c) => str(c?.errorSummary))
+        .filter(Boolean)
+        .join('; ')
     : '';
   const text = [code, summary].filter(Boolean).join(': ') + (causes ? ` (${causes})` : '');
   return (text || 'no error body').slice(0, 500);
@@ -50,19 +53,29 @@ function notEnabled(status: number, body: IdpErrorBody): boolean {
 export function classifyIdpReply(status: number, bodyText: string, what: string, feature = false): HooklogError {
   const body = parseErrorBody(bodyText);
   const detail = describeErrorBody(body);
-  if (status === 429) return new HooklogError('IDP_RATE_LIMITED', `${what}: rate limited (429 ${detail})`, { retriable: true });
+  if (status === 429)
+    return new HooklogError('IDP_RATE_LIMITED', `${what}: rate limited (429 ${detail})`, { retriable: true });
   if (status >= 500) {
-    const why = body.errorCode === 'E0000009' ? 'the query ran over the service\'s 30 s limit' : 'server error';
+    const why = body.errorCode === 'E0000009' ? "the query ran over the service's 30 s limit" : 'server error';
     return new HooklogError('IDP_UNAVAILABLE', `${what}: ${why} (${status} ${detail})`, { retriable: true });
   }
   if (status === 401) {
-    return new HooklogError('IDP_AUTH_FAILED', `${what}: credentials refused (401 ${detail}); check the org's auth settings`);
+    return new HooklogError(
+      'IDP_AUTH_FAILED',
+      `${what}: credentials refused (401 ${detail}); check the org's auth settings`,
+    );
   }
   if (status === 403 || (feature && status === 404)) {
     if (feature && notEnabled(status, body)) {
-      return new HooklogError('IDP_API_NOT_ENABLED', `${what}: the API is not enabled for this org (${status} ${detail}); it was closed to new orgs in 2019 — disable legacy_events for this org or ask the vendor to enable it`);
+      return new HooklogError(
+        'IDP_API_NOT_ENABLED',
+        `${what}: the API is not enabled for this org (${status} ${detail}); it was closed to new orgs in 2019 — disable legacy_events for this org or ask the vendor to enable it`,
+      );
     }
-    return new HooklogError('IDP_AUTH_FAILED', `${what}: permission denied (${status} ${detail}); the token or service app needs a read-only admin role and the okta.logs.read / okta.events.read scope`);
+    return new HooklogError(
+      'IDP_AUTH_FAILED',
+      `${what}: permission denied (${status} ${detail}); the token or service app needs a read-only admin role and the okta.logs.read / okta.events.read scope`,
+    );
   }
   return new HooklogError('IDP_REQUEST_REJECTED', `${what}: request rejected (${status} ${detail})`);
 }
@@ -72,7 +85,10 @@ export function classifyNetworkError(err: unknown, what: string, timeoutMs: numb
   if (err instanceof HooklogError) return err;
   const e = err as { name?: string; cause?: { code?: string; message?: string } };
   if (e?.name === 'TimeoutError') {
-    return new HooklogError('IDP_UNAVAILABLE', `${what}: no complete reply within ${timeoutMs} ms`, { retriable: true, cause: err });
+    return new HooklogError('IDP_UNAVAILABLE', `${what}: no complete reply within ${timeoutMs} ms`, {
+      retriable: true,
+      cause: err,
+    });
   }
   const code = e?.cause?.code ? ` ${e.cause.code}` : '';
   const msg = e?.cause?.message ?? errorMessage(err);

@@ -5,7 +5,13 @@ import { splitJsonArray } from './json-array.js';
 describe('splitJsonArray', () => {
   it('splits the elements as written, bytes kept (escapes, number forms, key order)', () => {
     const text = ' [ {"a":"x,]}{\\"y\\\\","n":1.50,"u":"\\u00e9"} ,\n{"b":[1,[2,{"c":"]"}]]}, 3 ,"s",null ] \n';
-    expect(splitJsonArray(text)).toEqual(['{"a":"x,]}{\\"y\\\\","n":1.50,"u":"\\u00e9"}', '{"b":[1,[2,{"c":"]"}]]}', '3', '"s"', 'null']);
+    expect(splitJsonArray(text)).toEqual([
+      '{"a":"x,]}{\\"y\\\\","n":1.50,"u":"\\u00e9"}',
+      '{"b":[1,[2,{"c":"]"}]]}',
+      '3',
+      '"s"',
+      'null',
+    ]);
     expect(JSON.parse(splitJsonArray(text)![0]!)).toEqual({ a: 'x,]}{"y\\', n: 1.5, u: 'é' });
   });
 

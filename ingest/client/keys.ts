@@ -17,14 +17,25 @@ export interface SigningKey {
   readonly kid: string;
 }
 
-const CURVE_ALG: Record<string, AssertionAlg> = { prime256v1: 'ES256', 'P-256': 'ES256', secp384r1: 'ES384', 'P-384': 'ES384', secp521r1: 'ES512', 'P-521': 'ES512' };
+const CURVE_ALG: Record<string, AssertionAlg> = {
+  prime256v1: 'ES256',
+  'P-256': 'ES256',
+  secp384r1: 'ES384',
+  'P-384': 'ES384',
+  secp521r1: 'ES512',
+  'P-521': 'ES512',
+};
 
 /**
  * Parses `text` (PEM, or a JWK as JSON) into a signing key. `kid` defaults to
  * the JWK's own; `alg` to RS256 for RSA and to the curve's ES alg for EC.
  * Throws CONFIG_INVALID naming `where` for anything that cannot sign.
  */
-export function loadSigningKey(text: string, opts: { kid?: string | undefined; alg?: AssertionAlg | undefined }, where: string): SigningKey {
+export function loadSigningKey(
+  text: string,
+  opts: { kid?: string | undefined; alg?: AssertionAlg | undefined },
+  where: string,
+): SigningKey {
   const at = where ? `${where}: ` : '';
   const trimmed = text.trim();
   let key: KeyObject;
@@ -38,30 +49,48 @@ export function loadSigningKey(text: string, opts: { kid?: string | undefined; a
       jwkAlg = typeof jwk.alg === 'string' ? jwk.alg : undefined;
       key = createPrivateKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' });
     } else {
-      if (!trimmed.includes('PRIVATE KEY-----')) throw new Error('not a PEM private key (expected "-----BEGIN PRIVATE KEY-----")');
+      if (!trimmed.includes('PRIVATE KEY-----'))
+        throw new Error('not a PEM private key (expected "-----BEGIN PRIVATE KEY-----")');
       key = createPrivateKey({ key: trimmed, format: 'pem' });
     }
   } catch (err) {
-    throw new HooklogError('CONFIG_INVALID', `${at}not a usable private key (PEM or JWK): ${errorMessage(err)}`, { cause: err });
+    throw new HooklogError('CONFIG_INVALID', `${at}not a usable private key (PEM or JWK): ${errorMessage(err)}`, {
+      cause: err,
+    });
   }
   const kid = opts.kid ?? jwkKid;
-  if (!kid) throw new HooklogError('CONFIG_INVALID', `${at}key_id is required (the kid of the public key registered with the service app) unless the JWK carries one`);
+  if (!kid)
+    throw new HooklogError(
+      'CONFIG_INVALID',
+      `${at}key_id is required (the kid of the public key registered with the service app) unless the JWK carries one`,
+    );
 
   let inferred: AssertionAlg;
   if (key.asymmetricKeyType === 'rsa') {
-    if ((key.asymmetricKeyDetails?.modulusLength ?? 0) < 2048) throw new HooklogError('CONFIG_INVALID', `${at}RSA keys must have at least 2048 bits`);
+    if ((key.asymmetricKeyDetails?.modulusLength ?? 0) < 2048)
+      throw new HooklogError('CONFIG_INVALID', `${at}RSA keys must have at least 2048 bits`);
     inferred = 'RS256';
   } else if (key.asymmetricKeyType === 'ec') {
     const curve = key.asymmetricKeyDetails?.namedCurve ?? '';
     const alg = CURVE_ALG[curve];
-    if (!alg) throw new HooklogError('CONFIG_INVALID', `${at}EC curve ${curve || '(unknown)'} is not accepted; use P-256, P-384 or P-521`);
+    if (!alg)
+      throw new HooklogError(
+        'CONFIG_INVALID',
+        `${at}EC curve ${curve || '(unknown)'} is not accepted; use P-256, P-384 or P-521`,
+      );
     inferred = alg;
   } else {
-    throw new HooklogError('CONFIG_INVALID', `${at}${key.asymmetricKeyType ?? 'this'} keys are not accepted; use RSA (RS256/384/512) or EC (ES256/384/512)`);
+    throw new HooklogError(
+      'CONFIG_INVALID',
+      `${at}${key.asymmetricKeyType ?? 'this'} keys are not accepted; use RSA (RS256/384/512) or EC (ES256/384/512)`,
+    );
   }
   const alg = opts.alg ?? (ASSERTION_ALGS.includes(jwkAlg as AssertionAlg) ? (jwkAlg as AssertionAlg) : inferred);
   if (alg.slice(0, 2) !== inferred.slice(0, 2) || (alg.startsWith('ES') && alg !== inferred)) {
-    throw new HooklogError('CONFIG_INVALID', `${at}algorithm ${alg} does not fit a ${key.asymmetricKeyType} key (use ${inferred})`);
+    throw new HooklogError(
+      'CONFIG_INVALID',
+      `${at}algorithm ${alg} does not fit a ${key.asymmetricKeyType} key (use ${inferred})`,
+    );
   }
   return { key, alg, kid };
 }

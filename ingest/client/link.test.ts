@@ -4,7 +4,8 @@ import { resolveNext } from './client.js';
 
 describe('parseLinkHeader', () => {
   it('reads self and next from the joined headers the service sends, targets byte for byte', () => {
-    const next = 'https://acme.okta.com/api/v1/logs?limit=1000&after=1661884012345_1&filter=eventType%20eq%20%22a%2Cb%22';
+    const next =
+      'https://acme.okta.com/api/v1/logs?limit=1000&after=1661884012345_1&filter=eventType%20eq%20%22a%2Cb%22';
     const h = `<https://acme.okta.com/api/v1/logs?limit=1000&since=2026-01-01T00%3A00%3A00.000Z>; rel="self", <${next}>; rel="next"`;
     expect(parseLinkHeader(h).map((l) => l.rels)).toEqual([['self'], ['next']]);
     expect(findLink(h, 'next')).toBe(next);
@@ -28,7 +29,9 @@ describe('parseLinkHeader', () => {
   });
 
   it('resolves a relative next link against the page URL and leaves absolute ones untouched', () => {
-    expect(resolveNext('/api/v1/logs?after=1_2', 'https://acme.okta.com/api/v1/logs?since=x')).toBe('https://acme.okta.com/api/v1/logs?after=1_2');
+    expect(resolveNext('/api/v1/logs?after=1_2', 'https://acme.okta.com/api/v1/logs?since=x')).toBe(
+      'https://acme.okta.com/api/v1/logs?after=1_2',
+    );
     const odd = 'https://acme.okta.com/api/v1/logs?after=a%2fb&x=%7E';
     expect(resolveNext(odd, 'https://other/')).toBe(odd);
     expect(resolveNext(null, 'https://x/')).toBeNull();

@@ -7,7 +7,15 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { exportJWK, type JWK } from 'jose';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { capturingLogger, Collector, duplicates, FAST_POLICIES, openTestStream, orgConfig, type TestStream } from '../../test/simulated-org/harness.js';
+import {
+  capturingLogger,
+  Collector,
+  duplicates,
+  FAST_POLICIES,
+  openTestStream,
+  orgConfig,
+  type TestStream,
+} from '../../test/simulated-org/harness.js';
 import { history, logEvent, SimulatedOrg } from '../../test/simulated-org/index.js';
 import { waitFor } from '../../test/support/wait.js';
 import { startIngest, type Ingest } from '../index.js';
@@ -21,7 +29,10 @@ const pem = (k: typeof rsa) => k.privateKey.export({ type: 'pkcs8', format: 'pem
 let jwks: JWK[];
 
 beforeAll(async () => {
-  jwks = [{ ...(await exportJWK(rsa.publicKey)), kid: 'rsa-1' }, { ...(await exportJWK(ec.publicKey)), kid: 'ec-1' }];
+  jwks = [
+    { ...(await exportJWK(rsa.publicKey)), kid: 'rsa-1' },
+    { ...(await exportJWK(ec.publicKey)), kid: 'ec-1' },
+  ];
 });
 
 describe('OAuth 2.0 client credentials with private_key_jwt', () => {
@@ -37,12 +48,22 @@ describe('OAuth 2.0 client credentials with private_key_jwt', () => {
     await ts?.close();
   });
 
-  async function run(client: { dpop?: boolean; requireNonce?: boolean }, auth: Record<string, unknown>, tokenLifetimeS = 3600) {
-    sim = await SimulatedOrg.start({ rateLimit: { logs: false }, auth: { clients: [{ clientId: 'app', jwks, scopes: ['okta.logs.read'], ...client }], tokenLifetimeS } });
+  async function run(
+    client: { dpop?: boolean; requireNonce?: boolean },
+    auth: Record<string, unknown>,
+    tokenLifetimeS = 3600,
+  ) {
+    sim = await SimulatedOrg.start({
+      rateLimit: { logs: false },
+      auth: { clients: [{ clientId: 'app', jwks, scopes: ['okta.logs.read'], ...client }], tokenLifetimeS },
+    });
     ts = await openTestStream();
     collector = await Collector.start(ts.stream, ts.topics.logs);
     const { logger, lines } = capturingLogger();
-    const org = orgConfig(sim, { auth: { oauth: { client_id: 'app', ...auth } }, system_log: { start: '3d', poll_interval_ms: 100 } });
+    const org = orgConfig(sim, {
+      auth: { oauth: { client_id: 'app', ...auth } },
+      system_log: { start: '3d', poll_interval_ms: 100 },
+    });
     ingest = await startIngest({ orgs: [org], stream: ts.stream, topics: ts.topics, logger, policies: FAST_POLICIES });
     return { lines, handle: ingest.pollers[0]! };
   }
@@ -59,7 +80,11 @@ describe('OAuth 2.0 client credentials with private_key_jwt', () => {
     sim!.addLogEvents([{ event: logEvent(0), published: Date.now() }]);
     await waitFor(() => collector!.records.length === 3_001, { what: 'an event on the renewed token' });
     expect(sim!.violations).toEqual([]);
-    expect(lines().filter((l) => l.msg === 'oauth_token_obtained').map((l) => l.renewal)).toEqual(expect.arrayContaining([false, true]));
+    expect(
+      lines()
+        .filter((l) => l.msg === 'oauth_token_obtained')
+        .map((l) => l.renewal),
+    ).toEqual(expect.arrayContaining([false, true]));
     expect(renewMarginMs(3_600_000)).toBe(60_000);
   });
 
@@ -95,7 +120,9 @@ describe('OAuth 2.0 client credentials with private_key_jwt', () => {
     const errors = lines().filter((l) => l.msg === 'poller_blocked');
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ code: 'IDP_AUTH_FAILED' });
-    expect((errors[0]!.err as { message: string }).message).toMatch(/refused the client assertion \(401 invalid_client.*client_id "app".*kid "rsa-1".*RS256/);
+    expect((errors[0]!.err as { message: string }).message).toMatch(
+      /refused the client assertion \(401 invalid_client.*client_id "app".*kid "rsa-1".*RS256/,
+    );
     // Slow retries (400 ms, then 800 ms in tests), not a hot loop on the token endpoint.
     expect(sim!.auth.stats.tokenRequests).toBeLessThanOrEqual(4);
     expect(sim!.requests.filter((r) => r.path === '/api/v1/logs')).toHaveLength(0);
@@ -103,17 +130,31 @@ describe('OAuth 2.0 client credentials with private_key_jwt', () => {
 
   it('the authenticator alone: wrong kid refused, a signing key that cannot sign refused at load', async () => {
     sim = await SimulatedOrg.start({ auth: { clients: [{ clientId: 'app', jwks, scopes: ['okta.logs.read'] }] } });
-    const auth = (kid: string, scopes = ['okta.logs.read']) => new OAuthAuthenticator({
-      org: 'acme', tokenUrl: sim!.tokenUrl, clientId: 'app', key: loadSigningKey(pem(rsa), { kid }, 'k'), scopes, dpop: null, timeoutMs: 5_000,
-    });
+    const auth = (kid: string, scopes = ['okta.logs.read']) =>
+      new OAuthAuthenticator({
+        org: 'acme',
+        tokenUrl: sim!.tokenUrl,
+        clientId: 'app',
+        key: loadSigningKey(pem(rsa), { kid }, 'k'),
+        scopes,
+        dpop: null,
+        timeoutMs: 5_000,
+      });
     await expect(auth('nope').token()).rejects.toThrow(/refused the client assertion/);
-    await expect(auth('rsa-1', ['okta.users.read']).token()).rejects.toThrow(/grant the service app the scopes okta\.users\.read/);
+    await expect(auth('rsa-1', ['okta.users.read']).token()).rejects.toThrow(
+      /grant the service app the scopes okta\.users\.read/,
+    );
     const ok = auth('rsa-1');
     const t = await ok.token();
     expect(await ok.token()).toBe(t);
     expect(ok.fetches).toBe(1);
-    expect(() => loadSigningKey('-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----', { kid: 'x' }, 'orgs[acme].auth.oauth.private_key'))
-      .toThrow(/orgs\[acme\]\.auth\.oauth\.private_key: not a usable private key/);
+    expect(() =>
+      loadSigningKey(
+        '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----',
+        { kid: 'x' },
+        'orgs[acme].auth.oauth.private_key',
+      ),
+    ).toThrow(/orgs\[acme\]\.auth\.oauth\.private_key: not a usable private key/);
     const ed = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     expect(() => loadSigningKey(ed, { kid: 'x' }, 'k')).toThrow(/ed25519 keys are not accepted/);
   });

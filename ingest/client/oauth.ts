@@ -117,7 +117,10 @@ export class OAuthAuthenticator implements Authenticator {
     const what = `org ${this.#o.org}: POST ${new URL(tokenUrl).pathname}`;
     // A nonce demand is answered at once, at most twice; each try gets a fresh assertion (its jti is single-use).
     for (let attempt = 0; ; attempt++) {
-      const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+      const headers: Record<string, string> = {
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      };
       if (dpop) headers.dpop = await dpop.proof('POST', tokenUrl, 'token');
       const body = new URLSearchParams({
         grant_type: 'client_credentials',
@@ -130,7 +133,12 @@ export class OAuthAuthenticator implements Authenticator {
       let replyHeaders: Headers;
       try {
         const timeout = AbortSignal.timeout(timeoutMs);
-        const res = await fetch(tokenUrl, { method: 'POST', headers, body, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+        const res = await fetch(tokenUrl, {
+          method: 'POST',
+          headers,
+          body,
+          signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        });
         text = await res.text();
         status = res.status;
         replyHeaders = res.headers;
@@ -150,14 +158,25 @@ export class OAuthAuthenticator implements Authenticator {
     const type = typeof body.token_type === 'string' ? body.token_type.toLowerCase() : '';
     const expiresIn = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : 3600;
     if (typeof value !== 'string' || value === '' || (type !== 'bearer' && type !== 'dpop')) {
-      throw new HooklogError('IDP_UNAVAILABLE', `${what}: the token reply has no usable access_token/token_type`, { retriable: true });
+      throw new HooklogError('IDP_UNAVAILABLE', `${what}: the token reply has no usable access_token/token_type`, {
+        retriable: true,
+      });
     }
-    if (type === 'dpop' && !this.#o.dpop) throw new HooklogError('IDP_AUTH_FAILED', `${what}: the service issued a DPoP-bound token; set auth.oauth.dpop: true for this org`);
+    if (type === 'dpop' && !this.#o.dpop)
+      throw new HooklogError(
+        'IDP_AUTH_FAILED',
+        `${what}: the service issued a DPoP-bound token; set auth.oauth.dpop: true for this org`,
+      );
     const now = this.#now();
     const lifetimeMs = expiresIn * 1000;
     const renewal = this.fetches > 0;
     this.fetches++;
-    this.#token = { value, type: type === 'dpop' ? 'DPoP' : 'Bearer', expiresAtMs: now + lifetimeMs, renewAtMs: now + lifetimeMs - renewMarginMs(lifetimeMs) };
+    this.#token = {
+      value,
+      type: type === 'dpop' ? 'DPoP' : 'Bearer',
+      expiresAtMs: now + lifetimeMs,
+      renewAtMs: now + lifetimeMs - renewMarginMs(lifetimeMs),
+    };
     this.#o.onToken?.({ renewal, expiresInS: expiresIn, type: this.#token.type });
     return this.#token;
   }
@@ -173,8 +192,16 @@ export class OAuthAuthenticator implements Authenticator {
           `and that its public keys include kid "${key.kid}" matching the configured private key (signed ${key.alg}).`,
       );
     }
-    if (body.error === 'invalid_scope' || body.error === 'unauthorized_client' || body.error === 'invalid_dpop_proof' || body.error === 'use_dpop_nonce') {
-      return new HooklogError('IDP_AUTH_FAILED', `${what}: token request refused (${status} ${detail}); grant the service app the scopes ${scopes.join(', ')}${this.#o.dpop ? ' and check its DPoP setting' : ''}.`);
+    if (
+      body.error === 'invalid_scope' ||
+      body.error === 'unauthorized_client' ||
+      body.error === 'invalid_dpop_proof' ||
+      body.error === 'use_dpop_nonce'
+    ) {
+      return new HooklogError(
+        'IDP_AUTH_FAILED',
+        `${what}: token request refused (${status} ${detail}); grant the service app the scopes ${scopes.join(', ')}${this.#o.dpop ? ' and check its DPoP setting' : ''}.`,
+      );
     }
     return classifyIdpReply(status, text, what);
   }

@@ -5,19 +5,32 @@ const headers = (h: Record<string, string>) => ({ get: (n: string) => h[n.toLowe
 
 describe('readRateLimit', () => {
   it('reads the three headers; Reset is epoch seconds', () => {
-    expect(readRateLimit(headers({ 'x-rate-limit-limit': '20', 'x-rate-limit-remaining': '7', 'x-rate-limit-reset': '1700000060' })))
-      .toEqual({ limit: 20, remaining: 7, resetAtMs: 1_700_000_060_000 });
+    expect(
+      readRateLimit(
+        headers({ 'x-rate-limit-limit': '20', 'x-rate-limit-remaining': '7', 'x-rate-limit-reset': '1700000060' }),
+      ),
+    ).toEqual({ limit: 20, remaining: 7, resetAtMs: 1_700_000_060_000 });
   });
   it('is null when a header is missing or malformed', () => {
     expect(readRateLimit(headers({ 'x-rate-limit-limit': '20', 'x-rate-limit-remaining': '7' }))).toBeNull();
-    expect(readRateLimit(headers({ 'x-rate-limit-limit': 'x', 'x-rate-limit-remaining': '7', 'x-rate-limit-reset': '1' }))).toBeNull();
-    expect(readRateLimit(headers({ 'x-rate-limit-limit': '0', 'x-rate-limit-remaining': '0', 'x-rate-limit-reset': '1' }))).toBeNull();
-    expect(readRateLimit(headers({ 'x-rate-limit-limit': '20', 'x-rate-limit-remaining': '-1', 'x-rate-limit-reset': '1' }))).toBeNull();
+    expect(
+      readRateLimit(headers({ 'x-rate-limit-limit': 'x', 'x-rate-limit-remaining': '7', 'x-rate-limit-reset': '1' })),
+    ).toBeNull();
+    expect(
+      readRateLimit(headers({ 'x-rate-limit-limit': '0', 'x-rate-limit-remaining': '0', 'x-rate-limit-reset': '1' })),
+    ).toBeNull();
+    expect(
+      readRateLimit(headers({ 'x-rate-limit-limit': '20', 'x-rate-limit-remaining': '-1', 'x-rate-limit-reset': '1' })),
+    ).toBeNull();
   });
 });
 
 describe('RateBudget', () => {
-  const at = (resetS: number, remaining: number, limit = 20): RateLimitState => ({ limit, remaining, resetAtMs: resetS * 1000 });
+  const at = (resetS: number, remaining: number, limit = 20): RateLimitState => ({
+    limit,
+    remaining,
+    resetAtMs: resetS * 1000,
+  });
   /** One request through the budget, answered with `state`. */
   const send = (b: RateBudget, state: RateLimitState | null) => {
     const c = b.tryAcquire();
@@ -89,7 +102,7 @@ describe('RateBudget', () => {
     expect(b.plan().go).toBe(true);
   });
 
-  it('learns that its clock runs ahead of the service\'s instead of probing past the share', () => {
+  it("learns that its clock runs ahead of the service's instead of probing past the share", () => {
     let now = 62_000; // the service's window ends at 60 s by its clock; ours says 62 s
     const b = new RateBudget({ share: 0.1, now: () => now, random: () => 0 }); // 2 of 20
     expect(b.plan().go).toBe(true);
@@ -113,7 +126,9 @@ describe('rateLimitedDelay', () => {
   const opts = { jitterMinMs: 100, jitterMaxMs: 1000, maxMs: 300_000 };
   it('waits until Reset plus jitter', () => {
     expect(rateLimitedDelay({ limit: 1, remaining: 0, resetAtMs: 10_000 }, 4_000, 999, opts, () => 0)).toBe(6_100);
-    expect(rateLimitedDelay({ limit: 1, remaining: 0, resetAtMs: 10_000 }, 4_000, 999, opts, () => 0.999)).toBe(6_000 + 999);
+    expect(rateLimitedDelay({ limit: 1, remaining: 0, resetAtMs: 10_000 }, 4_000, 999, opts, () => 0.999)).toBe(
+      6_000 + 999,
+    );
   });
   it('falls back to the backoff when Reset is past or missing: never 0, never a spin', () => {
     expect(rateLimitedDelay({ limit: 1, remaining: 0, resetAtMs: 1_000 }, 4_000, 2_000, opts)).toBe(2_000);

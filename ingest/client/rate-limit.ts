@@ -105,7 +105,9 @@ export interface RateBudgetOptions {
 }
 
 /** What `plan` decided: go now, or wait until `untilMs`. */
-export type BudgetDecision = { readonly go: true } | { readonly go: false; readonly untilMs: number; readonly why: 'share' | 'reserve' | 'blocked' };
+export type BudgetDecision =
+  | { readonly go: true }
+  | { readonly go: false; readonly untilMs: number; readonly why: 'share' | 'reserve' | 'blocked' };
 
 function processAlive(pid: number): boolean {
   try {
@@ -167,7 +169,12 @@ export class RateBudget {
   get snapshot(): { state: RateLimitState | null; used: number; inFlight: number; blockedUntilMs: number } {
     const s = this.#live(this.#store.read(), this.#now());
     const inFlight = Object.keys(s.inFlight).length;
-    return { state: s.window, used: s.window ? s.window.limit - s.window.remaining + inFlight : inFlight, inFlight, blockedUntilMs: s.blockedUntilMs };
+    return {
+      state: s.window,
+      used: s.window ? s.window.limit - s.window.remaining + inFlight : inFlight,
+      inFlight,
+      blockedUntilMs: s.blockedUntilMs,
+    };
   }
 
   /** Pure decision for the current moment on the latest shared state; `acquire` acts on it. */
@@ -203,7 +210,8 @@ export class RateBudget {
     // Nothing known yet, or the window has rolled over: one request (of all our processes) finds out where we stand.
     if (!w || now >= resetAt) return inFlight === 0 ? { go: true } : { go: false, untilMs: now + 50, why: 'blocked' };
     const wake = resetAt + Math.floor(this.#random() * this.#marginMs);
-    if (w.limit - w.remaining + inFlight >= this.allowedPerWindow(w.limit)) return { go: false, untilMs: wake, why: 'share' };
+    if (w.limit - w.remaining + inFlight >= this.allowedPerWindow(w.limit))
+      return { go: false, untilMs: wake, why: 'share' };
     if (w.remaining - inFlight - 1 < this.reserve) return { go: false, untilMs: wake, why: 'reserve' };
     return { go: true };
   }
@@ -245,7 +253,12 @@ export class RateBudget {
    * how long the reply took. Only answers (`learnSkew`) teach it: a 429's
    * Reset is often stale or invented by a proxy, and is handled on its own.
    */
-  settle(claim: BudgetClaim | null, state: RateLimitState | null, sentAtMs: number = this.#now(), learnSkew = true): void {
+  settle(
+    claim: BudgetClaim | null,
+    state: RateLimitState | null,
+    sentAtMs: number = this.#now(),
+    learnSkew = true,
+  ): void {
     this.#store.update((s0) => {
       let s = this.#release(this.#live(s0, this.#now()), claim);
       if (!state) return { state: s, result: undefined };
@@ -256,7 +269,10 @@ export class RateBudget {
       // A reply from an older window arriving late must not roll us back.
       if (prev && state.resetAtMs < prev.resetAtMs) return { state: s, result: undefined };
       // Replies can arrive out of order: the lowest Remaining of the window is the truth.
-      const window = prev && state.resetAtMs === prev.resetAtMs ? { ...state, remaining: Math.min(prev.remaining, state.remaining) } : state;
+      const window =
+        prev && state.resetAtMs === prev.resetAtMs
+          ? { ...state, remaining: Math.min(prev.remaining, state.remaining) }
+          : state;
       return { state: { ...s, window }, result: undefined };
     });
   }
@@ -273,10 +289,16 @@ export class RateBudget {
     return { ...s, inFlight };
   }
 
-  /** After a 429: nothing before `untilMs` (for every process sharing the budget), and the window counts as exhausted. */
+  /**
+   * After a 429: nothing before `untilMs` (for every process sharing the budget), and the window counts as exhausted.
+   */
   blockUntil(untilMs: number): void {
     this.#store.update((s) => ({
-      state: { ...s, blockedUntilMs: Math.max(s.blockedUntilMs, untilMs), window: s.window ? { ...s.window, remaining: 0 } : null },
+      state: {
+        ...s,
+        blockedUntilMs: Math.max(s.blockedUntilMs, untilMs),
+        window: s.window ? { ...s.window, remaining: 0 } : null,
+      },
       result: undefined,
     }));
   }

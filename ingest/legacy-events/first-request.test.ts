@@ -24,9 +24,12 @@ describe('the legacy Events first request', () => {
   it('clamps the start to the 90-day retention, in both forms', () => {
     const clamped = formatLegacyDate(NOW - 90 * DAY);
     expect(params(legacyFirstUrl('https://a', { startMs: NOW - 200 * DAY, now: NOW })).startDate).toBe(clamped);
-    expect(params(legacyFirstUrl('https://a', { startMs: NOW - 200 * DAY, now: NOW, filter: 'target.id eq "x"' })).filter)
-      .toBe(`target.id eq "x" and published gt "${clamped}"`);
-    expect(params(legacyFirstUrl('https://a', { startMs: NOW - 89 * DAY, now: NOW })).startDate).toBe(formatLegacyDate(NOW - 89 * DAY));
+    expect(
+      params(legacyFirstUrl('https://a', { startMs: NOW - 200 * DAY, now: NOW, filter: 'target.id eq "x"' })).filter,
+    ).toBe(`target.id eq "x" and published gt "${clamped}"`);
+    expect(params(legacyFirstUrl('https://a', { startMs: NOW - 89 * DAY, now: NOW })).startDate).toBe(
+      formatLegacyDate(NOW - 89 * DAY),
+    );
   });
 
   it('accepts only conjunctions of the documented clauses, and never published', () => {
@@ -36,6 +39,8 @@ describe('the legacy Events first request', () => {
     expect(checkLegacyFilter('action.objectType eq "a" or target.id eq "b"')).toMatch(/unsupported clause/);
     expect(checkLegacyFilter('actor.id eq "a"')).toMatch(/unsupported clause/);
     expect(checkLegacyFilter('target.id co "a"')).toMatch(/unsupported clause/);
-    expect(filterWithStart('  target.id eq "x" ', 0)).toBe('target.id eq "x" and published gt "1970-01-01T00:00:00.000Z"');
+    expect(filterWithStart('  target.id eq "x" ', 0)).toBe(
+      'target.id eq "x" and published gt "1970-01-01T00:00:00.000Z"',
+    );
   });
 });

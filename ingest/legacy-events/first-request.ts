@@ -27,7 +27,8 @@ export function formatLegacyDate(ms: number): string {
 export function checkLegacyFilter(filter: string): string | null {
   const clauses = filter.trim().split(/\s+and\s+/i);
   for (const c of clauses) {
-    if (/^published\b/i.test(c.trim())) return 'do not use published in the filter: hooklog adds published gt "<start>" itself';
+    if (/^published\b/i.test(c.trim()))
+      return 'do not use published in the filter: hooklog adds published gt "<start>" itself';
     if (!CLAUSE.test(c.trim())) {
       return `unsupported clause ${JSON.stringify(c.trim().slice(0, 80))}: use action.objectType, target.objectType or target.id with eq "…", joined by "and"`;
     }
@@ -45,7 +46,10 @@ export function filterWithStart(filter: string, startMs: number): string {
  * inside the filter and no startDate; never `after`. The start is clamped to
  * the 90-day retention.
  */
-export function legacyFirstUrl(baseUrl: string, opts: { startMs: number; now: number; filter?: string | undefined }): string {
+export function legacyFirstUrl(
+  baseUrl: string,
+  opts: { startMs: number; now: number; filter?: string | undefined },
+): string {
   const start = clampStart(opts.startMs, opts.now);
   const q = [`limit=${LEGACY_PAGE_LIMIT}`];
   if (opts.filter) q.push(`filter=${encodeURIComponent(filterWithStart(opts.filter, start))}`);

@@ -5,7 +5,15 @@
  * where the API is not enabled.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { capturingLogger, Collector, duplicates, FAST_POLICIES, openTestStream, orgConfig, type TestStream } from '../../test/simulated-org/harness.js';
+import {
+  capturingLogger,
+  Collector,
+  duplicates,
+  FAST_POLICIES,
+  openTestStream,
+  orgConfig,
+  type TestStream,
+} from '../../test/simulated-org/harness.js';
 import { history, legacyEvent, SimulatedOrg } from '../../test/simulated-org/index.js';
 import { waitFor } from '../../test/support/wait.js';
 import { startIngest, type Ingest } from '../index.js';
@@ -26,13 +34,20 @@ describe('legacy Events poller', () => {
     await ts.close();
   });
 
-  async function run(section: Record<string, unknown>, opts: { legacyEnabled?: boolean } = {}, seed: (s: SimulatedOrg) => void = () => undefined) {
+  async function run(
+    section: Record<string, unknown>,
+    opts: { legacyEnabled?: boolean } = {},
+    seed: (s: SimulatedOrg) => void = () => undefined,
+  ) {
     sim = await SimulatedOrg.start({ rateLimit: { logs: false, events: { limit: 50, windowMs: 1000 } }, ...opts });
     seed(sim);
     ts = await openTestStream();
     collector = await Collector.start(ts.stream, ts.topics.legacyEvents);
     const { logger, lines } = capturingLogger();
-    const org = orgConfig(sim, { system_log: { enabled: false }, legacy_events: { enabled: true, poll_interval_ms: 150, ...section } });
+    const org = orgConfig(sim, {
+      system_log: { enabled: false },
+      legacy_events: { enabled: true, poll_interval_ms: 150, ...section },
+    });
     const started = Date.now();
     ingest = await startIngest({ orgs: [org], stream: ts.stream, topics: ts.topics, logger, policies: FAST_POLICIES });
     return { org, lines, started };
@@ -40,12 +55,19 @@ describe('legacy Events poller', () => {
 
   it('without a filter: startDate first, then next links only; events land in <prefix>.legacy-events', async () => {
     const now = Date.now();
-    const { org, started } = await run({ start: '2d' }, {}, (s) => s.addLegacyEvents(history({ count: 2_400, days: 4, now, kind: 'legacy' })));
+    const { org, started } = await run({ start: '2d' }, {}, (s) =>
+      s.addLegacyEvents(history({ count: 2_400, days: 4, now, kind: 'legacy' })),
+    );
     await waitFor(() => sim.requests.length >= 1, { what: 'the first request' });
     const startDate = Date.parse(sim.requests[0]!.params.startDate!);
-    const expected = sim.legacy.all().filter((e) => e.persistedAt >= startDate).map((e) => e.id);
+    const expected = sim.legacy
+      .all()
+      .filter((e) => e.persistedAt >= startDate)
+      .map((e) => e.id);
     expect(expected.length).toBeLessThan(2_400);
-    await waitFor(() => collector.records.length >= expected.length && sim.requests.length >= 3, { what: 'events since the start' });
+    await waitFor(() => collector.records.length >= expected.length && sim.requests.length >= 3, {
+      what: 'events since the start',
+    });
     const [first, ...rest] = sim.requests;
     expect(Object.keys(first!.params).sort()).toEqual(['limit', 'startDate']);
     expect(first!.params.limit).toBe('1000');
@@ -54,7 +76,9 @@ describe('legacy Events poller', () => {
     expect(rest.every((r) => Object.keys(r.params).sort().join() === 'after,limit')).toBe(true);
     expect(new Set(collector.ids('eventId'))).toEqual(new Set(expected));
     expect(duplicates(collector.ids('eventId'))).toEqual([]);
-    expect(collector.records.every((r) => r.key === org.id && r.headers['hooklog-source'] === 'legacy-events')).toBe(true);
+    expect(collector.records.every((r) => r.key === org.id && r.headers['hooklog-source'] === 'legacy-events')).toBe(
+      true,
+    );
     expect(sim.violations).toEqual([]);
     expect(sim.breaches).toEqual([]);
   });
@@ -63,16 +87,32 @@ describe('legacy Events poller', () => {
     const now = Date.now();
     const filter = 'action.objectType eq "core.user_auth.login_success"';
     const { started } = await run({ start: '200d', filter }, {}, (s) =>
-      s.addLegacyEvents(history({ count: 4_000, days: 120, now, kind: 'legacy', exclude: [[now - 91 * DAY, now - 89 * DAY]] })));
-    const expected = sim.legacy.all().filter((e) => e.objectType === 'core.user_auth.login_success' && e.published > now - 90 * DAY).map((e) => e.id);
+      s.addLegacyEvents(
+        history({ count: 4_000, days: 120, now, kind: 'legacy', exclude: [[now - 91 * DAY, now - 89 * DAY]] }),
+      ),
+    );
+    const expected = sim.legacy
+      .all()
+      .filter((e) => e.objectType === 'core.user_auth.login_success' && e.published > now - 90 * DAY)
+      .map((e) => e.id);
     expect(expected.length).toBeGreaterThan(0);
-    await waitFor(() => collector.records.length >= expected.length && sim.requests.length >= 2, { what: 'filtered events', timeoutMs: 15_000 });
+    await waitFor(() => collector.records.length >= expected.length && sim.requests.length >= 2, {
+      what: 'filtered events',
+      timeoutMs: 15_000,
+    });
     const [first, ...rest] = sim.requests;
     expect(Object.keys(first!.params).sort()).toEqual(['filter', 'limit']);
-    const m = /^action\.objectType eq "core\.user_auth\.login_success" and published gt "([^"]+)"$/.exec(first!.params.filter!);
+    const m = /^action\.objectType eq "core\.user_auth\.login_success" and published gt "([^"]+)"$/.exec(
+      first!.params.filter!,
+    );
     expect(m).not.toBeNull();
     expect(Math.abs(Date.parse(m![1]!) - (started - 90 * DAY))).toBeLessThan(2_000);
-    expect(rest.every((r) => r.params.filter === first!.params.filter && r.params.after !== undefined && r.params.startDate === undefined)).toBe(true);
+    expect(
+      rest.every(
+        (r) =>
+          r.params.filter === first!.params.filter && r.params.after !== undefined && r.params.startDate === undefined,
+      ),
+    ).toBe(true);
     expect(new Set(collector.ids('eventId'))).toEqual(new Set(expected));
     expect(sim.violations).toEqual([]);
   });
@@ -98,6 +138,7 @@ describe('legacy Events poller', () => {
     sim.legacyEnabled = true;
     await waitFor(() => collector.records.length === 1, { what: 'the event once enabled', timeoutMs: 5_000 });
     expect(lines().some((l) => l.msg === 'poller_recovered')).toBe(true);
-    expect(sim.requests.every((r) => r.params.startDate !== undefined)).toBe(true); // the same first request, until it succeeded
+    // the same first request, until it succeeded
+    expect(sim.requests.every((r) => r.params.startDate !== undefined)).toBe(true);
   });
 });

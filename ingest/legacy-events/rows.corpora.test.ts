@@ -7,7 +7,11 @@ import { legacyEventSchema } from './event.js';
 import { mapLegacyEventRecord } from './rows.js';
 
 const rec = (value: unknown, raw?: string): ConsumedRecord => ({
-  topic: 't', partition: 0, offset: 0, key: 'acme', timestamp: 0,
+  topic: 't',
+  partition: 0,
+  offset: 0,
+  key: 'acme',
+  timestamp: 0,
   value: Buffer.from(raw ?? JSON.stringify(value)),
   headers: { [Header.org]: 'acme', [Header.source]: 'legacy-events', [Header.receivedAt]: '2026-01-01T00:00:00.000Z' },
 });
@@ -26,7 +30,9 @@ describe('legacy event rows over the corpora', () => {
       expect(m.row.actor_id.length).toBe(m.row.actor_object_type.length);
       expect(m.row.target_id.length).toBe(m.row.target_login.length);
     }
-    const sso = mapLegacyEventRecord(rec(corpus.find((e) => (e.action as { objectType: string }).objectType === 'app.admin.sso.login.success')));
+    const sso = mapLegacyEventRecord(
+      rec(corpus.find((e) => (e.action as { objectType: string }).objectType === 'app.admin.sso.login.success')),
+    );
     expect(sso.ok && sso.row).toMatchObject({
       event_id: 'tev2FSkoWAARbKaFBBfPPXUWA1533221531000',
       published: '2018-08-02 14:52:11.000',
@@ -36,5 +42,4 @@ describe('legacy event rows over the corpora', () => {
       received_at: '2026-01-01 00:00:00.000',
     });
   });
-
 });

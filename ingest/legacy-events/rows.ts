@@ -45,7 +45,8 @@ export function mapLegacyEventRecord(rec: ConsumedRecord): MapResult<LegacyEvent
   if (!parsed.ok) return parsed;
   const { raw, value: e } = parsed;
   const eventId = str(e.eventId);
-  if (eventId.trim() === '' || eventId.length > MAX_ID_CHARS) return { ok: false, reason: 'legacy event has no usable eventId' };
+  if (eventId.trim() === '' || eventId.length > MAX_ID_CHARS)
+    return { ok: false, reason: 'legacy event has no usable eventId' };
   const published = parseTimestamp(e.published);
   if (published === null) return { ok: false, reason: 'legacy event has no usable published timestamp' };
   const action = obj(e.action);

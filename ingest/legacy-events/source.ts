@@ -8,7 +8,12 @@ import type { PollSource } from '../poller/poller.js';
 import { legacyEventSchema } from './event.js';
 import { LEGACY_EVENTS_PATH, LEGACY_PAGE_LIMIT, legacyFirstUrl } from './first-request.js';
 
-export function legacyEventsSource(opts: { baseUrl: string; topic: string; startMs: (now: number) => number; filter?: string | undefined }): PollSource {
+export function legacyEventsSource(opts: {
+  baseUrl: string;
+  topic: string;
+  startMs: (now: number) => number;
+  filter?: string | undefined;
+}): PollSource {
   return {
     name: 'legacy-events',
     path: LEGACY_EVENTS_PATH,
@@ -18,7 +23,9 @@ export function legacyEventsSource(opts: { baseUrl: string; topic: string; start
     firstUrl: (now) => legacyFirstUrl(opts.baseUrl, { startMs: opts.startMs(now), now, filter: opts.filter }),
     check(item) {
       const r = legacyEventSchema.safeParse(item);
-      return r.success ? { ok: true, publishedMs: Date.parse(r.data.published) } : { ok: false, reason: describeIssues(r.error) };
+      return r.success
+        ? { ok: true, publishedMs: Date.parse(r.data.published) }
+        : { ok: false, reason: describeIssues(r.error) };
     },
   };
 }

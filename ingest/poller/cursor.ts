@@ -35,7 +35,14 @@ export function cursorKey(source: PollSourceName, org: string): string {
 }
 
 export function cursorRecord(source: PollSourceName, org: string, cursor: Cursor): StreamRecord {
-  const value = { v: 1, org, source, next: cursor.next, saved_at: cursor.savedAt, newest_published: cursor.newestPublished };
+  const value = {
+    v: 1,
+    org,
+    source,
+    next: cursor.next,
+    saved_at: cursor.savedAt,
+    newest_published: cursor.newestPublished,
+  };
   return {
     key: cursorKey(source, org),
     value: Buffer.from(JSON.stringify(value)),
@@ -43,8 +50,15 @@ export function cursorRecord(source: PollSourceName, org: string, cursor: Cursor
   };
 }
 
-/** The stored cursor of (source, org), or null when there is none or it is unreadable (then the poller starts afresh, and says so). */
-export function readCursor(latest: ReadonlyMap<string, ConsumedRecord>, source: PollSourceName, org: string): Cursor | null {
+/**
+ * The stored cursor of (source, org), or null when there is none or it is unreadable (then the poller starts afresh,
+ * and says so).
+ */
+export function readCursor(
+  latest: ReadonlyMap<string, ConsumedRecord>,
+  source: PollSourceName,
+  org: string,
+): Cursor | null {
   const rec = latest.get(cursorKey(source, org));
   if (!rec) return null;
   try {

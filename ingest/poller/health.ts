@@ -30,7 +30,12 @@ export class PollerHealth {
   #events = 0;
   #blocked = 0;
 
-  constructor(opts: { startedMs: number; silentAfterMs: number; cursorSavedMs?: number | null; newestPublishedMs?: number | null }) {
+  constructor(opts: {
+    startedMs: number;
+    silentAfterMs: number;
+    cursorSavedMs?: number | null;
+    newestPublishedMs?: number | null;
+  }) {
     this.#silentAfterMs = opts.silentAfterMs;
     this.#cursorConfirmedMs = opts.cursorSavedMs ?? opts.startedMs;
     this.#newestPublishedMs = opts.newestPublishedMs ?? null;
@@ -48,7 +53,10 @@ export class PollerHealth {
       this.#events += events;
       this.#lastEventsMs = now;
     }
-    if (newestPublishedMs !== null && (this.#newestPublishedMs === null || newestPublishedMs > this.#newestPublishedMs)) {
+    if (
+      newestPublishedMs !== null &&
+      (this.#newestPublishedMs === null || newestPublishedMs > this.#newestPublishedMs)
+    ) {
       this.#newestPublishedMs = newestPublishedMs;
     }
   }

@@ -64,7 +64,6 @@ export interface PollerOptions {
   readonly onFenced?: () => void;
 }
 
-
 export class Poller {
   readonly #o: PollerOptions;
   readonly #now: () => number;
@@ -159,10 +158,16 @@ export class Poller {
   #checkNext(next: string | null): string {
     const { source, baseUrl, org } = this.#o;
     if (next === null) {
-      throw new HooklogError('IDP_REQUEST_REJECTED', `org ${org}: ${source.path} answered without a next link; a polling request always has one. Not advancing.`);
+      throw new HooklogError(
+        'IDP_REQUEST_REJECTED',
+        `org ${org}: ${source.path} answered without a next link; a polling request always has one. Not advancing.`,
+      );
     }
     if (!isFollowable(next, baseUrl, source.path)) {
-      throw new HooklogError('IDP_REQUEST_REJECTED', `org ${org}: the next link leaves ${new URL(baseUrl).origin}${source.path}; not following it with this org's credentials`);
+      throw new HooklogError(
+        'IDP_REQUEST_REJECTED',
+        `org ${org}: the next link leaves ${new URL(baseUrl).origin}${source.path}; not following it with this org's credentials`,
+      );
     }
     return next;
   }
@@ -193,11 +198,17 @@ export class Poller {
         events.push({ key: org, value, headers });
         if (newest === null || checked.publishedMs > newest) newest = checked.publishedMs;
       } else {
-        rejected.push(deadLetter(value, `${source.path} item ${i}: ${checked.reason}`, `${source.name}-poller`, headers, org));
+        rejected.push(
+          deadLetter(value, `${source.path} item ${i}: ${checked.reason}`, `${source.name}-poller`, headers, org),
+        );
       }
     });
     const newestAll = newest === null ? health.newestPublishedMs : Math.max(newest, health.newestPublishedMs ?? newest);
-    const cursor: Cursor = { next, savedAt: receivedAt, newestPublished: newestAll === null ? null : new Date(newestAll).toISOString() };
+    const cursor: Cursor = {
+      next,
+      savedAt: receivedAt,
+      newestPublished: newestAll === null ? null : new Date(newestAll).toISOString(),
+    };
     const writes: TopicWrite[] = [
       { topic: source.topic, records: events },
       { topic: topics.deadletter, records: rejected },

@@ -52,7 +52,14 @@ describe('reconcile mode', () => {
     dirs.push(dataDir);
     store = openStore({ database: randomName('rec'), dataDir, logger: log });
     await migrate(store, log);
-    sink = await startClickHouseSink({ stream: ts.stream, store, topics: ts.topics, group: randomName('sink'), logger: log, maxBatchWaitMs: 50 });
+    sink = await startClickHouseSink({
+      stream: ts.stream,
+      store,
+      topics: ts.topics,
+      group: randomName('sink'),
+      logger: log,
+      maxBatchWaitMs: 50,
+    });
     sim = await SimulatedOrg.start({ rateLimit: { logs: { limit: 20, windowMs: 1000 } } });
     const org = randomName('org').replaceAll('_', '-');
     const stream = ts.stream;
@@ -61,10 +68,16 @@ describe('reconcile mode', () => {
     // 300 events over the last 20 minutes, a third of them of a type the hook does not subscribe to.
     const now = Date.now();
     const types = [...TYPES, OTHER];
-    const stored = sim.addLogEvents(Array.from({ length: 300 }, (_, i) => {
-      const persistedAt = now - 20 * 60_000 + i * 4_000;
-      return { event: { ...logEvent(i), eventType: types[i % 3] }, published: persistedAt - (i % 5) * 700, persistedAt };
-    }));
+    const stored = sim.addLogEvents(
+      Array.from({ length: 300 }, (_, i) => {
+        const persistedAt = now - 20 * 60_000 + i * 4_000;
+        return {
+          event: { ...logEvent(i), eventType: types[i % 3] },
+          published: persistedAt - (i % 5) * 700,
+          persistedAt,
+        };
+      }),
+    );
     const hook = new HookSender(sim, {
       hookId: 'who-sim-1',
       types: TYPES,
@@ -72,11 +85,20 @@ describe('reconcile mode', () => {
       seed: 3,
       post: async (env) => {
         const receivedAt = new Date().toISOString();
-        await stream.append(topics.logs, env.data.events.map((e) => ({
-          key: org,
-          value: Buffer.from(JSON.stringify(e)),
-          headers: { [Header.org]: org, [Header.source]: 'hook', [Header.hookId]: 'sim', [Header.deliveryId]: env.eventId, [Header.receivedAt]: receivedAt },
-        })));
+        await stream.append(
+          topics.logs,
+          env.data.events.map((e) => ({
+            key: org,
+            value: Buffer.from(JSON.stringify(e)),
+            headers: {
+              [Header.org]: org,
+              [Header.source]: 'hook',
+              [Header.hookId]: 'sim',
+              [Header.deliveryId]: env.eventId,
+              [Header.receivedAt]: receivedAt,
+            },
+          })),
+        );
         return 204;
       },
     });
@@ -85,42 +107,77 @@ describe('reconcile mode', () => {
     expect(hook.delivered.length + hook.lost.length).toBe(200);
     const db = store.database;
     const count = async (sql: string) => Number((await store!.query<{ n: string }>(sql, { org }))[0]!.n);
-    await waitFor(async () => (await count(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String}`)) === hook.delivered.length, { what: 'hook deliveries stored' });
+    await waitFor(
+      async () =>
+        (await count(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String}`)) === hook.delivered.length,
+      { what: 'hook deliveries stored' },
+    );
 
     const cfg = orgConfig(sim, {
       id: org,
       system_log: {
-        mode: 'reconcile', start: '30m', rate_limit_share: 0.5,
-        reconcile: { event_types: TYPES, delay_ms: 1_000, cadence_ms: 5_000, lost_delivery_interval_ms: 200, lost_delivery_lookback_ms: 30 * 60_000 },
+        mode: 'reconcile',
+        start: '30m',
+        rate_limit_share: 0.5,
+        reconcile: {
+          event_types: TYPES,
+          delay_ms: 1_000,
+          cadence_ms: 5_000,
+          lost_delivery_interval_ms: 200,
+          lost_delivery_lookback_ms: 30 * 60_000,
+        },
       },
     });
     ingest = await startIngest({ orgs: [cfg], stream, topics, logger: log, policies: FAST_POLICIES, store });
     const expected = hook.delivered.length + hook.lost.length + hook.lossEvents.length;
-    await waitFor(async () => (await count(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String}`)) === expected, { what: `${expected} events`, timeoutMs: 30_000 });
+    await waitFor(
+      async () => (await count(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String}`)) === expected,
+      { what: `${expected} events`, timeoutMs: 30_000 },
+    );
 
     const paths = await store.query<{ uuid: string; paths: string[]; copies: string }>(
-      `SELECT uuid, groupArray(path) AS paths, toString(sum(copies)) AS copies FROM ${db}.arrivals WHERE org = {org:String} GROUP BY uuid`, { org });
-    const polledOnly = paths.filter((p) => p.paths.length === 1 && p.paths[0] === 'system-log').map((p) => p.uuid).sort();
+      `SELECT uuid, groupArray(path) AS paths, toString(sum(copies)) AS copies FROM ${db}.arrivals WHERE org = {org:String} GROUP BY uuid`,
+      { org },
+    );
+    const polledOnly = paths
+      .filter((p) => p.paths.length === 1 && p.paths[0] === 'system-log')
+      .map((p) => p.uuid)
+      .sort();
     expect(polledOnly).toEqual([...hook.lost, ...hook.lossEvents].sort());
     expect(paths.every((p) => p.paths.length === 1 && p.copies === '1')).toBe(true);
-    expect(await count(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String} AND event_type = '${OTHER}'`)).toBe(0);
+    expect(
+      await count(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String} AND event_type = '${OTHER}'`),
+    ).toBe(0);
     await waitFor(async () => (await lostMetric(org)) === hook.lossEvents.length, { what: 'the lost-delivery metric' });
     expect(sim.violations).toEqual([]);
     expect(sim.breaches).toEqual([]);
 
     // The coverage figures: the named queries and /metrics agree with what the hook really did.
-    const range = { org, since: new Date(now - 3_600_000).toISOString(), until: new Date(Date.now() + 60_000).toISOString(), limit: '10000' };
+    const range = {
+      org,
+      since: new Date(now - 3_600_000).toISOString(),
+      until: new Date(Date.now() + 60_000).toISOString(),
+      limit: '10000',
+    };
     const cov = await runNamedQuery(store, 'hook_coverage', range);
     const total = (c: string) => cov.rows.reduce((a, r) => a + Number(r[c]), 0);
-    expect([total('hooks_only'), total('log_only'), total('both')]).toEqual([hook.delivered.length, hook.lost.length, 0]);
+    expect([total('hooks_only'), total('log_only'), total('both')]).toEqual([
+      hook.delivered.length,
+      hook.lost.length,
+      0,
+    ]);
     const lostRows = await runNamedQuery(store, 'hook_deliveries_lost', range);
     expect(lostRows.rows.map((r) => [r.hook, Number(r.lost)])).toEqual([['who-sim-1', hook.lossEvents.length]]);
     const stopMetrics = registerCoverageMetrics(store, [org], log);
     const text = await registry.metrics();
     stopMetrics();
-    expect(text).toContain(`hooklog_hook_coverage_events{org="${org}",via="log_only",service="hooklog"} ${hook.lost.length}`);
+    expect(text).toContain(
+      `hooklog_hook_coverage_events{org="${org}",via="log_only",service="hooklog"} ${hook.lost.length}`,
+    );
     expect(text).toContain(`hooklog_hook_deliveries_lost{org="${org}",service="hooklog"} ${hook.lossEvents.length}`);
-    expect(text).toMatch(new RegExp(`hooklog_hook_latency_ms\\{org="${org}",quantile="0.99",service="hooklog"\\} \\d+`));
+    expect(text).toMatch(
+      new RegExp(`hooklog_hook_latency_ms\\{org="${org}",quantile="0.99",service="hooklog"\\} \\d+`),
+    );
 
     // A restart resumes both positions: more requests, nothing appended again.
     const before = ingest.pollers[0]!.requests()!;
@@ -134,7 +191,9 @@ describe('reconcile mode', () => {
     expect(copies).toBe(expected);
     expect(before).toBeGreaterThan(0);
     // Per window one bounded request, plus the watch: far fewer than following the whole log.
-    console.log(`reconcile: ${before} requests for ${expected} events (${hook.lost.length} lost in ${hook.lossEvents.length} deliveries)`);
+    console.log(
+      `reconcile: ${before} requests for ${expected} events (${hook.lost.length} lost in ${hook.lossEvents.length} deliveries)`,
+    );
   }, 60_000);
 
   it('re-reads at once the window a lost delivery covered, long before its window is due', async () => {
@@ -144,40 +203,83 @@ describe('reconcile mode', () => {
     dirs.push(dataDir);
     store = openStore({ database: randomName('rec'), dataDir, logger: log });
     await migrate(store, log);
-    sink = await startClickHouseSink({ stream: ts.stream, store, topics: ts.topics, group: randomName('sink'), logger: log, maxBatchWaitMs: 50 });
+    sink = await startClickHouseSink({
+      stream: ts.stream,
+      store,
+      topics: ts.topics,
+      group: randomName('sink'),
+      logger: log,
+      maxBatchWaitMs: 50,
+    });
     sim = await SimulatedOrg.start();
     const org = randomName('org').replaceAll('_', '-');
     const now = Date.now();
-    const stored = sim.addLogEvents(Array.from({ length: 40 }, (_, i) => ({
-      event: { ...logEvent(i), eventType: TYPES[i % 2] }, published: now - 60_000 + i * 1000, persistedAt: now - 60_000 + i * 1000,
-    })));
+    const stored = sim.addLogEvents(
+      Array.from({ length: 40 }, (_, i) => ({
+        event: { ...logEvent(i), eventType: TYPES[i % 2] },
+        published: now - 60_000 + i * 1000,
+        persistedAt: now - 60_000 + i * 1000,
+      })),
+    );
     const { stream, topics } = ts;
     const hook = new HookSender(sim, {
-      hookId: 'who-sim-2', types: TYPES, dropRate: 0.3, seed: 11,
+      hookId: 'who-sim-2',
+      types: TYPES,
+      dropRate: 0.3,
+      seed: 11,
       post: async (env) => {
-        await stream.append(topics.logs, env.data.events.map((e) => ({
-          key: org, value: Buffer.from(JSON.stringify(e)),
-          headers: { [Header.org]: org, [Header.source]: 'hook', [Header.hookId]: 'sim', [Header.receivedAt]: new Date().toISOString() },
-        })));
+        await stream.append(
+          topics.logs,
+          env.data.events.map((e) => ({
+            key: org,
+            value: Buffer.from(JSON.stringify(e)),
+            headers: {
+              [Header.org]: org,
+              [Header.source]: 'hook',
+              [Header.hookId]: 'sim',
+              [Header.receivedAt]: new Date().toISOString(),
+            },
+          })),
+        );
         return 204;
       },
     });
     await hook.send(stored);
     expect(hook.lost.length).toBeGreaterThan(0);
     const db = store.database;
-    const count = async () => Number((await store!.query<{ n: string }>(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String}`, { org }))[0]!.n);
+    const count = async () =>
+      Number(
+        (
+          await store!.query<{ n: string }>(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String}`, { org })
+        )[0]!.n,
+      );
     await waitFor(async () => (await count()) === hook.delivered.length, { what: 'hook deliveries stored' });
 
     // Windows an hour behind real time: nothing of the last minutes is due; only the watch can bring the lost events.
     const cfg = orgConfig(sim, {
       id: org,
-      system_log: { mode: 'reconcile', start: '5m', reconcile: { event_types: TYPES, delay_ms: 3_600_000, cadence_ms: 60_000, lost_delivery_interval_ms: 200, lost_delivery_lookback_ms: 120_000 } },
+      system_log: {
+        mode: 'reconcile',
+        start: '5m',
+        reconcile: {
+          event_types: TYPES,
+          delay_ms: 3_600_000,
+          cadence_ms: 60_000,
+          lost_delivery_interval_ms: 200,
+          lost_delivery_lookback_ms: 120_000,
+        },
+      },
     });
     const started = Date.now();
     ingest = await startIngest({ orgs: [cfg], stream, topics, logger: log, policies: FAST_POLICIES, store });
-    await waitFor(async () => (await count()) === 40 + hook.lossEvents.length, { what: 'the lost events, re-read', timeoutMs: 20_000 });
+    await waitFor(async () => (await count()) === 40 + hook.lossEvents.length, {
+      what: 'the lost events, re-read',
+      timeoutMs: 20_000,
+    });
     expect(Date.now() - started).toBeLessThan(20_000);
-    const windowRequests = sim.requests.filter((r) => r.params.until !== undefined && Date.parse(r.params.until) - Date.parse(r.params.since!) === 60_000);
+    const windowRequests = sim.requests.filter(
+      (r) => r.params.until !== undefined && Date.parse(r.params.until) - Date.parse(r.params.since!) === 60_000,
+    );
     expect(windowRequests).toEqual([]); // the regular window was never due
     expect(sim.requests.filter((r) => r.params.until !== undefined).length).toBeGreaterThanOrEqual(1);
   }, 60_000);

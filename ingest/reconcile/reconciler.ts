@@ -36,7 +36,15 @@ import type { PollerHealth } from '../poller/health.js';
 import { describeIssues, logEventSchema } from '../../schemas/logevent.js';
 import { SYSTEM_LOG_PAGE_LIMIT, SYSTEM_LOG_PATH, systemLogFirstUrl } from '../system-log/first-request.js';
 import type { PollerTelemetry } from '../telemetry.js';
-import { LOST_DELIVERY_TYPE, lostDelivery, nextWindow, typeFilter, windowOf, windowUrl, type LostDelivery } from './windows.js';
+import {
+  LOST_DELIVERY_TYPE,
+  lostDelivery,
+  nextWindow,
+  typeFilter,
+  windowOf,
+  windowUrl,
+  type LostDelivery,
+} from './windows.js';
 
 /** The uuids among `uuids` already stored for the org (any path), published within [fromMs, toMs]. */
 export type KnownLookup = (org: string, uuids: readonly string[], fromMs: number, toMs: number) => Promise<Set<string>>;
@@ -114,7 +122,10 @@ export class Reconciler {
 
   start(): void {
     this.#o.telemetry.started(this.#o.position !== null, SYSTEM_LOG_PATH);
-    this.#done ??= Promise.all([this.#loop('windows', () => this.#windowStep()), this.#loop('watch', () => this.#watchStep())]);
+    this.#done ??= Promise.all([
+      this.#loop('windows', () => this.#windowStep()),
+      this.#loop('watch', () => this.#watchStep()),
+    ]);
   }
 
   async stop(): Promise<void> {
@@ -151,7 +162,11 @@ export class Reconciler {
   async #windowStep(): Promise<number> {
     const url = this.#windowNext;
     const w = windowOf(url);
-    if (!w) throw new HooklogError('IDP_REQUEST_REJECTED', `org ${this.#o.org}: reconcile position ${url} is not a bounded request`);
+    if (!w)
+      throw new HooklogError(
+        'IDP_REQUEST_REJECTED',
+        `org ${this.#o.org}: reconcile position ${url} is not a bounded request`,
+      );
     const due = w.untilMs + this.#o.settings.delayMs;
     const now = this.#now();
     if (now < due) return due - now;
@@ -171,7 +186,10 @@ export class Reconciler {
   async #watchStep(): Promise<number> {
     const page = await this.#get(this.#watchNext);
     if (page.next === null) {
-      throw new HooklogError('IDP_REQUEST_REJECTED', `org ${this.#o.org}: ${SYSTEM_LOG_PATH} answered without a next link; a polling request always has one. Not advancing.`);
+      throw new HooklogError(
+        'IDP_REQUEST_REJECTED',
+        `org ${this.#o.org}: ${SYSTEM_LOG_PATH} answered without a next link; a polling request always has one. Not advancing.`,
+      );
     }
     const next = this.#checkNext(page.next);
     const found = page.items.map((item, i) => ({ i, loss: lostDelivery(item) }));
@@ -179,7 +197,13 @@ export class Reconciler {
     const times = losses.map((l) => l.atMs);
     // Only the failures are appended (successful deliveries are routine and many).
     const only = found.flatMap((f) => (f.loss ? [f.i] : []));
-    await this.#appendMissing(page, times.length ? Math.min(...times) : 0, times.length ? Math.max(...times) : 0, { watchNext: next }, only);
+    await this.#appendMissing(
+      page,
+      times.length ? Math.min(...times) : 0,
+      times.length ? Math.max(...times) : 0,
+      { watchNext: next },
+      only,
+    );
     for (const loss of losses) this.#o.onLostDelivery?.(loss);
     for (const loss of losses) await this.#reread(loss);
     return page.items.length < SYSTEM_LOG_PAGE_LIMIT ? this.#o.settings.lostDeliveryIntervalMs : 0;
@@ -206,7 +230,10 @@ export class Reconciler {
 
   #checkNext(next: string): string {
     if (!isFollowable(next, this.#o.baseUrl, SYSTEM_LOG_PATH)) {
-      throw new HooklogError('IDP_REQUEST_REJECTED', `org ${this.#o.org}: the next link leaves ${new URL(this.#o.baseUrl).origin}${SYSTEM_LOG_PATH}; not following it`);
+      throw new HooklogError(
+        'IDP_REQUEST_REJECTED',
+        `org ${this.#o.org}: the next link leaves ${new URL(this.#o.baseUrl).origin}${SYSTEM_LOG_PATH}; not following it`,
+      );
     }
     return next;
   }
@@ -217,7 +244,13 @@ export class Reconciler {
    * in one atomic append. `only` limits the candidates (the watch appends
    * nothing from a page without losses).
    */
-  async #appendMissing(page: Page, fromMs: number, toMs: number, move: Partial<ReconcilePosition> | null, only?: readonly number[]): Promise<void> {
+  async #appendMissing(
+    page: Page,
+    fromMs: number,
+    toMs: number,
+    move: Partial<ReconcilePosition> | null,
+    only?: readonly number[],
+  ): Promise<void> {
     const { org, stream, topics, health, telemetry } = this.#o;
     const candidates: Array<{ uuid: string; raw: string; publishedMs: number }> = [];
     const rejected: StreamRecord[] = [];
@@ -227,7 +260,15 @@ export class Reconciler {
       if (only && !only.includes(i)) return;
       const r = logEventSchema.safeParse(item);
       if (!r.success) {
-        rejected.push(deadLetter(Buffer.from(page.raw[i]!), `${SYSTEM_LOG_PATH} item ${i}: ${describeIssues(r.error)}`, 'reconcile', headers, org));
+        rejected.push(
+          deadLetter(
+            Buffer.from(page.raw[i]!),
+            `${SYSTEM_LOG_PATH} item ${i}: ${describeIssues(r.error)}`,
+            'reconcile',
+            headers,
+            org,
+          ),
+        );
         return;
       }
       candidates.push({ uuid: r.data.uuid, raw: page.raw[i]!, publishedMs: Date.parse(r.data.published) });
@@ -237,7 +278,14 @@ export class Reconciler {
       const fresh = candidates.filter((c) => !this.#recent.has(c.uuid));
       const lo = Math.min(fromMs, ...fresh.map((c) => c.publishedMs));
       const hi = Math.max(toMs, ...fresh.map((c) => c.publishedMs));
-      const known = fresh.length ? await this.#o.known(org, fresh.map((c) => c.uuid), lo, hi) : new Set<string>();
+      const known = fresh.length
+        ? await this.#o.known(
+            org,
+            fresh.map((c) => c.uuid),
+            lo,
+            hi,
+          )
+        : new Set<string>();
       const missing = fresh.filter((c) => !known.has(c.uuid));
       const events = missing.map((c) => ({ key: org, value: Buffer.from(c.raw), headers }));
       const position = { ...this.position, ...(move ?? {}) };
@@ -290,18 +338,40 @@ export function reconcileCursorKey(org: string): string {
 }
 
 function reconcileCursorRecord(org: string, p: ReconcilePosition, savedAt: string): StreamRecord {
-  const value = { v: 1, org, source: 'reconcile', window_next: p.windowNext, watch_next: p.watchNext, saved_at: savedAt };
-  return { key: reconcileCursorKey(org), value: Buffer.from(JSON.stringify(value)), headers: { [Header.org]: org, [Header.source]: 'reconcile', [Header.receivedAt]: savedAt } };
+  const value = {
+    v: 1,
+    org,
+    source: 'reconcile',
+    window_next: p.windowNext,
+    watch_next: p.watchNext,
+    saved_at: savedAt,
+  };
+  return {
+    key: reconcileCursorKey(org),
+    value: Buffer.from(JSON.stringify(value)),
+    headers: { [Header.org]: org, [Header.source]: 'reconcile', [Header.receivedAt]: savedAt },
+  };
 }
 
 /** The stored reconcile position of an org, or null when there is none, it is unreadable, or it points elsewhere. */
-export function readReconcilePosition(latest: ReadonlyMap<string, ConsumedRecord>, org: string, baseUrl: string): ReconcilePosition | null {
+export function readReconcilePosition(
+  latest: ReadonlyMap<string, ConsumedRecord>,
+  org: string,
+  baseUrl: string,
+): ReconcilePosition | null {
   const rec = latest.get(reconcileCursorKey(org));
   if (!rec) return null;
   try {
-    const v = JSON.parse(rec.value.toString('utf8')) as { v?: unknown; org?: unknown; window_next?: unknown; watch_next?: unknown };
-    if (v.v !== 1 || v.org !== org || typeof v.window_next !== 'string' || typeof v.watch_next !== 'string') return null;
-    if (!isFollowable(v.window_next, baseUrl, SYSTEM_LOG_PATH) || !isFollowable(v.watch_next, baseUrl, SYSTEM_LOG_PATH)) return null;
+    const v = JSON.parse(rec.value.toString('utf8')) as {
+      v?: unknown;
+      org?: unknown;
+      window_next?: unknown;
+      watch_next?: unknown;
+    };
+    if (v.v !== 1 || v.org !== org || typeof v.window_next !== 'string' || typeof v.watch_next !== 'string')
+      return null;
+    if (!isFollowable(v.window_next, baseUrl, SYSTEM_LOG_PATH) || !isFollowable(v.watch_next, baseUrl, SYSTEM_LOG_PATH))
+      return null;
     return { windowNext: v.window_next, watchNext: v.watch_next };
   } catch {
     return null;

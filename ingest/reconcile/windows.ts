@@ -50,7 +50,11 @@ export function windowOf(url: string): { sinceMs: number; untilMs: number } | nu
  * reconcile is behind (up to `maxMs`, never past `now − delay`) so a backlog
  * is read in few requests.
  */
-export function nextWindow(fromMs: number, now: number, o: { cadenceMs: number; delayMs: number; maxMs: number }): { sinceMs: number; untilMs: number } {
+export function nextWindow(
+  fromMs: number,
+  now: number,
+  o: { cadenceMs: number; delayMs: number; maxMs: number },
+): { sinceMs: number; untilMs: number } {
   const latest = now - o.delayMs;
   const until = Math.max(fromMs + o.cadenceMs, Math.min(latest, fromMs + o.maxMs));
   return { sinceMs: fromMs, untilMs: until };
@@ -73,7 +77,13 @@ export interface LostDelivery {
  */
 export function lostDelivery(item: unknown): LostDelivery | null {
   if (typeof item !== 'object' || item === null) return null;
-  const e = item as { uuid?: unknown; eventType?: unknown; published?: unknown; outcome?: { result?: unknown } | null; target?: unknown };
+  const e = item as {
+    uuid?: unknown;
+    eventType?: unknown;
+    published?: unknown;
+    outcome?: { result?: unknown } | null;
+    target?: unknown;
+  };
   if (e.eventType !== LOST_DELIVERY_TYPE || typeof e.uuid !== 'string') return null;
   const result = typeof e.outcome?.result === 'string' ? e.outcome.result.toUpperCase() : '';
   if (result === 'SUCCESS' || result === 'ALLOW') return null;

@@ -7,7 +7,11 @@ import { describeIssues, logEventSchema } from '../../schemas/logevent.js';
 import type { PollSource } from '../poller/poller.js';
 import { SYSTEM_LOG_PAGE_LIMIT, SYSTEM_LOG_PATH, systemLogFirstUrl } from './first-request.js';
 
-export function systemLogSource(opts: { baseUrl: string; topic: string; startMs: (now: number) => number }): PollSource {
+export function systemLogSource(opts: {
+  baseUrl: string;
+  topic: string;
+  startMs: (now: number) => number;
+}): PollSource {
   return {
     name: 'system-log',
     path: SYSTEM_LOG_PATH,
@@ -17,7 +21,9 @@ export function systemLogSource(opts: { baseUrl: string; topic: string; startMs:
     firstUrl: (now) => systemLogFirstUrl(opts.baseUrl, { startMs: opts.startMs(now), now }),
     check(item) {
       const r = logEventSchema.safeParse(item);
-      return r.success ? { ok: true, publishedMs: Date.parse(r.data.published) } : { ok: false, reason: describeIssues(r.error) };
+      return r.success
+        ? { ok: true, publishedMs: Date.parse(r.data.published) }
+        : { ok: false, reason: describeIssues(r.error) };
     },
   };
 }

@@ -4,7 +4,14 @@
  * these values replaced) and pino's redaction paths, so the two cannot drift.
  */
 export const SECRET_KEYS = [
-  'secret', 'secrets', 'password', 'token', 'api_token', 'private_key', 'client_secret', 'api_keys',
+  'secret',
+  'secrets',
+  'password',
+  'token',
+  'api_token',
+  'private_key',
+  'client_secret',
+  'api_keys',
 ] as const;
 
 const SECRET_SET = new Set<string>(SECRET_KEYS);
@@ -25,7 +32,11 @@ export function redactSecrets(value: unknown): unknown {
   return Object.fromEntries(
     Object.entries(value).map(([k, v]) => [
       k,
-      SECRET_SET.has(k) && v !== undefined && v !== null ? (Array.isArray(v) ? v.map(() => REDACTED) : REDACTED) : redactSecrets(v),
+      SECRET_SET.has(k) && v !== undefined && v !== null
+        ? Array.isArray(v)
+          ? v.map(() => REDACTED)
+          : REDACTED
+        : redactSecrets(v),
     ]),
   );
 }

@@ -51,8 +51,17 @@ const ROW_REJECTION_TYPES = new Set([
 
 /** Node/undici socket error codes that mean the server could not be reached or dropped us. */
 const NETWORK_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH',
-  'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ESOCKETTIMEDOUT', 'UND_ERR_SOCKET',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ESOCKETTIMEDOUT',
+  'UND_ERR_SOCKET',
 ]);
 
 /** The shape of `@clickhouse/client`'s `ClickHouseError`. */
@@ -97,7 +106,8 @@ export function classifyClickHouseError(err: unknown): HooklogError {
     if (ch.type === 'TOO_MANY_PARTS' && /partitions for (a )?single insert block/i.test(ch.message)) {
       return new HooklogError('STORE_REJECTED_ROW', what, { cause: err });
     }
-    if (RETRIABLE_TYPES.has(ch.type)) return new HooklogError('STORE_UNAVAILABLE', what, { retriable: true, cause: err });
+    if (RETRIABLE_TYPES.has(ch.type))
+      return new HooklogError('STORE_UNAVAILABLE', what, { retriable: true, cause: err });
     if (ch.type.startsWith('CANNOT_PARSE') || ROW_REJECTION_TYPES.has(ch.type)) {
       return new HooklogError('STORE_REJECTED_ROW', what, { cause: err });
     }
@@ -108,7 +118,10 @@ export function classifyClickHouseError(err: unknown): HooklogError {
   if (/^Timeout error/i.test(message)) {
     return new HooklogError('TIMEOUT', `ClickHouse request timed out: ${message}`, { retriable: true, cause: err });
   }
-  if ((typeof code === 'string' && NETWORK_CODES.has(code)) || /socket hang up|connect ECONN|ECONNRESET/i.test(message)) {
+  if (
+    (typeof code === 'string' && NETWORK_CODES.has(code)) ||
+    /socket hang up|connect ECONN|ECONNRESET/i.test(message)
+  ) {
     return new HooklogError('STORE_UNAVAILABLE', `ClickHouse unreachable: ${message}`, { retriable: true, cause: err });
   }
   return new HooklogError('STORE_QUERY_FAILED', `ClickHouse request failed: ${firstLine(message)}`, { cause: err });

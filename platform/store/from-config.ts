@@ -11,7 +11,14 @@ export function storeOptions(config: PlatformConfig, logger: Logger): OpenStoreO
     database: config.store.database,
     dataDir: config.data_dir,
     logger,
-    ...(server ? { url: server.url, username: server.username, password: server.password, requestTimeoutMs: server.request_timeout_ms } : {}),
+    ...(server
+      ? {
+          url: server.url,
+          username: server.username,
+          password: server.password,
+          requestTimeoutMs: server.request_timeout_ms,
+        }
+      : {}),
   };
 }
 

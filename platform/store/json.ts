@@ -19,7 +19,8 @@ export function objects(v: unknown): Obj[] {
 /** Strings as they are, finite numbers and booleans as text, anything else empty. */
 export function str(v: unknown): string {
   if (typeof v === 'string') return v;
-  if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
+  if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean' || typeof v === 'bigint')
+    return String(v);
   return '';
 }
 
@@ -35,7 +36,8 @@ export function num(v: unknown): number | null {
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-export type ParsedObject = { readonly ok: true; readonly raw: string; readonly value: Obj } | { readonly ok: false; readonly reason: string };
+export type ParsedObject =
+  { readonly ok: true; readonly raw: string; readonly value: Obj } | { readonly ok: false; readonly reason: string };
 
 /**
  * A record value that must be one JSON object. Not valid UTF-8 is refused too:
@@ -54,6 +56,7 @@ export function parseObject(value: Buffer): ParsedObject {
   } catch {
     return { ok: false, reason: 'value is not valid JSON' };
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { ok: false, reason: 'value is not a JSON object' };
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    return { ok: false, reason: 'value is not a JSON object' };
   return { ok: true, raw, value: parsed as Obj };
 }

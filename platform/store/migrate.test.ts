@@ -37,8 +37,20 @@ afterAll(async () => {
 
 describe('splitStatements', () => {
   it('splits at lines ending in ";" and ignores comment-only chunks', () => {
-    const sql = ['-- header; with a semicolon;', 'CREATE TABLE a', '(x UInt8);', '', '-- only a comment', 'ALTER TABLE a', '  ADD COLUMN IF NOT EXISTS y String ;  ', '-- trailing;'].join('\n');
-    expect(splitStatements(sql)).toEqual(['-- header; with a semicolon;\nCREATE TABLE a\n(x UInt8)', "-- only a comment\nALTER TABLE a\n  ADD COLUMN IF NOT EXISTS y String"]);
+    const sql = [
+      '-- header; with a semicolon;',
+      'CREATE TABLE a',
+      '(x UInt8);',
+      '',
+      '-- only a comment',
+      'ALTER TABLE a',
+      '  ADD COLUMN IF NOT EXISTS y String ;  ',
+      '-- trailing;',
+    ].join('\n');
+    expect(splitStatements(sql)).toEqual([
+      '-- header; with a semicolon;\nCREATE TABLE a\n(x UInt8)',
+      '-- only a comment\nALTER TABLE a\n  ADD COLUMN IF NOT EXISTS y String',
+    ]);
   });
 
   it('keeps a last statement without a semicolon, and semicolons inside a line', () => {
@@ -72,7 +84,9 @@ describe('migrate (embedded chdb)', () => {
       `SELECT version, name, checksum, applied_at FROM ${store.database}.schema_migrations FINAL ORDER BY version`,
     );
     const expected = loadMigrations(defaultMigrationsDir());
-    expect(rows.map((r) => [r.version, r.name, r.checksum])).toEqual(expected.map((m) => [m.version, m.name, m.checksum]));
+    expect(rows.map((r) => [r.version, r.name, r.checksum])).toEqual(
+      expected.map((m) => [m.version, m.name, m.checksum]),
+    );
     expect(rows.every((r) => /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$/.test(r.applied_at))).toBe(true);
 
     const second = await migrate(store, log);
@@ -84,12 +98,24 @@ describe('migrate (embedded chdb)', () => {
   it('creates the events table as designed (v2, 005): ReplacingMergeTree by (org, event_type, published, uuid), monthly partitions, dedup window, `events` a FINAL view', async () => {
     const store = fresh();
     await migrate(store, log);
-    const [t] = await store.query<{ engine: string; sorting_key: string; partition_key: string; create_table_query: string }>(
+    const [t] = await store.query<{
+      engine: string;
+      sorting_key: string;
+      partition_key: string;
+      create_table_query: string;
+    }>(
       `SELECT engine, sorting_key, partition_key, create_table_query FROM system.tables WHERE database = {db:String} AND name = 'events_v2'`,
       { db: store.database },
     );
-    expect(t).toMatchObject({ engine: 'ReplacingMergeTree', sorting_key: 'org, event_type, published, uuid', partition_key: 'toYYYYMM(published)' });
-    const [view] = await store.query<{ engine: string; as_select: string }>(`SELECT engine, as_select FROM system.tables WHERE database = {db:String} AND name = 'events'`, { db: store.database });
+    expect(t).toMatchObject({
+      engine: 'ReplacingMergeTree',
+      sorting_key: 'org, event_type, published, uuid',
+      partition_key: 'toYYYYMM(published)',
+    });
+    const [view] = await store.query<{ engine: string; as_select: string }>(
+      `SELECT engine, as_select FROM system.tables WHERE database = {db:String} AND name = 'events'`,
+      { db: store.database },
+    );
     expect(view).toMatchObject({ engine: 'View', as_select: expect.stringMatching(/FROM \w+\.events_v2 FINAL/) });
     expect(t!.create_table_query).toMatch(/non_replicated_deduplication_window = 10000/);
     const cols = await store.query<{ name: string; type: string }>(
@@ -106,7 +132,10 @@ describe('migrate (embedded chdb)', () => {
       target_id: 'Array(String)',
       ingested_at: "DateTime64(3, 'UTC')",
     });
-    const [dl] = await store.query<{ engine: string }>(`SELECT engine FROM system.tables WHERE database = {db:String} AND name = 'deadletter'`, { db: store.database });
+    const [dl] = await store.query<{ engine: string }>(
+      `SELECT engine FROM system.tables WHERE database = {db:String} AND name = 'deadletter'`,
+      { db: store.database },
+    );
     expect(dl!.engine).toBe('ReplacingMergeTree');
   });
 
@@ -115,25 +144,42 @@ describe('migrate (embedded chdb)', () => {
     const dir = copyOfMigrations();
     await migrate(store, log, { dir });
     appendFileSync(join(dir, '002_deadletter.sql'), '\n-- an innocent-looking edit\n');
-    await expect(migrate(store, log, { dir })).rejects.toMatchObject({ code: 'MIGRATION_FAILED', message: expect.stringContaining('002_deadletter.sql') });
+    await expect(migrate(store, log, { dir })).rejects.toMatchObject({
+      code: 'MIGRATION_FAILED',
+      message: expect.stringContaining('002_deadletter.sql'),
+    });
   });
 
   it('applies only the new file when one is added later', async () => {
     const store = fresh();
     const dir = copyOfMigrations();
     await migrate(store, log, { dir });
-    writeFileSync(join(dir, '900_extra.sql'), 'ALTER TABLE {db}.events_v2\n  ADD COLUMN IF NOT EXISTS extra String DEFAULT \'\';\nCREATE TABLE IF NOT EXISTS {db}.extra (x UInt8) ENGINE = MergeTree ORDER BY x;\n');
+    writeFileSync(
+      join(dir, '900_extra.sql'),
+      "ALTER TABLE {db}.events_v2\n  ADD COLUMN IF NOT EXISTS extra String DEFAULT '';\nCREATE TABLE IF NOT EXISTS {db}.extra (x UInt8) ENGINE = MergeTree ORDER BY x;\n",
+    );
     expect((await migrate(store, log, { dir })).applied).toEqual(['900_extra.sql']);
-    const [row] = await store.query<{ n: string }>(`SELECT count() AS n FROM system.columns WHERE database = {db:String} AND table = 'events_v2' AND name = 'extra'`, { db: store.database });
+    const [row] = await store.query<{ n: string }>(
+      `SELECT count() AS n FROM system.columns WHERE database = {db:String} AND table = 'events_v2' AND name = 'extra'`,
+      { db: store.database },
+    );
     expect(row!.n).toBe('1');
   });
 
   it('names the file and statement that failed, and records nothing for it', async () => {
     const store = fresh();
     const dir = copyOfMigrations();
-    writeFileSync(join(dir, '900_broken.sql'), 'CREATE TABLE IF NOT EXISTS {db}.ok (x UInt8) ENGINE = MergeTree ORDER BY x;\nCREATE TABLE {db}.broken (x NoSuchType) ENGINE = MergeTree ORDER BY x;\n');
-    await expect(migrate(store, log, { dir })).rejects.toMatchObject({ code: 'MIGRATION_FAILED', message: expect.stringMatching(/900_broken\.sql, statement 2/) });
-    const rows = await store.query<{ version: number }>(`SELECT version FROM ${store.database}.schema_migrations FINAL`);
+    writeFileSync(
+      join(dir, '900_broken.sql'),
+      'CREATE TABLE IF NOT EXISTS {db}.ok (x UInt8) ENGINE = MergeTree ORDER BY x;\nCREATE TABLE {db}.broken (x NoSuchType) ENGINE = MergeTree ORDER BY x;\n',
+    );
+    await expect(migrate(store, log, { dir })).rejects.toMatchObject({
+      code: 'MIGRATION_FAILED',
+      message: expect.stringMatching(/900_broken\.sql, statement 2/),
+    });
+    const rows = await store.query<{ version: number }>(
+      `SELECT version FROM ${store.database}.schema_migrations FINAL`,
+    );
     expect(rows.map((r) => r.version)).not.toContain(900);
   });
 
@@ -143,7 +189,9 @@ describe('migrate (embedded chdb)', () => {
     stores.push(b);
     const [ra, rb] = await Promise.all([migrate(a, log), migrate(b, log)]);
     expect(ra.applied.length + rb.applied.length).toBeGreaterThanOrEqual(loadMigrations(defaultMigrationsDir()).length);
-    const rows = await a.query<{ version: number }>(`SELECT version FROM ${a.database}.schema_migrations FINAL ORDER BY version`);
+    const rows = await a.query<{ version: number }>(
+      `SELECT version FROM ${a.database}.schema_migrations FINAL ORDER BY version`,
+    );
     expect(rows.map((r) => r.version)).toEqual(loadMigrations(defaultMigrationsDir()).map((m) => m.version));
     expect((await migrate(a, log)).applied).toEqual([]);
   });

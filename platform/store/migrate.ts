@@ -80,7 +80,10 @@ export function loadMigrations(dir: string): Migration[] {
   migrations.sort((a, b) => a.version - b.version);
   for (let i = 1; i < migrations.length; i++) {
     if (migrations[i]!.version === migrations[i - 1]!.version) {
-      throw new HooklogError('MIGRATION_FAILED', `migrations ${migrations[i - 1]!.file} and ${migrations[i]!.file} share version ${migrations[i]!.version}`);
+      throw new HooklogError(
+        'MIGRATION_FAILED',
+        `migrations ${migrations[i - 1]!.file} and ${migrations[i]!.file} share version ${migrations[i]!.version}`,
+      );
     }
   }
   return migrations;
@@ -91,7 +94,9 @@ export function loadMigrations(dir: string): Migration[] {
  * reached from this module both in the source tree and in the compiled `dist/`.
  */
 export function defaultMigrationsDir(): string {
-  const candidates = ['../../schemas/clickhouse', '../../../schemas/clickhouse'].map((p) => fileURLToPath(new URL(p, import.meta.url)));
+  const candidates = ['../../schemas/clickhouse', '../../../schemas/clickhouse'].map((p) =>
+    fileURLToPath(new URL(p, import.meta.url)),
+  );
   const found = candidates.find((c) => existsSync(c));
   if (!found) throw new HooklogError('MIGRATION_FAILED', `no migrations directory; looked in ${candidates.join(', ')}`);
   return found;
@@ -109,7 +114,11 @@ interface AppliedRow {
  * file) when an applied migration's file changed since, then applies and
  * records the pending files in order. Running it again applies nothing.
  */
-export async function migrate(store: Store, logger: Logger, opts: { dir?: string } = {}): Promise<{ applied: string[] }> {
+export async function migrate(
+  store: Store,
+  logger: Logger,
+  opts: { dir?: string } = {},
+): Promise<{ applied: string[] }> {
   const log = logger.child({ component: 'migrate', database: store.database });
   const migrations = loadMigrations(opts.dir ?? defaultMigrationsDir());
   const db = store.database;
@@ -122,7 +131,9 @@ export async function migrate(store: Store, logger: Logger, opts: { dir?: string
        applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
      ) ENGINE = ReplacingMergeTree ORDER BY version`,
   );
-  const rows = await store.query<AppliedRow>(`SELECT version, name, checksum FROM ${db}.schema_migrations FINAL ORDER BY version`);
+  const rows = await store.query<AppliedRow>(
+    `SELECT version, name, checksum FROM ${db}.schema_migrations FINAL ORDER BY version`,
+  );
   const applied = new Map(rows.map((r) => [Number(r.version), r]));
 
   for (const m of migrations) {
@@ -137,7 +148,8 @@ export async function migrate(store: Store, logger: Logger, opts: { dir?: string
   }
   const known = new Set(migrations.map((m) => m.version));
   for (const r of rows) {
-    if (!known.has(Number(r.version))) log.warn({ version: Number(r.version), name: r.name }, 'migration_applied_but_unknown_to_this_version');
+    if (!known.has(Number(r.version)))
+      log.warn({ version: Number(r.version), name: r.name }, 'migration_applied_but_unknown_to_this_version');
   }
 
   const done: string[] = [];
@@ -155,7 +167,10 @@ export async function migrate(store: Store, logger: Logger, opts: { dir?: string
       }
     }
     await store.insertJson('schema_migrations', [{ version: m.version, name: m.name, checksum: m.checksum }]);
-    log.info({ version: m.version, name: m.name, statements: m.statements.length, ms: Date.now() - started }, 'migration_applied');
+    log.info(
+      { version: m.version, name: m.name, statements: m.statements.length, ms: Date.now() - started },
+      'migration_applied',
+    );
     done.push(m.file);
   }
   return { applied: done };

@@ -38,30 +38,46 @@ describe('store (embedded chdb)', () => {
   it('is embedded, answers ping, and keeps its files under <dataDir>/clickhouse', async () => {
     expect(store.kind).toBe('embedded');
     await store.ping();
-    const [row] = await store.query<{ path: string }>(`SELECT data_path AS path FROM system.databases WHERE name = {db:String}`, { db: store.database });
+    const [row] = await store.query<{ path: string }>(
+      `SELECT data_path AS path FROM system.databases WHERE name = {db:String}`,
+      { db: store.database },
+    );
     expect(row!.path.startsWith(join(dataDir, 'clickhouse'))).toBe(true);
   });
 
   it('refuses a database name that is not an identifier, before touching ClickHouse', () => {
     expect(() => openStore({ database: 'x; DROP DATABASE y', dataDir, logger: silentLogger() })).toThrow(/must match/);
-    expect(() => openStore({ database: '1abc', dataDir, logger: silentLogger() })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
+    expect(() => openStore({ database: '1abc', dataDir, logger: silentLogger() })).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID' }),
+    );
   });
 
   it('binds values as parameters: quotes, backslashes and SQL in values arrive as data', async () => {
-    const table = await freshTable('s String, ts DateTime64(3, \'UTC\')');
+    const table = await freshTable("s String, ts DateTime64(3, 'UTC')");
     const nasty = `it's a \\ trap'); DROP TABLE ${store.database}.${table}; --`;
-    await store.command(`INSERT INTO ${store.database}.${table} SELECT {s:String}, {ts:DateTime64(3, 'UTC')}`, { s: nasty, ts: '2022-03-22 14:21:53.225' });
-    const rows = await store.query<{ s: string; ts: string }>(`SELECT s, ts FROM ${store.database}.${table} WHERE s = {s:String}`, { s: nasty });
+    await store.command(`INSERT INTO ${store.database}.${table} SELECT {s:String}, {ts:DateTime64(3, 'UTC')}`, {
+      s: nasty,
+      ts: '2022-03-22 14:21:53.225',
+    });
+    const rows = await store.query<{ s: string; ts: string }>(
+      `SELECT s, ts FROM ${store.database}.${table} WHERE s = {s:String}`,
+      { s: nasty },
+    );
     expect(rows).toEqual([{ s: nasty, ts: '2022-03-22 14:21:53.225' }]);
   });
 
   it('returns 64-bit integers as strings, as a ClickHouse server does by default', async () => {
-    const [row] = await store.query<{ big: unknown; small: unknown }>('SELECT toUInt64(9007199254740993) AS big, toUInt32(7) AS small');
+    const [row] = await store.query<{ big: unknown; small: unknown }>(
+      'SELECT toUInt64(9007199254740993) AS big, toUInt32(7) AS small',
+    );
     expect(row).toEqual({ big: '9007199254740993', small: 7 });
   });
 
   it('drops a repeated insert carrying the same dedup token, and only that one', async () => {
-    const table = await freshTable('k String', 'MergeTree ORDER BY k SETTINGS non_replicated_deduplication_window = 100');
+    const table = await freshTable(
+      'k String',
+      'MergeTree ORDER BY k SETTINGS non_replicated_deduplication_window = 100',
+    );
     await store.insertJson(table, [{ k: 'a' }, { k: 'b' }], { dedupToken: 'tok-1' });
     await store.insertJson(table, [{ k: 'a' }, { k: 'b' }], { dedupToken: 'tok-1' });
     expect(await count(table)).toBe(2);
@@ -73,34 +89,76 @@ describe('store (embedded chdb)', () => {
   });
 
   it('keeps concurrent inserts with different tokens apart', async () => {
-    const table = await freshTable('k String, n UInt32', 'MergeTree ORDER BY k SETTINGS non_replicated_deduplication_window = 1000');
-    await Promise.all(
-      Array.from({ length: 20 }, (_, i) => store.insertJson(table, Array.from({ length: 50 }, (_, j) => ({ k: `${i}-${j}`, n: i })), { dedupToken: `c-${i}` })),
+    const table = await freshTable(
+      'k String, n UInt32',
+      'MergeTree ORDER BY k SETTINGS non_replicated_deduplication_window = 1000',
     );
-    const [row] = await store.query<{ c: string; u: string }>(`SELECT count() AS c, uniqExact(n) AS u FROM ${store.database}.${table}`);
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        store.insertJson(
+          table,
+          Array.from({ length: 50 }, (_, j) => ({ k: `${i}-${j}`, n: i })),
+          { dedupToken: `c-${i}` },
+        ),
+      ),
+    );
+    const [row] = await store.query<{ c: string; u: string }>(
+      `SELECT count() AS c, uniqExact(n) AS u FROM ${store.database}.${table}`,
+    );
     expect(row).toEqual({ c: '1000', u: '20' });
   });
 
   it('classifies what chdb rejects: bad rows are STORE_REJECTED_ROW, mistakes STORE_QUERY_FAILED', async () => {
     const table = await freshTable('ip IPv6, n UInt32');
-    await expect(store.insertJson(table, [{ ip: '::1', n: 1 }, { ip: 'redacted', n: 2 }], { dedupToken: 'x' })).rejects.toMatchObject({
+    await expect(
+      store.insertJson(
+        table,
+        [
+          { ip: '::1', n: 1 },
+          { ip: 'redacted', n: 2 },
+        ],
+        { dedupToken: 'x' },
+      ),
+    ).rejects.toMatchObject({
       code: 'STORE_REJECTED_ROW',
       retriable: false,
     });
-    await expect(store.insertJson(table, [{ ip: '::1', n: 'many' }])).rejects.toMatchObject({ code: 'STORE_REJECTED_ROW' });
+    await expect(store.insertJson(table, [{ ip: '::1', n: 'many' }])).rejects.toMatchObject({
+      code: 'STORE_REJECTED_ROW',
+    });
     expect(await count(table)).toBe(0); // a rejected block lands nothing
-    await expect(store.query(`SELECT * FROM ${store.database}.no_such_table`)).rejects.toMatchObject({ code: 'STORE_QUERY_FAILED', retriable: false });
-    await expect(store.command('SELEC 1')).rejects.toMatchObject({ code: 'STORE_QUERY_FAILED', message: expect.stringMatching(/SYNTAX_ERROR/) });
+    await expect(store.query(`SELECT * FROM ${store.database}.no_such_table`)).rejects.toMatchObject({
+      code: 'STORE_QUERY_FAILED',
+      retriable: false,
+    });
+    await expect(store.command('SELEC 1')).rejects.toMatchObject({
+      code: 'STORE_QUERY_FAILED',
+      message: expect.stringMatching(/SYNTAX_ERROR/),
+    });
     await expect(store.insertJson('bad-name', [{ a: 1 }])).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
   });
 
   it('runs ad-hoc SQL read-only on its own connection, leaving the store writable', async () => {
-    const table = await freshTable('k String, n UInt64', 'MergeTree ORDER BY k SETTINGS non_replicated_deduplication_window = 100');
+    const table = await freshTable(
+      'k String, n UInt64',
+      'MergeTree ORDER BY k SETTINGS non_replicated_deduplication_window = 100',
+    );
     await store.insertJson(table, [{ k: 'a', n: 1 }], { dedupToken: 'ro-1' });
     // Unqualified: resolves to the store's database.
-    expect(await store.readOnlyQuery(`SELECT k, n, 'x' AS c FROM ${table}`)).toEqual({ columns: ['k', 'n', 'c'], rows: [{ k: 'a', n: '1', c: 'x' }] });
-    for (const sql of [`INSERT INTO ${table} VALUES ('b', 2)`, `CREATE TABLE ${table}_2 (a UInt8) ENGINE = Memory`, `DROP TABLE ${table}`, `SELECT 1 SETTINGS readonly = 0`]) {
-      await expect(store.readOnlyQuery(sql), sql).rejects.toMatchObject({ code: 'STORE_QUERY_FAILED', message: expect.stringMatching(/READONLY/) });
+    expect(await store.readOnlyQuery(`SELECT k, n, 'x' AS c FROM ${table}`)).toEqual({
+      columns: ['k', 'n', 'c'],
+      rows: [{ k: 'a', n: '1', c: 'x' }],
+    });
+    for (const sql of [
+      `INSERT INTO ${table} VALUES ('b', 2)`,
+      `CREATE TABLE ${table}_2 (a UInt8) ENGINE = Memory`,
+      `DROP TABLE ${table}`,
+      `SELECT 1 SETTINGS readonly = 0`,
+    ]) {
+      await expect(store.readOnlyQuery(sql), sql).rejects.toMatchObject({
+        code: 'STORE_QUERY_FAILED',
+        message: expect.stringMatching(/READONLY/),
+      });
     }
     // The store's own connection is untouched: inserts (which set a dedup token) still work.
     await store.insertJson(table, [{ k: 'c', n: 3 }], { dedupToken: 'ro-2' });

@@ -102,9 +102,16 @@ export function openStore(opts: OpenStoreOptions): Store {
   const database = assertIdentifier(opts.database, 'store database');
   const log = clientLog(opts.logger);
   if (opts.url) {
-    const server = { url: opts.url, username: opts.username, password: opts.password, request_timeout: opts.requestTimeoutMs ?? 30_000, log };
+    const server = {
+      url: opts.url,
+      username: opts.username,
+      password: opts.password,
+      request_timeout: opts.requestTimeoutMs ?? 30_000,
+      log,
+    };
     const client = createClient({ ...server, clickhouse_settings: COMMON_SETTINGS });
-    const readOnly = () => createClient({ ...server, database, clickhouse_settings: { ...COMMON_SETTINGS, readonly: '2' } });
+    const readOnly = () =>
+      createClient({ ...server, database, clickhouse_settings: { ...COMMON_SETTINGS, readonly: '2' } });
     return new ClickHouseStore(client, 'server', database, opts.logger, readOnly);
   }
   const path = resolve(opts.dataDir, 'clickhouse');
@@ -112,7 +119,8 @@ export function openStore(opts: OpenStoreOptions): Store {
   // chdb implements @clickhouse/client-common's Connection; @clickhouse/client
   // bundles its own copy of those types (one patch version apart), so the two
   // are structurally the same contract but not assignable as declared.
-  const chdb = () => createChdbConnection({ path }) as unknown as NonNullable<ClickHouseClientConfigOptions['connection']>;
+  const chdb = () =>
+    createChdbConnection({ path }) as unknown as NonNullable<ClickHouseClientConfigOptions['connection']>;
   const client = createClient({ connection: chdb(), clickhouse_settings: COMMON_SETTINGS, log });
   // No client-wide settings on the read-only connection: they would be re-SET
   // before every query, which readonly=1 refuses.
@@ -156,7 +164,13 @@ class ClickHouseStore implements Store {
   /** Tail of the embedded insert queue; see `insertJson`. */
   #insertTail: Promise<unknown> = Promise.resolve();
 
-  constructor(client: ClickHouseClient, kind: 'server' | 'embedded', database: string, logger: Logger, readOnly: () => ClickHouseClient) {
+  constructor(
+    client: ClickHouseClient,
+    kind: 'server' | 'embedded',
+    database: string,
+    logger: Logger,
+    readOnly: () => ClickHouseClient,
+  ) {
     this.client = client;
     this.kind = kind;
     this.database = database;
@@ -178,7 +192,11 @@ class ClickHouseStore implements Store {
 
   async query<T>(sql: string, params?: QueryParams): Promise<T[]> {
     try {
-      const rs = await this.client.query({ query: sql, query_params: params as Record<string, unknown> | undefined, format: 'JSONEachRow' });
+      const rs = await this.client.query({
+        query: sql,
+        query_params: params as Record<string, unknown> | undefined,
+        format: 'JSONEachRow',
+      });
       return await rs.json<T>();
     } catch (err) {
       throw classifyClickHouseError(err);
@@ -195,7 +213,12 @@ class ClickHouseStore implements Store {
     const settings: ClickHouseSettings = { insert_deduplication_token: opts.dedupToken ?? '' };
     const run = async (): Promise<void> => {
       try {
-        await this.client.insert({ table: `${this.database}.${table}`, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: settings });
+        await this.client.insert({
+          table: `${this.database}.${table}`,
+          values: rows as object[],
+          format: 'JSONEachRow',
+          clickhouse_settings: settings,
+        });
       } catch (err) {
         throw classifyClickHouseError(err);
       }

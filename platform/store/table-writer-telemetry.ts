@@ -10,29 +10,57 @@ import type { Logger } from '../log.js';
 import { counter, histogram } from '../metrics.js';
 
 const m = {
-  rowsInserted: counter({ name: 'hooklog_sink_rows_inserted_total', help: 'Rows ClickHouse confirmed (repeats it dropped by dedup token included).', labelNames: ['table'] }),
+  rowsInserted: counter({
+    name: 'hooklog_sink_rows_inserted_total',
+    help: 'Rows ClickHouse confirmed (repeats it dropped by dedup token included).',
+    labelNames: ['table'],
+  }),
   rejected: counter({
-    name: 'hooklog_sink_rows_rejected_total', help: 'Records that can never be inserted, by error code (RECORD_INVALID, STORE_REJECTED_ROW).',
+    name: 'hooklog_sink_rows_rejected_total',
+    help: 'Records that can never be inserted, by error code (RECORD_INVALID, STORE_REJECTED_ROW).',
     labelNames: ['table', 'code'],
   }),
-  deadLettered: counter({ name: 'hooklog_sink_rows_dead_lettered_total', help: 'Refused records sent to the deadletter topic with their bytes.', labelNames: ['table'] }),
-  dropped: counter({ name: 'hooklog_sink_dead_letters_dropped_total', help: 'Dead letters the deadletter table refused: logged and skipped.', labelNames: ['table'] }),
-  retries: counter({ name: 'hooklog_sink_insert_retries_total', help: 'Inserts retried after a failure that may pass (store down, overloaded).', labelNames: ['table'] }),
+  deadLettered: counter({
+    name: 'hooklog_sink_rows_dead_lettered_total',
+    help: 'Refused records sent to the deadletter topic with their bytes.',
+    labelNames: ['table'],
+  }),
+  dropped: counter({
+    name: 'hooklog_sink_dead_letters_dropped_total',
+    help: 'Dead letters the deadletter table refused: logged and skipped.',
+    labelNames: ['table'],
+  }),
+  retries: counter({
+    name: 'hooklog_sink_insert_retries_total',
+    help: 'Inserts retried after a failure that may pass (store down, overloaded).',
+    labelNames: ['table'],
+  }),
   planErrors: counter({
-    name: 'hooklog_sink_batch_plan_errors_total', help: 'Failed reads or writes of batch plans (sink_batches), retried: the store is down or refusing.',
+    name: 'hooklog_sink_batch_plan_errors_total',
+    help: 'Failed reads or writes of batch plans (sink_batches), retried: the store is down or refusing.',
     labelNames: ['topic', 'op'],
   }),
-  batchFailures: counter({ name: 'hooklog_sink_batch_failures_total', help: 'Batches whose handling failed and will be offered again.', labelNames: ['topic'] }),
+  batchFailures: counter({
+    name: 'hooklog_sink_batch_failures_total',
+    help: 'Batches whose handling failed and will be offered again.',
+    labelNames: ['topic'],
+  }),
   insertSeconds: histogram({
-    name: 'hooklog_sink_insert_duration_seconds', help: 'Time for ClickHouse to confirm one insert, retries included.', labelNames: ['table'],
+    name: 'hooklog_sink_insert_duration_seconds',
+    help: 'Time for ClickHouse to confirm one insert, retries included.',
+    labelNames: ['table'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
   }),
   batchRecords: histogram({
-    name: 'hooklog_sink_batch_records', help: 'Records per batch handed to the sink.', labelNames: ['table'],
+    name: 'hooklog_sink_batch_records',
+    help: 'Records per batch handed to the sink.',
+    labelNames: ['table'],
     buckets: [1, 10, 50, 100, 500, 1000, 2500, 5000, 10_000],
   }),
   freshness: histogram({
-    name: 'hooklog_sink_freshness_seconds', help: 'From receipt by hooklog (hooklog-received-at) to the row confirmed in ClickHouse.', labelNames: ['table'],
+    name: 'hooklog_sink_freshness_seconds',
+    help: 'From receipt by hooklog (hooklog-received-at) to the row confirmed in ClickHouse.',
+    labelNames: ['table'],
     buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
   }),
 };
@@ -82,7 +110,15 @@ export function createSinkTelemetry(logger: Logger) {
     stopped(): void {
       log.info({ counters }, 'sink_stopped');
     },
-    inserted(w: Where, table: string, firstOffset: number, lastOffset: number, rows: number, ms: number, receivedMs: readonly number[] = []): void {
+    inserted(
+      w: Where,
+      table: string,
+      firstOffset: number,
+      lastOffset: number,
+      rows: number,
+      ms: number,
+      receivedMs: readonly number[] = [],
+    ): void {
       counters.inserts++;
       counters.rowsInserted += rows;
       m.rowsInserted.inc({ table }, rows);
@@ -100,7 +136,10 @@ export function createSinkTelemetry(logger: Logger) {
     /** `why` is the error's type, not its message: ClickHouse quotes the offending input. */
     bisected(w: Where, firstOffset: number, lastOffset: number, rows: number, why: string): void {
       counters.bisections++;
-      log.warn({ ...w, first_offset: firstOffset, last_offset: lastOffset, rows, why }, 'sink_insert_rejected_bisecting');
+      log.warn(
+        { ...w, first_offset: firstOffset, last_offset: lastOffset, rows, why },
+        'sink_insert_rejected_bisecting',
+      );
     },
     /** A record that can never be inserted; `reason` starts with its error code. */
     rejected(table: string, reason: string): void {

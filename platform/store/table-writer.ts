@@ -107,12 +107,26 @@ export async function writeBatch(deps: WriterDeps, pipeline: Pipeline, batch: Re
     }
     const mapped = pipeline.map(rec);
     if (mapped.ok) items.push({ rec, row: mapped.row });
-    else rejected.push({ rec, code: 'RECORD_INVALID', reason: `RECORD_INVALID: ${mapped.reason}`, summary: `RECORD_INVALID: ${mapped.reason}` });
+    else
+      rejected.push({
+        rec,
+        code: 'RECORD_INVALID',
+        reason: `RECORD_INVALID: ${mapped.reason}`,
+        summary: `RECORD_INVALID: ${mapped.reason}`,
+      });
   }
   await insertRange(deps, pipeline, where, items, rejected);
-  if (pipeline.companion && items.length > 0) await insertCompanion(deps, pipeline.companion, where, batch, items, rejected);
+  if (pipeline.companion && items.length > 0)
+    await insertCompanion(deps, pipeline.companion, where, batch, items, rejected);
   await settleRejected(deps, pipeline, where, rejected);
-  deps.telemetry.batchDone(where, pipeline.table, batch.firstOffset, batch.lastOffset, batch.records.length, Date.now() - started);
+  deps.telemetry.batchDone(
+    where,
+    pipeline.table,
+    batch.firstOffset,
+    batch.lastOffset,
+    batch.records.length,
+    Date.now() - started,
+  );
 }
 
 /**
@@ -126,7 +140,13 @@ export async function writeBatch(deps: WriterDeps, pipeline: Pipeline, batch: Re
  * access) propagates: the stream offers the batch again later, and the halves
  * already inserted are dropped as duplicates by their tokens.
  */
-async function insertRange(deps: WriterDeps, pipeline: Pipeline, where: Where, items: readonly Item[], rejected: Rejected[]): Promise<void> {
+async function insertRange(
+  deps: WriterDeps,
+  pipeline: Pipeline,
+  where: Where,
+  items: readonly Item[],
+  rejected: Rejected[],
+): Promise<void> {
   if (items.length === 0) return;
   const first = items[0]!.rec.offset;
   const last = items[items.length - 1]!.rec.offset;
@@ -171,7 +191,10 @@ async function insertCompanion(
   rejected: readonly Rejected[],
 ): Promise<void> {
   const refused = new Set(rejected.map((r) => r.rec.offset));
-  const rows = items.filter((i) => !refused.has(i.rec.offset)).map((i) => companion.map(i.rec, i.row)).filter((r): r is object => r !== null);
+  const rows = items
+    .filter((i) => !refused.has(i.rec.offset))
+    .map((i) => companion.map(i.rec, i.row))
+    .filter((r): r is object => r !== null);
   if (rows.length === 0) return;
   const token = `${dedupToken(where.topic, where.partition, batch.firstOffset, batch.lastOffset)}-${companion.table}`;
   await retry(() => deps.store.insertJson(companion.table, rows, { dedupToken: token }), {
@@ -221,11 +244,13 @@ async function settleRejected(deps: WriterDeps, pipeline: Pipeline, where: Where
         await deps.stream.append(deps.deadletterTopic, [letter]);
       } catch (one) {
         if (isRetriable(one)) throw one;
-        await deps.stream.append(deps.deadletterTopic, [{
-          ...letter,
-          value: letter.value.subarray(0, TRUNCATED_LETTER_BYTES),
-          headers: { ...letter.headers, [TRUNCATED_HEADER]: String(letter.value.length) },
-        }]);
+        await deps.stream.append(deps.deadletterTopic, [
+          {
+            ...letter,
+            value: letter.value.subarray(0, TRUNCATED_LETTER_BYTES),
+            headers: { ...letter.headers, [TRUNCATED_HEADER]: String(letter.value.length) },
+          },
+        ]);
       }
     }
   }

@@ -23,27 +23,45 @@ async function stalledThenRecovered(stream: Stream): Promise<void> {
   const topic = randomName('lag');
   const group = randomName('g');
   await stream.ensureTopics([{ name: topic, partitions: 2 }]);
-  await stream.append(topic, Array.from({ length: 30 }, (_, i) => ({ key: `org${i % 5}`, value: Buffer.from(`r${i}`), headers: {} })));
+  await stream.append(
+    topic,
+    Array.from({ length: 30 }, (_, i) => ({ key: `org${i % 5}`, value: Buffer.from(`r${i}`), headers: {} })),
+  );
   let healthy = false;
   const c = await stream.consume({
-    topic, group, maxBatchWaitMs: 10,
+    topic,
+    group,
+    maxBatchWaitMs: 10,
     handler: async () => {
       if (!healthy) throw new Error('store down (injected)');
     },
   });
   try {
     const labels = { group, topic };
-    await waitFor(async () => total(await scrape(), 'hooklog_consumer_lag_records', labels) === 30, { what: 'lag of 30 records' });
-    const seconds = await waitFor(async () => {
-      const s = max(await scrape(), 'hooklog_consumer_lag_seconds', labels);
-      return s > 0 ? s : null;
-    }, { what: 'lag in seconds' });
-    await waitFor(async () => max(await scrape(), 'hooklog_consumer_lag_seconds', labels) > seconds + 0.2, { what: 'lag growing' });
+    await waitFor(async () => total(await scrape(), 'hooklog_consumer_lag_records', labels) === 30, {
+      what: 'lag of 30 records',
+    });
+    const seconds = await waitFor(
+      async () => {
+        const s = max(await scrape(), 'hooklog_consumer_lag_seconds', labels);
+        return s > 0 ? s : null;
+      },
+      { what: 'lag in seconds' },
+    );
+    await waitFor(async () => max(await scrape(), 'hooklog_consumer_lag_seconds', labels) > seconds + 0.2, {
+      what: 'lag growing',
+    });
     healthy = true;
-    await waitFor(async () => {
-      const text = await scrape();
-      return total(text, 'hooklog_consumer_lag_records', labels) === 0 && max(text, 'hooklog_consumer_lag_seconds', labels) === 0;
-    }, { timeoutMs: 30_000, what: 'lag back to zero' });
+    await waitFor(
+      async () => {
+        const text = await scrape();
+        return (
+          total(text, 'hooklog_consumer_lag_records', labels) === 0 &&
+          max(text, 'hooklog_consumer_lag_seconds', labels) === 0
+        );
+      },
+      { timeoutMs: 30_000, what: 'lag back to zero' },
+    );
   } finally {
     await c.stop();
   }
@@ -61,7 +79,13 @@ describe('consumer lag metrics', () => {
   });
 
   it('kafka: grows while the handler fails, falls to zero after', async () => {
-    const stream = await openKafkaStream({ brokers: kafkaBrokerList(), clientId: randomName('lag'), logger: silentLogger(), heartbeatIntervalMs: 500, sessionTimeoutMs: 10_000 });
+    const stream = await openKafkaStream({
+      brokers: kafkaBrokerList(),
+      clientId: randomName('lag'),
+      logger: silentLogger(),
+      heartbeatIntervalMs: 500,
+      sessionTimeoutMs: 10_000,
+    });
     try {
       await stalledThenRecovered(stream);
     } finally {

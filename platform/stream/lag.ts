@@ -27,7 +27,11 @@ export interface PendingView {
 
 export class LagWatch {
   readonly workers = new Map<number, PendingView>();
-  constructor(readonly source: LagSource, readonly topic: string, readonly group: string) {}
+  constructor(
+    readonly source: LagSource,
+    readonly topic: string,
+    readonly group: string,
+  ) {}
 
   setWorker(partition: number, worker: PendingView): void {
     this.workers.set(partition, worker);
@@ -40,7 +44,8 @@ export class LagWatch {
   close(): void {
     watches.delete(this);
     for (const g of [lagRecords, lagSeconds]) {
-      for (const partition of partitionsSeen.get(this) ?? []) g.remove({ group: this.group, topic: this.topic, partition: String(partition) });
+      for (const partition of partitionsSeen.get(this) ?? [])
+        g.remove({ group: this.group, topic: this.topic, partition: String(partition) });
     }
     partitionsSeen.delete(this);
   }
@@ -68,16 +73,24 @@ const lagRecords = gauge({
   help: 'Records appended to the partition that the consumer group has not committed yet.',
   labelNames: ['group', 'topic', 'partition'],
   async collect() {
-    await Promise.all([...watches].map(async (w) => {
-      try {
-        const [ends, committed] = await Promise.all([w.source.latestOffsets(w.topic), w.source.committedOffsets(w.topic, w.group)]);
-        for (const [partition, end] of ends) {
-          this.set({ group: w.group, topic: w.topic, partition: seen(w, partition) }, Math.max(0, end - (committed.get(partition) ?? 0)));
+    await Promise.all(
+      [...watches].map(async (w) => {
+        try {
+          const [ends, committed] = await Promise.all([
+            w.source.latestOffsets(w.topic),
+            w.source.committedOffsets(w.topic, w.group),
+          ]);
+          for (const [partition, end] of ends) {
+            this.set(
+              { group: w.group, topic: w.topic, partition: seen(w, partition) },
+              Math.max(0, end - (committed.get(partition) ?? 0)),
+            );
+          }
+        } catch {
+          // The stream cannot answer now (broker down): keep the last values rather than fail the scrape.
         }
-      } catch {
-        // The stream cannot answer now (broker down): keep the last values rather than fail the scrape.
-      }
-    }));
+      }),
+    );
   },
 });
 
@@ -90,7 +103,10 @@ const lagSeconds = gauge({
     for (const w of watches) {
       for (const [partition, worker] of w.workers) {
         const ts = worker.oldestPendingTimestamp;
-        this.set({ group: w.group, topic: w.topic, partition: seen(w, partition) }, ts === null ? 0 : Math.max(0, (now - ts) / 1000));
+        this.set(
+          { group: w.group, topic: w.topic, partition: seen(w, partition) },
+          ts === null ? 0 : Math.max(0, (now - ts) / 1000),
+        );
       }
     }
   },

@@ -11,7 +11,11 @@ import type { Stream } from './types.js';
  * data_dir. A second kind of process beside `hooklog start` (a backfill) passes
  * its own `transactionalId`, so neither fences the other's producer.
  */
-export async function openStream(config: PlatformConfig, logger: Logger, opts: { transactionalId?: string } = {}): Promise<Stream> {
+export async function openStream(
+  config: PlatformConfig,
+  logger: Logger,
+  opts: { transactionalId?: string } = {},
+): Promise<Stream> {
   const s = config.stream;
   if (s.kafka) {
     return openKafkaStream({

@@ -4,13 +4,25 @@ import { PartitionWorker, type PartitionWorkerOptions } from './partition-worker
 import type { ConsumedRecord, RecordBatch } from './types.js';
 
 const records = (from: number, n: number): ConsumedRecord[] =>
-  Array.from({ length: n }, (_, i) => ({ topic: 't', partition: 0, offset: from + i, key: 'k', value: Buffer.from(String(from + i)), headers: {}, timestamp: 0 }));
+  Array.from({ length: n }, (_, i) => ({
+    topic: 't',
+    partition: 0,
+    offset: from + i,
+    key: 'k',
+    value: Buffer.from(String(from + i)),
+    headers: {},
+    timestamp: 0,
+  }));
 
 function worker(over: Partial<PartitionWorkerOptions> & Pick<PartitionWorkerOptions, 'handler'>) {
   const commits: number[] = [];
   const flow: string[] = [];
   const w = new PartitionWorker({
-    topic: 't', partition: 0, maxBatchRecords: 10, maxBatchWaitMs: 10, maxBufferedRecords: 100,
+    topic: 't',
+    partition: 0,
+    maxBatchRecords: 10,
+    maxBatchWaitMs: 10,
+    maxBufferedRecords: 100,
     commit: async (n) => void commits.push(n),
     pause: () => void flow.push('pause'),
     resume: () => void flow.push('resume'),
@@ -27,7 +39,11 @@ describe('PartitionWorker', () => {
     w.push(records(0, 25));
     await waitFor(() => commits.at(-1) === 25);
     await w.stop();
-    expect(seen).toEqual([[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [10, 11, 12, 13, 14, 15, 16, 17, 18, 19], [20, 21, 22, 23, 24]]);
+    expect(seen).toEqual([
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+      [10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
+      [20, 21, 22, 23, 24],
+    ]);
     expect(commits).toEqual([10, 20, 25]);
   });
 
@@ -63,7 +79,12 @@ describe('PartitionWorker', () => {
     w.push(records(0, 3));
     await waitFor(() => commits.length === 1);
     await w.stop();
-    expect(batches.map((b) => [b.firstOffset, b.lastOffset])).toEqual([[0, 2], [0, 2], [0, 2], [0, 2]]);
+    expect(batches.map((b) => [b.firstOffset, b.lastOffset])).toEqual([
+      [0, 2],
+      [0, 2],
+      [0, 2],
+      [0, 2],
+    ]);
     expect(commits).toEqual([3]);
   });
 
@@ -109,19 +130,35 @@ describe('PartitionWorker with batch plans', () => {
     w.push(records(0, 25));
     await waitFor(() => commits.at(-1) === 25);
     await w.stop();
-    expect(recorded).toEqual([{ first: 0, last: 9 }, { first: 10, last: 19 }, { first: 20, last: 24 }]);
+    expect(recorded).toEqual([
+      { first: 0, last: 9 },
+      { first: 10, last: 19 },
+      { first: 20, last: 24 },
+    ]);
     expect(seenWhenHandled).toEqual([1, 2, 3]);
   });
 
   it('re-cuts recorded ranges exactly, whatever size and time say, then cuts new ones after them', async () => {
     // Recorded by an earlier run: a time cut of 3 and one of 7 records.
-    const { recorded, plans } = planStore([{ first: 5, last: 7 }, { first: 8, last: 14 }]);
+    const { recorded, plans } = planStore([
+      { first: 5, last: 7 },
+      { first: 8, last: 14 },
+    ]);
     const seen: number[][] = [];
-    const { w, commits } = worker({ plans, maxBatchRecords: 4, maxBatchWaitMs: 5, handler: async (b) => void seen.push(b.records.map((r) => r.offset)) });
+    const { w, commits } = worker({
+      plans,
+      maxBatchRecords: 4,
+      maxBatchWaitMs: 5,
+      handler: async (b) => void seen.push(b.records.map((r) => r.offset)),
+    });
     w.push(records(5, 14));
     await waitFor(() => commits.at(-1) === 19);
     await w.stop();
-    expect(seen).toEqual([[5, 6, 7], [8, 9, 10, 11, 12, 13, 14], [15, 16, 17, 18]]);
+    expect(seen).toEqual([
+      [5, 6, 7],
+      [8, 9, 10, 11, 12, 13, 14],
+      [15, 16, 17, 18],
+    ]);
     expect(recorded.slice(2)).toEqual([{ first: 15, last: 18 }]);
   });
 

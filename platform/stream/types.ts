@@ -179,7 +179,9 @@ export interface Stream {
    * assignment's onAssigned has run.
    */
   assign(opts: AssignmentOptions): Promise<Assignment>;
-  /** Latest record per key of a (compacted) topic (of the given partitions only, when given), read from the beginning. */
+  /**
+   * Latest record per key of a (compacted) topic (of the given partitions only, when given), read from the beginning.
+   */
   readLatestByKey(topic: string, partitions?: readonly number[]): Promise<Map<string, ConsumedRecord>>;
   /** Throws when the stream cannot take appends (for /readyz). */
   ping(): Promise<void>;

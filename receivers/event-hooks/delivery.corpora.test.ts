@@ -23,7 +23,13 @@ describe('parseDelivery over the corpora', () => {
     parsed.events.forEach((r, i) => {
       expect(r.key).toBe('acme');
       expect(JSON.parse(r.value.toString())).toEqual(events[i]);
-      expect(r.headers).toEqual({ 'hooklog-org': 'acme', 'hooklog-source': 'hook', 'hooklog-hook-id': 'h1', 'hooklog-delivery-id': 'delivery-1', 'hooklog-received-at': '2026-11-21T00:00:00.000Z' });
+      expect(r.headers).toEqual({
+        'hooklog-org': 'acme',
+        'hooklog-source': 'hook',
+        'hooklog-hook-id': 'h1',
+        'hooklog-delivery-id': 'delivery-1',
+        'hooklog-received-at': '2026-11-21T00:00:00.000Z',
+      });
     });
   });
 
@@ -49,9 +55,12 @@ describe('parseDelivery over the corpora', () => {
     for (const f of files) {
       const raw = readFileSync(join(dir, f));
       const parsed = parsedOk(raw);
-      const sent = (JSON.parse(raw.toString()) as { eventId?: string; eventID?: string; data: { events: unknown[] } });
+      const sent = JSON.parse(raw.toString()) as { eventId?: string; eventID?: string; data: { events: unknown[] } };
       expect(parsed.deliveryId, f).toBe(sent.eventId ?? sent.eventID);
-      expect(parsed.events.map((r) => JSON.parse(r.value.toString())), f).toEqual(sent.data.events);
+      expect(
+        parsed.events.map((r) => JSON.parse(r.value.toString())),
+        f,
+      ).toEqual(sent.data.events);
     }
   });
 });

@@ -4,7 +4,12 @@ import { MAX_JSON_DEPTH, hookEventSchema, parseDelivery, sourceMatches } from '.
 
 const ctx = { org: 'acme', hookId: 'h1', receivedAt: new Date('2026-11-21T00:00:00Z') };
 const body = (x: unknown) => Buffer.from(JSON.stringify(x));
-const event = (over: Record<string, unknown> = {}) => ({ uuid: crypto.randomUUID(), published: '2026-11-20T10:00:00.000Z', eventType: 'user.session.start', ...over });
+const event = (over: Record<string, unknown> = {}) => ({
+  uuid: crypto.randomUUID(),
+  published: '2026-11-20T10:00:00.000Z',
+  eventType: 'user.session.start',
+  ...over,
+});
 
 function parsedOk(b: Buffer, c: Parameters<typeof parseDelivery>[1] = ctx) {
   const parsed = parseDelivery(b, c);
@@ -21,7 +26,13 @@ describe('parseDelivery', () => {
     parsed.events.forEach((r, i) => {
       expect(r.key).toBe('acme');
       expect(JSON.parse(r.value.toString())).toEqual(events[i]);
-      expect(r.headers).toEqual({ 'hooklog-org': 'acme', 'hooklog-source': 'hook', 'hooklog-hook-id': 'h1', 'hooklog-delivery-id': 'delivery-1', 'hooklog-received-at': '2026-11-21T00:00:00.000Z' });
+      expect(r.headers).toEqual({
+        'hooklog-org': 'acme',
+        'hooklog-source': 'hook',
+        'hooklog-hook-id': 'h1',
+        'hooklog-delivery-id': 'delivery-1',
+        'hooklog-received-at': '2026-11-21T00:00:00.000Z',
+      });
     });
   });
 
@@ -41,22 +52,56 @@ describe('parseDelivery', () => {
   });
 
   it('refuses placeholder and near-miss uuids (they would merge distinct events in ClickHouse) but takes any UUID version and case', () => {
-    for (const uuid of ['123', 'unknown', 'redacted', 'b8c9d0e1-f2a3-4567-b234-890123456b2', '1234-abc-1234', '', ' f790999f-fe87-467a-9880-6982a583986c', 12345]) {
+    for (const uuid of [
+      '123',
+      'unknown',
+      'redacted',
+      'b8c9d0e1-f2a3-4567-b234-890123456b2',
+      '1234-abc-1234',
+      '',
+      ' f790999f-fe87-467a-9880-6982a583986c',
+      12345,
+    ]) {
       expect(hookEventSchema.safeParse(event({ uuid })).success, String(uuid)).toBe(false);
     }
-    for (const uuid of ['f1d0b993-cc19-11ed-a688-db22c99ef6c4', 'F790999F-FE87-467A-9880-6982A583986C', crypto.randomUUID()]) {
+    for (const uuid of [
+      'f1d0b993-cc19-11ed-a688-db22c99ef6c4',
+      'F790999F-FE87-467A-9880-6982A583986C',
+      crypto.randomUUID(),
+    ]) {
       expect(hookEventSchema.safeParse(event({ uuid })).success, uuid).toBe(true);
     }
   });
 
   it('refuses published values that are not ISO-8601 with a zone, not a real date, or outside 1900..2299', () => {
-    const notReal = ['2026-02-30T10:00:00Z', '2026-04-31T10:00:00Z', '2025-02-29T00:00:00Z', '2026-01-01T24:00:00Z', '2026-00-10T10:00:00Z'];
-    for (const published of ['2026-11-20 10:00:00', '2026-13-45T10:00:00Z', '2026-11-20T10:00:00', 'redacted', 1764000000000, null, '1850-01-01T00:00:00Z', '2300-01-01T00:00:00Z', ...notReal]) {
+    const notReal = [
+      '2026-02-30T10:00:00Z',
+      '2026-04-31T10:00:00Z',
+      '2025-02-29T00:00:00Z',
+      '2026-01-01T24:00:00Z',
+      '2026-00-10T10:00:00Z',
+    ];
+    for (const published of [
+      '2026-11-20 10:00:00',
+      '2026-13-45T10:00:00Z',
+      '2026-11-20T10:00:00',
+      'redacted',
+      1764000000000,
+      null,
+      '1850-01-01T00:00:00Z',
+      '2300-01-01T00:00:00Z',
+      ...notReal,
+    ]) {
       const parsed = parsedOk(body(delivery('acme', 'h1', [event({ published })])));
       expect(parsed.events, String(published)).toHaveLength(0);
       expect(parsed.rejected[0]!.headers['hooklog-reason']).toMatch(/published/);
     }
-    for (const published of ['2024-02-29T23:59:59.999Z', '2026-11-20T10:00:00+05:30', '1900-01-01T00:00:00Z', '2299-12-31T23:59:59Z']) {
+    for (const published of [
+      '2024-02-29T23:59:59.999Z',
+      '2026-11-20T10:00:00+05:30',
+      '1900-01-01T00:00:00Z',
+      '2299-12-31T23:59:59Z',
+    ]) {
       expect(hookEventSchema.safeParse(event({ published })).success, published).toBe(true);
     }
   });
@@ -69,7 +114,8 @@ describe('parseDelivery', () => {
   });
 
   it('keeps __proto__ and constructor keys as plain data and pollutes nothing', () => {
-    const text = `{"eventType":"com.okta.event_hook","eventId":"d1","__proto__":{"polluted":1},"data":{"events":[` +
+    const text =
+      `{"eventType":"com.okta.event_hook","eventId":"d1","__proto__":{"polluted":1},"data":{"events":[` +
       `{"uuid":"${crypto.randomUUID()}","published":"2026-11-20T10:00:00Z","eventType":"x","__proto__":{"isAdmin":true},"constructor":{"prototype":{"polluted":2}}}]}}`;
     const parsed = parsedOk(Buffer.from(text));
     expect(parsed.events).toHaveLength(1);
@@ -79,7 +125,10 @@ describe('parseDelivery', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
     // A `data` whose only key is "__proto__" does not reach Object.prototype.events: not a delivery.
-    const sneaky = parseDelivery(Buffer.from('{"eventType":"com.okta.event_hook","data":{"__proto__":{"events":[]}}}'), ctx);
+    const sneaky = parseDelivery(
+      Buffer.from('{"eventType":"com.okta.event_hook","data":{"__proto__":{"events":[]}}}'),
+      ctx,
+    );
     expect(sneaky).toMatchObject({ ok: false, rejection: 'not-delivery' });
   });
 
@@ -99,16 +148,24 @@ describe('parseDelivery', () => {
       ['['.repeat(100_000) + ']'.repeat(100_000), 'too-deep'],
     ];
     for (const [raw, rejection] of cases) {
-      expect(parseDelivery(Buffer.isBuffer(raw) ? raw : Buffer.from(raw), ctx), String(raw).slice(0, 40)).toMatchObject({ ok: false, rejection });
+      expect(parseDelivery(Buffer.isBuffer(raw) ? raw : Buffer.from(raw), ctx), String(raw).slice(0, 40)).toMatchObject(
+        { ok: false, rejection },
+      );
     }
   });
 
   it('refuses nesting past MAX_JSON_DEPTH inside an event, and takes it up to there; brackets in strings do not count', () => {
     const nest = (n: number) => JSON.parse('['.repeat(n) + ']'.repeat(n)) as unknown;
     const envelopeDepth = 4; // envelope { data { events [ event {
-    expect(parsedOk(body(delivery('acme', 'h1', [event({ deep: nest(MAX_JSON_DEPTH - envelopeDepth) })]))).events).toHaveLength(1);
-    expect(parseDelivery(body(delivery('acme', 'h1', [event({ deep: nest(MAX_JSON_DEPTH - envelopeDepth + 1) })])), ctx)).toMatchObject({ ok: false, rejection: 'too-deep' });
-    expect(parsedOk(body(delivery('acme', 'h1', [event({ text: '[[[[{{{{'.repeat(1000) + '\\"[' })]))).events).toHaveLength(1);
+    expect(
+      parsedOk(body(delivery('acme', 'h1', [event({ deep: nest(MAX_JSON_DEPTH - envelopeDepth) })]))).events,
+    ).toHaveLength(1);
+    expect(
+      parseDelivery(body(delivery('acme', 'h1', [event({ deep: nest(MAX_JSON_DEPTH - envelopeDepth + 1) })])), ctx),
+    ).toMatchObject({ ok: false, rejection: 'too-deep' });
+    expect(
+      parsedOk(body(delivery('acme', 'h1', [event({ text: '[[[[{{{{'.repeat(1000) + '\\"[' })]))).events,
+    ).toHaveLength(1);
   });
 
   it('drops a leading byte-order mark, and keeps non-ASCII text intact', () => {
@@ -127,9 +184,18 @@ describe('parseDelivery', () => {
   it('with a pinned source, takes only deliveries naming that org URL and service hook id', () => {
     const pinned = { ...ctx, expectedSource: 'https://acme.okta.com/api/v1/eventHooks/who7hphp39JoHLni81d7' };
     const withSource = (source: unknown) => body({ ...delivery('acme', 'h1', [event()]), source });
-    expect(parsedOk(withSource('https://acme.okta.com/api/v1/eventHooks/who7hphp39JoHLni81d7'), pinned).events).toHaveLength(1);
-    for (const s of ['https://evil.okta.com/api/v1/eventHooks/who7hphp39JoHLni81d7', 'https://acme.okta.com/api/v1/eventHooks/other', undefined]) {
-      expect(parseDelivery(withSource(s), pinned), String(s)).toMatchObject({ ok: false, rejection: 'source-mismatch' });
+    expect(
+      parsedOk(withSource('https://acme.okta.com/api/v1/eventHooks/who7hphp39JoHLni81d7'), pinned).events,
+    ).toHaveLength(1);
+    for (const s of [
+      'https://evil.okta.com/api/v1/eventHooks/who7hphp39JoHLni81d7',
+      'https://acme.okta.com/api/v1/eventHooks/other',
+      undefined,
+    ]) {
+      expect(parseDelivery(withSource(s), pinned), String(s)).toMatchObject({
+        ok: false,
+        rejection: 'source-mismatch',
+      });
     }
     expect(parseDelivery(withSource(42), pinned)).toMatchObject({ ok: false, rejection: 'not-delivery' });
     // Unpinned hooks take any source: sample deliveries in the docs name placeholder orgs.

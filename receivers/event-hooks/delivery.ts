@@ -17,7 +17,12 @@ export interface DeliveryContext {
 export type BodyRejection = 'invalid-utf8' | 'too-deep' | 'not-json' | 'not-delivery' | 'source-mismatch';
 
 export type DeliveryParse =
-  | { readonly ok: true; readonly deliveryId: string | undefined; readonly events: StreamRecord[]; readonly rejected: StreamRecord[] }
+  | {
+      readonly ok: true;
+      readonly deliveryId: string | undefined;
+      readonly events: StreamRecord[];
+      readonly rejected: StreamRecord[];
+    }
   | { readonly ok: false; readonly rejection: BodyRejection; readonly reason: string };
 
 export const ORIGIN = 'event-hook';
@@ -73,9 +78,18 @@ export function parseDelivery(body: Buffer, ctx: DeliveryContext): DeliveryParse
     return { ok: false, rejection: 'not-json', reason: `body is not JSON: ${(err as Error).message}` };
   }
   const envelope = eventHookDeliverySchema.safeParse(json);
-  if (!envelope.success) return { ok: false, rejection: 'not-delivery', reason: `not an event hook delivery: ${describeIssues(envelope.error)}` };
+  if (!envelope.success)
+    return {
+      ok: false,
+      rejection: 'not-delivery',
+      reason: `not an event hook delivery: ${describeIssues(envelope.error)}`,
+    };
   if (ctx.expectedSource !== undefined && !sourceMatches(envelope.data.source, ctx.expectedSource)) {
-    return { ok: false, rejection: 'source-mismatch', reason: `delivery source is not the pinned ${ctx.expectedSource}` };
+    return {
+      ok: false,
+      rejection: 'source-mismatch',
+      reason: `delivery source is not the pinned ${ctx.expectedSource}`,
+    };
   }
 
   const deliveryId = envelope.data.eventId ?? legacyEventId(envelope.data);

@@ -12,7 +12,11 @@ export class InFlightLimit {
   #bytes = 0;
 
   /** `onChange` hears every change (for the in-flight gauges). */
-  constructor(opts: { maxDeliveries: number; maxBytes: number; onChange?: (deliveryDelta: number, byteDelta: number) => void }) {
+  constructor(opts: {
+    maxDeliveries: number;
+    maxBytes: number;
+    onChange?: (deliveryDelta: number, byteDelta: number) => void;
+  }) {
     this.#maxDeliveries = opts.maxDeliveries;
     this.#maxBytes = opts.maxBytes;
     this.#onChange = opts.onChange ?? (() => undefined);

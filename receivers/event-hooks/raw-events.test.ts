@@ -61,7 +61,11 @@ describe('eventRanges', () => {
     const strings = ['plain', 'quote " and \\ backslash', '] } , { [', 'é ✓ 𝄞', '\u2028\n\t', '\\"', ''];
     for (let round = 0; round < 200; round++) {
       const events = Array.from({ length: Math.floor(rand() * 6) }, (_, i) =>
-        event(i, { note: pick(strings), n: pick([0, -1.5, 1e21, 123456789]), list: [pick(strings), { deep: [[pick(strings)]] }] }),
+        event(i, {
+          note: pick(strings),
+          n: pick([0, -1.5, 1e21, 123456789]),
+          list: [pick(strings), { deep: [[pick(strings)]] }],
+        }),
       );
       const delivery = { eventType: 'com.okta.event_hook', eventId: `e${round}`, data: { events } };
       const body = Buffer.from(JSON.stringify(delivery, null, pick([0, 1, 2, '\t'])));
@@ -73,8 +77,9 @@ describe('eventRanges', () => {
 });
 
 describe('parseDelivery record values', () => {
-  it('are the events\' own bytes, valid and dead-lettered alike, never re-serialised', () => {
-    const good = '{ "uuid" : "0b1c2d3e-4f50-11ef-8a9b-000000000001", "published":"2026-11-24T07:59:59.123Z", "eventType":"user.session.start", "severity":"INFO", "score": 1.50, "displayMessage":"\\u00e9" }';
+  it("are the events' own bytes, valid and dead-lettered alike, never re-serialised", () => {
+    const good =
+      '{ "uuid" : "0b1c2d3e-4f50-11ef-8a9b-000000000001", "published":"2026-11-24T07:59:59.123Z", "eventType":"user.session.start", "severity":"INFO", "score": 1.50, "displayMessage":"\\u00e9" }';
     const bad = '{"uuid":"123","published":"2026-11-24T07:59:59Z","eventType":"x", "n": 2.0}';
     const body = Buffer.from(`{"eventType":"com.okta.event_hook","eventId":"d1","data":{"events":[${good},\n${bad}]}}`);
     const parsed = parseDelivery(body, ctx);

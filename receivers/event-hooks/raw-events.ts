@@ -64,7 +64,8 @@ function skipValue(b: Buffer, i: number): number {
   // A number, true, false or null: up to the next delimiter.
   while (i < b.length) {
     const x = b[i]!;
-    if (x === COMMA || x === CLOSE_OBJECT || x === CLOSE_ARRAY || x === 0x20 || x === 0x0a || x === 0x0d || x === 0x09) break;
+    if (x === COMMA || x === CLOSE_OBJECT || x === CLOSE_ARRAY || x === 0x20 || x === 0x0a || x === 0x0d || x === 0x09)
+      break;
     i++;
   }
   return i;
@@ -138,7 +139,8 @@ const EVENTS_PATH = ['data', 'events'] as const;
  * already refused such a body by its parsed value; null is a safety net).
  */
 export function eventRanges(body: Buffer): Array<[number, number]> | null {
-  const start = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0; // a byte-order mark, as jsonText allows
+  // a byte-order mark, as jsonText allows
+  const start = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
   const walked = walk(body, skipSpace(body, start), EVENTS_PATH, 0);
   return walked.end === -1 ? null : walked.ranges;
 }

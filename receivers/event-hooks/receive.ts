@@ -82,7 +82,18 @@ export class DeliveryReceiver {
         }
         ctx.set('Connection', 'close');
         const size = String(err.declaredBytes ?? err.receivedBytes);
-        keep = await this.#refuse(ctx, hook, facts, permit, remaining(), 'too-large', 413, Buffer.alloc(0), err.message, { [BODY_BYTES_HEADER]: size });
+        keep = await this.#refuse(
+          ctx,
+          hook,
+          facts,
+          permit,
+          remaining(),
+          'too-large',
+          413,
+          Buffer.alloc(0),
+          err.message,
+          { [BODY_BYTES_HEADER]: size },
+        );
         return;
       }
       permit.shrink(body.length);
@@ -93,7 +104,12 @@ export class DeliveryReceiver {
         return;
       }
       const receivedAt = new Date();
-      const parsed = parseDelivery(body, { org: hook.config.org, hookId: hook.config.id, receivedAt, expectedSource: hook.expectedSource });
+      const parsed = parseDelivery(body, {
+        org: hook.config.org,
+        hookId: hook.config.id,
+        receivedAt,
+        expectedSource: hook.expectedSource,
+      });
       if (!parsed.ok) {
         keep = await this.#refuse(ctx, hook, facts, permit, remaining(), parsed.rejection, 400, body, parsed.reason);
         return;
@@ -101,13 +117,25 @@ export class DeliveryReceiver {
       const key = parsed.deliveryId === undefined ? undefined : deliveryKey(hook.config.id, parsed.deliveryId);
       const seen = key === undefined ? undefined : this.#recent.lookup(key);
       // A retry of a delivery still being appended joins that append; only a failed one is appended again.
-      const prior = seen?.state === 'pending' ? await within(seen.settled.then((ok) => ok || Promise.reject(new Error('the earlier append failed'))), remaining()) : undefined;
+      const prior =
+        seen?.state === 'pending'
+          ? await within(
+              seen.settled.then((ok) => ok || Promise.reject(new Error('the earlier append failed'))),
+              remaining(),
+            )
+          : undefined;
       if (seen?.state === 'done' || prior === 'ok') {
-        this.#d.telemetry.duplicate(facts, parsed.deliveryId!, parsed.events.length + parsed.rejected.length, (performance.now() - started) / 1000);
+        this.#d.telemetry.duplicate(
+          facts,
+          parsed.deliveryId!,
+          parsed.events.length + parsed.rejected.length,
+          (performance.now() - started) / 1000,
+        );
         ctx.status = 204;
         return;
       }
-      if (prior === 'timeout') return this.#unavailable(ctx, facts, 'not-durable', 'an earlier copy of this delivery is still being appended');
+      if (prior === 'timeout')
+        return this.#unavailable(ctx, facts, 'not-durable', 'an earlier copy of this delivery is still being appended');
 
       const rejected = parsed.rejected.map((r) => withHeader(r, REQUEST_ID_HEADER, facts.requestId));
       const work = Promise.all([
@@ -115,11 +143,20 @@ export class DeliveryReceiver {
         rejected.length > 0 ? this.#d.stream.append(this.#d.topics.deadletter, rejected) : undefined,
       ]);
       if (key !== undefined) this.#recent.track(key, work);
-      work.then(() => this.#d.telemetry.appended(facts, parsed.deliveryId, parsed.events.length, rejected.length), () => undefined);
+      work.then(
+        () => this.#d.telemetry.appended(facts, parsed.deliveryId, parsed.events.length, rejected.length),
+        () => undefined,
+      );
       keep = holdUntilSettled(permit, work);
       const outcome = await within(work, remaining());
-      if (outcome !== 'ok') return this.#unavailable(ctx, facts, 'not-durable', outcome === 'timeout' ? 'timeout' : outcome.message);
-      this.#d.telemetry.acknowledged(facts, parsed.deliveryId, parsed.events.length, (performance.now() - started) / 1000);
+      if (outcome !== 'ok')
+        return this.#unavailable(ctx, facts, 'not-durable', outcome === 'timeout' ? 'timeout' : outcome.message);
+      this.#d.telemetry.acknowledged(
+        facts,
+        parsed.deliveryId,
+        parsed.events.length,
+        (performance.now() - started) / 1000,
+      );
       ctx.status = 204;
     } finally {
       if (!keep) permit.release();
@@ -131,7 +168,18 @@ export class DeliveryReceiver {
    * `status`; 503 instead when the dead letter is not durable in time.
    * Returns true when the permit now waits for the append to settle.
    */
-  async #refuse(ctx: Context, hook: ResolvedHook, facts: RequestFacts, permit: Permit, budgetMs: number, reason: RejectReason, status: number, raw: Buffer, detail: string, extra: Record<string, string> = {}): Promise<boolean> {
+  async #refuse(
+    ctx: Context,
+    hook: ResolvedHook,
+    facts: RequestFacts,
+    permit: Permit,
+    budgetMs: number,
+    reason: RejectReason,
+    status: number,
+    raw: Buffer,
+    detail: string,
+    extra: Record<string, string> = {},
+  ): Promise<boolean> {
     const headers = {
       [Header.source]: 'hook',
       [Header.hookId]: hook.config.id,
@@ -141,11 +189,18 @@ export class DeliveryReceiver {
       [BODY_BYTES_HEADER]: String(raw.length),
       ...extra,
     };
-    const work = this.#d.stream.append(this.#d.topics.deadletter, [deadLetter(raw, `${reason}: ${detail}`, ORIGIN, headers, hook.config.org)]);
+    const work = this.#d.stream.append(this.#d.topics.deadletter, [
+      deadLetter(raw, `${reason}: ${detail}`, ORIGIN, headers, hook.config.org),
+    ]);
     const kept = holdUntilSettled(permit, work);
     const outcome = await within(work, budgetMs);
     if (outcome !== 'ok') {
-      this.#unavailable(ctx, facts, 'not-durable', `dead letter not durable: ${outcome === 'timeout' ? 'timeout' : outcome.message}`);
+      this.#unavailable(
+        ctx,
+        facts,
+        'not-durable',
+        `dead letter not durable: ${outcome === 'timeout' ? 'timeout' : outcome.message}`,
+      );
       return kept;
     }
     this.#d.telemetry.rejected(facts, reason, status);
@@ -159,13 +214,18 @@ export class DeliveryReceiver {
     this.#d.telemetry.rejected(facts, reason, 503, why ? { why } : {});
     ctx.status = 503;
     ctx.set('Retry-After', String(this.#d.limits.retry_after_seconds));
-    ctx.body = { error: reason === 'saturated' ? 'too many deliveries in flight, retry later' : 'not durable in time, retry' };
+    ctx.body = {
+      error: reason === 'saturated' ? 'too many deliveries in flight, retry later' : 'not durable in time, retry',
+    };
   }
 }
 
 /** Releases `permit` once `work` settles; true (the caller must not release it itself). */
 function holdUntilSettled(permit: Permit, work: Promise<unknown>): true {
-  work.then(() => permit.release(), () => permit.release());
+  work.then(
+    () => permit.release(),
+    () => permit.release(),
+  );
   return true;
 }
 
@@ -184,7 +244,13 @@ export async function within(work: Promise<unknown>, ms: number): Promise<Settle
     timer = setTimeout(() => resolve('timeout'), ms);
   });
   try {
-    return await Promise.race([work.then(() => 'ok' as const, (err: unknown) => (err instanceof Error ? err : new Error(String(err)))), deadline]);
+    return await Promise.race([
+      work.then(
+        () => 'ok' as const,
+        (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+      ),
+      deadline,
+    ]);
   } finally {
     clearTimeout(timer);
   }

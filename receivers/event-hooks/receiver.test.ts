@@ -20,7 +20,10 @@ const metrics = async (h: Harness) => (await fetch(`${h.url}/metrics`)).text();
 describe('event hook receiver (embedded stream, in process)', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness({ server: { ack_timeout_ms: 400 }, event_hook_receiver: { max_in_flight_deliveries: 3, retry_after_seconds: 7 } });
+    h = await startHarness({
+      server: { ack_timeout_ms: 400 },
+      event_hook_receiver: { max_in_flight_deliveries: 3, retry_after_seconds: 7 },
+    });
   });
   afterAll(async () => h?.close());
 
@@ -36,7 +39,8 @@ describe('event hook receiver (embedded stream, in process)', () => {
     expect(dl[0]!.headers['hooklog-request-id']).toBe(res.headers.get('x-request-id'));
 
     const after = await metrics(h);
-    const delta = (name: string, labels: Record<string, string>) => sample(after, name, labels) - sample(before, name, labels);
+    const delta = (name: string, labels: Record<string, string>) =>
+      sample(after, name, labels) - sample(before, name, labels);
     expect(delta('hooklog_event_hook_deliveries_total', { hook: 'h1', method: 'POST', status: '204' })).toBe(1);
     expect(delta('hooklog_event_hook_events_total', { hook: 'h1', outcome: 'appended' })).toBe(2);
     expect(delta('hooklog_event_hook_events_total', { hook: 'h1', outcome: 'dead_lettered' })).toBe(1);
@@ -51,8 +55,12 @@ describe('event hook receiver (embedded stream, in process)', () => {
     const before = await metrics(h);
     const cases = [
       fetch(`${h.url}/hooks/events/h1`, { headers: { 'x-okta-verification-challenge': 'c' } }),
-      fetch(`${h.url}/hooks/events/h1`, { headers: { 'x-hook-secret': `${SECRET}x`, 'x-okta-verification-challenge': 'c' } }),
-      fetch(`${h.url}/hooks/events/nope`, { headers: { 'x-hook-secret': SECRET, 'x-okta-verification-challenge': 'c' } }),
+      fetch(`${h.url}/hooks/events/h1`, {
+        headers: { 'x-hook-secret': `${SECRET}x`, 'x-okta-verification-challenge': 'c' },
+      }),
+      fetch(`${h.url}/hooks/events/nope`, {
+        headers: { 'x-hook-secret': SECRET, 'x-okta-verification-challenge': 'c' },
+      }),
       fetch(`${h.url}/hooks/events/h1`, { headers: { authorization: SECRET, 'x-okta-verification-challenge': 'c' } }), // right value, wrong header
       post(h, delivery('acme', 'h1', [events[2]]), { 'x-hook-secret': 'wrong-secret-but-long-enough' }),
       post(h, delivery('acme', 'h1', [events[2]]), { 'x-hook-secret': '' }),
@@ -62,7 +70,13 @@ describe('event hook receiver (embedded stream, in process)', () => {
     expect(responses.map((r) => r.status)).toEqual([401, 401, 401, 401, 401, 401]);
     expect(new Set(bodies).size).toBe(1);
     const after = await metrics(h);
-    const failures = ['h1', 'unknown'].reduce((n, hook) => n + sample(after, 'hooklog_event_hook_rejections_total', { hook, reason: 'unauthorized' }) - sample(before, 'hooklog_event_hook_rejections_total', { hook, reason: 'unauthorized' }), 0);
+    const failures = ['h1', 'unknown'].reduce(
+      (n, hook) =>
+        n +
+        sample(after, 'hooklog_event_hook_rejections_total', { hook, reason: 'unauthorized' }) -
+        sample(before, 'hooklog_event_hook_rejections_total', { hook, reason: 'unauthorized' }),
+      0,
+    );
     expect(failures).toBe(6);
     const logged = h.logs().filter((l) => l.msg === 'event_hook_auth_failed');
     for (const r of responses) expect(logged.some((l) => l.request_id === r.headers.get('x-request-id'))).toBe(true);
@@ -122,7 +136,9 @@ describe('event hook receiver (embedded stream, in process)', () => {
 
     const proxied = await startHarness({ server: { trust_proxy: true } });
     try {
-      const r = await fetch(`${proxied.url}/hooks/events/h1`, { headers: { 'x-forwarded-for': '198.51.100.1, 203.0.113.9' } });
+      const r = await fetch(`${proxied.url}/hooks/events/h1`, {
+        headers: { 'x-forwarded-for': '198.51.100.1, 203.0.113.9' },
+      });
       const l = proxied.logs().find((x) => x.request_id === r.headers.get('x-request-id'));
       // Only the entry our proxy appended (the last) is believed; the client wrote the rest.
       expect(l?.ip).toBe('203.0.113.9');

@@ -32,11 +32,16 @@ export const VERIFICATION_HEADER = 'x-okta-verification-challenge';
  * beyond its headers or stored.
  */
 export function mountEventHooks(router: Router, deps: EventHookDeps): void {
-  const hooks = new Map<string, Hook>(deps.hooks.map((h) => [h.id, {
-    config: h,
-    matcher: new SecretMatcher(h.auth.secrets),
-    expectedSource: h.expected_source ? expectedSourceOf(h.expected_source) : undefined,
-  }]));
+  const hooks = new Map<string, Hook>(
+    deps.hooks.map((h) => [
+      h.id,
+      {
+        config: h,
+        matcher: new SecretMatcher(h.auth.secrets),
+        expectedSource: h.expected_source ? expectedSourceOf(h.expected_source) : undefined,
+      },
+    ]),
+  );
   const telemetry = createEventHookTelemetry(deps.logger);
   const receiver = new DeliveryReceiver({
     stream: deps.stream,
@@ -50,7 +55,11 @@ export function mountEventHooks(router: Router, deps: EventHookDeps): void {
   function authenticate(ctx: Context): { hook: Hook; facts: RequestFacts } | undefined {
     // Map.get with an attacker's string is safe: no prototype lookup, unlike a plain object.
     const hook = hooks.get(String(ctx.params.hookId));
-    const facts: RequestFacts = { hook: hook?.config.id ?? 'unknown', requestId: String(ctx.state.requestId), method: ctx.method };
+    const facts: RequestFacts = {
+      hook: hook?.config.id ?? 'unknown',
+      requestId: String(ctx.state.requestId),
+      method: ctx.method,
+    };
     // An unknown hook still costs a hash and a comparison, so timing does not tell it from a wrong secret.
     const matcher = hook?.matcher ?? UNKNOWN_HOOK;
     const presented = ctx.get(hook?.config.auth.header ?? 'authorization');

@@ -11,22 +11,51 @@ import type { Logger } from '../../platform/log.js';
 
 /** Why a request was refused. A closed list: it is the `reason` label. */
 export const RejectReasons = [
-  'unauthorized', 'bad-challenge', 'content-type', 'too-large', 'body-unreadable', 'invalid-utf8', 'too-deep',
-  'not-json', 'not-delivery', 'source-mismatch', 'invalid-event', 'saturated', 'not-durable',
+  'unauthorized',
+  'bad-challenge',
+  'content-type',
+  'too-large',
+  'body-unreadable',
+  'invalid-utf8',
+  'too-deep',
+  'not-json',
+  'not-delivery',
+  'source-mismatch',
+  'invalid-event',
+  'saturated',
+  'not-durable',
 ] as const;
 export type RejectReason = (typeof RejectReasons)[number];
 
-const deliveries = counter({ name: 'hooklog_event_hook_deliveries_total', help: 'Event hook requests answered, by hook and HTTP status (GET verifications and POST deliveries).', labelNames: ['hook', 'method', 'status'] });
-const events = counter({ name: 'hooklog_event_hook_events_total', help: 'Events received in deliveries: appended (durable in the logs topic, in time for a 204 or not), dead_lettered (invalid), or duplicate (in a repeat of a delivery already appended, or joined while it was appending).', labelNames: ['hook', 'outcome'] });
-const rejections = counter({ name: 'hooklog_event_hook_rejections_total', help: 'Requests (or, for invalid-event, events) refused, by reason. reason="unauthorized" counts failed authentication attempts.', labelNames: ['hook', 'reason'] });
+const deliveries = counter({
+  name: 'hooklog_event_hook_deliveries_total',
+  help: 'Event hook requests answered, by hook and HTTP status (GET verifications and POST deliveries).',
+  labelNames: ['hook', 'method', 'status'],
+});
+const events = counter({
+  name: 'hooklog_event_hook_events_total',
+  help: 'Events received in deliveries: appended (durable in the logs topic, in time for a 204 or not), dead_lettered (invalid), or duplicate (in a repeat of a delivery already appended, or joined while it was appending).',
+  labelNames: ['hook', 'outcome'],
+});
+const rejections = counter({
+  name: 'hooklog_event_hook_rejections_total',
+  help: 'Requests (or, for invalid-event, events) refused, by reason. reason="unauthorized" counts failed authentication attempts.',
+  labelNames: ['hook', 'reason'],
+});
 const ackSeconds = histogram({
   name: 'hooklog_event_hook_ack_seconds',
-  help: 'From a delivery\'s arrival to its 204: reading, validating, and the stream\'s durable acknowledgement.',
+  help: "From a delivery's arrival to its 204: reading, validating, and the stream's durable acknowledgement.",
   labelNames: ['hook'],
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3],
 });
-const inFlight = gauge({ name: 'hooklog_event_hook_in_flight_deliveries', help: 'Authenticated deliveries holding a slot: being read, validated or appended (a 503 keeps its slot until its append settles).' });
-const inFlightBytes = gauge({ name: 'hooklog_event_hook_in_flight_bytes', help: 'Request bytes reserved by in-flight deliveries.' });
+const inFlight = gauge({
+  name: 'hooklog_event_hook_in_flight_deliveries',
+  help: 'Authenticated deliveries holding a slot: being read, validated or appended (a 503 keeps its slot until its append settles).',
+});
+const inFlightBytes = gauge({
+  name: 'hooklog_event_hook_in_flight_bytes',
+  help: 'Request bytes reserved by in-flight deliveries.',
+});
 
 export type EventHookTelemetry = ReturnType<typeof createEventHookTelemetry>;
 
@@ -39,9 +68,13 @@ export interface RequestFacts {
 
 export function createEventHookTelemetry(logger: Logger) {
   const log = logger.child({ component: 'event-hooks' });
-  const answered = (r: RequestFacts, status: number) => deliveries.inc({ hook: r.hook, method: r.method, status: String(status) });
+  const answered = (r: RequestFacts, status: number) =>
+    deliveries.inc({ hook: r.hook, method: r.method, status: String(status) });
   return {
-    /** Logged without the presented value or the header name's value; the client address is the proxy's unless server.trust_proxy. */
+    /**
+     * Logged without the presented value or the header name's value; the client address is the proxy's unless
+     * server.trust_proxy.
+     */
     authFailed(r: RequestFacts, ip: string): void {
       rejections.inc({ hook: r.hook, reason: 'unauthorized' });
       answered(r, 401);
@@ -64,12 +97,24 @@ export function createEventHookTelemetry(logger: Logger) {
       if (deadLettered === 0) return;
       events.inc({ hook: r.hook, outcome: 'dead_lettered' }, deadLettered);
       rejections.inc({ hook: r.hook, reason: 'invalid-event' }, deadLettered);
-      log.info({ hook: r.hook, request_id: r.requestId, delivery_id: deliveryId, dead_lettered: deadLettered }, 'event_hook_events_dead_lettered');
+      log.info(
+        { hook: r.hook, request_id: r.requestId, delivery_id: deliveryId, dead_lettered: deadLettered },
+        'event_hook_events_dead_lettered',
+      );
     },
     acknowledged(r: RequestFacts, deliveryId: string | undefined, eventCount: number, seconds: number): void {
       answered(r, 204);
       ackSeconds.observe({ hook: r.hook }, seconds);
-      log.debug({ hook: r.hook, request_id: r.requestId, delivery_id: deliveryId, events: eventCount, ms: Math.round(seconds * 1000) }, 'event_hook_acknowledged');
+      log.debug(
+        {
+          hook: r.hook,
+          request_id: r.requestId,
+          delivery_id: deliveryId,
+          events: eventCount,
+          ms: Math.round(seconds * 1000),
+        },
+        'event_hook_acknowledged',
+      );
     },
     /** A repeat of a delivery already acknowledged (or joined while in flight): nothing appended again. */
     duplicate(r: RequestFacts, deliveryId: string, eventCount: number, seconds: number): void {

@@ -81,19 +81,36 @@ export interface Harness {
 
 export const SECRET = 'component-secret-0123456789';
 
-/** The receiver as `hooklog start` builds it (createApp from parsed config) on 127.0.0.1, over its own embedded stream. */
+/**
+ * The receiver as `hooklog start` builds it (createApp from parsed config) on 127.0.0.1, over its own embedded
+ * stream.
+ */
 export async function startHarness(extra: Record<string, unknown> = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'hooklog-receiver-'));
-  const config = parseConfig({
-    data_dir: dir,
-    event_hooks: [{ id: 'h1', org: 'acme', auth: { header: 'x-hook-secret', secrets: [SECRET] } }],
-    ...extra,
-  }, {});
+  const config = parseConfig(
+    {
+      data_dir: dir,
+      event_hooks: [{ id: 'h1', org: 'acme', auth: { header: 'x-hook-secret', secrets: [SECRET] } }],
+      ...extra,
+    },
+    {},
+  );
   let lines = '';
-  const logger = createLogger({ level: 'debug', destination: new Writable({ write(chunk, _enc, cb) { lines += String(chunk); cb(); } }) });
+  const logger = createLogger({
+    level: 'debug',
+    destination: new Writable({
+      write(chunk, _enc, cb) {
+        lines += String(chunk);
+        cb();
+      },
+    }),
+  });
   const stream = new GatedStream(await openEmbeddedStream({ dataDir: dir }));
   const topics = topicNames(randomName('t').replace(/_/g, '-'));
-  await stream.ensureTopics([{ name: topics.logs, partitions: 2 }, { name: topics.deadletter, partitions: 1 }]);
+  await stream.ensureTopics([
+    { name: topics.logs, partitions: 2 },
+    { name: topics.deadletter, partitions: 1 },
+  ]);
   const app = createApp({ config, stream, topics, probes: [], logger });
   const server: Server = createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -103,7 +120,11 @@ export async function startHarness(extra: Record<string, unknown> = {}): Promise
     stream,
     topics,
     rawLogs: () => lines,
-    logs: () => lines.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>),
+    logs: () =>
+      lines
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
     async close() {
       await new Promise<void>((r) => {
         server.close(() => r());
@@ -117,12 +138,20 @@ export async function startHarness(extra: Record<string, unknown> = {}): Promise
 /** Every record of `topic` once at least `atLeast` are there (a fresh group, from the start). */
 export async function readTopic(stream: GatedStream, topic: string, atLeast: number): Promise<ConsumedRecord[]> {
   const got: ConsumedRecord[] = [];
-  const consumer = await stream.inner.consume({ topic, group: randomName('read'), maxBatchWaitMs: 5, handler: async (b) => void got.push(...b.records) });
+  const consumer = await stream.inner.consume({
+    topic,
+    group: randomName('read'),
+    maxBatchWaitMs: 5,
+    handler: async (b) => void got.push(...b.records),
+  });
   try {
-    await waitFor(() => {
-      const ends = [...stream.inner.endOffsets(topic).values()].reduce((a, b) => a + b, 0);
-      return got.length >= atLeast && got.length === ends;
-    }, { timeoutMs: 10_000, what: `${atLeast} records in ${topic}` });
+    await waitFor(
+      () => {
+        const ends = [...stream.inner.endOffsets(topic).values()].reduce((a, b) => a + b, 0);
+        return got.length >= atLeast && got.length === ends;
+      },
+      { timeoutMs: 10_000, what: `${atLeast} records in ${topic}` },
+    );
   } finally {
     await consumer.stop();
   }

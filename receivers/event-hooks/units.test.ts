@@ -68,7 +68,7 @@ describe('RecentDeliveries', () => {
     expect(recent.lookup('c')?.state).toBe('done');
   });
 
-  it('keeps one hook\'s ids apart from another\'s, and capacity 0 remembers nothing', () => {
+  it("keeps one hook's ids apart from another's, and capacity 0 remembers nothing", () => {
     expect(deliveryKey('h1', 'x')).not.toBe(deliveryKey('h2', 'x'));
     const off = new RecentDeliveries({ capacity: 0, ttlMs: 60_000 });
     off.track('k', Promise.resolve());
@@ -116,17 +116,38 @@ describe('event hook config', () => {
 
   it('has receiver defaults: bounded in-flight work, a dedupe window, a 2 s budget and slow-client time-outs', () => {
     const c = parseConfig({ event_hooks: [hook] }, {});
-    expect(c.event_hook_receiver).toEqual({ max_in_flight_deliveries: 512, max_in_flight_bytes: 64 * 1024 * 1024, retry_after_seconds: 1, dedupe_capacity: 100_000, dedupe_ttl_ms: 3_600_000 });
+    expect(c.event_hook_receiver).toEqual({
+      max_in_flight_deliveries: 512,
+      max_in_flight_bytes: 64 * 1024 * 1024,
+      retry_after_seconds: 1,
+      dedupe_capacity: 100_000,
+      dedupe_ttl_ms: 3_600_000,
+    });
     expect(c.server.ack_timeout_ms).toBe(2000);
     expect(c.server.headers_timeout_ms).toBeLessThan(c.server.request_timeout_ms);
     expect(c.event_hooks[0]!.expected_source).toBeUndefined();
   });
 
   it('pins the source to <org_url>/api/v1/eventHooks/<hook_id> and rejects unknown keys and bad values, naming them', () => {
-    const c = parseConfig({ event_hooks: [{ ...hook, expected_source: { org_url: 'https://acme.okta.com/', hook_id: 'who7hphp39JoHLni81d7' } }] }, {});
-    expect(expectedSourceOf(c.event_hooks[0]!.expected_source!)).toBe('https://acme.okta.com/api/v1/eventHooks/who7hphp39JoHLni81d7');
-    expect(() => parseConfig({ event_hooks: [{ ...hook, expected_source: { org_url: 'ftp://x', hook_id: 'w' } }] }, {})).toThrow(/event_hooks\.0\.expected_source\.org_url/);
-    expect(() => parseConfig({ event_hook_receiver: { max_in_flight: 3 } }, {})).toThrow(/event_hook_receiver.*"max_in_flight"/);
-    expect(() => parseConfig({ server: { headers_timeout_ms: 20_000, request_timeout_ms: 10_000 } }, {})).toThrow(/server\.request_timeout_ms.*headers_timeout_ms/);
+    const c = parseConfig(
+      {
+        event_hooks: [
+          { ...hook, expected_source: { org_url: 'https://acme.okta.com/', hook_id: 'who7hphp39JoHLni81d7' } },
+        ],
+      },
+      {},
+    );
+    expect(expectedSourceOf(c.event_hooks[0]!.expected_source!)).toBe(
+      'https://acme.okta.com/api/v1/eventHooks/who7hphp39JoHLni81d7',
+    );
+    expect(() =>
+      parseConfig({ event_hooks: [{ ...hook, expected_source: { org_url: 'ftp://x', hook_id: 'w' } }] }, {}),
+    ).toThrow(/event_hooks\.0\.expected_source\.org_url/);
+    expect(() => parseConfig({ event_hook_receiver: { max_in_flight: 3 } }, {})).toThrow(
+      /event_hook_receiver.*"max_in_flight"/,
+    );
+    expect(() => parseConfig({ server: { headers_timeout_ms: 20_000, request_timeout_ms: 10_000 } }, {})).toThrow(
+      /server\.request_timeout_ms.*headers_timeout_ms/,
+    );
   });
 });

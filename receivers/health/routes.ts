@@ -26,14 +26,16 @@ export function mountHealth(router: Router, probes: readonly Probe[], timeoutMs 
       return;
     }
     const results = await Promise.all(
-      probes.filter((p) => role === null || p.role === undefined || p.role === role).map(async (p) => {
-        try {
-          await withTimeout(p.check(), timeoutMs);
-          return [p.name, 'ok'] as const;
-        } catch (err) {
-          return [p.name, `unavailable: ${(err as Error).message}`] as const;
-        }
-      }),
+      probes
+        .filter((p) => role === null || p.role === undefined || p.role === role)
+        .map(async (p) => {
+          try {
+            await withTimeout(p.check(), timeoutMs);
+            return [p.name, 'ok'] as const;
+          } catch (err) {
+            return [p.name, `unavailable: ${(err as Error).message}`] as const;
+          }
+        }),
     );
     const ready = results.every(([, s]) => s === 'ok');
     ctx.status = ready ? 200 : 503;

@@ -8,7 +8,16 @@
  */
 import type { ActionConfig, SetActionConfig } from './rule-schema.js';
 import { claimPointer, type PathStep } from './pointer.js';
-import { LIFETIME_MAX_S, LIFETIME_MIN_S, LIFETIME_PATH, MAX_ANSWER_BYTES, RESERVED_CLAIMS, isReservedClaim, isValidLifetime, type TokenType } from './protocol.js';
+import {
+  LIFETIME_MAX_S,
+  LIFETIME_MIN_S,
+  LIFETIME_PATH,
+  MAX_ANSWER_BYTES,
+  RESERVED_CLAIMS,
+  isReservedClaim,
+  isValidLifetime,
+  type TokenType,
+} from './protocol.js';
 import type { TokenContext } from './request.js';
 import { compileTemplate } from './template.js';
 
@@ -51,11 +60,18 @@ function reservedWhere(claim: string, tokens: readonly TokenType[]): string | un
   return hit[0] === 'id' ? 'ID tokens' : 'access tokens';
 }
 
-function checkTarget(op: PatchOp['op'], claim: string, path: readonly PathStep[], tokens: readonly TokenType[]): string {
+function checkTarget(
+  op: PatchOp['op'],
+  claim: string,
+  path: readonly PathStep[],
+  tokens: readonly TokenType[],
+): string {
   const where = reservedWhere(claim, tokens);
-  if (where) throw new Error(`claim "${claim}" is reserved in ${where}: the service would silently drop the whole patch`);
+  if (where)
+    throw new Error(`claim "${claim}" is reserved in ${where}: the service would silently drop the whole patch`);
   path.forEach((step, i) => {
-    if (step === '-' && (op !== 'add' || i !== path.length - 1)) throw new Error('"-" (append) may only be the last path step of an add');
+    if (step === '-' && (op !== 'add' || i !== path.length - 1))
+      throw new Error('"-" (append) may only be the last path step of an add');
   });
   return claimPointer(claim, path);
 }
@@ -64,17 +80,22 @@ function checkLiteral(value: unknown, what: string): void {
   if (value === null) throw new Error(`${what} is null (use remove to take a claim away)`);
   const text = JSON.stringify(value) as string | undefined;
   if (text === undefined) throw new Error(`${what} is not a JSON value`);
-  if (Buffer.byteLength(text) >= MAX_ANSWER_BYTES) throw new Error(`${what} is larger than a whole answer may be (256 KB)`);
+  if (Buffer.byteLength(text) >= MAX_ANSWER_BYTES)
+    throw new Error(`${what} is larger than a whole answer may be (256 KB)`);
 }
 
 function columnOf(row: unknown, column: string): unknown {
-  return row !== null && typeof row === 'object' && Object.hasOwn(row, column) ? (row as Record<string, unknown>)[column] : undefined;
+  return row !== null && typeof row === 'object' && Object.hasOwn(row, column)
+    ? (row as Record<string, unknown>)[column]
+    : undefined;
 }
 
 function compileSet(op: 'add' | 'replace', set: SetActionConfig, tables: TableResolver): CompiledAction {
   const tokens = tokensOf(set.tokens);
   const path = checkTarget(op, set.claim, set.path, tokens);
-  const sources = [set.value !== undefined, set.template !== undefined, set.lookup !== undefined].filter(Boolean).length;
+  const sources = [set.value !== undefined, set.template !== undefined, set.lookup !== undefined].filter(
+    Boolean,
+  ).length;
   if (sources !== 1) throw new Error('give exactly one of value, template or lookup');
   if (set.value !== undefined) {
     checkLiteral(set.value, 'value');
@@ -117,7 +138,10 @@ const KINDS = ['add', 'replace', 'remove', 'lifetime', 'deny'] as const;
 /** The kind of a configured action (exactly one key is set), or a message saying what is wrong. */
 export function actionKind(action: ActionConfig): (typeof KINDS)[number] {
   const given = KINDS.filter((k) => action[k] !== undefined);
-  if (given.length !== 1) throw new Error(`an action has exactly one of ${KINDS.join(', ')} (got ${given.length === 0 ? 'none' : given.join(', ')})`);
+  if (given.length !== 1)
+    throw new Error(
+      `an action has exactly one of ${KINDS.join(', ')} (got ${given.length === 0 ? 'none' : given.join(', ')})`,
+    );
   return given[0]!;
 }
 
@@ -138,7 +162,8 @@ export function compileAction(action: ActionConfig, tables: TableResolver): Comp
       }
       case 'lifetime': {
         const l = action.lifetime!;
-        if (!isValidLifetime(l.seconds)) throw new Error(`${l.seconds} s is outside ${LIFETIME_MIN_S}..${LIFETIME_MAX_S} s`);
+        if (!isValidLifetime(l.seconds))
+          throw new Error(`${l.seconds} s is outside ${LIFETIME_MIN_S}..${LIFETIME_MAX_S} s`);
         const prebuilt: PatchOp = Object.freeze({ op: 'replace', path: LIFETIME_PATH, value: l.seconds });
         return { kind: 'patch', tokens: tokensOf(l.tokens), build: () => prebuilt };
       }

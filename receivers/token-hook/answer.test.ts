@@ -49,7 +49,12 @@ describe('claim paths', () => {
         ],
       },
     });
-    expect(parsePatchPath('/claims/odd~0name~1with/a~1b/c~0d')).toEqual({ kind: 'claim', claim: 'odd~name/with', depth: 2, appends: false });
+    expect(parsePatchPath('/claims/odd~0name~1with/a~1b/c~0d')).toEqual({
+      kind: 'claim',
+      claim: 'odd~name/with',
+      depth: 2,
+      appends: false,
+    });
     expect(parsePatchPath('/claims/x~2y').kind).toBe('invalid');
     expect(parsePatchPath('/claims/a/-/b').kind).toBe('invalid');
     expect(parsePatchPath('/token/lifetime/other').kind).toBe('invalid');
@@ -57,53 +62,85 @@ describe('claim paths', () => {
 
   it('an escaped name is checked as the service reads it: https:~1~1x is not "https:", a/b is not "a"', () => {
     expect(checkAnswer({ commands: [idPatch({ op: 'add', path: '/claims/amr~1x', value: 1 })] }, both)).toBeUndefined();
-    expect(checkAnswer({ commands: [idPatch({ op: 'add', path: '/claims/amr/0', value: 1 })] }, both)).toMatch(/claim "amr" is reserved/);
+    expect(checkAnswer({ commands: [idPatch({ op: 'add', path: '/claims/amr/0', value: 1 })] }, both)).toMatch(
+      /claim "amr" is reserved/,
+    );
   });
 });
 
 describe('the per-answer protocol check', () => {
   it('enforces lifetime bounds 300..86400 (integers, replace only)', () => {
-    const life = (value: unknown, op = 'replace') => checkAnswer({ commands: [accessPatch({ op, path: '/token/lifetime/expiration', value })] }, both);
+    const life = (value: unknown, op = 'replace') =>
+      checkAnswer({ commands: [accessPatch({ op, path: '/token/lifetime/expiration', value })] }, both);
     expect(life(300)).toBeUndefined();
     expect(life(86_400)).toBeUndefined();
-    for (const bad of [299, 86_401, 0, -300, 900.5, '900', null]) expect(life(bad), String(bad)).toMatch(/outside 300\.\.86400|needs a value/);
+    for (const bad of [299, 86_401, 0, -300, 900.5, '900', null])
+      expect(life(bad), String(bad)).toMatch(/outside 300\.\.86400|needs a value/);
     expect(life(900, 'add')).toMatch(/can only be replaced/);
   });
 
   it('refuses every reserved claim for its token type, and accepts the same claim where it is allowed', () => {
     for (const claim of RESERVED_CLAIMS.both) {
-      expect(checkAnswer({ commands: [idPatch({ op: 'add', path: `/claims/${claim}`, value: 1 })] }, both)).toMatch(/reserved in ID/);
-      expect(checkAnswer({ commands: [accessPatch({ op: 'remove', path: `/claims/${claim}` })] }, both)).toMatch(/reserved in access/);
+      expect(checkAnswer({ commands: [idPatch({ op: 'add', path: `/claims/${claim}`, value: 1 })] }, both)).toMatch(
+        /reserved in ID/,
+      );
+      expect(checkAnswer({ commands: [accessPatch({ op: 'remove', path: `/claims/${claim}` })] }, both)).toMatch(
+        /reserved in access/,
+      );
     }
     for (const claim of RESERVED_CLAIMS.idOnly) {
-      expect(checkAnswer({ commands: [idPatch({ op: 'replace', path: `/claims/${claim}`, value: 1 })] }, both)).toMatch(/reserved in ID/);
-      expect(checkAnswer({ commands: [accessPatch({ op: 'replace', path: `/claims/${claim}`, value: 1 })] }, both)).toBeUndefined();
+      expect(checkAnswer({ commands: [idPatch({ op: 'replace', path: `/claims/${claim}`, value: 1 })] }, both)).toMatch(
+        /reserved in ID/,
+      );
+      expect(
+        checkAnswer({ commands: [accessPatch({ op: 'replace', path: `/claims/${claim}`, value: 1 })] }, both),
+      ).toBeUndefined();
     }
     for (const claim of RESERVED_CLAIMS.accessOnly) {
-      expect(checkAnswer({ commands: [accessPatch({ op: 'add', path: `/claims/${claim}`, value: 1 })] }, both)).toMatch(/reserved in access/);
-      expect(checkAnswer({ commands: [idPatch({ op: 'add', path: `/claims/${claim}`, value: 1 })] }, both)).toBeUndefined();
+      expect(checkAnswer({ commands: [accessPatch({ op: 'add', path: `/claims/${claim}`, value: 1 })] }, both)).toMatch(
+        /reserved in access/,
+      );
+      expect(
+        checkAnswer({ commands: [idPatch({ op: 'add', path: `/claims/${claim}`, value: 1 })] }, both),
+      ).toBeUndefined();
     }
   });
 
   it('refuses unknown command types, unknown ops, values on remove and missing values', () => {
-    expect(checkAnswer({ commands: [{ type: 'com.okta.assertion.patch', value: [] }] }, both)).toMatch(/is not com\.okta\.identity\.patch/);
-    expect(checkAnswer({ commands: [idPatch({ op: 'move', path: '/claims/a' })] }, both)).toMatch(/add, replace or remove/);
-    expect(checkAnswer({ commands: [idPatch({ op: 'remove', path: '/claims/a', value: 1 })] }, both)).toMatch(/carries no value/);
+    expect(checkAnswer({ commands: [{ type: 'com.okta.assertion.patch', value: [] }] }, both)).toMatch(
+      /is not com\.okta\.identity\.patch/,
+    );
+    expect(checkAnswer({ commands: [idPatch({ op: 'move', path: '/claims/a' })] }, both)).toMatch(
+      /add, replace or remove/,
+    );
+    expect(checkAnswer({ commands: [idPatch({ op: 'remove', path: '/claims/a', value: 1 })] }, both)).toMatch(
+      /carries no value/,
+    );
     expect(checkAnswer({ commands: [idPatch({ op: 'add', path: '/claims/a' })] }, both)).toMatch(/needs a value/);
-    expect(checkAnswer({ commands: [idPatch({ op: 'replace', path: '/claims/a/-', value: 1 })] }, both)).toMatch(/only appends with add/);
+    expect(checkAnswer({ commands: [idPatch({ op: 'replace', path: '/claims/a/-', value: 1 })] }, both)).toMatch(
+      /only appends with add/,
+    );
   });
 
   it('an answer over 256 KB never leaves: the error policy answers instead (allow: 204; deny: error), counted', async () => {
     const big = join(dir, 'big.json');
     writeFileSync(big, JSON.stringify({ customerPortalWeb: 'x'.repeat(200 * 1024) }));
-    const rules = [{ name: 'huge', actions: [{ add: { tokens: 'both', claim: 'blob', lookup: { table: 'big', key: '{{client.id}}' } } }] }];
+    const rules = [
+      {
+        name: 'huge',
+        actions: [{ add: { tokens: 'both', claim: 'blob', lookup: { table: 'big', key: '{{client.id}}' } } }],
+      },
+    ];
     const lookups = [{ name: 'big', file: big, format: 'json' }];
     const allow = await hookWith(rules, { lookups });
     expect(answer(allow, sampleRequest())).toEqual({ status: 204 });
     expect(allow.telemetry.counters.errors.unsafe_answer).toBe(1);
     expect(allow.telemetry.counters.decisions.error_allow).toBe(1);
     const deny = await hookWith(rules, { lookups, on_error: 'deny', on_error_summary: 'Try again later.' });
-    expect(answer(deny, sampleRequest())).toEqual({ status: 200, json: { error: { errorSummary: 'Try again later.' } } });
+    expect(answer(deny, sampleRequest())).toEqual({
+      status: 200,
+      json: { error: { errorSummary: 'Try again later.' } },
+    });
     expect(deny.telemetry.counters.decisions.error_deny).toBe(1);
     // One token only: 200 KB fits.
     const req = sampleRequest();
@@ -115,7 +152,7 @@ describe('the per-answer protocol check', () => {
 });
 
 describe('renderAnswer', () => {
-  it('serialises exactly as JSON.stringify, reusing literal operations\' text, and checks each answer again', () => {
+  it("serialises exactly as JSON.stringify, reusing literal operations' text, and checks each answer again", () => {
     const literal: PatchOp = Object.freeze({ op: 'add', path: '/claims/a~1b', value: { x: [1, 'é'] } });
     const lifetime: PatchOp = Object.freeze({ op: 'replace', path: '/token/lifetime/expiration', value: 900 });
     for (let i = 0; i < 3; i++) {
@@ -129,7 +166,9 @@ describe('renderAnswer', () => {
     }
     const reserved: PatchOp = Object.freeze({ op: 'add', path: '/claims/sub', value: 'x' });
     for (let i = 0; i < 2; i++) {
-      expect(() => renderAnswer({ matched: ['r'], deny: undefined, idOps: [reserved], accessOps: [] }, both)).toThrow(/commands\[0\]\.value\[0\]: claim "sub" is reserved/);
+      expect(() => renderAnswer({ matched: ['r'], deny: undefined, idOps: [reserved], accessOps: [] }, both)).toThrow(
+        /commands\[0\]\.value\[0\]: claim "sub" is reserved/,
+      );
     }
     expect(checkAnswer({ commands: [idPatch(null)] }, both)).toBe('commands[0].value[0] is not an object');
   });

@@ -18,8 +18,7 @@ export interface Minting {
 
 /** 204 (no change) or 200 with a JSON body already serialised (and, for the audit trail, its commands' JSON). */
 export type RenderedAnswer =
-  | { readonly status: 204 }
-  | { readonly status: 200; readonly body: string; readonly commandsJson?: string };
+  { readonly status: 204 } | { readonly status: 200; readonly body: string; readonly commandsJson?: string };
 
 export interface AnswerCommand {
   readonly type: (typeof COMMAND)[TokenType];
@@ -51,7 +50,10 @@ export function answerBody(decision: Decision): AnswerBody | null {
 }
 
 const OPS = new Set(['add', 'replace', 'remove']);
-const TYPE_TO_TOKEN = new Map<unknown, TokenType>([[COMMAND.id, 'id'], [COMMAND.access, 'access']]);
+const TYPE_TO_TOKEN = new Map<unknown, TokenType>([
+  [COMMAND.id, 'id'],
+  [COMMAND.access, 'access'],
+]);
 
 /**
  * Paths come from the config (claim pointers built at load), so the same few
@@ -103,7 +105,8 @@ function opVerdict(op: object, token: TokenType): string | null {
     if (!isValidLifetime(value)) return `: lifetime ${JSON.stringify(value)} is outside 300..86400 s`;
     return null;
   }
-  if (isReservedClaim(token, parsed.claim)) return `: claim "${parsed.claim}" is reserved in ${token === 'id' ? 'ID' : 'access'} tokens`;
+  if (isReservedClaim(token, parsed.claim))
+    return `: claim "${parsed.claim}" is reserved in ${token === 'id' ? 'ID' : 'access'} tokens`;
   if (parsed.appends && kind !== 'add') return ': "-" only appends with add';
   return null;
 }
@@ -129,7 +132,9 @@ export function checkAnswer(answer: unknown, minting: Minting): string | undefin
     const token = TYPE_TO_TOKEN.get(cmd.type);
     if (!token) return `commands[${c}].type ${JSON.stringify(cmd.type)} is not ${COMMAND.id} or ${COMMAND.access}`;
     if (!minting[token]) {
-      return token === 'access' ? `commands[${c}] patches the access token but the request has no data.access` : `commands[${c}] patches the ID token but the request has no data.identity`;
+      return token === 'access'
+        ? `commands[${c}] patches the access token but the request has no data.access`
+        : `commands[${c}] patches the ID token but the request has no data.identity`;
     }
     if (!Array.isArray(cmd.value)) return `commands[${c}].value must be an array`;
     for (let o = 0; o < cmd.value.length; o++) {
@@ -151,7 +156,9 @@ export function renderAnswer(decision: Decision, minting: Minting): RenderedAnsw
   const text = commandsJson === undefined ? JSON.stringify(body) : `{"commands":${commandsJson}}`;
   // UTF-8 is at most 3 bytes per UTF-16 unit: most answers skip the byte count.
   if (text.length * 3 >= MAX_ANSWER_BYTES && Buffer.byteLength(text) >= MAX_ANSWER_BYTES) {
-    throw new UnsafeAnswerError(`answer is ${Buffer.byteLength(text)} bytes, the service accepts under ${MAX_ANSWER_BYTES}`);
+    throw new UnsafeAnswerError(
+      `answer is ${Buffer.byteLength(text)} bytes, the service accepts under ${MAX_ANSWER_BYTES}`,
+    );
   }
   return commandsJson === undefined ? { status: 200, body: text } : { status: 200, body: text, commandsJson };
 }

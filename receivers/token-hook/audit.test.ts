@@ -48,9 +48,21 @@ async function freshTopics(): Promise<Topics> {
 }
 
 const RULES = [
-  { name: 'deny-locked', when: { user_profile: { locked: ['true'] } }, actions: [{ deny: { error_summary: 'Account locked.' } }] },
-  { name: 'dept', when: { scopes_any: ['email'] }, actions: [{ add: { tokens: 'both', claim: 'dept', template: '{{user.profile.department}}' } }] },
-  { name: 'short-lived', when: { client_id: ['customerPortalWeb'] }, actions: [{ lifetime: { tokens: 'access', seconds: 600 } }] },
+  {
+    name: 'deny-locked',
+    when: { user_profile: { locked: ['true'] } },
+    actions: [{ deny: { error_summary: 'Account locked.' } }],
+  },
+  {
+    name: 'dept',
+    when: { scopes_any: ['email'] },
+    actions: [{ add: { tokens: 'both', claim: 'dept', template: '{{user.profile.department}}' } }],
+  },
+  {
+    name: 'short-lived',
+    when: { client_id: ['customerPortalWeb'] },
+    actions: [{ lifetime: { tokens: 'access', seconds: 600 } }],
+  },
 ];
 
 function request(edit: (r: ReturnType<typeof sampleRequest>) => void) {
@@ -77,7 +89,9 @@ describe('audit trail', () => {
   it('lands every decision on the stream and in ClickHouse, with rules, commands and denials', async () => {
     const topics = await freshTopics();
     const org = randomName('acme');
-    const config = configWith([hookEntry(RULES, { org, audit: { flush_interval_ms: 20 } })], { stream: { topic_prefix: topics.logs.replace(/\.logs$/, '') } });
+    const config = configWith([hookEntry(RULES, { org, audit: { flush_interval_ms: 20 } })], {
+      stream: { topic_prefix: topics.logs.replace(/\.logs$/, '') },
+    });
     const app = await startApp(config, stream, log);
     running.push(app);
 
@@ -95,15 +109,25 @@ describe('audit trail', () => {
     expect(statuses).toEqual([200, 200, 204]);
     expect((await postToken(app.url, '{')).status).toBe(400); // not a decision: not audited
 
-    const onStream = await waitFor(async () => {
-      const got = await readAll(stream, topics.tokenDecisions);
-      return got.length >= 3 ? got : undefined;
-    }, { what: '3 decisions on the stream' });
+    const onStream = await waitFor(
+      async () => {
+        const got = await readAll(stream, topics.tokenDecisions);
+        return got.length >= 3 ? got : undefined;
+      },
+      { what: '3 decisions on the stream' },
+    );
     expect(onStream).toHaveLength(3);
-    const decisions = onStream.map((r: ConsumedRecord) => ({ rec: r, d: JSON.parse(r.value.toString()) as DecisionJson }));
+    const decisions = onStream.map((r: ConsumedRecord) => ({
+      rec: r,
+      d: JSON.parse(r.value.toString()) as DecisionJson,
+    }));
     for (const { rec, d } of decisions) {
       expect(rec.key).toBe(org);
-      expect(rec.headers).toMatchObject({ 'hooklog-org': org, 'hooklog-source': 'token-hook', 'hooklog-hook-id': 'th' });
+      expect(rec.headers).toMatchObject({
+        'hooklog-org': org,
+        'hooklog-source': 'token-hook',
+        'hooklog-hook-id': 'th',
+      });
       expect(d).toMatchObject({ hook_id: 'th', org, user_id: '00uacme0ada0000001x7' });
       expect(d.decision_id).toMatch(/^[0-9a-f-]{36}$/);
       expect(d.latency_us).toBeGreaterThanOrEqual(0);
@@ -116,43 +140,86 @@ describe('audit trail', () => {
         { type: 'com.okta.identity.patch', value: [{ op: 'add', path: '/claims/dept', value: 'R&D' }] },
         {
           type: 'com.okta.access.patch',
-          value: [{ op: 'add', path: '/claims/dept', value: 'R&D' }, { op: 'replace', path: '/token/lifetime/expiration', value: 600 }],
+          value: [
+            { op: 'add', path: '/claims/dept', value: 'R&D' },
+            { op: 'replace', path: '/token/lifetime/expiration', value: 600 },
+          ],
         },
       ],
     });
-    expect(byOutcome.get('deny')).toMatchObject({ rules_matched: ['deny-locked'], error_summary: 'Account locked.', commands: [] });
-    expect(byOutcome.get('none')).toMatchObject({ rules_matched: [], client_id: 'other-client', event_id: 'evt-none', commands: [] });
+    expect(byOutcome.get('deny')).toMatchObject({
+      rules_matched: ['deny-locked'],
+      error_summary: 'Account locked.',
+      commands: [],
+    });
+    expect(byOutcome.get('none')).toMatchObject({
+      rules_matched: [],
+      client_id: 'other-client',
+      event_id: 'evt-none',
+      commands: [],
+    });
 
     const group = randomName('sink');
     const sink = await startClickHouseSink({
-      stream, store, topics, group, logger: log, maxBatchWaitMs: 50, consumeDeadletter: false,
+      stream,
+      store,
+      topics,
+      group,
+      logger: log,
+      maxBatchWaitMs: 50,
+      consumeDeadletter: false,
       extraPipelines: [tokenDecisionsPipeline(topics.tokenDecisions)],
     });
     running.push(sink);
     const db = store.database;
-    const rows = await waitFor(async () => {
-      const got = await store.query<{ outcome: string; rules_matched: string[]; commands: string; error_summary: string; org: string; hook_id: string; decision_id: string; user_id: string }>(
-        `SELECT outcome, rules_matched, commands, error_summary, org, hook_id, decision_id, user_id FROM ${db}.token_decisions FINAL WHERE org = {org:String}`,
-        { org },
-      );
-      return got.length === 3 ? got : undefined;
-    }, { what: '3 rows in token_decisions' });
+    const rows = await waitFor(
+      async () => {
+        const got = await store.query<{
+          outcome: string;
+          rules_matched: string[];
+          commands: string;
+          error_summary: string;
+          org: string;
+          hook_id: string;
+          decision_id: string;
+          user_id: string;
+        }>(
+          `SELECT outcome, rules_matched, commands, error_summary, org, hook_id, decision_id, user_id FROM ${db}.token_decisions FINAL WHERE org = {org:String}`,
+          { org },
+        );
+        return got.length === 3 ? got : undefined;
+      },
+      { what: '3 rows in token_decisions' },
+    );
     const rowByOutcome = new Map(rows.map((r) => [r.outcome, r]));
     expect(JSON.parse(rowByOutcome.get('commands')!.commands)).toEqual(byOutcome.get('commands')!.commands);
     expect(rowByOutcome.get('commands')!.rules_matched).toEqual(['dept', 'short-lived']);
-    expect(rowByOutcome.get('deny')).toMatchObject({ error_summary: 'Account locked.', rules_matched: ['deny-locked'], hook_id: 'th', user_id: '00uacme0ada0000001x7' });
+    expect(rowByOutcome.get('deny')).toMatchObject({
+      error_summary: 'Account locked.',
+      rules_matched: ['deny-locked'],
+      hook_id: 'th',
+      user_id: '00uacme0ada0000001x7',
+    });
     expect(new Set(rows.map((r) => r.decision_id))).toEqual(new Set(decisions.map(({ d }) => d.decision_id)));
     // The sink committed the decisions it stored, under its own group.
-    await waitFor(async () => {
-      const committed = await stream.committedOffsets(topics.tokenDecisions, `${group}.token-decisions`);
-      return [...stream.endOffsets(topics.tokenDecisions)].every(([p, end]) => (committed.get(p) ?? 0) === end);
-    }, { what: 'decisions committed' });
+    await waitFor(
+      async () => {
+        const committed = await stream.committedOffsets(topics.tokenDecisions, `${group}.token-decisions`);
+        return [...stream.endOffsets(topics.tokenDecisions)].every(([p, end]) => (committed.get(p) ?? 0) === end);
+      },
+      { what: 'decisions committed' },
+    );
   });
 
   it('a full queue drops and counts new decisions without delaying answers; the queued ones still land', async () => {
     const topics = await freshTopics();
     const config = configWith([hookEntry(RULES, { audit: { queue_capacity: 3, flush_interval_ms: 10_000 } })]);
-    const hooks = await startTokenHooks({ hooks: config.token_hooks, stream, topic: topics.tokenDecisions, logger: log });
+    const hooks = await startTokenHooks({
+      hooks: config.token_hooks,
+      stream,
+      topic: topics.tokenDecisions,
+      logger: log,
+    });
     const hook = hooks.get('th')!;
     const body = Buffer.from(JSON.stringify(sampleRequest()));
     for (let i = 0; i < 10; i++) expect(decide(hook, body, `r${i}`).status).toBe(200);
@@ -179,13 +246,39 @@ describe('audit trail', () => {
 });
 
 describe('mapTokenDecisionRecord', () => {
-  const rec = (value: string): ConsumedRecord => ({ topic: 't', partition: 0, offset: 0, key: 'acme', value: Buffer.from(value), headers: { 'hooklog-org': 'acme' }, timestamp: Date.parse('2026-11-20T10:00:00Z') });
+  const rec = (value: string): ConsumedRecord => ({
+    topic: 't',
+    partition: 0,
+    offset: 0,
+    key: 'acme',
+    value: Buffer.from(value),
+    headers: { 'hooklog-org': 'acme' },
+    timestamp: Date.parse('2026-11-20T10:00:00Z'),
+  });
   it('refuses what cannot be a decision, tolerates missing optional fields', () => {
     expect(mapTokenDecisionRecord(rec('not json'))).toEqual({ ok: false, reason: 'value is not valid JSON' });
     expect(mapTokenDecisionRecord(rec('[]'))).toEqual({ ok: false, reason: 'value is not a JSON object' });
-    expect(mapTokenDecisionRecord(rec('{"decided_at":"2026-11-20T10:00:00Z"}'))).toEqual({ ok: false, reason: 'decision has no decision_id' });
-    expect(mapTokenDecisionRecord(rec('{"decision_id":"d1","decided_at":"yesterday"}'))).toEqual({ ok: false, reason: 'decision has no usable decided_at' });
-    const ok = mapTokenDecisionRecord(rec('{"decision_id":"d1","decided_at":"2026-11-20T10:00:00.123Z","latency_us":-5,"rules_matched":["a",1]}'));
-    expect(ok).toMatchObject({ ok: true, row: { decision_id: 'd1', decided_at: '2026-11-20 10:00:00.123', org: 'acme', latency_us: 0, rules_matched: ['a'], commands: '[]' } });
+    expect(mapTokenDecisionRecord(rec('{"decided_at":"2026-11-20T10:00:00Z"}'))).toEqual({
+      ok: false,
+      reason: 'decision has no decision_id',
+    });
+    expect(mapTokenDecisionRecord(rec('{"decision_id":"d1","decided_at":"yesterday"}'))).toEqual({
+      ok: false,
+      reason: 'decision has no usable decided_at',
+    });
+    const ok = mapTokenDecisionRecord(
+      rec('{"decision_id":"d1","decided_at":"2026-11-20T10:00:00.123Z","latency_us":-5,"rules_matched":["a",1]}'),
+    );
+    expect(ok).toMatchObject({
+      ok: true,
+      row: {
+        decision_id: 'd1',
+        decided_at: '2026-11-20 10:00:00.123',
+        org: 'acme',
+        latency_us: 0,
+        rules_matched: ['a'],
+        commands: '[]',
+      },
+    });
   });
 });

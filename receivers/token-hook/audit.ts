@@ -39,9 +39,13 @@ export const AUDIT_SOURCE = 'token-hook';
 
 /** Request-supplied strings are capped: an audit row is not a place for a megabyte of login. */
 const MAX_FIELD_CHARS = 256;
-const cap = (s: string | undefined) => (s === undefined ? '' : s.length > MAX_FIELD_CHARS ? s.slice(0, MAX_FIELD_CHARS) : s);
+const cap = (s: string | undefined) =>
+  s === undefined ? '' : s.length > MAX_FIELD_CHARS ? s.slice(0, MAX_FIELD_CHARS) : s;
 
-/** The stream record of a decision: its JSON (snake_case, the public shape), keyed by org, hooklog's headers beside it. */
+/**
+ * The stream record of a decision: its JSON (snake_case, the public shape), keyed by org, hooklog's headers beside
+ * it.
+ */
 export function decisionRecord(r: DecisionRecord, decisionId: string = randomUUID()): StreamRecord {
   const decidedAt = new Date(r.decidedAt).toISOString();
   const value = {

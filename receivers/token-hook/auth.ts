@@ -14,7 +14,18 @@ import type { OAuthConfig, TokenHookConfig } from './config.js';
 import { JwksCache, type AsymmetricAlgorithm, type JwksEvents } from './jwks.js';
 
 export const AUTH_FAILURES = [
-  'secret', 'missing', 'malformed', 'algorithm', 'unknown_key', 'signature', 'expired', 'not_yet_valid', 'issuer', 'audience', 'scope', 'claims',
+  'secret',
+  'missing',
+  'malformed',
+  'algorithm',
+  'unknown_key',
+  'signature',
+  'expired',
+  'not_yet_valid',
+  'issuer',
+  'audience',
+  'scope',
+  'claims',
 ] as const;
 export type AuthFailure = (typeof AUTH_FAILURES)[number];
 
@@ -131,5 +142,7 @@ class SecretAuthenticator implements Authenticator {
 
 /** The authenticator a hook's `auth:` describes. */
 export function createAuthenticator(auth: TokenHookConfig['auth'], events: JwksEvents): Authenticator {
-  return auth.type === 'header' ? new SecretAuthenticator(auth.header, auth.secrets) : new BearerAuthenticator(auth, events);
+  return auth.type === 'header'
+    ? new SecretAuthenticator(auth.header, auth.secrets)
+    : new BearerAuthenticator(auth, events);
 }

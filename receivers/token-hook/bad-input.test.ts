@@ -7,7 +7,17 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../platform/log.js';
 import { openEmbeddedStream, type EmbeddedStream } from '../../platform/stream/embedded/index.js';
-import { HOOK_SECRET, configWith, freshDir, hookEntry, postToken, sampleRequest, startApp, type LooseJson, type RunningApp } from './testing.js';
+import {
+  HOOK_SECRET,
+  configWith,
+  freshDir,
+  hookEntry,
+  postToken,
+  sampleRequest,
+  startApp,
+  type LooseJson,
+  type RunningApp,
+} from './testing.js';
 
 const log = silentLogger();
 const dir = freshDir('token-bad-input');
@@ -17,7 +27,9 @@ const LIMIT = 256 * 1024;
 
 beforeAll(async () => {
   stream = await openEmbeddedStream({ dataDir: dir, logger: log });
-  const rules = [{ name: 'tag', actions: [{ add: { tokens: 'both', claim: 'dept', template: '{{user.profile.department}}' } }] }];
+  const rules = [
+    { name: 'tag', actions: [{ add: { tokens: 'both', claim: 'dept', template: '{{user.profile.department}}' } }] },
+  ];
   app = await startApp(configWith([hookEntry(rules, { max_request_bytes: LIMIT })]), stream, log);
 });
 afterAll(async () => {
@@ -34,7 +46,10 @@ function variant(edit: (r: LooseJson) => void): LooseJson {
 }
 
 async function expectStillServing(): Promise<void> {
-  const ok = await postToken(app.url, variant((r) => (r.data.context.user.profile.department = 'R&D')));
+  const ok = await postToken(
+    app.url,
+    variant((r) => (r.data.context.user.profile.department = 'R&D')),
+  );
   expect(ok.status).toBe(200);
 }
 
@@ -45,10 +60,30 @@ describe('bad input', () => {
     ['a JSON array', '[1,2,3]', /body must be a JSON object/],
     ['a JSON string', '"hello"', /body must be a JSON object/],
     ['JSON null', 'null', /body must be a JSON object/],
-    ['100 000 levels of nesting', `{"eventType":"com.okta.oauth2.tokens.transform","data":${'['.repeat(100_000)}${']'.repeat(100_000)}}`, /nested deeper than 64 levels/],
-    ['deep nesting hidden in a claim', JSON.stringify(variant((r) => (r.data.identity.claims.deep = JSON.parse('['.repeat(70) + ']'.repeat(70))))), /nested deeper than 64 levels/],
-    ['invalid UTF-8', Buffer.concat([Buffer.from('{"eventType":"com.okta.oauth2.tokens.transform","data":{"x":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}}')]), /not valid UTF-8/],
-    ['brackets inside strings do not nest', `{"eventType":"com.okta.oauth2.tokens.transform","x":"${'['.repeat(200)}\\"${'{'.repeat(200)}"}`, /data is missing/],
+    [
+      '100 000 levels of nesting',
+      `{"eventType":"com.okta.oauth2.tokens.transform","data":${'['.repeat(100_000)}${']'.repeat(100_000)}}`,
+      /nested deeper than 64 levels/,
+    ],
+    [
+      'deep nesting hidden in a claim',
+      JSON.stringify(variant((r) => (r.data.identity.claims.deep = JSON.parse('['.repeat(70) + ']'.repeat(70))))),
+      /nested deeper than 64 levels/,
+    ],
+    [
+      'invalid UTF-8',
+      Buffer.concat([
+        Buffer.from('{"eventType":"com.okta.oauth2.tokens.transform","data":{"x":"'),
+        Buffer.from([0xc3, 0x28]),
+        Buffer.from('"}}'),
+      ]),
+      /not valid UTF-8/,
+    ],
+    [
+      'brackets inside strings do not nest',
+      `{"eventType":"com.okta.oauth2.tokens.transform","x":"${'['.repeat(200)}\\"${'{'.repeat(200)}"}`,
+      /data is missing/,
+    ],
     ['unbalanced brackets deep down', `{"a":${'{"b":'.repeat(100)}1`, /nested deeper than 64 levels/],
   ];
   it.each(malformed)('%s: 400', async (_, body, reason) => {
@@ -65,11 +100,31 @@ describe('bad input', () => {
     ['missing context', (r) => delete r.data.context, 'data.context is missing'],
     ['eventType missing', (r) => delete r.eventType, 'eventType must be com.okta.oauth2.tokens.transform'],
     ['session a list', (r) => (r.data.context.session = []), 'data.context.session must be an object'],
-    ['amr a string', (r) => (r.data.context.session.amr = 'PASSWORD'), 'data.context.session.amr must be an array of strings'],
-    ['amr with numbers', (r) => (r.data.context.session.amr = [1]), 'data.context.session.amr must be an array of strings'],
-    ['mfaActive a string', (r) => (r.data.context.session.mfaActive = 'yes'), 'data.context.session.mfaActive must be a boolean'],
-    ['ipAddress a number', (r) => (r.data.context.request.ipAddress = 127001), 'data.context.request.ipAddress must be a string'],
-    ['scope a list', (r) => (r.data.context.protocol.request.scope = ['openid']), 'data.context.protocol.request.scope must be a string'],
+    [
+      'amr a string',
+      (r) => (r.data.context.session.amr = 'PASSWORD'),
+      'data.context.session.amr must be an array of strings',
+    ],
+    [
+      'amr with numbers',
+      (r) => (r.data.context.session.amr = [1]),
+      'data.context.session.amr must be an array of strings',
+    ],
+    [
+      'mfaActive a string',
+      (r) => (r.data.context.session.mfaActive = 'yes'),
+      'data.context.session.mfaActive must be a boolean',
+    ],
+    [
+      'ipAddress a number',
+      (r) => (r.data.context.request.ipAddress = 127001),
+      'data.context.request.ipAddress must be a string',
+    ],
+    [
+      'scope a list',
+      (r) => (r.data.context.protocol.request.scope = ['openid']),
+      'data.context.protocol.request.scope must be a string',
+    ],
     ['profile a string', (r) => (r.data.context.user.profile = 'x'), 'data.context.user.profile must be an object'],
     ['identity claims a string', (r) => (r.data.identity.claims = 'x'), 'data.identity.claims must be an object'],
     ['access a number', (r) => (r.data.access = 1), 'data.access must be an object'],
@@ -84,10 +139,14 @@ describe('bad input', () => {
     const big = variant((r) => (r.data.identity.claims.blob = 'x'.repeat(LIMIT)));
     expect((await postToken(app.url, big)).status).toBe(413);
     const streamed = await new Promise<number>((resolve, reject) => {
-      const req = request(`${app.url}/hooks/token/th`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: HOOK_SECRET } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        `${app.url}/hooks/token/th`,
+        { method: 'POST', headers: { 'content-type': 'application/json', authorization: HOOK_SECRET } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       req.setTimeout(3000, () => req.destroy(new Error('no answer within 3 s')));
       for (let i = 0; i < 40; i++) req.write('x'.repeat(8 * 1024)); // chunked: no content-length to refuse early
@@ -97,18 +156,29 @@ describe('bad input', () => {
   });
 
   it('wrong content type: 415; unknown hook or wrong secret: 401 without reading the body', async () => {
-    const res = await fetch(`${app.url}/hooks/token/th`, { method: 'POST', headers: { 'content-type': 'text/plain', authorization: HOOK_SECRET }, body: '{}' });
+    const res = await fetch(`${app.url}/hooks/token/th`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', authorization: HOOK_SECRET },
+      body: '{}',
+    });
     expect(res.status).toBe(415);
-    expect((await postToken(app.url, sampleRequest(), { authorization: HOOK_SECRET }, 'no-such-hook')).status).toBe(401);
+    expect((await postToken(app.url, sampleRequest(), { authorization: HOOK_SECRET }, 'no-such-hook')).status).toBe(
+      401,
+    );
     const secretFailures = counters().authFailures.secret ?? 0;
-    expect(await postToken(app.url, 'x'.repeat(LIMIT * 2), { authorization: 'wrong-secret-0123456789' })).toEqual({ status: 401, json: { error: 'unauthorized' } });
+    expect(await postToken(app.url, 'x'.repeat(LIMIT * 2), { authorization: 'wrong-secret-0123456789' })).toEqual({
+      status: 401,
+      json: { error: 'unauthorized' },
+    });
     expect(counters().authFailures.secret).toBe(secretFailures + 1);
   });
 
   it('counts every refusal, never takes the error policy for bad input, and keeps answering (also under a burst)', async () => {
     const before = { ...counters().errors };
     const burst = await Promise.all(
-      Array.from({ length: 60 }, (_, i) => postToken(app.url, i % 3 === 0 ? '{' : i % 3 === 1 ? variant((r) => (r.data = 'x')) : '['.repeat(10_000))),
+      Array.from({ length: 60 }, (_, i) =>
+        postToken(app.url, i % 3 === 0 ? '{' : i % 3 === 1 ? variant((r) => (r.data = 'x')) : '['.repeat(10_000)),
+      ),
     );
     expect(burst.every((r) => r.status === 400)).toBe(true);
     expect(counters().errors.bad_request).toBe(before.bad_request + 60);
@@ -117,4 +187,3 @@ describe('bad input', () => {
     await expectStillServing();
   });
 });
-

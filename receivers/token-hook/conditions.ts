@@ -52,7 +52,14 @@ export function compileCidrs(cidrs: readonly string[], what: string): BlockList 
     const family = isIP(addr ?? '');
     const max = family === 4 ? 32 : 128;
     const prefix = bits === undefined ? max : Number(bits);
-    if (family === 0 || extra !== undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > max || (bits !== undefined && !/^\d+$/.test(bits))) {
+    if (
+      family === 0 ||
+      extra !== undefined ||
+      !Number.isInteger(prefix) ||
+      prefix < 0 ||
+      prefix > max ||
+      (bits !== undefined && !/^\d+$/.test(bits))
+    ) {
       throw new Error(`${what}: ${JSON.stringify(c)} is not an IPv4/IPv6 address or CIDR range`);
     }
     list.addSubnet(addr!, prefix, family === 4 ? 'ipv4' : 'ipv6');
@@ -102,7 +109,9 @@ function compileBase(when: BaseConditions, where: string): Predicate[] {
     preds.push((ctx) => ctx.grantType !== undefined && set.has(ctx.grantType));
   }
   for (const [field, t] of Object.entries(when.user_profile ?? {})) {
-    text(t, `user_profile.${field}`, (c) => (Object.hasOwn(c.profile, field) ? scalarText(c.profile[field]) : undefined));
+    text(t, `user_profile.${field}`, (c) =>
+      Object.hasOwn(c.profile, field) ? scalarText(c.profile[field]) : undefined,
+    );
   }
   if (when.amr_any) preds.push(anyOf(when.amr_any, (c) => c.amr));
   if (when.mfa_active !== undefined) {

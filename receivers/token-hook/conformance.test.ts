@@ -16,31 +16,56 @@ describe('requests as the service sends them', () => {
   it('ID-token-only requests (no data.access) never get an access patch', async () => {
     const hook = await hookWith([
       { name: 'both', actions: [{ add: { tokens: 'both', claim: 'b', value: 1 } }] },
-      { name: 'access-only', actions: [{ add: { tokens: 'access', claim: 'a', value: 2 } }, { lifetime: { tokens: 'access', seconds: 600 } }] },
+      {
+        name: 'access-only',
+        actions: [
+          { add: { tokens: 'access', claim: 'a', value: 2 } },
+          { lifetime: { tokens: 'access', seconds: 600 } },
+        ],
+      },
     ]);
     const req = sampleRequest();
     delete req.data.access;
-    expect(answer(hook, req)).toEqual({ status: 200, json: { commands: [idPatch({ op: 'add', path: '/claims/b', value: 1 })] } });
-    const accessOnly = await hookWith([{ name: 'access-only', actions: [{ add: { tokens: 'access', claim: 'a', value: 2 } }] }]);
+    expect(answer(hook, req)).toEqual({
+      status: 200,
+      json: { commands: [idPatch({ op: 'add', path: '/claims/b', value: 1 })] },
+    });
+    const accessOnly = await hookWith([
+      { name: 'access-only', actions: [{ add: { tokens: 'access', claim: 'a', value: 2 } }] },
+    ]);
     expect(answer(accessOnly, req)).toEqual({ status: 204 });
     // And the per-answer check refuses one, whoever wrote it.
-    expect(checkAnswer({ commands: [accessPatch({ op: 'add', path: '/claims/a', value: 2 })] }, { id: true, access: false })).toMatch(/no data\.access/);
+    expect(
+      checkAnswer({ commands: [accessPatch({ op: 'add', path: '/claims/a', value: 2 })] }, { id: true, access: false }),
+    ).toMatch(/no data\.access/);
   });
 
   it('access-token-only requests (no data.identity) get no identity patch', async () => {
     const hook = await hookWith([{ name: 'both', actions: [{ add: { tokens: 'both', claim: 'b', value: 'x' } }] }]);
     const req = sampleRequest();
     delete req.data.identity;
-    expect(answer(hook, req)).toEqual({ status: 200, json: { commands: [accessPatch({ op: 'add', path: '/claims/b', value: 'x' })] } });
+    expect(answer(hook, req)).toEqual({
+      status: 200,
+      json: { commands: [accessPatch({ op: 'add', path: '/claims/b', value: 'x' })] },
+    });
   });
 
   it('refresh grants: grant_type refresh_token, or OriginalGrant without grant_type, match grant_type rules', async () => {
-    const hook = await hookWith([{ name: 'refresh', when: { grant_type: ['refresh_token'] }, actions: [{ lifetime: { tokens: 'access', seconds: 900 } }] }]);
+    const hook = await hookWith([
+      {
+        name: 'refresh',
+        when: { grant_type: ['refresh_token'] },
+        actions: [{ lifetime: { tokens: 'access', seconds: 900 } }],
+      },
+    ]);
     const refreshed = accessPatch({ op: 'replace', path: '/token/lifetime/expiration', value: 900 });
     const initial = sampleRequest();
     expect(answer(hook, initial)).toEqual({ status: 204 });
     const byOriginalGrant = sampleRequest();
-    byOriginalGrant.data.context.protocol.OriginalGrant = { request: { scope: 'openid offline_access' }, refresh_token: { jti: 'oar1' } };
+    byOriginalGrant.data.context.protocol.OriginalGrant = {
+      request: { scope: 'openid offline_access' },
+      refresh_token: { jti: 'oar1' },
+    };
     byOriginalGrant.data.refresh_token = { jti: 'oar2' };
     expect(answer(hook, byOriginalGrant)).toEqual({ status: 200, json: { commands: [refreshed] } });
     const byGrantType = sampleRequest();
@@ -60,7 +85,10 @@ describe('requests as the service sends them', () => {
     expect(answer(hook, a).status).toBe(200);
     const saml = sampleRequest();
     saml.eventType = 'com.okta.saml.tokens.transform';
-    expect(answer(hook, saml)).toEqual({ status: 400, json: { error: 'eventType must be com.okta.oauth2.tokens.transform' } });
+    expect(answer(hook, saml)).toEqual({
+      status: 400,
+      json: { error: 'eventType must be com.okta.oauth2.tokens.transform' },
+    });
   });
 });
 
@@ -78,7 +106,10 @@ describe('every action type', () => {
           { remove: { tokens: 'both', claim: 'legacy' } },
         ],
       },
-      { name: 'lifetimes', actions: [{ lifetime: { tokens: 'id', seconds: 300 } }, { lifetime: { tokens: 'access', seconds: 86_400 } }] },
+      {
+        name: 'lifetimes',
+        actions: [{ lifetime: { tokens: 'id', seconds: 300 } }, { lifetime: { tokens: 'access', seconds: 86_400 } }],
+      },
     ]);
     expect(answer(hook, sampleRequest())).toEqual({
       status: 200,
@@ -107,8 +138,21 @@ describe('every action type', () => {
       {
         name: 'tpl',
         actions: [
-          { add: { tokens: 'id', claim: 'who', template: '{{user.profile.firstName}} {{ user.profile.lastName }} <{{user.login}}>' } },
-          { add: { tokens: 'access', claim: 'ctx', template: '{{client.id}}|{{scopes}}|{{session.amr}}|{{session.mfa_active}}|{{policy.rule_id}}|{{request.ip}}|{{access.claims.uid}}|{{identity.claims.ver}}' } },
+          {
+            add: {
+              tokens: 'id',
+              claim: 'who',
+              template: '{{user.profile.firstName}} {{ user.profile.lastName }} <{{user.login}}>',
+            },
+          },
+          {
+            add: {
+              tokens: 'access',
+              claim: 'ctx',
+              template:
+                '{{client.id}}|{{scopes}}|{{session.amr}}|{{session.mfa_active}}|{{policy.rule_id}}|{{request.ip}}|{{access.claims.uid}}|{{identity.claims.ver}}',
+            },
+          },
           { add: { tokens: 'access', claim: 'absent', template: 'x-{{user.profile.department}}' } },
         ],
       },
@@ -118,7 +162,12 @@ describe('every action type', () => {
       json: {
         commands: [
           idPatch({ op: 'add', path: '/claims/who', value: 'Ada Lovelace <ada.lovelace@acme.example>' }),
-          accessPatch({ op: 'add', path: '/claims/ctx', value: 'customerPortalWeb|openid profile email|PASSWORD|false|0pracmeSignOnRule1x7|127.0.0.1|00uacme0ada0000001x7|1' }),
+          accessPatch({
+            op: 'add',
+            path: '/claims/ctx',
+            value:
+              'customerPortalWeb|openid profile email|PASSWORD|false|0pracmeSignOnRule1x7|127.0.0.1|00uacme0ada0000001x7|1',
+          }),
         ],
       },
     });
@@ -126,7 +175,10 @@ describe('every action type', () => {
 
   it('lookups from CSV and JSON tables; a miss uses the default or leaves the action out', async () => {
     const csv = join(dir, 'employees.csv');
-    writeFileSync(csv, 'login,department,"cost center"\nADA.LOVELACE@acme.example,"R&D, Labs",42\nother@x.com,Sales,7\n');
+    writeFileSync(
+      csv,
+      'login,department,"cost center"\nADA.LOVELACE@acme.example,"R&D, Labs",42\nother@x.com,Sales,7\n',
+    );
     const json = join(dir, 'roles.json');
     writeFileSync(json, JSON.stringify({ customerPortalWeb: { roles: ['admin', 'ops'], tier: 3 } }));
     const hook = await hookWith(
@@ -134,12 +186,36 @@ describe('every action type', () => {
         {
           name: 'lk',
           actions: [
-            { add: { tokens: 'id', claim: 'department', lookup: { table: 'employees', key: '{{user.login}}', column: 'department' } } },
-            { add: { tokens: 'id', claim: 'cost', lookup: { table: 'employees', key: '{{user.login}}', column: 'cost center' } } },
-            { add: { tokens: 'access', claim: 'roles', lookup: { table: 'roles', key: '{{client.id}}', column: 'roles' } } },
+            {
+              add: {
+                tokens: 'id',
+                claim: 'department',
+                lookup: { table: 'employees', key: '{{user.login}}', column: 'department' },
+              },
+            },
+            {
+              add: {
+                tokens: 'id',
+                claim: 'cost',
+                lookup: { table: 'employees', key: '{{user.login}}', column: 'cost center' },
+              },
+            },
+            {
+              add: {
+                tokens: 'access',
+                claim: 'roles',
+                lookup: { table: 'roles', key: '{{client.id}}', column: 'roles' },
+              },
+            },
             { add: { tokens: 'access', claim: 'app', lookup: { table: 'roles', key: '{{client.id}}' } } },
             { add: { tokens: 'access', claim: 'missing', lookup: { table: 'roles', key: 'nobody', default: 'none' } } },
-            { add: { tokens: 'access', claim: 'left-out', lookup: { table: 'employees', key: 'nobody', column: 'department' } } },
+            {
+              add: {
+                tokens: 'access',
+                claim: 'left-out',
+                lookup: { table: 'employees', key: 'nobody', column: 'department' },
+              },
+            },
           ],
         },
       ],
@@ -154,7 +230,10 @@ describe('every action type', () => {
       status: 200,
       json: {
         commands: [
-          idPatch({ op: 'add', path: '/claims/department', value: 'R&D, Labs' }, { op: 'add', path: '/claims/cost', value: '42' }),
+          idPatch(
+            { op: 'add', path: '/claims/department', value: 'R&D, Labs' },
+            { op: 'add', path: '/claims/cost', value: '42' },
+          ),
           accessPatch(
             { op: 'add', path: '/claims/roles', value: ['admin', 'ops'] },
             { op: 'add', path: '/claims/app', value: { roles: ['admin', 'ops'], tier: 3 } },
@@ -168,23 +247,40 @@ describe('every action type', () => {
   it('deny: an error answer, later rules not run, earlier operations discarded', async () => {
     const hook = await hookWith([
       { name: 'first', actions: [{ add: { tokens: 'id', claim: 'c', value: 1 } }] },
-      { name: 'block', when: { user_login: { suffix: '@acme.example' } }, actions: [{ deny: { error_summary: 'User is not a patient.' } }] },
+      {
+        name: 'block',
+        when: { user_login: { suffix: '@acme.example' } },
+        actions: [{ deny: { error_summary: 'User is not a patient.' } }],
+      },
       { name: 'never', actions: [{ add: { tokens: 'id', claim: 'd', value: 2 } }] },
     ]);
-    expect(answer(hook, sampleRequest())).toEqual({ status: 200, json: { error: { errorSummary: 'User is not a patient.' } } });
+    expect(answer(hook, sampleRequest())).toEqual({
+      status: 200,
+      json: { error: { errorSummary: 'User is not a patient.' } },
+    });
     const other = sampleRequest();
     other.data.context.user.profile.login = 'someone@example.com';
-    expect(answer(hook, other)).toEqual({ status: 200, json: { commands: [idPatch({ op: 'add', path: '/claims/c', value: 1 }, { op: 'add', path: '/claims/d', value: 2 })] } });
+    expect(answer(hook, other)).toEqual({
+      status: 200,
+      json: {
+        commands: [idPatch({ op: 'add', path: '/claims/c', value: 1 }, { op: 'add', path: '/claims/d', value: 2 })],
+      },
+    });
   });
 
   it('204 when no rule matches, when no rules exist, and when every action is left out; stop ends evaluation', async () => {
-    const none = await hookWith([{ name: 'mfa', when: { mfa_active: true }, actions: [{ add: { tokens: 'id', claim: 'c', value: 1 } }] }]);
+    const none = await hookWith([
+      { name: 'mfa', when: { mfa_active: true }, actions: [{ add: { tokens: 'id', claim: 'c', value: 1 } }] },
+    ]);
     expect(answer(none, sampleRequest())).toEqual({ status: 204 });
     expect(answer(await hookWith([]), sampleRequest())).toEqual({ status: 204 });
     const stop = await hookWith([
       { name: 'a', actions: [{ add: { tokens: 'id', claim: 'a', value: 1 } }], stop: true },
       { name: 'b', actions: [{ add: { tokens: 'id', claim: 'b', value: 1 } }] },
     ]);
-    expect(answer(stop, sampleRequest())).toEqual({ status: 200, json: { commands: [idPatch({ op: 'add', path: '/claims/a', value: 1 })] } });
+    expect(answer(stop, sampleRequest())).toEqual({
+      status: 200,
+      json: { commands: [idPatch({ op: 'add', path: '/claims/a', value: 1 })] },
+    });
   });
 });

@@ -41,13 +41,17 @@ export function mapTokenDecisionRecord(rec: ConsumedRecord): MapResult<TokenDeci
   } catch {
     return { ok: false, reason: 'value is not valid JSON' };
   }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return { ok: false, reason: 'value is not a JSON object' };
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    return { ok: false, reason: 'value is not a JSON object' };
   const d = v as Record<string, unknown>;
   const id = str(d.decision_id);
   if (id === '') return { ok: false, reason: 'decision has no decision_id' };
   const decidedAt = parseTimestamp(d.decided_at);
   if (decidedAt === null) return { ok: false, reason: 'decision has no usable decided_at' };
-  const latency = typeof d.latency_us === 'number' && Number.isFinite(d.latency_us) ? Math.min(UINT32_MAX, Math.max(0, Math.round(d.latency_us))) : 0;
+  const latency =
+    typeof d.latency_us === 'number' && Number.isFinite(d.latency_us)
+      ? Math.min(UINT32_MAX, Math.max(0, Math.round(d.latency_us)))
+      : 0;
   return {
     ok: true,
     row: {
@@ -61,7 +65,9 @@ export function mapTokenDecisionRecord(rec: ConsumedRecord): MapResult<TokenDeci
       client_id: str(d.client_id),
       grant_type: str(d.grant_type),
       outcome: str(d.outcome),
-      rules_matched: Array.isArray(d.rules_matched) ? d.rules_matched.filter((r): r is string => typeof r === 'string') : [],
+      rules_matched: Array.isArray(d.rules_matched)
+        ? d.rules_matched.filter((r): r is string => typeof r === 'string')
+        : [],
       commands: JSON.stringify(d.commands ?? []),
       error_summary: str(d.error_summary),
       error_kind: str(d.error_kind),
@@ -73,5 +79,11 @@ export function mapTokenDecisionRecord(rec: ConsumedRecord): MapResult<TokenDeci
 
 /** The sink pipeline for the decisions topic: group `<sink group>.token-decisions`, table token_decisions. */
 export function tokenDecisionsPipeline(topic: string): ExtraPipeline {
-  return { name: 'token-decisions', topic, table: 'token_decisions', map: mapTokenDecisionRecord, onReject: 'deadletter' };
+  return {
+    name: 'token-decisions',
+    topic,
+    table: 'token_decisions',
+    map: mapTokenDecisionRecord,
+    onReject: 'deadletter',
+  };
 }

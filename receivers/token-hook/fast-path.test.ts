@@ -21,7 +21,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 beforeAll(async () => {
   stream = await openEmbeddedStream({ dataDir: dir, logger: log });
-  app = await startApp(configWith([hookEntry([{ name: 'r', actions: [{ add: { tokens: 'id', claim: 'x', value: 1 } }] }])]), stream, log);
+  app = await startApp(
+    configWith([hookEntry([{ name: 'r', actions: [{ add: { tokens: 'id', claim: 'x', value: 1 } }] }])]),
+    stream,
+    log,
+  );
 });
 afterAll(async () => {
   await app?.close();
@@ -29,7 +33,12 @@ afterAll(async () => {
 });
 
 const post = (path: string, body = '{}', headers: Record<string, string> = { authorization: HOOK_SECRET }) =>
-  fetch(`${app.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, signal: AbortSignal.timeout(3000) });
+  fetch(`${app.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+    signal: AbortSignal.timeout(3000),
+  });
 
 describe('token hook fast path', () => {
   it('answers with a request id and JSON, for the plain path, a trailing slash, a query and an escaped id', async () => {
@@ -47,7 +56,11 @@ describe('token hook fast path', () => {
     expect([unknown.status, await unknown.json()]).toEqual([401, { error: 'unauthorized' }]);
     const wrong = await post('/hooks/token/th', '{}', { authorization: 'wrong' });
     expect([wrong.status, await wrong.json()]).toEqual([401, { error: 'unauthorized' }]);
-    const text = await fetch(`${app.url}/hooks/token/th`, { method: 'POST', headers: { 'content-type': 'text/plain', authorization: HOOK_SECRET }, body: '{}' });
+    const text = await fetch(`${app.url}/hooks/token/th`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', authorization: HOOK_SECRET },
+      body: '{}',
+    });
     expect(text.status).toBe(415);
     expect(text.headers.get('x-request-id')).toMatch(UUID);
   });
@@ -75,7 +88,11 @@ describe('token hook fast path', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      const res = await fetch(`${url}/hooks/token/th`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const res = await fetch(`${url}/hooks/token/th`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       const body = (await res.json()) as { error: string; requestId: string };
       expect(res.status).toBe(500);
       expect(body).toEqual({ error: 'internal error', requestId: res.headers.get('x-request-id') });

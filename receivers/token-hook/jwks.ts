@@ -10,12 +10,31 @@
  */
 import { importJWK, type CryptoKey, type JWK } from 'jose';
 
-export const JWS_ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+export const JWS_ASYMMETRIC_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+] as const;
 export type AsymmetricAlgorithm = (typeof JWS_ASYMMETRIC_ALGORITHMS)[number];
 
 const KTY: Readonly<Record<AsymmetricAlgorithm, string>> = {
-  RS256: 'RSA', RS384: 'RSA', RS512: 'RSA', PS256: 'RSA', PS384: 'RSA', PS512: 'RSA',
-  ES256: 'EC', ES384: 'EC', ES512: 'EC', EdDSA: 'OKP',
+  RS256: 'RSA',
+  RS384: 'RSA',
+  RS512: 'RSA',
+  PS256: 'RSA',
+  PS384: 'RSA',
+  PS512: 'RSA',
+  ES256: 'EC',
+  ES384: 'EC',
+  ES512: 'EC',
+  EdDSA: 'OKP',
 };
 const CRV: Partial<Record<AsymmetricAlgorithm, string>> = { ES256: 'P-256', ES384: 'P-384', ES512: 'P-521' };
 
@@ -75,7 +94,8 @@ export class JwksCache {
     let only: JWK | undefined;
     let count = 0;
     for (const k of this.#keys) {
-      if (k.kty !== KTY[alg] || (k.alg !== undefined && k.alg !== alg) || (k.use !== undefined && k.use !== 'sig')) continue;
+      if (k.kty !== KTY[alg] || (k.alg !== undefined && k.alg !== alg) || (k.use !== undefined && k.use !== 'sig'))
+        continue;
       if (CRV[alg] !== undefined && k.crv !== CRV[alg]) continue;
       if (kid !== undefined) {
         if (k.kid === kid) return k;
@@ -134,7 +154,9 @@ export class JwksCache {
     if (text.length > MAX_JWKS_BYTES) throw new Error('key set is too large');
     const body = JSON.parse(text) as { keys?: unknown };
     if (!Array.isArray(body.keys)) throw new Error('key set has no keys array');
-    const keys = body.keys.filter((k): k is JWK => k !== null && typeof k === 'object' && typeof (k as JWK).kty === 'string');
+    const keys = body.keys.filter(
+      (k): k is JWK => k !== null && typeof k === 'object' && typeof (k as JWK).kty === 'string',
+    );
     this.#keys = keys;
     this.#imported.clear();
     this.#opts.events.fetched(this.#opts.url, keys.length, performance.now() - started);

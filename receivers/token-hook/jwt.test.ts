@@ -7,7 +7,16 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SignJWT, base64url, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import {
+  SignJWT,
+  base64url,
+  exportJWK,
+  exportSPKI,
+  generateKeyPair,
+  type CryptoKey,
+  type JWK,
+  type JWTPayload,
+} from 'jose';
 import { silentLogger } from '../../platform/log.js';
 import { openEmbeddedStream, type EmbeddedStream } from '../../platform/stream/embedded/index.js';
 import { waitFor } from '../../test/support/wait.js';
@@ -66,7 +75,11 @@ let keyA: Key & { publicKey: CryptoKey };
 let keyEc: Key;
 let keyB: Key;
 
-function sign(key: Pick<Key, 'kid' | 'alg' | 'privateKey'>, over: JWTPayload = {}, opts: { exp?: number | null; iss?: string; aud?: string } = {}): Promise<string> {
+function sign(
+  key: Pick<Key, 'kid' | 'alg' | 'privateKey'>,
+  over: JWTPayload = {},
+  opts: { exp?: number | null; iss?: string; aud?: string } = {},
+): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   const jwt = new SignJWT({ scp: [SCOPE, 'other'], cid: 'okta-hook-client', ...over })
     .setProtectedHeader({ alg: key.alg, kid: key.kid })
@@ -94,14 +107,32 @@ beforeAll(async () => {
   stream = await openEmbeddedStream({ dataDir: dir, logger: log });
   jwks = new JwksServer();
   issuer = await jwks.listen();
-  [keyA, keyEc, keyB] = await Promise.all([makeKey('key-a', 'RS256'), makeKey('key-ec', 'ES256'), makeKey('key-b', 'RS256')]);
+  [keyA, keyEc, keyB] = await Promise.all([
+    makeKey('key-a', 'RS256'),
+    makeKey('key-ec', 'ES256'),
+    makeKey('key-b', 'RS256'),
+  ]);
   jwks.keys = [keyA.jwk, keyEc.jwk];
   const oauth = (over: Record<string, unknown> = {}) => ({
-    type: 'oauth', issuer, audience: AUDIENCE, scope: SCOPE, algorithms: ['RS256', 'ES256'], clock_tolerance_s: 5,
-    jwks_min_refresh_interval_ms: 400, jwks_timeout_ms: 300, ...over,
+    type: 'oauth',
+    issuer,
+    audience: AUDIENCE,
+    scope: SCOPE,
+    algorithms: ['RS256', 'ES256'],
+    clock_tolerance_s: 5,
+    jwks_min_refresh_interval_ms: 400,
+    jwks_timeout_ms: 300,
+    ...over,
   });
   const rules = [{ name: 'tag', actions: [{ add: { tokens: 'id', claim: 'verified', value: true } }] }];
-  app = await startApp(configWith([hookEntry(rules, { auth: oauth() }), hookEntry(rules, { id: 'slow-keys', auth: oauth({ jwks_min_refresh_interval_ms: 3_600_000 }) })]), stream, log);
+  app = await startApp(
+    configWith([
+      hookEntry(rules, { auth: oauth() }),
+      hookEntry(rules, { id: 'slow-keys', auth: oauth({ jwks_min_refresh_interval_ms: 3_600_000 }) }),
+    ]),
+    stream,
+    log,
+  );
 });
 
 afterAll(async () => {
@@ -115,7 +146,9 @@ describe('bearer JWT verification', () => {
     for (const key of [keyA, keyEc]) {
       const res = await post(await sign(key));
       expect(res.status).toBe(200);
-      expect(res.json).toEqual({ commands: [{ type: 'com.okta.identity.patch', value: [{ op: 'add', path: '/claims/verified', value: true }] }] });
+      expect(res.json).toEqual({
+        commands: [{ type: 'com.okta.identity.patch', value: [{ op: 'add', path: '/claims/verified', value: true }] }],
+      });
     }
     // scp as a space-separated string, and an exp just past but within the clock tolerance.
     expect((await post(await sign(keyA, { scp: `openid ${SCOPE}` }))).status).toBe(200);
@@ -142,7 +175,9 @@ describe('bearer JWT verification', () => {
     const unsecured = `${base64url.encode(JSON.stringify({ alg: 'none', kid: 'key-a' }))}.${base64url.encode(JSON.stringify(claims))}.`;
     await expectRefused(unsecured, 'algorithm');
     const pem = await exportSPKI(keyA.publicKey);
-    const confused = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: 'key-a' }).sign(new TextEncoder().encode(pem));
+    const confused = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256', kid: 'key-a' })
+      .sign(new TextEncoder().encode(pem));
     await expectRefused(confused, 'algorithm');
     const hitsBefore = jwks.hits;
     await expectRefused(confused, 'algorithm');
@@ -170,7 +205,11 @@ describe('bearer JWT verification', () => {
     expect(windows).toBeLessThan(40);
 
     jwks.keys = [keyA.jwk, keyEc.jwk, keyB.jwk]; // the issuer rotates in key B
-    await waitFor(async () => (await post(tokenB)).status === 200, { what: 'key B accepted after the rotation', timeoutMs: 5000, intervalMs: 100 });
+    await waitFor(async () => (await post(tokenB)).status === 200, {
+      what: 'key B accepted after the rotation',
+      timeoutMs: 5000,
+      intervalMs: 100,
+    });
     expect(jwks.hits - before).toBeLessThanOrEqual(20);
     // Key B now sits in the cache: no fetch per request.
     const settled = jwks.hits;
@@ -189,20 +228,26 @@ describe('bearer JWT verification', () => {
     const unknown = await sign({ ...keyB, kid: 'brand-new' });
     jwks.hang = true;
     const failures = counters().errors.jwks_fetch;
-    await waitFor(async () => {
-      const started = performance.now();
-      await expectRefused(unknown, 'unknown_key');
-      expect(performance.now() - started).toBeLessThan(1500); // 300 ms fetch time-out, well inside the service's 3 s
-      return counters().errors.jwks_fetch > failures;
-    }, { what: 'a timed-out key fetch', timeoutMs: 5000, intervalMs: 100 });
+    await waitFor(
+      async () => {
+        const started = performance.now();
+        await expectRefused(unknown, 'unknown_key');
+        expect(performance.now() - started).toBeLessThan(1500); // 300 ms fetch time-out, well inside the service's 3 s
+        return counters().errors.jwks_fetch > failures;
+      },
+      { what: 'a timed-out key fetch', timeoutMs: 5000, intervalMs: 100 },
+    );
     jwks.hang = false;
 
     await jwks.down();
     const downFailures = counters().errors.jwks_fetch;
-    await waitFor(async () => {
-      await expectRefused(unknown, 'unknown_key');
-      return counters().errors.jwks_fetch > downFailures;
-    }, { what: 'a failed key fetch', timeoutMs: 5000, intervalMs: 100 });
+    await waitFor(
+      async () => {
+        await expectRefused(unknown, 'unknown_key');
+        return counters().errors.jwks_fetch > downFailures;
+      },
+      { what: 'a failed key fetch', timeoutMs: 5000, intervalMs: 100 },
+    );
     expect((await post(await sign(keyA))).status).toBe(200);
     expect((await post(await sign(keyB))).status).toBe(200);
   });

@@ -28,7 +28,14 @@ afterAll(async () => {
   await stream.close();
 });
 
-const csvTable = { name: 't', file: 'x', format: 'csv' as const, key: 'login', ignore_case: false, reload_interval_ms: 100 };
+const csvTable = {
+  name: 't',
+  file: 'x',
+  format: 'csv' as const,
+  key: 'login',
+  ignore_case: false,
+  reload_interval_ms: 100,
+};
 
 describe('parseCsv', () => {
   it('reads quotes, doubled quotes, commas and line breaks in quotes, CRLF, a BOM, and skips blank lines', () => {
@@ -37,7 +44,10 @@ describe('parseCsv', () => {
       ['x, y', 'say "hi"', 'two\nlines'],
       ['1', '', '3'],
     ]);
-    expect(parseCsv('a,b\n1,2')).toEqual([['a', 'b'], ['1', '2']]);
+    expect(parseCsv('a,b\n1,2')).toEqual([
+      ['a', 'b'],
+      ['1', '2'],
+    ]);
     expect(() => parseCsv('a,b\n"open,2\n3,4\n')).toThrow(/unterminated quoted field starting on line 2/);
   });
 });
@@ -48,7 +58,9 @@ describe('parseTable', () => {
     expect([...rows.keys()]).toEqual(['ann@x.com', 'bob@x.com']);
     expect(rows.get('ann@x.com')).toEqual({ login: 'ann@x.com', dept: 'R&D' });
     expect(() => parseTable('login,dept\na,b\n', csvTable, new Set(['cost']))).toThrow(/column "cost" used by a rule/);
-    expect(() => parseTable('user,dept\na,b\n', csvTable, new Set())).toThrow(/key column "login" is not in the header/);
+    expect(() => parseTable('user,dept\na,b\n', csvTable, new Set())).toThrow(
+      /key column "login" is not in the header/,
+    );
     expect(() => parseTable('login,dept\na,b,c\n', csvTable, new Set())).toThrow(/record 2 has 3 fields/);
     // Rows have no prototype: a column named like an Object member is just a missing column.
     expect((rows.get('ann@x.com') as Record<string, unknown>).constructor).toBeUndefined();
@@ -59,7 +71,9 @@ describe('parseTable', () => {
     expect(parseTable('{"A":{"r":1},"b":2}', { ...json, ignore_case: true }, new Set()).get('a')).toEqual({ r: 1 });
     const arr = parseTable('[{"id":"x","v":1},{"id":7,"v":2}]', { ...json, key: 'id' }, new Set());
     expect(arr.get('7')).toEqual({ id: 7, v: 2 });
-    expect(() => parseTable('[{"v":1}]', { ...json, key: 'id' }, new Set())).toThrow(/element 0 has no string or number "id"/);
+    expect(() => parseTable('[{"v":1}]', { ...json, key: 'id' }, new Set())).toThrow(
+      /element 0 has no string or number "id"/,
+    );
     expect(() => parseTable('[]', json, new Set())).toThrow(/needs key/);
     expect(() => parseTable('"x"', json, new Set())).toThrow(/object keyed by the lookup key/);
   });
@@ -68,9 +82,19 @@ describe('parseTable', () => {
 describe('a running hook with a lookup table', () => {
   async function startWith(file: string) {
     const config = configWith([
-      hookEntry([{ name: 'dept', actions: [{ add: { tokens: 'id', claim: 'dept', lookup: { table: 'emp', key: '{{user.login}}', column: 'dept' } } }] }], {
-        lookups: [{ name: 'emp', file, format: 'csv', key: 'login', reload_interval_ms: 100 }],
-      }),
+      hookEntry(
+        [
+          {
+            name: 'dept',
+            actions: [
+              { add: { tokens: 'id', claim: 'dept', lookup: { table: 'emp', key: '{{user.login}}', column: 'dept' } } },
+            ],
+          },
+        ],
+        {
+          lookups: [{ name: 'emp', file, format: 'csv', key: 'login', reload_interval_ms: 100 }],
+        },
+      ),
     ]);
     const hooks = await startTokenHooks({ hooks: config.token_hooks, stream, topic: 'unused', logger: log });
     running.push(hooks);
@@ -79,7 +103,8 @@ describe('a running hook with a lookup table', () => {
   const dept = (hook: Parameters<typeof decide>[0]) => {
     const a = decide(hook, Buffer.from(JSON.stringify(sampleRequest())), 't');
     if (a.status !== 200) return a.status;
-    return (JSON.parse(a.body) as { commands: Array<{ value: Array<{ value: unknown }> }> }).commands[0]!.value[0]!.value;
+    return (JSON.parse(a.body) as { commands: Array<{ value: Array<{ value: unknown }> }> }).commands[0]!.value[0]!
+      .value;
   };
 
   it('serves a changed file once it is reloaded, keeps the old rows when the new file is broken', async () => {
@@ -112,6 +137,8 @@ describe('a running hook with a lookup table', () => {
     await expect(startWith(missing)).rejects.toThrow(/token hook "th"/);
     const noColumn = join(dir, 'nocol.csv');
     writeFileSync(noColumn, 'login,team\na,b\n');
-    await expect(startWith(noColumn)).rejects.toThrow(/token hook "th": lookup "emp" .* column "dept" used by a rule is not in the header/);
+    await expect(startWith(noColumn)).rejects.toThrow(
+      /token hook "th": lookup "emp" .* column "dept" used by a rule is not in the header/,
+    );
   });
 });

@@ -18,7 +18,11 @@ export interface LookupEvents {
 }
 
 /** Parses a table file's text into key → row. Throws with a message saying what is wrong. */
-export function parseTable(text: string, config: LookupTableConfig, required: ReadonlySet<string>): Map<string, unknown> {
+export function parseTable(
+  text: string,
+  config: LookupTableConfig,
+  required: ReadonlySet<string>,
+): Map<string, unknown> {
   const fold = config.ignore_case ? (k: string) => k.toLowerCase() : (k: string) => k;
   const rows = new Map<string, unknown>();
   if (config.format === 'csv') {
@@ -26,10 +30,12 @@ export function parseTable(text: string, config: LookupTableConfig, required: Re
     const header = (records[0] ?? []).map((h) => h.trim());
     const keyAt = header.indexOf(config.key ?? '');
     if (keyAt === -1) throw new Error(`key column "${config.key}" is not in the header (${header.join(', ')})`);
-    for (const column of required) if (!header.includes(column)) throw new Error(`column "${column}" used by a rule is not in the header`);
+    for (const column of required)
+      if (!header.includes(column)) throw new Error(`column "${column}" used by a rule is not in the header`);
     for (let r = 1; r < records.length; r++) {
       const rec = records[r]!;
-      if (rec.length > header.length) throw new Error(`record ${r + 1} has ${rec.length} fields, the header ${header.length}`);
+      if (rec.length > header.length)
+        throw new Error(`record ${r + 1} has ${rec.length} fields, the header ${header.length}`);
       const row: Record<string, string> = Object.create(null) as Record<string, string>;
       for (let c = 0; c < header.length; c++) row[header[c]!] = rec[c] ?? '';
       const key = rec[keyAt] ?? '';
@@ -41,8 +47,10 @@ export function parseTable(text: string, config: LookupTableConfig, required: Re
   if (Array.isArray(json)) {
     if (!config.key) throw new Error('a JSON array table needs key (the member holding the key)');
     json.forEach((item, i) => {
-      const key = item !== null && typeof item === 'object' ? (item as Record<string, unknown>)[config.key!] : undefined;
-      if (typeof key !== 'string' && typeof key !== 'number') throw new Error(`element ${i} has no string or number "${config.key}"`);
+      const key =
+        item !== null && typeof item === 'object' ? (item as Record<string, unknown>)[config.key!] : undefined;
+      if (typeof key !== 'string' && typeof key !== 'number')
+        throw new Error(`element ${i} has no string or number "${config.key}"`);
       rows.set(fold(String(key)), item);
     });
   } else if (json !== null && typeof json === 'object') {

@@ -8,7 +8,9 @@ import { CLAIMS_PREFIX, LIFETIME_PATH } from './protocol.js';
 
 /** Escapes one reference token: `~` → `~0`, then `/` → `~1` (the order matters). */
 export function escapeSegment(segment: string): string {
-  return segment.indexOf('~') === -1 && segment.indexOf('/') === -1 ? segment : segment.replaceAll('~', '~0').replaceAll('/', '~1');
+  return segment.indexOf('~') === -1 && segment.indexOf('/') === -1
+    ? segment
+    : segment.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
 const BAD_ESCAPE = /~(?![01])/;
@@ -42,14 +44,23 @@ export type ParsedPath =
  */
 export function parsePatchPath(path: string): ParsedPath {
   if (path === LIFETIME_PATH) return { kind: 'lifetime' };
-  if (!path.startsWith(CLAIMS_PREFIX)) return { kind: 'invalid', reason: `path ${JSON.stringify(path)} is neither /claims/<name>… nor ${LIFETIME_PATH}` };
+  if (!path.startsWith(CLAIMS_PREFIX))
+    return { kind: 'invalid', reason: `path ${JSON.stringify(path)} is neither /claims/<name>… nor ${LIFETIME_PATH}` };
   const steps = path.slice(CLAIMS_PREFIX.length).split('/');
   const claim = unescapeSegment(steps[0]!);
-  if (claim === undefined || claim === '') return { kind: 'invalid', reason: `path ${JSON.stringify(path)} has an empty or badly escaped claim name` };
+  if (claim === undefined || claim === '')
+    return { kind: 'invalid', reason: `path ${JSON.stringify(path)} has an empty or badly escaped claim name` };
   for (let i = 1; i < steps.length; i++) {
     const step = steps[i]!;
-    if (unescapeSegment(step) === undefined) return { kind: 'invalid', reason: `path ${JSON.stringify(path)} has a badly escaped step` };
-    if (step === '-' && i !== steps.length - 1) return { kind: 'invalid', reason: `path ${JSON.stringify(path)} uses "-" before its last step` };
+    if (unescapeSegment(step) === undefined)
+      return { kind: 'invalid', reason: `path ${JSON.stringify(path)} has a badly escaped step` };
+    if (step === '-' && i !== steps.length - 1)
+      return { kind: 'invalid', reason: `path ${JSON.stringify(path)} uses "-" before its last step` };
   }
-  return { kind: 'claim', claim, depth: steps.length - 1, appends: steps[steps.length - 1] === '-' && steps.length > 1 };
+  return {
+    kind: 'claim',
+    claim,
+    depth: steps.length - 1,
+    appends: steps[steps.length - 1] === '-' && steps.length > 1,
+  };
 }

@@ -36,11 +36,49 @@ export const CLAIMS_PREFIX = '/claims/';
 export const RESERVED_CLAIMS = {
   both: ['acr', 'auth_time', 'cid', 'cnf', 'exp', 'groups', 'iat', 'iss', 'jti', 'sid', 'token_type', 'ver'],
   idOnly: [
-    'active', 'aid', 'amr', 'app_id', 'app_type', 'at_hash', 'aud', 'c_hash', 'client_id', 'client_ip', 'client_req_id',
-    'client_type', 'client_user_agent', 'device_compliance', 'device_id', 'device_known', 'device_managed', 'device_name',
-    'device_trust', 'did', 'dst', 'group', 'hotk', 'idp', 'idp_iss', 'mac_key', 'may_act', 'nonce', 'oid',
-    'okta_emailVerified', 'okta_lastUpdated', 'orig', 'permissions', 'purpose', 'pwd_exp_days', 'pwd_exp_time', 'rid',
-    'role', 'scope', 'scopes', 'sub', 'term', 'user_ip',
+    'active',
+    'aid',
+    'amr',
+    'app_id',
+    'app_type',
+    'at_hash',
+    'aud',
+    'c_hash',
+    'client_id',
+    'client_ip',
+    'client_req_id',
+    'client_type',
+    'client_user_agent',
+    'device_compliance',
+    'device_id',
+    'device_known',
+    'device_managed',
+    'device_name',
+    'device_trust',
+    'did',
+    'dst',
+    'group',
+    'hotk',
+    'idp',
+    'idp_iss',
+    'mac_key',
+    'may_act',
+    'nonce',
+    'oid',
+    'okta_emailVerified',
+    'okta_lastUpdated',
+    'orig',
+    'permissions',
+    'purpose',
+    'pwd_exp_days',
+    'pwd_exp_time',
+    'rid',
+    'role',
+    'scope',
+    'scopes',
+    'sub',
+    'term',
+    'user_ip',
   ],
   // `aud` and `sub` are deliberately absent: they may be changed in access tokens.
   accessOnly: ['as_uri', 'authorization_details', 'rpt', 'rsi', 'scp', 'uid', 'username'],
@@ -58,5 +96,7 @@ export function isReservedClaim(token: TokenType, name: string): boolean {
 
 /** True when `seconds` is a lifetime the service accepts. */
 export function isValidLifetime(seconds: unknown): seconds is number {
-  return typeof seconds === 'number' && Number.isInteger(seconds) && seconds >= LIFETIME_MIN_S && seconds <= LIFETIME_MAX_S;
+  return (
+    typeof seconds === 'number' && Number.isInteger(seconds) && seconds >= LIFETIME_MIN_S && seconds <= LIFETIME_MAX_S
+  );
 }

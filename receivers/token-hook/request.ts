@@ -37,7 +37,8 @@ export interface TokenContext {
   readonly accessClaims: Obj | undefined;
 }
 
-export type RequestParse = { readonly ok: true; readonly ctx: TokenContext } | { readonly ok: false; readonly reason: string };
+export type RequestParse =
+  { readonly ok: true; readonly ctx: TokenContext } | { readonly ok: false; readonly reason: string };
 
 /** Deeper than any real request (claims nest a few levels); far below what would strain a parser. */
 export const MAX_JSON_DEPTH = 64;
@@ -66,7 +67,8 @@ function string(parent: Obj | undefined, key: string, path: string): string | un
 function strings(parent: Obj | undefined, key: string, path: string): readonly string[] {
   const v = parent?.[key];
   if (v === undefined || v === null) return [];
-  if (!Array.isArray(v) || !v.every((s) => typeof s === 'string')) throw new BadInput(`${path} must be an array of strings`);
+  if (!Array.isArray(v) || !v.every((s) => typeof s === 'string'))
+    throw new BadInput(`${path} must be an array of strings`);
   return v as string[];
 }
 
@@ -115,15 +117,23 @@ export function parseTokenRequest(body: unknown): RequestParse {
     const ctx: TokenContext = {
       eventId: string(body, 'eventId', 'eventId'),
       requestId: string(request, 'id', 'data.context.request.id'),
-      clientId: string(client, 'id', 'data.context.protocol.client.id') ?? string(protoRequest, 'client_id', 'data.context.protocol.request.client_id'),
+      clientId:
+        string(client, 'id', 'data.context.protocol.client.id') ??
+        string(protoRequest, 'client_id', 'data.context.protocol.request.client_id'),
       clientName: string(client, 'name', 'data.context.protocol.client.name'),
       clientType: string(client, 'type', 'data.context.protocol.client.type'),
       scopes: splitScopes(string(protoRequest, 'scope', 'data.context.protocol.request.scope'), granted),
       grantType: grantType ?? (originalGrant ? 'refresh_token' : undefined),
-      issuer: string(object(protocol, 'issuer', 'data.context.protocol.issuer'), 'uri', 'data.context.protocol.issuer.uri'),
+      issuer: string(
+        object(protocol, 'issuer', 'data.context.protocol.issuer'),
+        'uri',
+        'data.context.protocol.issuer.uri',
+      ),
       ip: string(request, 'ipAddress', 'data.context.request.ipAddress'),
       userId: string(user, 'id', 'data.context.user.id') ?? string(session, 'userId', 'data.context.session.userId'),
-      login: string(object(user, 'profile', 'data.context.user.profile'), 'login', 'data.context.user.profile.login') ?? string(session, 'login', 'data.context.session.login'),
+      login:
+        string(object(user, 'profile', 'data.context.user.profile'), 'login', 'data.context.user.profile.login') ??
+        string(session, 'login', 'data.context.session.login'),
       profile: object(user, 'profile', 'data.context.user.profile') ?? NO_CLAIMS,
       sessionId: string(session, 'id', 'data.context.session.id'),
       amr: strings(session, 'amr', 'data.context.session.amr'),

@@ -27,7 +27,10 @@ export interface TokenReply {
 }
 
 const UNAUTHORIZED: TokenReply = Object.freeze({ status: 401, body: '{"error":"unauthorized"}' });
-const UNSUPPORTED_TYPE: TokenReply = Object.freeze({ status: 415, body: '{"error":"content-type must be application/json"}' });
+const UNSUPPORTED_TYPE: TokenReply = Object.freeze({
+  status: 415,
+  body: '{"error":"content-type must be application/json"}',
+});
 const TOO_LARGE: TokenReply = Object.freeze({ status: 413, body: '{"error":"body too large"}' });
 const UNREADABLE: TokenReply = Object.freeze({ status: 400, body: '{"error":"could not read body"}' });
 const NO_CONTENT: TokenReply = Object.freeze({ status: 204 });
@@ -47,7 +50,8 @@ export interface TokenRequest {
  */
 export function isJsonRequest(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
-  if (req.headers['transfer-encoding'] === undefined && (length === undefined || Number.isNaN(Number(length)))) return false;
+  if (req.headers['transfer-encoding'] === undefined && (length === undefined || Number.isNaN(Number(length))))
+    return false;
   const type = req.headers['content-type'];
   if (type === undefined) return false;
   const semi = type.indexOf(';');
@@ -57,7 +61,10 @@ export function isJsonRequest(req: IncomingMessage): boolean {
 export async function answerTokenRequest(hooks: TokenHooks, r: TokenRequest): Promise<TokenReply> {
   const hook = hooks.get(r.hookId);
   if (!hook) {
-    hooks.logger.warn({ hookId: r.hookId.slice(0, 128), requestId: r.requestId, ip: r.ip() }, 'token_hook_unknown_hook');
+    hooks.logger.warn(
+      { hookId: r.hookId.slice(0, 128), requestId: r.requestId, ip: r.ip() },
+      'token_hook_unknown_hook',
+    );
     return UNAUTHORIZED;
   }
   const headers = r.req.headers;
@@ -145,7 +152,10 @@ function clientIp(req: IncomingMessage, trustProxy: boolean): string {
  * with the request id when something throws, the debug line). Returns false,
  * untouched, for any other request.
  */
-export function tokenHookFastPath(hooks: TokenHooks, opts: FastPathOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function tokenHookFastPath(
+  hooks: TokenHooks,
+  opts: FastPathOptions,
+): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { log, trustProxy } = opts;
   return (req, res) => {
     if (req.method !== 'POST' || req.url === undefined) return false;
@@ -158,21 +168,40 @@ export function tokenHookFastPath(hooks: TokenHooks, opts: FastPathOptions): (re
         res.writeHead(reply.status, { 'x-request-id': requestId });
         res.end();
       } else {
-        res.writeHead(reply.status, { 'x-request-id': requestId, 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(reply.body) });
+        res.writeHead(reply.status, {
+          'x-request-id': requestId,
+          'content-type': JSON_TYPE,
+          'content-length': Buffer.byteLength(reply.body),
+        });
         res.end(reply.body);
       }
       if (log.isLevelEnabled('debug')) {
-        log.debug({ requestId, method: req.method, path: req.url!.split('?')[0], status: reply.status, ms: Math.round(performance.now() - started) }, 'request');
+        log.debug(
+          {
+            requestId,
+            method: req.method,
+            path: req.url!.split('?')[0],
+            status: reply.status,
+            ms: Math.round(performance.now() - started),
+          },
+          'request',
+        );
       }
     };
-    answerTokenRequest(hooks, { req, hookId, requestId, ip: () => clientIp(req, trustProxy) }).then(send, (err: unknown) => {
-      log.error({ requestId, err: { message: (err as Error).message, stack: (err as Error).stack } }, 'request failed');
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      send({ status: 500, body: JSON.stringify({ error: 'internal error', requestId }) });
-    });
+    answerTokenRequest(hooks, { req, hookId, requestId, ip: () => clientIp(req, trustProxy) }).then(
+      send,
+      (err: unknown) => {
+        log.error(
+          { requestId, err: { message: (err as Error).message, stack: (err as Error).stack } },
+          'request failed',
+        );
+        if (res.headersSent) {
+          res.destroy();
+          return;
+        }
+        send({ status: 500, body: JSON.stringify({ error: 'internal error', requestId }) });
+      },
+    );
     return true;
   };
 }

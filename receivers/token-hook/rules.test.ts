@@ -13,7 +13,9 @@ const noTables: TableResolver = () => undefined;
 
 /** Names of the rules (one per condition set) that match the request. */
 function matching(conditions: Record<string, unknown>, req: LooseJson): boolean {
-  const config = configWith([hookEntry([{ name: 'r', when: conditions, actions: [{ add: { tokens: 'id', claim: 'hit', value: 1 } }] }])]);
+  const config = configWith([
+    hookEntry([{ name: 'r', when: conditions, actions: [{ add: { tokens: 'id', claim: 'hit', value: 1 } }] }]),
+  ]);
   const { rules, issues } = compileRules(config.token_hooks[0]!.rules, noTables);
   expect(issues).toEqual([]);
   return evaluate(rules, ctxOf(req)).matched.includes('r');
@@ -37,23 +39,48 @@ describe('conditions', () => {
     ['client id listed', { client_id: ['customerPortalWeb'] }, base, true],
     ['client id not listed', { client_id: ['other'] }, base, false],
     ['client id regex', { client_id: { regex: '^custom' } }, base, true],
-    ['client id from protocol.request when client is absent', { client_id: ['customerPortalWeb'] }, variant((r) => delete r.data.context.protocol.client), true],
+    [
+      'client id from protocol.request when client is absent',
+      { client_id: ['customerPortalWeb'] },
+      variant((r) => delete r.data.context.protocol.client),
+      true,
+    ],
     ['a requested scope', { scopes_any: ['email', 'groups'] }, base, true],
     ['no requested scope', { scopes_any: ['groups'] }, base, false],
     ['all requested scopes', { scopes_all: ['openid', 'email'] }, base, true],
     ['not all requested scopes', { scopes_all: ['openid', 'groups'] }, base, false],
-    ['granted scopes when none requested', { scopes_all: ['openid', 'profile'] }, variant((r) => delete r.data.context.protocol.request.scope), true],
-    ['grant type', { grant_type: ['implicit'] }, variant((r) => (r.data.context.protocol.request.grant_type = 'implicit')), true],
+    [
+      'granted scopes when none requested',
+      { scopes_all: ['openid', 'profile'] },
+      variant((r) => delete r.data.context.protocol.request.scope),
+      true,
+    ],
+    [
+      'grant type',
+      { grant_type: ['implicit'] },
+      variant((r) => (r.data.context.protocol.request.grant_type = 'implicit')),
+      true,
+    ],
     ['grant type absent', { grant_type: ['implicit'] }, base, false],
     ['issuer prefix and suffix', { issuer: { prefix: 'https://', suffix: '/oauth2/default' } }, base, true],
     ['issuer exact mismatch', { issuer: ['https://other/oauth2/default'] }, base, false],
     ['login suffix, case folded', { user_login: { suffix: '@ACME.EXAMPLE', ignore_case: true } }, base, true],
     ['login suffix, case kept', { user_login: { suffix: '@ACME.EXAMPLE' } }, base, false],
-    ['login from session when profile has none', { user_login: ['ada.lovelace@acme.example'] }, variant((r) => delete r.data.context.user.profile.login), true],
+    [
+      'login from session when profile has none',
+      { user_login: ['ada.lovelace@acme.example'] },
+      variant((r) => delete r.data.context.user.profile.login),
+      true,
+    ],
     ['profile field', { user_profile: { locale: ['en'], timeZone: { prefix: 'America/' } } }, base, true],
     ['profile field mismatch', { user_profile: { locale: ['fr'] } }, base, false],
     ['profile field absent', { user_profile: { department: { regex: '.*' } } }, base, false],
-    ['numeric profile field compared as text', { user_profile: { level: ['3'] } }, variant((r) => (r.data.context.user.profile.level = 3)), true],
+    [
+      'numeric profile field compared as text',
+      { user_profile: { level: ['3'] } },
+      variant((r) => (r.data.context.user.profile.level = 3)),
+      true,
+    ],
     ['amr', { amr_any: ['MFA', 'PASSWORD'] }, base, true],
     ['amr missing', { amr_any: ['MFA'] }, base, false],
     ['mfa inactive', { mfa_active: false }, base, true],
@@ -61,13 +88,33 @@ describe('conditions', () => {
     ['IPv4 in range', { ip_cidrs: ['127.0.0.0/8'] }, base, true],
     ['IPv4 out of range', { ip_cidrs: ['10.0.0.0/8', '192.0.2.1'] }, base, false],
     ['bare IPv4 address', { ip_cidrs: ['127.0.0.1'] }, base, true],
-    ['IPv6 in range', { ip_cidrs: ['2001:db8::/32'] }, variant((r) => (r.data.context.request.ipAddress = '2001:db8::17')), true],
-    ['IPv4-mapped IPv6 in an IPv4 range', { ip_cidrs: ['10.0.0.0/8'] }, variant((r) => (r.data.context.request.ipAddress = '::ffff:10.1.2.3')), true],
+    [
+      'IPv6 in range',
+      { ip_cidrs: ['2001:db8::/32'] },
+      variant((r) => (r.data.context.request.ipAddress = '2001:db8::17')),
+      true,
+    ],
+    [
+      'IPv4-mapped IPv6 in an IPv4 range',
+      { ip_cidrs: ['10.0.0.0/8'] },
+      variant((r) => (r.data.context.request.ipAddress = '::ffff:10.1.2.3')),
+      true,
+    ],
     ['not an IP', { ip_cidrs: ['0.0.0.0/0'] }, variant((r) => (r.data.context.request.ipAddress = 'redacted')), false],
     ['policy rule', { policy_rule_id: ['0pracmeSignOnRule1x7'] }, base, true],
-    ['all conditions together', { client_id: ['customerPortalWeb'], scopes_any: ['openid'], mfa_active: false, ip_cidrs: ['127.0.0.1/32'] }, base, true],
+    [
+      'all conditions together',
+      { client_id: ['customerPortalWeb'], scopes_any: ['openid'], mfa_active: false, ip_cidrs: ['127.0.0.1/32'] },
+      base,
+      true,
+    ],
     ['one of many fails', { client_id: ['customerPortalWeb'], mfa_active: true }, base, false],
-    ['not: skipped when all of it holds', { not: { client_id: ['customerPortalWeb'], mfa_active: false } }, base, false],
+    [
+      'not: skipped when all of it holds',
+      { not: { client_id: ['customerPortalWeb'], mfa_active: false } },
+      base,
+      false,
+    ],
     ['not: runs when part of it fails', { not: { client_id: ['customerPortalWeb'], mfa_active: true } }, base, true],
     ['no conditions', {}, base, true],
   ];
@@ -82,6 +129,7 @@ describe('compileCidrs', () => {
     expect(list.check('10.200.0.1', 'ipv4')).toBe(true);
     expect(list.check('11.0.0.1', 'ipv4')).toBe(false);
     expect(list.check('::1', 'ipv6')).toBe(true);
-    for (const bad of ['10.0.0.0/8/1', '10.0.0/8', 'host/8', '10.0.0.0/-1', '10.0.0.0/x', '::/129']) expect(() => compileCidrs([bad], 'x')).toThrow(/not an IPv4\/IPv6/);
+    for (const bad of ['10.0.0.0/8/1', '10.0.0/8', 'host/8', '10.0.0.0/-1', '10.0.0.0/x', '::/129'])
+      expect(() => compileCidrs([bad], 'x')).toThrow(/not an IPv4\/IPv6/);
   });
 });

@@ -38,7 +38,10 @@ export interface Decision {
  * Compiles every rule; collects one issue per broken rule (message naming it)
  * instead of stopping at the first, so one config check reports them all.
  */
-export function compileRules(rules: readonly RuleConfig[], tables: TableResolver): { rules: CompiledRule[]; issues: RuleIssue[] } {
+export function compileRules(
+  rules: readonly RuleConfig[],
+  tables: TableResolver,
+): { rules: CompiledRule[]; issues: RuleIssue[] } {
   const compiled: CompiledRule[] = [];
   const issues: RuleIssue[] = [];
   const names = new Map<string, number>();
@@ -56,7 +59,8 @@ export function compileRules(rules: readonly RuleConfig[], tables: TableResolver
           throw new Error(`action ${i + 1}, ${(err as Error).message}`, { cause: err });
         }
       });
-      if (actions.length > 1 && actions.some((a) => a.kind === 'deny')) throw new Error('a deny rule carries no other action');
+      if (actions.length > 1 && actions.some((a) => a.kind === 'deny'))
+        throw new Error('a deny rule carries no other action');
       compiled.push({ name: rule.name, matches, actions, stop: rule.stop });
     } catch (err) {
       issues.push({ index, message: `${label}: ${(err as Error).message}` });

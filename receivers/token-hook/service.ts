@@ -58,7 +58,8 @@ async function startHook(config: TokenHookConfig, opts: TokenHooksOptions, start
     table?.require(column);
     return table;
   });
-  if (issues.length > 0) throw new HooklogError('CONFIG_INVALID', `token hook "${config.id}": ${issues.map((i) => i.message).join('; ')}`);
+  if (issues.length > 0)
+    throw new HooklogError('CONFIG_INVALID', `token hook "${config.id}": ${issues.map((i) => i.message).join('; ')}`);
   for (const table of tables.values()) {
     try {
       await table.load();
@@ -81,10 +82,21 @@ async function startHook(config: TokenHookConfig, opts: TokenHooksOptions, start
         telemetry,
       })
     : undefined;
-  const hook: TokenHook = { config, auth, rules, tables, audit, telemetry, onErrorDeny: denyAnswer(config.on_error_summary) };
+  const hook: TokenHook = {
+    config,
+    auth,
+    rules,
+    tables,
+    audit,
+    telemetry,
+    onErrorDeny: denyAnswer(config.on_error_summary),
+  };
   started.push(hook);
   for (const table of tables.values()) {
-    table.watch({ reloaded: (t, n, ms) => telemetry.lookupReloaded(t, n, ms), reloadFailed: (t, err) => telemetry.lookupReloadFailed(t, err) });
+    table.watch({
+      reloaded: (t, n, ms) => telemetry.lookupReloaded(t, n, ms),
+      reloadFailed: (t, err) => telemetry.lookupReloadFailed(t, err),
+    });
   }
   await auth.start();
 }
@@ -96,7 +108,10 @@ async function stopHook(hook: TokenHook): Promise<void> {
   hook.telemetry.stopped();
 }
 
-/** Compiles, loads and starts every configured token hook; throws CONFIG_INVALID naming the hook when one cannot start. */
+/**
+ * Compiles, loads and starts every configured token hook; throws CONFIG_INVALID naming the hook when one cannot
+ * start.
+ */
 export async function startTokenHooks(opts: TokenHooksOptions): Promise<TokenHooks> {
   const started: TokenHook[] = [];
   try {
@@ -168,7 +183,8 @@ export function decide(hook: TokenHook, raw: Buffer, requestId: string | undefin
     outcome,
     rulesMatched: decision?.matched ?? [],
     commandsJson: answer.status === 200 ? answer.commandsJson : undefined,
-    errorSummary: outcome === 'deny' ? decision?.deny : outcome === 'error_deny' ? hook.config.on_error_summary : undefined,
+    errorSummary:
+      outcome === 'deny' ? decision?.deny : outcome === 'error_deny' ? hook.config.on_error_summary : undefined,
     errorKind,
     latencyUs: Math.round(seconds * 1e6),
   });

@@ -34,18 +34,40 @@ export type TokenHookTelemetry = ReturnType<typeof createTelemetry>;
 
 export function createTelemetry(hook: string, logger: Logger) {
   const log = logger.child({ component: 'token-hook', hook });
-  const decisions = counter({ name: 'hooklog_token_hook_decisions_total', help: 'Token hook answers by outcome.', labelNames: ['hook', 'outcome'] });
-  const errors = counter({ name: 'hooklog_token_hook_errors_total', help: 'Token hook errors by kind.', labelNames: ['hook', 'kind'] });
-  const authFailures = counter({ name: 'hooklog_token_hook_auth_failures_total', help: 'Token hook requests refused with 401, by reason.', labelNames: ['hook', 'reason'] });
-  const dropped = counter({ name: 'hooklog_token_hook_audit_dropped_total', help: 'Decisions left out of the audit trail.', labelNames: ['hook', 'reason'] });
+  const decisions = counter({
+    name: 'hooklog_token_hook_decisions_total',
+    help: 'Token hook answers by outcome.',
+    labelNames: ['hook', 'outcome'],
+  });
+  const errors = counter({
+    name: 'hooklog_token_hook_errors_total',
+    help: 'Token hook errors by kind.',
+    labelNames: ['hook', 'kind'],
+  });
+  const authFailures = counter({
+    name: 'hooklog_token_hook_auth_failures_total',
+    help: 'Token hook requests refused with 401, by reason.',
+    labelNames: ['hook', 'reason'],
+  });
+  const dropped = counter({
+    name: 'hooklog_token_hook_audit_dropped_total',
+    help: 'Decisions left out of the audit trail.',
+    labelNames: ['hook', 'reason'],
+  });
   const latency = histogram({
     name: 'hooklog_token_hook_decision_seconds',
     help: 'Time from a read request body to its answer (parse, rules, answer checks).',
     labelNames: ['hook'],
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05],
   });
-  const decisionsBy = Object.fromEntries(OUTCOMES.map((o) => [o, decisions.labels({ hook, outcome: o })])) as Record<Outcome, { inc(): void }>;
-  const errorsBy = Object.fromEntries(ERROR_KINDS.map((k) => [k, errors.labels({ hook, kind: k })])) as Record<ErrorKind, { inc(): void }>;
+  const decisionsBy = Object.fromEntries(OUTCOMES.map((o) => [o, decisions.labels({ hook, outcome: o })])) as Record<
+    Outcome,
+    { inc(): void }
+  >;
+  const errorsBy = Object.fromEntries(ERROR_KINDS.map((k) => [k, errors.labels({ hook, kind: k })])) as Record<
+    ErrorKind,
+    { inc(): void }
+  >;
   const latencyOf = latency.labels({ hook });
   const counters: TokenHookCounters = {
     decisions: Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>,

@@ -27,7 +27,8 @@ const FIXED: Readonly<Record<string, Accessor>> = {
   'policy.rule_id': (c) => c.policyRuleId,
 };
 
-const own = (o: Readonly<Record<string, unknown>> | undefined, k: string): unknown => (o !== undefined && Object.hasOwn(o, k) ? o[k] : undefined);
+const own = (o: Readonly<Record<string, unknown>> | undefined, k: string): unknown =>
+  o !== undefined && Object.hasOwn(o, k) ? o[k] : undefined;
 
 const PREFIXED: ReadonlyArray<readonly [string, (name: string) => Accessor]> = [
   ['user.profile.', (n) => (c) => own(c.profile, n)],
@@ -56,7 +57,8 @@ export function scalarText(v: unknown): string | undefined {
     let out = '';
     for (let i = 0; i < v.length; i++) {
       const t: unknown = v[i];
-      if (typeof t !== 'string' && !(typeof t === 'number' && Number.isFinite(t)) && typeof t !== 'boolean') return undefined;
+      if (typeof t !== 'string' && !(typeof t === 'number' && Number.isFinite(t)) && typeof t !== 'boolean')
+        return undefined;
       out += (i === 0 ? '' : ' ') + String(t);
     }
     return out;
@@ -76,14 +78,18 @@ export function compileTemplate(source: string): Template {
   for (const m of source.matchAll(PLACEHOLDER)) {
     const name = m[1]!;
     const accessor = variableAccessor(name);
-    if (!accessor) throw new Error(`template ${JSON.stringify(source)} uses unknown variable "${name}" (known: ${TEMPLATE_VARIABLES.join(', ')})`);
+    if (!accessor)
+      throw new Error(
+        `template ${JSON.stringify(source)} uses unknown variable "${name}" (known: ${TEMPLATE_VARIABLES.join(', ')})`,
+      );
     if (m.index > last) parts.push(source.slice(last, m.index));
     parts.push(accessor);
     last = m.index + m[0].length;
   }
   if (last < source.length) parts.push(source.slice(last));
   for (const p of parts) {
-    if (typeof p === 'string' && (p.includes('{{') || p.includes('}}'))) throw new Error(`template ${JSON.stringify(source)} has unbalanced {{ }}`);
+    if (typeof p === 'string' && (p.includes('{{') || p.includes('}}')))
+      throw new Error(`template ${JSON.stringify(source)} has unbalanced {{ }}`);
   }
   if (parts.length === 1 && typeof parts[0] === 'function') {
     const only = parts[0];

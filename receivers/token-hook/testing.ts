@@ -34,7 +34,14 @@ export function configWith(tokenHooks: unknown[], over: Record<string, unknown> 
 
 /** A header-auth token hook entry with the given rules; audit off unless overridden. */
 export function hookEntry(rules: unknown[], over: Record<string, unknown> = {}): Record<string, unknown> {
-  return { id: 'th', org: 'acme', auth: { type: 'header', secrets: [HOOK_SECRET] }, rules, audit: { enabled: false }, ...over };
+  return {
+    id: 'th',
+    org: 'acme',
+    auth: { type: 'header', secrets: [HOOK_SECRET] },
+    rules,
+    audit: { enabled: false },
+    ...over,
+  };
 }
 
 export interface RunningApp {
@@ -71,7 +78,12 @@ export interface Reply {
 }
 
 /** POSTs to a token hook as the service does: JSON, the auth header, a 3 s time-out. */
-export async function postToken(url: string, body: unknown, headers: Record<string, string> = { authorization: HOOK_SECRET }, hookId = 'th'): Promise<Reply> {
+export async function postToken(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = { authorization: HOOK_SECRET },
+  hookId = 'th',
+): Promise<Reply> {
   const res = await fetch(`${url}/hooks/token/${hookId}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },

@@ -42,8 +42,15 @@ describe('hooklog backfill (Kafka)', () => {
       kafkaBrokers: kafkaBrokers(),
       extra: {
         sink: { group: `sink-${org}`, max_batch_wait_ms: 200 },
-        orgs: [{ id: org, base_url: sim.url, auth: { ssws: { token: 'sim-token' } }, request_timeout_ms: 5_000,
-          system_log: { start: '2h', poll_interval_ms: 200, rate_limit_share: share } }],
+        orgs: [
+          {
+            id: org,
+            base_url: sim.url,
+            auth: { ssws: { token: 'sim-token' } },
+            request_timeout_ms: 5_000,
+            system_log: { start: '2h', poll_interval_ms: 200, rate_limit_share: share },
+          },
+        ],
       },
     });
     const dataDir = (parse(readFileSync(inst.configPath, 'utf8')) as { data_dir: string }).data_dir;
@@ -57,8 +64,23 @@ describe('hooklog backfill (Kafka)', () => {
     expect(inWindow.length).toBeGreaterThan(10_000);
     const backfillRequests = () => sim!.requests.filter((r) => r.params.until === until && r.status === 200).length;
     const run = () => {
-      const child = spawn(process.execPath, hooklogArgs(['backfill', '--config', inst.configPath, '--org', org, '--source', 'logs', '--since', since, '--until', until]),
-        { cwd: REPO_DIR, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        hooklogArgs([
+          'backfill',
+          '--config',
+          inst.configPath,
+          '--org',
+          org,
+          '--source',
+          'logs',
+          '--since',
+          since,
+          '--until',
+          until,
+        ]),
+        { cwd: REPO_DIR, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
       child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -82,18 +104,24 @@ describe('hooklog backfill (Kafka)', () => {
 
     const q = async (sql: string) => (await queryViaAdminSocket(dataDir, sql))?.rows ?? [];
     const range = `org = '${org}' AND published >= parseDateTime64BestEffort('${since}', 3) AND published < parseDateTime64BestEffort('${until}', 3)`;
-    await waitFor(async () => Number((await q(`SELECT count() AS n FROM events WHERE ${range}`))[0]?.n) === inWindow.length,
-      { what: `${inWindow.length} events of the window in ClickHouse`, timeoutMs: 60_000 });
+    await waitFor(
+      async () => Number((await q(`SELECT count() AS n FROM events WHERE ${range}`))[0]?.n) === inWindow.length,
+      { what: `${inWindow.length} events of the window in ClickHouse`, timeoutMs: 60_000 },
+    );
     const stored = new Set((await q(`SELECT uuid FROM events WHERE ${range}`)).map((r) => String(r.uuid)));
     expect(inWindow.filter((e) => !stored.has(e.id))).toEqual([]);
     // Each event of the window appended by the backfill exactly once across the three lives.
-    const copies = await q(`SELECT sum(copies) AS c, count() AS u FROM (SELECT uuid, sum(copies) AS copies FROM arrivals WHERE ${range} AND path = 'backfill' GROUP BY uuid)`);
+    const copies = await q(
+      `SELECT sum(copies) AS c, count() AS u FROM (SELECT uuid, sum(copies) AS copies FROM arrivals WHERE ${range} AND path = 'backfill' GROUP BY uuid)`,
+    );
     expect(copies[0]).toEqual({ c: String(inWindow.length), u: String(inWindow.length) });
 
     // The bucket: never more than the share per window, live poller and backfill together; no 429, no violation.
     const allowed = new RateBudget({ share }).allowedPerWindow(limit);
     const perWindow = [...sim.buckets.logs!.usedPerWindow.values()];
-    process.stderr.write(`backfill: ${backfillRequests()} backfill pages, ${sim.requests.length} requests in all, busiest window ${Math.max(...perWindow)} of ${allowed} allowed\n`);
+    process.stderr.write(
+      `backfill: ${backfillRequests()} backfill pages, ${sim.requests.length} requests in all, busiest window ${Math.max(...perWindow)} of ${allowed} allowed\n`,
+    );
     expect(Math.max(...perWindow)).toBeLessThanOrEqual(allowed);
     expect(sim.buckets.logs!.served429).toBe(0);
     expect(sim.violations).toEqual([]);

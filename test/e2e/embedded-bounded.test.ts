@@ -48,16 +48,29 @@ beforeAll(async () => {
   store = openStore({ database: randomName('bounded'), dataDir, logger: log });
   await migrate(store, log);
   stream = await openEmbeddedStream({
-    dataDir, logger: log, segmentBytes: SEGMENT_BYTES, maxBytes: MAX_BYTES, retentionHours: 1, cappedTopics: [topics.logs],
+    dataDir,
+    logger: log,
+    segmentBytes: SEGMENT_BYTES,
+    maxBytes: MAX_BYTES,
+    retentionHours: 1,
+    cappedTopics: [topics.logs],
   });
-  await stream.ensureTopics([{ name: topics.logs, partitions: 2 }, { name: topics.deadletter, partitions: 1 }]);
+  await stream.ensureTopics([
+    { name: topics.logs, partitions: 2 },
+    { name: topics.deadletter, partitions: 1 },
+  ]);
   const config = parseConfig({
     data_dir: dataDir,
     server: { host: '127.0.0.1', port: 0 },
     event_hooks: [{ id: 'okta-main', org, auth: { header: 'authorization', secrets: [SECRET] } }],
   });
-  server = createApp({ config, stream, topics: { ...topicNames('unused'), logs: topics.logs, deadletter: topics.deadletter }, probes: [], logger: log })
-    .listen(0, '127.0.0.1');
+  server = createApp({
+    config,
+    stream,
+    topics: { ...topicNames('unused'), logs: topics.logs, deadletter: topics.deadletter },
+    probes: [],
+    logger: log,
+  }).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   const addr = server.address();
   base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -73,7 +86,13 @@ beforeAll(async () => {
     return store.insertJson(table, rows, opts);
   };
   sink = await startClickHouseSink({
-    stream, store: flaky, topics, group: sinkGroup, logger: log, maxBatchRecords: 200, maxBatchWaitMs: 50,
+    stream,
+    store: flaky,
+    topics,
+    group: sinkGroup,
+    logger: log,
+    maxBatchRecords: 200,
+    maxBatchWaitMs: 50,
     retryPolicy: { initialMs: 10, multiplier: 2, maxMs: 100, retries: Infinity, jitter: 0 },
   });
 }, 60_000);
@@ -88,7 +107,10 @@ afterAll(async () => {
 
 const rand = seededRandom(31);
 async function deliver(n: number): Promise<{ status: number; retryAfter: string | null; uuids: string[] }> {
-  const events = Array.from({ length: n }, (_, i) => JSON.parse(event(rand, org, i, uuid(rand)).value.toString()) as { uuid: string });
+  const events = Array.from(
+    { length: n },
+    (_, i) => JSON.parse(event(rand, org, i, uuid(rand)).value.toString()) as { uuid: string },
+  );
   const res = await fetch(`${base}/hooks/events/okta-main`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: SECRET },
@@ -101,7 +123,10 @@ async function deliver(n: number): Promise<{ status: number; retryAfter: string 
 const scrape = async () => (await fetch(`${base}/metrics`)).text();
 const lagOf = { group: sinkGroup, topic: topics.logs };
 
-const segments = () => readdirSync(join(dataDir, 'stream')).filter((f) => f.endsWith('.seg')).map((f) => join(dataDir, 'stream', f));
+const segments = () =>
+  readdirSync(join(dataDir, 'stream'))
+    .filter((f) => f.endsWith('.seg'))
+    .map((f) => join(dataDir, 'stream', f));
 
 describe('embedded log: bounded, never lossy', () => {
   it('keeps what a stalled sink has not committed past retention, refuses at the cap with 503, and recovers', async () => {
@@ -131,7 +156,9 @@ describe('embedded log: bounded, never lossy', () => {
     expect(total(first, 'hooklog_consumer_lag_records', lagOf)).toBe(acked.size);
     const lagSeconds = max(first, 'hooklog_consumer_lag_seconds', lagOf);
     expect(lagSeconds).toBeGreaterThan(0);
-    await waitFor(async () => max(await scrape(), 'hooklog_consumer_lag_seconds', lagOf) > lagSeconds + 0.2, { what: 'lag in seconds growing' });
+    await waitFor(async () => max(await scrape(), 'hooklog_consumer_lag_seconds', lagOf) > lagSeconds + 0.2, {
+      what: 'lag in seconds growing',
+    });
     expect(total(first, 'hooklog_stream_embedded_over_cap')).toBe(1);
     expect(total(first, 'hooklog_stream_embedded_bytes')).toBeGreaterThan(MAX_BYTES - 2 * SEGMENT_BYTES);
     expect(total(first, 'hooklog_stream_embedded_max_bytes')).toBe(MAX_BYTES);
@@ -139,21 +166,45 @@ describe('embedded log: bounded, never lossy', () => {
 
     // The store comes back: the sink drains, retention frees the log, deliveries are taken again.
     storeDown = false;
-    const count = async () => Number((await store.query<{ n: string }>(
-      `SELECT count() AS n FROM ${store.database}.events_v2 WHERE org = {org:String}`, { org }))[0]!.n);
-    await waitFor(async () => (await count()) === acked.size, { timeoutMs: 60_000, what: `${acked.size} acknowledged events in ClickHouse` });
-    const stored = await store.query<{ uuid: string }>(`SELECT uuid FROM ${store.database}.events_v2 WHERE org = {org:String}`, { org });
+    const count = async () =>
+      Number(
+        (
+          await store.query<{ n: string }>(
+            `SELECT count() AS n FROM ${store.database}.events_v2 WHERE org = {org:String}`,
+            { org },
+          )
+        )[0]!.n,
+      );
+    await waitFor(async () => (await count()) === acked.size, {
+      timeoutMs: 60_000,
+      what: `${acked.size} acknowledged events in ClickHouse`,
+    });
+    const stored = await store.query<{ uuid: string }>(
+      `SELECT uuid FROM ${store.database}.events_v2 WHERE org = {org:String}`,
+      { org },
+    );
     expect(new Set(stored.map((r) => r.uuid))).toEqual(acked);
-    await waitFor(async () => (await deliver(5)).status === 204, { timeoutMs: 30_000, what: 'deliveries acknowledged again' });
+    await waitFor(async () => (await deliver(5)).status === 204, {
+      timeoutMs: 30_000,
+      what: 'deliveries acknowledged again',
+    });
     expect(stream.overCap).toBe(false);
     expect(stream.bytes).toBeLessThan(MAX_BYTES);
-    await waitFor(async () => {
-      const text = await scrape();
-      return total(text, 'hooklog_consumer_lag_records', lagOf) === 0 && max(text, 'hooklog_consumer_lag_seconds', lagOf) === 0;
-    }, { what: 'lag back to nothing' });
+    await waitFor(
+      async () => {
+        const text = await scrape();
+        return (
+          total(text, 'hooklog_consumer_lag_records', lagOf) === 0 &&
+          max(text, 'hooklog_consumer_lag_seconds', lagOf) === 0
+        );
+      },
+      { what: 'lag back to nothing' },
+    );
     const after = await scrape();
     expect(total(after, 'hooklog_stream_embedded_over_cap')).toBe(0);
     expect(total(after, 'hooklog_sink_rows_inserted_total', { table: 'events_v2' })).toBeGreaterThanOrEqual(acked.size);
-    expect(total(after, 'hooklog_sink_freshness_seconds_count', { table: 'events_v2' })).toBeGreaterThanOrEqual(acked.size);
+    expect(total(after, 'hooklog_sink_freshness_seconds_count', { table: 'events_v2' })).toBeGreaterThanOrEqual(
+      acked.size,
+    );
   }, 120_000);
 });

@@ -38,9 +38,16 @@ export class ServiceClient {
 
   /** The one-time verification GET. */
   async verify(challenge: string): Promise<{ status: number; contentType: string | null; body: unknown }> {
-    const res = await fetch(this.url, { headers: { [this.#o.header]: this.#o.secret, 'x-okta-verification-challenge': challenge }, signal: AbortSignal.timeout(this.#o.timeoutMs) });
+    const res = await fetch(this.url, {
+      headers: { [this.#o.header]: this.#o.secret, 'x-okta-verification-challenge': challenge },
+      signal: AbortSignal.timeout(this.#o.timeoutMs),
+    });
     const text = await res.text();
-    return { status: res.status, contentType: res.headers.get('content-type'), body: text ? JSON.parse(text) : undefined };
+    return {
+      status: res.status,
+      contentType: res.headers.get('content-type'),
+      body: text ? JSON.parse(text) : undefined,
+    };
   }
 
   /** One attempt: POST with the service's headers and time-out. */
@@ -86,14 +93,28 @@ export interface RawResponse {
 }
 
 /** Exactly these bytes and headers (no content-type added), over a fresh connection. */
-export function rawRequest(url: string, opts: { method?: string; headers?: Record<string, string>; body?: Buffer }): Promise<RawResponse> {
+export function rawRequest(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: Buffer },
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: opts.method ?? 'POST', headers: { ...opts.headers, ...(opts.body ? { 'content-length': String(opts.body.length) } : {}) }, agent: false, timeout: 10_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString() }));
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      url,
+      {
+        method: opts.method ?? 'POST',
+        headers: { ...opts.headers, ...(opts.body ? { 'content-length': String(opts.body.length) } : {}) },
+        agent: false,
+        timeout: 10_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('no answer within 10 s')));
     req.on('error', reject);
     req.end(opts.body);
@@ -109,7 +130,12 @@ export interface TopicRecord {
 }
 
 /** Every record of a Kafka topic, read from the start by a fresh group, once `done(records)` holds. */
-export async function readKafkaTopic(brokers: string, topic: string, done: (records: TopicRecord[]) => boolean, timeoutMs = 30_000): Promise<TopicRecord[]> {
+export async function readKafkaTopic(
+  brokers: string,
+  topic: string,
+  done: (records: TopicRecord[]) => boolean,
+  timeoutMs = 30_000,
+): Promise<TopicRecord[]> {
   const kafka = quietKafka({ clientId: randomName('e2e-reader'), brokers: brokers.split(',') });
   const consumer = kafka.consumer({ groupId: randomName('e2e-reader'), maxWaitTimeInMs: 100 });
   const got: TopicRecord[] = [];

@@ -17,7 +17,10 @@ import { waitFor } from '../support/wait.js';
 import { sample } from '../../receivers/event-hooks/testing.js';
 import { ServiceClient, type DeliveryResult } from './event-hooks-client.js';
 
-export async function sqlRows(inst: TestInstance, sql: string): Promise<ReadonlyArray<Readonly<Record<string, unknown>>>> {
+export async function sqlRows(
+  inst: TestInstance,
+  sql: string,
+): Promise<ReadonlyArray<Readonly<Record<string, unknown>>>> {
   const dataDir = (parse(readFileSync(inst.configPath, 'utf8')) as { data_dir: string }).data_dir;
   const rs = await queryViaAdminSocket(dataDir, sql);
   if (!rs) throw new Error('no running hooklog on the admin socket');
@@ -29,8 +32,14 @@ export async function sqlRows(inst: TestInstance, sql: string): Promise<Readonly
  * and carries an event also sent elsewhere; the next four share one eventId (one spelled `eventID`),
  * their copies of its one new event differing by a field, as copies across doc versions do.
  */
-export function quirkDeliveries(org: string, hookId: string, events: ReadonlyArray<Record<string, unknown> & { uuid: string }>):
-  Array<{ raw: Buffer; json: { eventId?: string; eventID?: string; data: { events: Array<Record<string, unknown> & { uuid: string }> } } }> {
+export function quirkDeliveries(
+  org: string,
+  hookId: string,
+  events: ReadonlyArray<Record<string, unknown> & { uuid: string }>,
+): Array<{
+  raw: Buffer;
+  json: { eventId?: string; eventID?: string; data: { events: Array<Record<string, unknown> & { uuid: string }> } };
+}> {
   const spellEventID = (d: ReturnType<typeof delivery>) => {
     const { eventId, ...rest } = d;
     return { ...rest, eventID: eventId };
@@ -54,12 +63,14 @@ export function quirkDeliveries(org: string, hookId: string, events: ReadonlyArr
 export async function pool<T>(n: number, jobs: Array<() => Promise<T>>): Promise<T[]> {
   const out: T[] = new Array(jobs.length);
   let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < jobs.length) {
-      const i = next++;
-      out[i] = await jobs[i]!();
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < jobs.length) {
+        const i = next++;
+        out[i] = await jobs[i]!();
+      }
+    }),
+  );
   return out;
 }
 
@@ -73,7 +84,12 @@ export function describeServiceDrive(mode: string, brokers: () => string | undef
       const b = brokers();
       inst = writeTestConfig(b ? { kafkaBrokers: b } : {});
       daemon = await startDaemon(['--config', inst.configPath]);
-      client = new ServiceClient({ baseUrl: daemon.url, hookId: inst.hookId, header: 'authorization', secret: TEST_SECRET });
+      client = new ServiceClient({
+        baseUrl: daemon.url,
+        hookId: inst.hookId,
+        header: 'authorization',
+        secret: TEST_SECRET,
+      });
     }, 120_000);
     afterAll(async () => {
       if (daemon) await stopDaemon(daemon);
@@ -81,7 +97,11 @@ export function describeServiceDrive(mode: string, brokers: () => string | undef
 
     it('verifies, takes every fixture event in batched, retried and repeated deliveries, and stores each acknowledged event once, raw JSON deep-equal', async () => {
       const verification = await client.verify('fixture-challenge-7');
-      expect(verification).toEqual({ status: 200, contentType: expect.stringMatching(/^application\/json/), body: { verification: 'fixture-challenge-7' } });
+      expect(verification).toEqual({
+        status: 200,
+        contentType: expect.stringMatching(/^application\/json/),
+        body: { verification: 'fixture-challenge-7' },
+      });
 
       // 128 events in deliveries of 1 to 50, as the service batches events that happen close together.
       const events = validLogEvents();
@@ -92,18 +112,34 @@ export function describeServiceDrive(mode: string, brokers: () => string | undef
         batches.push({ id: crypto.randomUUID(), events: events.slice(i, i + n) });
         i += n;
       }
-      const jobs: Array<() => Promise<{ sent: typeof events; deliveryId: string; result: DeliveryResult }>> = batches.map((b) => async () =>
-        ({ sent: b.events, deliveryId: b.id, result: await client.deliver(delivery(inst.org, inst.hookId, b.events, b.id)) }));
+      const jobs: Array<() => Promise<{ sent: typeof events; deliveryId: string; result: DeliveryResult }>> =
+        batches.map((b) => async () => ({
+          sent: b.events,
+          deliveryId: b.id,
+          result: await client.deliver(delivery(inst.org, inst.hookId, b.events, b.id)),
+        }));
       // The service's own duplicates: a delivery sent again (same eventId), and the same events in a new delivery.
-      jobs.push(async () => ({ sent: batches[2]!.events, deliveryId: batches[2]!.id, result: await client.deliver(delivery(inst.org, inst.hookId, batches[2]!.events, batches[2]!.id)) }));
+      jobs.push(async () => ({
+        sent: batches[2]!.events,
+        deliveryId: batches[2]!.id,
+        result: await client.deliver(delivery(inst.org, inst.hookId, batches[2]!.events, batches[2]!.id)),
+      }));
       const redeliveryId = crypto.randomUUID();
-      jobs.push(async () => ({ sent: batches[3]!.events, deliveryId: redeliveryId, result: await client.deliver(delivery(inst.org, inst.hookId, batches[3]!.events, redeliveryId)) }));
+      jobs.push(async () => ({
+        sent: batches[3]!.events,
+        deliveryId: redeliveryId,
+        result: await client.deliver(delivery(inst.org, inst.hookId, batches[3]!.events, redeliveryId)),
+      }));
       const results = await pool(3, jobs);
       // Then deliveries with the service's quirks, byte for byte and in order: two spell the id eventID, and
       // four share one eventId (their copies of its one event differ by a field across doc versions), so the
       // first is appended and the other three are acknowledged as repeats without appending.
       for (const c of quirkDeliveries(inst.org, inst.hookId, events)) {
-        results.push({ sent: c.json.data.events, deliveryId: (c.json.eventId ?? c.json.eventID)!, result: await client.deliver(c.raw) });
+        results.push({
+          sent: c.json.data.events,
+          deliveryId: (c.json.eventId ?? c.json.eventID)!,
+          result: await client.deliver(c.raw),
+        });
       }
 
       for (const r of results) expect(r.result.final, JSON.stringify(r.result.attempts)).toBe(204);
@@ -124,10 +160,16 @@ export function describeServiceDrive(mode: string, brokers: () => string | undef
       // One quirk delivery carries an event that is also in logevents.valid.jsonl; the other is new.
       expect(acked.size).toBe(events.length + 1);
 
-      const rows = await waitFor(async () => {
-        const r = await sqlRows(inst, `SELECT uuid, raw, source, hook_id, delivery_id, toString(received_at) AS received_at, count() OVER (PARTITION BY uuid) AS copies FROM events FINAL WHERE org = '${inst.org}'`);
-        return r.length >= acked.size ? r : undefined;
-      }, { timeoutMs: 30_000, what: `${acked.size} events in ClickHouse` });
+      const rows = await waitFor(
+        async () => {
+          const r = await sqlRows(
+            inst,
+            `SELECT uuid, raw, source, hook_id, delivery_id, toString(received_at) AS received_at, count() OVER (PARTITION BY uuid) AS copies FROM events FINAL WHERE org = '${inst.org}'`,
+          );
+          return r.length >= acked.size ? r : undefined;
+        },
+        { timeoutMs: 30_000, what: `${acked.size} events in ClickHouse` },
+      );
       expect(rows).toHaveLength(acked.size);
       for (const row of rows) {
         const sent = acked.get(String(row.uuid));
@@ -140,10 +182,16 @@ export function describeServiceDrive(mode: string, brokers: () => string | undef
       }
       // Repeated deliveries were acknowledged without appending: the repeated batch and three quirk copies.
       const exposition = await (await fetch(`${daemon.url}/metrics`)).text();
-      expect(sample(exposition, 'hooklog_event_hook_events_total', { hook: inst.hookId, outcome: 'duplicate' })).toBe(batches[2]!.events.length + 3);
-      expect(sample(exposition, 'hooklog_event_hook_events_total', { hook: inst.hookId, outcome: 'appended' })).toBe(events.length + batches[3]!.events.length + 2);
+      expect(sample(exposition, 'hooklog_event_hook_events_total', { hook: inst.hookId, outcome: 'duplicate' })).toBe(
+        batches[2]!.events.length + 3,
+      );
+      expect(sample(exposition, 'hooklog_event_hook_events_total', { hook: inst.hookId, outcome: 'appended' })).toBe(
+        events.length + batches[3]!.events.length + 2,
+      );
       // Nothing was dead-lettered: every event here is one the service could send.
-      expect(await sqlRows(inst, `SELECT count() AS n FROM deadletter WHERE org = '${inst.org}'`)).toEqual([{ n: '0' }]);
+      expect(await sqlRows(inst, `SELECT count() AS n FROM deadletter WHERE org = '${inst.org}'`)).toEqual([
+        { n: '0' },
+      ]);
     });
   });
 }

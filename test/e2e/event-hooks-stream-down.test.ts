@@ -18,7 +18,8 @@ import { sqlRows } from './event-hooks-service.js';
 const BUDGET_MS = 2000;
 const template = validLogEvents();
 let n = 0;
-const batch = (size: number) => Array.from({ length: size }, () => ({ ...template[n++ % template.length]!, uuid: crypto.randomUUID() }));
+const batch = (size: number) =>
+  Array.from({ length: size }, () => ({ ...template[n++ % template.length]!, uuid: crypto.randomUUID() }));
 
 describe('event hooks with the stream down (Kafka)', () => {
   let broker: KafkaBroker | undefined;
@@ -30,9 +31,17 @@ describe('event hooks with the stream down (Kafka)', () => {
 
   it('answers 503 within the budget while the broker is down, acknowledges nothing it did not store, and lands the retries exactly once', async () => {
     broker = await startKafkaBroker();
-    const inst: TestInstance = writeTestConfig({ kafkaBrokers: broker.brokers, extra: { server: { host: '127.0.0.1', port: 0, ack_timeout_ms: BUDGET_MS } } });
+    const inst: TestInstance = writeTestConfig({
+      kafkaBrokers: broker.brokers,
+      extra: { server: { host: '127.0.0.1', port: 0, ack_timeout_ms: BUDGET_MS } },
+    });
     daemon = await startDaemon(['--config', inst.configPath]);
-    const client = new ServiceClient({ baseUrl: daemon.url, hookId: inst.hookId, header: 'authorization', secret: TEST_SECRET });
+    const client = new ServiceClient({
+      baseUrl: daemon.url,
+      hookId: inst.hookId,
+      header: 'authorization',
+      secret: TEST_SECRET,
+    });
     expect((await client.verify('down-1')).status).toBe(200);
 
     const acked = new Set<string>();
@@ -51,21 +60,30 @@ describe('event hooks with the stream down (Kafka)', () => {
     // Stop the broker; `restart` starts it again on the same ports once it has exited.
     const brokers = broker.brokers;
     const restarted = broker.restart();
-    await waitFor(async () => !(await brokerAnswers(brokers, 1000)), { timeoutMs: 30_000, what: 'the broker to go down' });
+    await waitFor(async () => !(await brokerAnswers(brokers, 1000)), {
+      timeoutMs: 30_000,
+      what: 'the broker to go down',
+    });
 
     // While it is down: rounds of concurrent deliveries. The service's retry of each refused one is
     // held back until the broker is back (the service retries later; here, after the outage).
     let back = false;
-    void restarted.then(() => (back = true), () => (back = true));
-    const refused: Array<{ events: Array<{ uuid: string }>; body: Buffer; first: DeliveryResult['attempts'][number] }> = [];
+    void restarted.then(
+      () => (back = true),
+      () => (back = true),
+    );
+    const refused: Array<{ events: Array<{ uuid: string }>; body: Buffer; first: DeliveryResult['attempts'][number] }> =
+      [];
     const duringOutage: Array<{ outcome: number | 'timeout'; ms: number }> = [];
     while (!back && refused.length < 30) {
-      const round = await Promise.all([0, 1, 2].map(async () => {
-        const events = batch(5);
-        const body = Buffer.from(JSON.stringify(delivery(inst.org, inst.hookId, events)));
-        const first = await client.attempt(body);
-        return { events, body, first };
-      }));
+      const round = await Promise.all(
+        [0, 1, 2].map(async () => {
+          const events = batch(5);
+          const body = Buffer.from(JSON.stringify(delivery(inst.org, inst.hookId, events)));
+          const first = await client.attempt(body);
+          return { events, body, first };
+        }),
+      );
       for (const r of round) {
         duringOutage.push(r.first);
         r.events.forEach((e) => sent.add(e.uuid));
@@ -75,7 +93,9 @@ describe('event hooks with the stream down (Kafka)', () => {
     }
     await restarted;
     const statuses = duringOutage.map((a) => a.outcome);
-    console.info(`during the outage: ${JSON.stringify(countBy(statuses))}, slowest answer ${Math.round(Math.max(...duringOutage.map((a) => a.ms)))} ms`);
+    console.info(
+      `during the outage: ${JSON.stringify(countBy(statuses))}, slowest answer ${Math.round(Math.max(...duringOutage.map((a) => a.ms)))} ms`,
+    );
     expect(refused.length).toBeGreaterThanOrEqual(3);
     for (const a of duringOutage) {
       expect([204, 503]).toContain(a.outcome); // never a time-out, never another error
@@ -86,18 +106,27 @@ describe('event hooks with the stream down (Kafka)', () => {
     for (const r of refused) expect(r.first.ms).toBeGreaterThanOrEqual(BUDGET_MS - 50);
 
     // The broker is back: once hooklog's stream answers again, the service's retries arrive.
-    await waitFor(async () => (await fetch(`${daemon!.url}/readyz`)).status === 200, { timeoutMs: 60_000, what: 'hooklog ready again' });
+    await waitFor(async () => (await fetch(`${daemon!.url}/readyz`)).status === 200, {
+      timeoutMs: 60_000,
+      what: 'hooklog ready again',
+    });
     for (const r of refused) {
       const retry = await client.attempt(r.body);
       expect(retriable(retry.outcome) ? 'retriable' : retry.outcome).toBe(204);
       r.events.forEach((e) => acked.add(e.uuid));
     }
 
-    const rows = await waitFor(async () => {
-      const got = await sqlRows(inst, `SELECT uuid, count() AS n FROM events FINAL WHERE org = '${inst.org}' GROUP BY uuid`);
-      const present = new Set(got.map((r) => String(r.uuid)));
-      return [...acked].every((u) => present.has(u)) ? got : undefined;
-    }, { timeoutMs: 90_000, what: 'every acknowledged event in ClickHouse' });
+    const rows = await waitFor(
+      async () => {
+        const got = await sqlRows(
+          inst,
+          `SELECT uuid, count() AS n FROM events FINAL WHERE org = '${inst.org}' GROUP BY uuid`,
+        );
+        const present = new Set(got.map((r) => String(r.uuid)));
+        return [...acked].every((u) => present.has(u)) ? got : undefined;
+      },
+      { timeoutMs: 90_000, what: 'every acknowledged event in ClickHouse' },
+    );
     expect(rows.every((r) => r.n === '1')).toBe(true);
     // Whatever else is there was sent (a refused first attempt may have landed late): nothing invented.
     expect(rows.every((r) => sent.has(String(r.uuid)))).toBe(true);

@@ -20,13 +20,26 @@ import { sqlRows } from './event-hooks-service.js';
 
 const HEADERS_TIMEOUT_MS = 1500;
 
-function tlsRequest(url: string, opts: { method?: string; headers?: Record<string, string>; body?: Buffer; ca?: Buffer }): Promise<{ status: number; body: string; protocol: string }> {
+function tlsRequest(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: Buffer; ca?: Buffer },
+): Promise<{ status: number; body: string; protocol: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(url, { method: opts.method ?? 'GET', headers: opts.headers, ca: opts.ca, agent: false, timeout: 5000 }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, body, protocol: (res.socket as { getProtocol?: () => string }).getProtocol?.() ?? '' }));
-    });
+    const req = httpsRequest(
+      url,
+      { method: opts.method ?? 'GET', headers: opts.headers, ca: opts.ca, agent: false, timeout: 5000 },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            body,
+            protocol: (res.socket as { getProtocol?: () => string }).getProtocol?.() ?? '',
+          }),
+        );
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
     req.end(opts.body);
@@ -41,10 +54,40 @@ describe('event hooks over HTTPS served by hooklog itself', () => {
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hooklog-tls-'));
     const [certPath, keyPath] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyPath, '-out', certPath], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        keyPath,
+        '-out',
+        certPath,
+      ],
+      { stdio: 'ignore' },
+    );
     cert = readFileSync(certPath);
-    inst = writeTestConfig({ extra: { server: { host: '127.0.0.1', port: 0, headers_timeout_ms: HEADERS_TIMEOUT_MS, tls: { cert_path: certPath, key_path: keyPath } } } });
+    inst = writeTestConfig({
+      extra: {
+        server: {
+          host: '127.0.0.1',
+          port: 0,
+          headers_timeout_ms: HEADERS_TIMEOUT_MS,
+          tls: { cert_path: certPath, key_path: keyPath },
+        },
+      },
+    });
     daemon = await startDaemon(['--config', inst.configPath]);
   }, 120_000);
   afterAll(async () => {
@@ -54,29 +97,44 @@ describe('event hooks over HTTPS served by hooklog itself', () => {
   it('verifies and takes deliveries over TLS, and stores them', async () => {
     expect(daemon.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const url = `${daemon.url}/hooks/events/${inst.hookId}`;
-    const verify = await tlsRequest(url, { ca: cert, headers: { authorization: TEST_SECRET, 'x-okta-verification-challenge': 'tls-1' } });
+    const verify = await tlsRequest(url, {
+      ca: cert,
+      headers: { authorization: TEST_SECRET, 'x-okta-verification-challenge': 'tls-1' },
+    });
     expect(verify).toMatchObject({ status: 200, body: '{"verification":"tls-1"}' });
     expect(verify.protocol).toMatch(/^TLSv1\.[23]$/);
     const events = validLogEvents().slice(0, 3);
     const body = Buffer.from(JSON.stringify(delivery(inst.org, inst.hookId, events)));
-    const res = await tlsRequest(url, { method: 'POST', ca: cert, body, headers: { authorization: TEST_SECRET, 'content-type': 'application/json' } });
+    const res = await tlsRequest(url, {
+      method: 'POST',
+      ca: cert,
+      body,
+      headers: { authorization: TEST_SECRET, 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(204);
-    const rows = await waitFor(async () => {
-      const r = await sqlRows(inst, `SELECT raw FROM events FINAL WHERE org = '${inst.org}' ORDER BY uuid`);
-      return r.length === 3 ? r : undefined;
-    }, { what: 'three events' });
-    expect(rows.map((r) => JSON.parse(String(r.raw)))).toEqual([...events].sort((a, b) => a.uuid.localeCompare(b.uuid)));
+    const rows = await waitFor(
+      async () => {
+        const r = await sqlRows(inst, `SELECT raw FROM events FINAL WHERE org = '${inst.org}' ORDER BY uuid`);
+        return r.length === 3 ? r : undefined;
+      },
+      { what: 'three events' },
+    );
+    expect(rows.map((r) => JSON.parse(String(r.raw)))).toEqual(
+      [...events].sort((a, b) => a.uuid.localeCompare(b.uuid)),
+    );
   });
 
   it('is really TLS: an untrusted certificate is refused by the client, and plain HTTP gets no answer', async () => {
     await expect(tlsRequest(`${daemon.url}/healthz`, {})).rejects.toThrow(/self-signed|self signed/);
     const plain = daemon.url.replace('https:', 'http:');
-    await expect(new Promise((resolve, reject) => {
-      const req = httpRequest(`${plain}/healthz`, { agent: false, timeout: 5000 }, (res) => resolve(res.statusCode));
-      req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.on('error', reject);
-      req.end();
-    })).rejects.toThrow();
+    await expect(
+      new Promise((resolve, reject) => {
+        const req = httpRequest(`${plain}/healthz`, { agent: false, timeout: 5000 }, (res) => resolve(res.statusCode));
+        req.on('timeout', () => req.destroy(new Error('timeout')));
+        req.on('error', reject);
+        req.end();
+      }),
+    ).rejects.toThrow();
     expect((await tlsRequest(`${daemon.url}/healthz`, { ca: cert })).status).toBe(200);
   });
 

@@ -28,7 +28,8 @@ let orgs: FleetOrg[] = [];
 let reader: Stream | undefined;
 afterEach(async () => {
   // FLEET_DEBUG=1 keeps each instance's output in the temp dir, for reading after a failure.
-  if (process.env.FLEET_DEBUG) for (const i of instances) writeFileSync(join(tmpdir(), `fleet-${i.name}.log`), i.output());
+  if (process.env.FLEET_DEBUG)
+    for (const i of instances) writeFileSync(join(tmpdir(), `fleet-${i.name}.log`), i.output());
   for (const i of instances.splice(0)) await i.kill('SIGKILL');
   for (const o of orgs.splice(0)) await o.sim.stop();
   await reader?.close();
@@ -37,12 +38,17 @@ afterEach(async () => {
 
 async function fleetConfig(requestTimeoutMs?: number) {
   orgs = await startOrgs(4, PARTITIONS, ['tok-a', 'tok-b']);
-  const inst = writeTestConfig({ kafkaBrokers: kafkaBrokers(), extra: { orgs: orgsConfig(orgs, 300, requestTimeoutMs), roles: ['receivers', 'pollers'] } });
-  const prefix = (parse(readFileSync(inst.configPath, 'utf8')) as { stream: { topic_prefix: string } }).stream.topic_prefix;
+  const inst = writeTestConfig({
+    kafkaBrokers: kafkaBrokers(),
+    extra: { orgs: orgsConfig(orgs, 300, requestTimeoutMs), roles: ['receivers', 'pollers'] },
+  });
+  const prefix = (parse(readFileSync(inst.configPath, 'utf8')) as { stream: { topic_prefix: string } }).stream
+    .topic_prefix;
   return { inst, topics: topicNames(prefix) };
 }
 
-const requestsBy = (client: string, from = 0) => orgs.flatMap((o) => o.sim.requests.filter((r) => r.client === `SSWS ${client}` && r.at >= from));
+const requestsBy = (client: string, from = 0) =>
+  orgs.flatMap((o) => o.sim.requests.filter((r) => r.client === `SSWS ${client}` && r.at >= from));
 const fenced = (i: Instance) => /STREAM_FENCED|PRODUCER_FENCED|INVALID_PRODUCER_EPOCH/.test(i.output());
 
 describe('instances from one config on one cluster', () => {
@@ -54,8 +60,10 @@ describe('instances from one config on one cluster', () => {
     const urls = [await a.address(), await b.address()];
     await Promise.all([a.started(), b.started()]);
     // Both members in the group, each with one cursor partition (and so two orgs).
-    await waitFor(() => requestsBy('tok-a', Date.now() - 2_000).length > 0 && requestsBy('tok-b', Date.now() - 2_000).length > 0,
-      { timeoutMs: 30_000, what: 'both instances polling' });
+    await waitFor(
+      () => requestsBy('tok-a', Date.now() - 2_000).length > 0 && requestsBy('tok-b', Date.now() - 2_000).length > 0,
+      { timeoutMs: 30_000, what: 'both instances polling' },
+    );
     const settled = Date.now() + 1_000;
     const seq = { n: 0 };
     const acked: string[] = [];
@@ -65,7 +73,9 @@ describe('instances from one config on one cluster', () => {
       expect(await postDelivery(urls[i % 2]!, inst.hookId, delivery(inst.org, inst.hookId, [e]))).toBe(204);
       acked.push(e.uuid);
       addLive(orgs, 3, seq);
-      await waitFor(() => Date.now() >= until || requestsBy(i % 2 ? 'tok-b' : 'tok-a', Date.now() - 1_000).length > 0, { what: 'polling to go on' });
+      await waitFor(() => Date.now() >= until || requestsBy(i % 2 ? 'tok-b' : 'tok-a', Date.now() - 1_000).length > 0, {
+        what: 'polling to go on',
+      });
       await new Promise((r) => setTimeout(r, 500)); // pacing of the traffic, not synchronisation
     }
     expect(a.running() && b.running()).toBe(true);
@@ -75,14 +85,19 @@ describe('instances from one config on one cluster', () => {
       const clients = new Set(o.sim.requests.filter((r) => r.at >= settled).map((r) => r.client));
       expect(clients.size, `${o.id} polled by ${[...clients].join(', ')}`).toBe(1);
     }
-    expect(new Set(orgs.flatMap((o) => o.sim.requests.filter((r) => r.at >= settled).map((r) => r.client))).size).toBe(2);
+    expect(new Set(orgs.flatMap((o) => o.sim.requests.filter((r) => r.at >= settled).map((r) => r.client))).size).toBe(
+      2,
+    );
 
     // What both appended: every hook and every polled event once, cursors only ever forward.
     reader = await openKafkaStream({ brokers: kafkaBrokerList(), clientId: 'fleet-reader', logger: silentLogger() });
     const logs = await Collector.start(reader, topics.logs);
     const cursors = await Collector.start(reader, topics.cursors);
     const expected = acked.length + orgs.reduce((n, o) => n + o.sim.logs.length, 0);
-    await waitFor(() => logs.records.length >= expected, { timeoutMs: 30_000, what: `${expected} records on the logs topic` });
+    await waitFor(() => logs.records.length >= expected, {
+      timeoutMs: 30_000,
+      what: `${expected} records on the logs topic`,
+    });
     const uuids = logs.values().map((v) => String(v.uuid));
     expect(duplicates(uuids)).toEqual([]);
     expect(cursorViolations(cursors.records)).toEqual([]);
@@ -94,41 +109,63 @@ describe('instances from one config on one cluster', () => {
     const a = spawnHooklog('a', ['--config', inst.configPath], { ORG_TOKEN: 'tok-a' });
     instances.push(a);
     await a.started();
-    await waitFor(() => orgs.every((o) => o.sim.requests.some((r) => r.client === 'SSWS tok-a' && r.doneAt)), { timeoutMs: 30_000, what: 'a polling every org' });
+    await waitFor(() => orgs.every((o) => o.sim.requests.some((r) => r.client === 'SSWS tok-a' && r.doneAt)), {
+      timeoutMs: 30_000,
+      what: 'a polling every org',
+    });
     const seq = { n: 0 };
     // Pause a while one of its requests is being answered: it wakes up holding a page of new events to store.
     const target = orgs[0]!.sim;
     target.faults.next({ kind: 'slow', ms: 1_500 });
-    const paused = new Promise<void>((resolve) => target.on('request', function onRequest(r: { client?: string }) {
-      if (r.client !== 'SSWS tok-a') return;
-      a.child.kill('SIGSTOP');
-      target.off('request', onRequest);
-      resolve();
-    }));
+    const paused = new Promise<void>((resolve) =>
+      target.on('request', function onRequest(r: { client?: string }) {
+        if (r.client !== 'SSWS tok-a') return;
+        a.child.kill('SIGSTOP');
+        target.off('request', onRequest);
+        resolve();
+      }),
+    );
     addLive(orgs, 20, seq);
     await paused;
     const stoppedAt = Date.now();
     const b = spawnHooklog('b', ['--config', inst.configPath], { ORG_TOKEN: 'tok-b' });
     instances.push(b);
     // b joins; the group waits for a's session to time out, then b owns every org and claims their partitions.
-    await waitFor(() => orgs.every((o) => o.sim.requests.some((r) => r.client === 'SSWS tok-b')), { timeoutMs: 45_000, what: 'b polling every org' });
+    await waitFor(() => orgs.every((o) => o.sim.requests.some((r) => r.client === 'SSWS tok-b')), {
+      timeoutMs: 45_000,
+      what: 'b polling every org',
+    });
     const handedOver = Date.now();
     expect(handedOver - stoppedAt).toBeLessThan(25_000);
     addLive(orgs, 20, seq);
-    await waitFor(() => orgs.every((o) => o.sim.requests.some((r) => r.client === 'SSWS tok-b' && r.at > handedOver + 300)), { what: 'b polling the new events' });
+    await waitFor(
+      () => orgs.every((o) => o.sim.requests.some((r) => r.client === 'SSWS tok-b' && r.at > handedOver + 300)),
+      { what: 'b polling the new events' },
+    );
 
     a.child.kill('SIGCONT');
     const wokeAt = Date.now();
     // a learns it was expelled, rejoins, and the group shares the partitions out again.
-    await waitFor(() => a.lines().some((l) => l.msg === 'ownership changed' && Date.parse(String(l.time)) > wokeAt), { timeoutMs: 30_000, what: 'a to learn what it owns now' });
+    await waitFor(() => a.lines().some((l) => l.msg === 'ownership changed' && Date.parse(String(l.time)) > wokeAt), {
+      timeoutMs: 30_000,
+      what: 'a to learn what it owns now',
+    });
     addLive(orgs, 20, seq);
-    await waitFor(() => orgs.every((o) => o.sim.requests.some((r) => r.at > wokeAt + 3_000)), { timeoutMs: 30_000, what: 'polling to go on after the wake-up' });
+    await waitFor(() => orgs.every((o) => o.sim.requests.some((r) => r.at > wokeAt + 3_000)), {
+      timeoutMs: 30_000,
+      what: 'polling to go on after the wake-up',
+    });
     expect(a.running() && b.running()).toBe(true);
     // It did try to store that page, and was refused: the new owner's claim had fenced it.
     await waitFor(() => a.output().includes('STREAM_FENCED'), { what: 'the woken owner to be fenced' });
 
     // Before it rejoined, the woken owner started no request (its lease had lapsed).
-    const rejoined = Math.min(...a.lines().filter((l) => l.msg === 'ownership changed' && Date.parse(String(l.time)) > wokeAt).map((l) => Date.parse(String(l.time))));
+    const rejoined = Math.min(
+      ...a
+        .lines()
+        .filter((l) => l.msg === 'ownership changed' && Date.parse(String(l.time)) > wokeAt)
+        .map((l) => Date.parse(String(l.time))),
+    );
     expect(requestsBy('tok-a', wokeAt).filter((r) => r.at < rejoined)).toEqual([]);
     expect(overlaps(orgs, rejoined + 1_000)).toEqual([]);
 
@@ -136,7 +173,10 @@ describe('instances from one config on one cluster', () => {
     const logs = await Collector.start(reader, topics.logs);
     const cursors = await Collector.start(reader, topics.cursors);
     const expected = orgs.reduce((n, o) => n + o.sim.logs.length, 0);
-    await waitFor(() => logs.records.length >= expected, { timeoutMs: 30_000, what: `${expected} events on the logs topic` });
+    await waitFor(() => logs.records.length >= expected, {
+      timeoutMs: 30_000,
+      what: `${expected} events on the logs topic`,
+    });
     expect(duplicates(logs.values().map((v) => String(v.uuid)))).toEqual([]);
     expect(logs.records.length).toBe(expected);
     expect(cursorViolations(cursors.records)).toEqual([]);

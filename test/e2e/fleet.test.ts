@@ -41,7 +41,8 @@ let orgs: FleetOrg[] = [];
 let reader: Stream | undefined;
 afterAll(async () => {
   // FLEET_DEBUG=1 keeps each process's output in the temp dir, for reading after a failure.
-  if (process.env.FLEET_DEBUG) for (const i of all) writeFileSync(join(tmpdir(), `fleet-${i.name}-${i.child.pid}.log`), i.output());
+  if (process.env.FLEET_DEBUG)
+    for (const i of all) writeFileSync(join(tmpdir(), `fleet-${i.name}-${i.child.pid}.log`), i.output());
   for (const i of all) await i.kill('SIGKILL');
   for (const o of orgs) await o.sim.stop();
   await reader?.close();
@@ -59,7 +60,14 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
       alerting: {
         group: `alerting-${base.stream!.topic_prefix as string}`,
         max_batch_wait_ms: 100,
-        rules: [{ id: 'account-locked', type: 'match', detection: { s: { eventType: MARK }, condition: 's' }, group_by: ['uuid'] }],
+        rules: [
+          {
+            id: 'account-locked',
+            type: 'match',
+            detection: { s: { eventType: MARK }, condition: 's' },
+            group_by: ['uuid'],
+          },
+        ],
       },
     };
     writeFileSync(inst.configPath, stringify(config));
@@ -82,8 +90,12 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
       live[i] = { p, url: await p.address() };
     }
     await Promise.all([sink.started(), ...live.map((l) => l!.p.started())]);
-    const polling = (client: string, since: number) => orgs.some((o) => o.sim.requests.some((r) => r.client === `SSWS ${client}` && r.at >= since));
-    await waitFor(() => [0, 1, 2].every((i) => polling(`tok-${i}`, Date.now() - 2_000)), { timeoutMs: 30_000, what: 'all three instances polling' });
+    const polling = (client: string, since: number) =>
+      orgs.some((o) => o.sim.requests.some((r) => r.client === `SSWS ${client}` && r.at >= since));
+    await waitFor(() => [0, 1, 2].every((i) => polling(`tok-${i}`, Date.now() - 2_000)), {
+      timeoutMs: 30_000,
+      what: 'all three instances polling',
+    });
     const settled = Date.now();
 
     // Hooks: round-robin over the live instances; a failed delivery is retried once on the next one.
@@ -94,7 +106,10 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
     let sending = true;
     const deliver = async () => {
       while (sending) {
-        const events = Array.from({ length: 5 }, (_, k) => ({ ...hookEvent(n++), ...(k === 0 ? { eventType: MARK } : {}) }));
+        const events = Array.from({ length: 5 }, (_, k) => ({
+          ...hookEvent(n++),
+          ...(k === 0 ? { eventType: MARK } : {}),
+        }));
         const body = delivery(inst.org, inst.hookId, events);
         for (let attempt = 0; attempt < 2; attempt++) {
           const targets = live.filter((l): l is { p: Instance; url: string } => l !== null);
@@ -122,18 +137,35 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
       const i0 = live[0]!.p;
       live[0] = null;
       await i0.kill('SIGKILL');
-      await waitFor(() => owned0.every((o) => o.sim.requests.some((r) => r.at > killedAt && r.client !== 'SSWS tok-0')), { timeoutMs: 40_000, what: 'the killed instance\'s orgs polled elsewhere' });
-      const killHandOverMs = Math.max(...owned0.map((o) => o.sim.requests.find((r) => r.at > killedAt && r.client !== 'SSWS tok-0')!.at - killedAt));
+      await waitFor(
+        () => owned0.every((o) => o.sim.requests.some((r) => r.at > killedAt && r.client !== 'SSWS tok-0')),
+        { timeoutMs: 40_000, what: "the killed instance's orgs polled elsewhere" },
+      );
+      const killHandOverMs = Math.max(
+        ...owned0.map((o) => o.sim.requests.find((r) => r.at > killedAt && r.client !== 'SSWS tok-0')!.at - killedAt),
+      );
 
       // SIGTERM instance 1: it leaves the groups on the way out; the others take its orgs at once.
-      const owned1 = orgs.filter((o) => o.sim.requests.filter((r) => r.at > killedAt + 2_000).at(-1)?.client === 'SSWS tok-1');
+      const owned1 = orgs.filter(
+        (o) => o.sim.requests.filter((r) => r.at > killedAt + 2_000).at(-1)?.client === 'SSWS tok-1',
+      );
       const termAt = Date.now();
       const i1 = live[1]!.p;
       live[1] = null;
       await i1.kill('SIGTERM');
       const stoppedAt = Date.now();
-      await waitFor(() => owned1.every((o) => o.sim.requests.some((r) => r.at > stoppedAt && r.client !== 'SSWS tok-1')), { timeoutMs: 30_000, what: 'the stopped instance\'s orgs polled elsewhere' });
-      const termHandOverMs = owned1.length === 0 ? 0 : Math.max(...owned1.map((o) => o.sim.requests.find((r) => r.at > stoppedAt && r.client !== 'SSWS tok-1')!.at - stoppedAt));
+      await waitFor(
+        () => owned1.every((o) => o.sim.requests.some((r) => r.at > stoppedAt && r.client !== 'SSWS tok-1')),
+        { timeoutMs: 30_000, what: "the stopped instance's orgs polled elsewhere" },
+      );
+      const termHandOverMs =
+        owned1.length === 0
+          ? 0
+          : Math.max(
+              ...owned1.map(
+                (o) => o.sim.requests.find((r) => r.at > stoppedAt && r.client !== 'SSWS tok-1')!.at - stoppedAt,
+              ),
+            );
       expect(i1.output()).toContain('"msg":"hooklog stopped"');
 
       // ... and started again: it takes hooks at once and a share of the orgs after the rebalance.
@@ -142,9 +174,14 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
       live[1] = { p: restarted, url: await restarted.address() };
       const listenMs = Date.now() - restartAt;
       await restarted.started();
-      await waitFor(() => polling('tok-1', Date.now() - 1_000), { timeoutMs: 30_000, what: 'the restarted instance polling' });
+      await waitFor(() => polling('tok-1', Date.now() - 1_000), {
+        timeoutMs: 30_000,
+        what: 'the restarted instance polling',
+      });
       await waitFor(() => deliveries >= 120, { timeoutMs: 60_000, what: 'deliveries after the restart' });
-      console.log(`fleet: kill -9 hand-over ${killHandOverMs} ms (${owned0.length} orgs), SIGTERM hand-over ${termHandOverMs} ms (${owned1.length} orgs, stop took ${stoppedAt - termAt} ms), restarted instance listening after ${listenMs} ms`);
+      console.log(
+        `fleet: kill -9 hand-over ${killHandOverMs} ms (${owned0.length} orgs), SIGTERM hand-over ${termHandOverMs} ms (${owned1.length} orgs, stop took ${stoppedAt - termAt} ms), restarted instance listening after ${listenMs} ms`,
+      );
       expect(killHandOverMs).toBeLessThanOrEqual(KILL_BOUND_MS);
       expect(termHandOverMs).toBeLessThanOrEqual(TERM_BOUND_MS);
 
@@ -154,22 +191,33 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
 
       // Converged: every retained event of every org, and every acknowledged hook event, in ClickHouse.
       const expectPolled = orgs.reduce((k, o) => k + o.sim.retained(o.sim.logs).length, 0);
-      await waitFor(async () => {
-        const [row] = await sql(`SELECT count() AS n FROM events FINAL WHERE org != '${inst.org}'`);
-        return Number(row!.n) >= expectPolled;
-      }, { timeoutMs: 60_000, what: `${expectPolled} polled events in ClickHouse` });
+      await waitFor(
+        async () => {
+          const [row] = await sql(`SELECT count() AS n FROM events FINAL WHERE org != '${inst.org}'`);
+          return Number(row!.n) >= expectPolled;
+        },
+        { timeoutMs: 60_000, what: `${expectPolled} polled events in ClickHouse` },
+      );
       for (const o of orgs) {
         const rows = await sql(`SELECT uuid FROM events FINAL WHERE org = '${o.id}'`);
         const got = new Set(rows.map((r) => r.uuid));
         const want = o.sim.retained(o.sim.logs).map((e) => e.id);
         expect(rows.length, `${o.id}: rows FINAL`).toBe(want.length);
-        expect(want.filter((u) => !got.has(u)), `${o.id}: missing`).toEqual([]);
+        expect(
+          want.filter((u) => !got.has(u)),
+          `${o.id}: missing`,
+        ).toEqual([]);
       }
-      await waitFor(async () => {
-        const [row] = await sql(`SELECT count() AS n FROM events FINAL WHERE org = '${inst.org}'`);
-        return Number(row!.n) >= acked.size;
-      }, { timeoutMs: 30_000, what: `${acked.size} acknowledged hook events in ClickHouse` });
-      const hookRows = new Set((await sql(`SELECT uuid FROM events FINAL WHERE org = '${inst.org}'`)).map((r) => r.uuid));
+      await waitFor(
+        async () => {
+          const [row] = await sql(`SELECT count() AS n FROM events FINAL WHERE org = '${inst.org}'`);
+          return Number(row!.n) >= acked.size;
+        },
+        { timeoutMs: 30_000, what: `${acked.size} acknowledged hook events in ClickHouse` },
+      );
+      const hookRows = new Set(
+        (await sql(`SELECT uuid FROM events FINAL WHERE org = '${inst.org}'`)).map((r) => r.uuid),
+      );
       expect([...acked.keys()].filter((u) => !hookRows.has(u))).toEqual([]);
 
       // Raw rows = records on the topic: the sink wrote each record once, whatever the rebalances.
@@ -181,12 +229,18 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
       await waitFor(() => logs.records.length >= Number(raw!.n), { timeoutMs: 30_000, what: 'the logs topic read' });
       expect(logs.records.length).toBe(Number(raw!.n));
       // The pollers appended every event once (hooks may repeat an event the service retried: folded by FINAL).
-      const polledUuids = logs.records.filter((r) => r.headers['hooklog-source'] === 'system-log').map((r) => JSON.parse(r.value.toString()).uuid as string);
+      const polledUuids = logs.records
+        .filter((r) => r.headers['hooklog-source'] === 'system-log')
+        .map((r) => JSON.parse(r.value.toString()).uuid as string);
       expect(duplicates(polledUuids)).toEqual([]);
       expect(cursorViolations(cursors.records)).toEqual([]);
 
       // No overlapping requests outside the hand-over bounds, no rate-limit violations.
-      const bounds: Array<[number, number]> = [[killedAt, killedAt + KILL_BOUND_MS], [termAt, stoppedAt + TERM_BOUND_MS], [restartAt, restartAt + 30_000]];
+      const bounds: Array<[number, number]> = [
+        [killedAt, killedAt + KILL_BOUND_MS],
+        [termAt, stoppedAt + TERM_BOUND_MS],
+        [restartAt, restartAt + 30_000],
+      ];
       const outside = overlaps(orgs, settled).filter((line) => {
         const at = Number(/@(\d+)$/.exec(line)![1]);
         return !bounds.some(([a, b]) => at >= a && at <= b);
@@ -196,13 +250,22 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
 
       // Alerts: one per acknowledged marked event, each once on the topic and once in the table.
       const marked = [...acked].filter(([, m]) => m).map(([u]) => u);
-      await waitFor(() => new Set(alerts.records.flatMap((r) => (JSON.parse(r.value.toString()) as { event_ids: string[] }).event_ids)).size >= marked.length,
-        { timeoutMs: 30_000, what: `${marked.length} alerts` });
+      await waitFor(
+        () =>
+          new Set(alerts.records.flatMap((r) => (JSON.parse(r.value.toString()) as { event_ids: string[] }).event_ids))
+            .size >= marked.length,
+        { timeoutMs: 30_000, what: `${marked.length} alerts` },
+      );
       const ids = alerts.records.map((r) => r.headers['hooklog-alert-id']!);
       expect(duplicates(ids)).toEqual([]);
-      const alerted = new Set(alerts.records.flatMap((r) => (JSON.parse(r.value.toString()) as { event_ids: string[] }).event_ids));
+      const alerted = new Set(
+        alerts.records.flatMap((r) => (JSON.parse(r.value.toString()) as { event_ids: string[] }).event_ids),
+      );
       expect(marked.filter((u) => !alerted.has(u))).toEqual([]);
-      await waitFor(async () => Number((await sql('SELECT count() AS n FROM alerts FINAL'))[0]!.n) >= ids.length, { timeoutMs: 30_000, what: 'the alerts table' });
+      await waitFor(async () => Number((await sql('SELECT count() AS n FROM alerts FINAL'))[0]!.n) >= ids.length, {
+        timeoutMs: 30_000,
+        what: 'the alerts table',
+      });
       expect(Number((await sql('SELECT count() AS n FROM alerts FINAL'))[0]!.n)).toBe(ids.length);
     } finally {
       sending = false;

@@ -18,7 +18,12 @@ export interface FleetOrg {
  * cursor partitions (round-robin), each with a day of history, answering the
  * given tokens.
  */
-export async function startOrgs(n: number, partitions: number, tokens: readonly string[], eventsEach = 300): Promise<FleetOrg[]> {
+export async function startOrgs(
+  n: number,
+  partitions: number,
+  tokens: readonly string[],
+  eventsEach = 300,
+): Promise<FleetOrg[]> {
   const suffix = Math.random().toString(36).slice(2, 7);
   const ids: string[] = [];
   for (let i = 0; ids.length < n; i++) {
@@ -26,21 +31,31 @@ export async function startOrgs(n: number, partitions: number, tokens: readonly 
     if (partitionFor(`system-log:${id}`, partitions) === ids.length % partitions) ids.push(id);
   }
   const now = Date.now();
-  return Promise.all(ids.map(async (id, i) => {
-    const sim = await SimulatedOrg.start({ auth: { ssws: [...tokens] }, rateLimit: { logs: { limit: 600, windowMs: 60_000 }, events: { limit: 600, windowMs: 60_000 } } });
-    sim.addLogEvents(history({ count: eventsEach, days: 1, now, kind: 'log', seed: i + 1 }));
-    return { id, sim };
-  }));
+  return Promise.all(
+    ids.map(async (id, i) => {
+      const sim = await SimulatedOrg.start({
+        auth: { ssws: [...tokens] },
+        rateLimit: { logs: { limit: 600, windowMs: 60_000 }, events: { limit: 600, windowMs: 60_000 } },
+      });
+      sim.addLogEvents(history({ count: eventsEach, days: 1, now, kind: 'log', seed: i + 1 }));
+      return { id, sim };
+    }),
+  );
 }
 
 /** Adds `k` live events to every org (published just now). */
 export function addLive(orgs: readonly FleetOrg[], k: number, seq: { n: number }): void {
   const t = Date.now();
-  for (const o of orgs) o.sim.addLogEvents(Array.from({ length: k }, (_, i) => ({ event: logEvent(seq.n++), published: t - i * 10 })));
+  for (const o of orgs)
+    o.sim.addLogEvents(Array.from({ length: k }, (_, i) => ({ event: logEvent(seq.n++), published: t - i * 10 })));
 }
 
 /** The `orgs:` entry of each org, with the token taken from ${ORG_TOKEN} (one per instance). */
-export function orgsConfig(orgs: readonly FleetOrg[], pollIntervalMs = 300, requestTimeoutMs = 5_000): Array<Record<string, unknown>> {
+export function orgsConfig(
+  orgs: readonly FleetOrg[],
+  pollIntervalMs = 300,
+  requestTimeoutMs = 5_000,
+): Array<Record<string, unknown>> {
   return orgs.map((o) => ({
     id: o.id,
     base_url: o.sim.url,
@@ -58,12 +73,15 @@ export function overlaps(orgs: readonly FleetOrg[], fromMs: number): string[] {
   const out: string[] = [];
   for (const o of orgs) {
     for (const path of ['/api/v1/logs', '/api/v1/events']) {
-      const reqs = o.sim.requests.filter((r) => r.path === path && r.client && (r.doneAt ?? Infinity) >= fromMs)
+      const reqs = o.sim.requests
+        .filter((r) => r.path === path && r.client && (r.doneAt ?? Infinity) >= fromMs)
         .sort((a, b) => a.at - b.at);
       for (let i = 0; i < reqs.length; i++) {
         for (let j = i + 1; j < reqs.length && reqs[j]!.at <= (reqs[i]!.doneAt ?? Infinity); j++) {
           if (reqs[j]!.client !== reqs[i]!.client && reqs[j]!.at >= fromMs) {
-            out.push(`${o.id}${path}: ${reqs[i]!.client}@${reqs[i]!.at}-${reqs[i]!.doneAt} overlaps ${reqs[j]!.client}@${reqs[j]!.at}`);
+            out.push(
+              `${o.id}${path}: ${reqs[i]!.client}@${reqs[i]!.at}-${reqs[i]!.doneAt} overlaps ${reqs[j]!.client}@${reqs[j]!.at}`,
+            );
           }
         }
       }
@@ -92,7 +110,10 @@ export function cursorViolations(records: readonly ConsumedRecord[]): string[] {
     const { next } = JSON.parse(r.value.toString('utf8')) as { next: string };
     const seq = afterSeq(next);
     const prev = last.get(r.key);
-    if (prev && seq <= prev.seq) out.push(`${r.key}: cursor at offset ${r.offset} (after seq ${seq}) does not move past offset ${prev.offset} (seq ${prev.seq})`);
+    if (prev && seq <= prev.seq)
+      out.push(
+        `${r.key}: cursor at offset ${r.offset} (after seq ${seq}) does not move past offset ${prev.offset} (seq ${prev.seq})`,
+      );
     last.set(r.key, { seq, offset: r.offset });
   }
   return out;

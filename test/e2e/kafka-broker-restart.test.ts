@@ -47,7 +47,10 @@ describe('broker restart mid-stream (Kafka)', () => {
     const outcomes: Array<number | 'timeout'> = [];
     let restarted: Promise<void> | undefined;
     for (let i = 0; i < 60; i++) {
-      const batch = Array.from({ length: 10 }, (_, j) => ({ ...template[(i * 10 + j) % template.length]!, uuid: crypto.randomUUID() }));
+      const batch = Array.from({ length: 10 }, (_, j) => ({
+        ...template[(i * 10 + j) % template.length]!,
+        uuid: crypto.randomUUID(),
+      }));
       batch.forEach((e) => sent.add(e.uuid));
       if (i === 15) restarted = broker.restart();
       const outcome = await deliverLikeTheService(daemon.url, inst.hookId, delivery(inst.org, inst.hookId, batch));
@@ -56,17 +59,28 @@ describe('broker restart mid-stream (Kafka)', () => {
     }
     await restarted;
     expect(acked.size).toBeGreaterThan(0);
-    const rows = await waitFor(async () => {
-      const rs = await queryViaAdminSocket(dataDir, `SELECT uuid, count() AS n FROM events FINAL WHERE org = '${inst.org}' GROUP BY uuid`);
-      const present = new Set(rs?.rows.map((r) => String(r.uuid)));
-      return [...acked].every((u) => present.has(u)) ? rs!.rows : undefined;
-    }, { timeoutMs: 90_000, what: 'every acknowledged event in ClickHouse' });
+    const rows = await waitFor(
+      async () => {
+        const rs = await queryViaAdminSocket(
+          dataDir,
+          `SELECT uuid, count() AS n FROM events FINAL WHERE org = '${inst.org}' GROUP BY uuid`,
+        );
+        const present = new Set(rs?.rows.map((r) => String(r.uuid)));
+        return [...acked].every((u) => present.has(u)) ? rs!.rows : undefined;
+      },
+      { timeoutMs: 90_000, what: 'every acknowledged event in ClickHouse' },
+    );
     expect(rows.every((r) => r.n === '1')).toBe(true);
     expect(rows.every((r) => sent.has(String(r.uuid)))).toBe(true);
-    const finalCount = await queryViaAdminSocket(dataDir, `SELECT count() AS n FROM events FINAL WHERE org = '${inst.org}'`);
+    const finalCount = await queryViaAdminSocket(
+      dataDir,
+      `SELECT count() AS n FROM events FINAL WHERE org = '${inst.org}'`,
+    );
     expect(Number(finalCount!.rows[0]!.n)).toBe(new Set(rows.map((r) => r.uuid)).size);
     // Report what the restart cost, so a regression towards dropping acknowledged work shows in the log.
-    console.info(`broker restart: ${acked.size}/${sent.size} events acknowledged, outcomes ${JSON.stringify(countBy(outcomes))}`);
+    console.info(
+      `broker restart: ${acked.size}/${sent.size} events acknowledged, outcomes ${JSON.stringify(countBy(outcomes))}`,
+    );
   }, 240_000);
 });
 

@@ -32,10 +32,13 @@ describe('kill -9 after acknowledgement (embedded)', () => {
       acked.push(...batch.map((e) => e.uuid));
     }
     daemon = await startDaemon(['--config', inst.configPath]);
-    const rows = await waitFor(async () => {
-      const rs = await queryViaAdminSocket(dataDir, `SELECT uuid FROM events FINAL WHERE org = '${inst.org}'`);
-      return rs && rs.rows.length >= acked.length ? rs.rows : undefined;
-    }, { timeoutMs: 30_000, what: `${acked.length} acknowledged events after restart` });
+    const rows = await waitFor(
+      async () => {
+        const rs = await queryViaAdminSocket(dataDir, `SELECT uuid FROM events FINAL WHERE org = '${inst.org}'`);
+        return rs && rs.rows.length >= acked.length ? rs.rows : undefined;
+      },
+      { timeoutMs: 30_000, what: `${acked.length} acknowledged events after restart` },
+    );
     expect(rows.map((r) => r.uuid).sort()).toEqual([...acked].sort());
   }, 180_000);
 });

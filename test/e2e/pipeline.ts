@@ -36,12 +36,18 @@ export function describePipeline(mode: string, brokers: () => string | undefined
 
     it('answers the verification challenge, and refuses a wrong secret without saying why', async () => {
       const url = `${daemon.url}/hooks/events/${inst.hookId}`;
-      const ok = await fetch(url, { headers: { authorization: TEST_SECRET, 'x-okta-verification-challenge': 'chal-42' } });
+      const ok = await fetch(url, {
+        headers: { authorization: TEST_SECRET, 'x-okta-verification-challenge': 'chal-42' },
+      });
       expect(ok.status).toBe(200);
       expect(ok.headers.get('content-type')).toMatch(/^application\/json/);
       expect(await ok.json()).toEqual({ verification: 'chal-42' });
-      const bad = await fetch(url, { headers: { authorization: 'wrong-secret-0123456789', 'x-okta-verification-challenge': 'x' } });
-      const unknownHook = await fetch(`${daemon.url}/hooks/events/nope`, { headers: { authorization: TEST_SECRET, 'x-okta-verification-challenge': 'x' } });
+      const bad = await fetch(url, {
+        headers: { authorization: 'wrong-secret-0123456789', 'x-okta-verification-challenge': 'x' },
+      });
+      const unknownHook = await fetch(`${daemon.url}/hooks/events/nope`, {
+        headers: { authorization: TEST_SECRET, 'x-okta-verification-challenge': 'x' },
+      });
       expect(bad.status).toBe(401);
       expect(unknownHook.status).toBe(401);
       expect(await bad.text()).toBe(await unknownHook.text());
@@ -51,13 +57,24 @@ export function describePipeline(mode: string, brokers: () => string | undefined
       const sent = events.slice(0, 50);
       expect(await postDelivery(daemon.url, inst.hookId, delivery(inst.org, inst.hookId, sent))).toBe(204);
       const acked = Date.now();
-      await waitFor(async () => (await rowsViaSocket(inst, `SELECT count() AS n FROM events FINAL WHERE org = '${inst.org}'`))[0]?.n === '50', {
-        timeoutMs: 2000,
-        intervalMs: 50,
-        what: '50 rows within 2 s of the 204',
-      });
+      await waitFor(
+        async () =>
+          (await rowsViaSocket(inst, `SELECT count() AS n FROM events FINAL WHERE org = '${inst.org}'`))[0]?.n === '50',
+        {
+          timeoutMs: 2000,
+          intervalMs: 50,
+          what: '50 rows within 2 s of the 204',
+        },
+      );
       const visibleAfterMs = Date.now() - acked;
-      const res = await runCli(['--config', inst.configPath, 'sql', `SELECT uuid, raw, source FROM events FINAL WHERE org = '${inst.org}' ORDER BY uuid`, '--format', 'json']);
+      const res = await runCli([
+        '--config',
+        inst.configPath,
+        'sql',
+        `SELECT uuid, raw, source FROM events FINAL WHERE org = '${inst.org}' ORDER BY uuid`,
+        '--format',
+        'json',
+      ]);
       expect(res.stderr).toBe('');
       expect(res.code).toBe(0);
       const rows = JSON.parse(res.stdout) as Array<{ uuid: string; raw: string; source: string }>;
@@ -75,12 +92,20 @@ export function describePipeline(mode: string, brokers: () => string | undefined
       const d = delivery(inst.org, inst.hookId, batch);
       expect(await postDelivery(daemon.url, inst.hookId, d)).toBe(204);
       expect(await postDelivery(daemon.url, inst.hookId, d)).toBe(204);
-      expect(await postDelivery(daemon.url, inst.hookId, delivery(inst.org, inst.hookId, [batch[0], events[60]]))).toBe(204);
+      expect(await postDelivery(daemon.url, inst.hookId, delivery(inst.org, inst.hookId, [batch[0], events[60]]))).toBe(
+        204,
+      );
       const uuids = [...batch, events[60]!].map((e) => `'${e.uuid}'`).join(',');
-      const rows = await waitFor(async () => {
-        const r = await rowsViaSocket(inst, `SELECT uuid, count() AS n FROM events FINAL WHERE org = '${inst.org}' AND uuid IN (${uuids}) GROUP BY uuid`);
-        return r.length === 11 ? r : undefined;
-      }, { what: '11 uuids' });
+      const rows = await waitFor(
+        async () => {
+          const r = await rowsViaSocket(
+            inst,
+            `SELECT uuid, count() AS n FROM events FINAL WHERE org = '${inst.org}' AND uuid IN (${uuids}) GROUP BY uuid`,
+          );
+          return r.length === 11 ? r : undefined;
+        },
+        { what: '11 uuids' },
+      );
       expect(rows.every((r) => r.n === '1')).toBe(true);
     });
 
@@ -88,11 +113,19 @@ export function describePipeline(mode: string, brokers: () => string | undefined
       const good = events[70]!;
       const bad = { published: '2026-01-01T00:00:00Z', eventType: 'user.session.start', note: 'no uuid' };
       expect(await postDelivery(daemon.url, inst.hookId, delivery(inst.org, inst.hookId, [good, bad]))).toBe(204);
-      await waitFor(async () => (await rowsViaSocket(inst, `SELECT count() AS n FROM events FINAL WHERE uuid = '${good.uuid}'`))[0]?.n === '1', { what: 'good event' });
-      const dl = await waitFor(async () => {
-        const r = await rowsViaSocket(inst, `SELECT reason, origin, raw FROM deadletter WHERE org = '${inst.org}'`);
-        return r.length > 0 ? r : undefined;
-      }, { what: 'dead letter row' });
+      await waitFor(
+        async () =>
+          (await rowsViaSocket(inst, `SELECT count() AS n FROM events FINAL WHERE uuid = '${good.uuid}'`))[0]?.n ===
+          '1',
+        { what: 'good event' },
+      );
+      const dl = await waitFor(
+        async () => {
+          const r = await rowsViaSocket(inst, `SELECT reason, origin, raw FROM deadletter WHERE org = '${inst.org}'`);
+          return r.length > 0 ? r : undefined;
+        },
+        { what: 'dead letter row' },
+      );
       expect(JSON.parse(String(dl[0]!.raw))).toEqual(bad);
       expect(String(dl[0]!.reason)).toMatch(/uuid/);
       expect(dl[0]!.origin).toBe('event-hook');

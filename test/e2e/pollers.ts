@@ -36,16 +36,25 @@ export function describePollers(mode: string, brokers: () => string | undefined)
     });
 
     it(`50,000 events over 100 days plus live arrivals reach ClickHouse exactly once across ${KILLS} kill -9 mid-page, with faults`, async () => {
-      sim = await SimulatedOrg.start({ rateLimit: { logs: { limit: 40, windowMs: 1000 }, events: { limit: 20, windowMs: 1000 } } });
+      sim = await SimulatedOrg.start({
+        rateLimit: { logs: { limit: 40, windowMs: 1000 }, events: { limit: 20, windowMs: 1000 } },
+      });
       const now = Date.now();
       const boundary: [number, number] = [now - 90 * DAY - 3_600_000, now - 90 * DAY + 3_600_000];
       sim.addLogEvents(history({ count: 50_000, days: 100, now, kind: 'log', exclude: [boundary], seed: 1 }));
       sim.addLegacyEvents(history({ count: 3_000, days: 100, now, kind: 'legacy', exclude: [boundary], seed: 2 }));
       expect(sim.logs.length).toBeGreaterThan(49_000);
-      sim.faults.random(0.08, [
-        { kind: 'status', status: 500, errorCode: 'E0000009' }, { kind: 'status', status: 503, errorCode: 'E0000010' },
-        { kind: 'drop' }, { kind: 'truncate' }, { kind: 'slow', ms: 150 },
-      ], 11);
+      sim.faults.random(
+        0.08,
+        [
+          { kind: 'status', status: 500, errorCode: 'E0000009' },
+          { kind: 'status', status: 503, errorCode: 'E0000010' },
+          { kind: 'drop' },
+          { kind: 'truncate' },
+          { kind: 'slow', ms: 150 },
+        ],
+        11,
+      );
       const org = `sim-${Math.random().toString(36).slice(2, 8)}`;
       const section = { start: '100d', poll_interval_ms: 150, rate_limit_share: 0.5 };
       const b = brokers();
@@ -53,7 +62,16 @@ export function describePollers(mode: string, brokers: () => string | undefined)
         ...(b ? { kafkaBrokers: b } : {}),
         extra: {
           sink: { group: `sink-${org}`, max_batch_wait_ms: 200 },
-          orgs: [{ id: org, base_url: sim.url, auth: { ssws: { token: 'sim-token' } }, request_timeout_ms: 5_000, system_log: section, legacy_events: { enabled: true, ...section } }],
+          orgs: [
+            {
+              id: org,
+              base_url: sim.url,
+              auth: { ssws: { token: 'sim-token' } },
+              request_timeout_ms: 5_000,
+              system_log: section,
+              legacy_events: { enabled: true, ...section },
+            },
+          ],
         },
       });
       const dataDir = (parse(readFileSync(inst.configPath, 'utf8')) as { data_dir: string }).data_dir;
@@ -71,7 +89,9 @@ export function describePollers(mode: string, brokers: () => string | undefined)
       let n = 0;
       live = setInterval(() => {
         const t = Date.now();
-        sim!.addLogEvents(Array.from({ length: 5 }, (_, i) => ({ event: logEvent(n++), published: t - ((n + i) % 7) * 400 })));
+        sim!.addLogEvents(
+          Array.from({ length: 5 }, (_, i) => ({ event: logEvent(n++), published: t - ((n + i) % 7) * 400 })),
+        );
         if (n % 20 === 0) sim!.addLegacyEvents([{ event: legacyEvent(n), published: t - 300 }]);
       }, 100);
 
@@ -87,10 +107,13 @@ export function describePollers(mode: string, brokers: () => string | undefined)
         const pages = () => sim!.requests.slice(from).filter((r) => r.path === '/api/v1/logs');
         const k = 1 + Math.floor(Math.random() * 3);
         const phase = life % 2 === 0 ? 'transfer' : 'processing';
-        const trigger = await waitFor(() => {
-          const r = pages()[k - 1];
-          return r && (phase === 'transfer' || r.doneAt !== undefined) ? r : undefined;
-        }, { what: `page request ${k}`, timeoutMs: 30_000, intervalMs: 2 });
+        const trigger = await waitFor(
+          () => {
+            const r = pages()[k - 1];
+            return r && (phase === 'transfer' || r.doneAt !== undefined) ? r : undefined;
+          },
+          { what: `page request ${k}`, timeoutMs: 30_000, intervalMs: 2 },
+        );
         const delayMs = Math.floor(Math.random() * (phase === 'transfer' ? 40 : 20));
         await new Promise((r) => setTimeout(r, delayMs));
         const midPage = trigger.doneAt === undefined || pages().indexOf(trigger) === pages().length - 1;
@@ -102,23 +125,37 @@ export function describePollers(mode: string, brokers: () => string | undefined)
       daemon = await startDaemon(['--config', inst.configPath]);
       const count = async (sql: string) => Number((await queryViaAdminSocket(dataDir, sql))?.rows[0]?.n ?? -1);
       // Catch up under live arrivals first, then stop them and wait for the tail.
-      await waitFor(async () => (await count(`SELECT uniqExact(uuid) AS n FROM events WHERE org = '${org}'`)) >= 45_000, { what: 'catch-up', timeoutMs: 120_000, intervalMs: 500 });
+      await waitFor(
+        async () => (await count(`SELECT uniqExact(uuid) AS n FROM events WHERE org = '${org}'`)) >= 45_000,
+        { what: 'catch-up', timeoutMs: 120_000, intervalMs: 500 },
+      );
       clearInterval(live);
       const logs = sim.retained(sim.logs);
       const legacy = sim.retained(sim.legacy);
       // Distinct keys, not FINAL: `events` may be a table or (from migration 005) a view that is FINAL itself.
-      await waitFor(async () => (await count(`SELECT uniqExact(uuid) AS n FROM events WHERE org = '${org}'`)) === logs.length &&
-        (await count(`SELECT uniqExact(event_id) AS n FROM legacy_events WHERE org = '${org}'`)) === legacy.length,
-      { what: `${logs.length} events and ${legacy.length} legacy events`, timeoutMs: 60_000, intervalMs: 500 });
+      await waitFor(
+        async () =>
+          (await count(`SELECT uniqExact(uuid) AS n FROM events WHERE org = '${org}'`)) === logs.length &&
+          (await count(`SELECT uniqExact(event_id) AS n FROM legacy_events WHERE org = '${org}'`)) === legacy.length,
+        { what: `${logs.length} events and ${legacy.length} legacy events`, timeoutMs: 60_000, intervalMs: 500 },
+      );
 
-      const rows = (await queryViaAdminSocket(dataDir, `SELECT uuid, any(source) AS s FROM events WHERE org = '${org}' GROUP BY uuid`))!.rows;
+      const rows = (await queryViaAdminSocket(
+        dataDir,
+        `SELECT uuid, any(source) AS s FROM events WHERE org = '${org}' GROUP BY uuid`,
+      ))!.rows;
       expect(new Set(rows.map((r) => String(r.uuid)))).toEqual(new Set(logs.map((e) => e.id)));
       expect(rows.every((r) => r.s === 'system-log')).toBe(true);
-      const legacyIds = (await queryViaAdminSocket(dataDir, `SELECT DISTINCT event_id FROM legacy_events WHERE org = '${org}'`))!.rows.map((r) => String(r.event_id));
+      const legacyIds = (await queryViaAdminSocket(
+        dataDir,
+        `SELECT DISTINCT event_id FROM legacy_events WHERE org = '${org}'`,
+      ))!.rows.map((r) => String(r.event_id));
       expect(new Set(legacyIds)).toEqual(new Set(legacy.map((e) => e.id)));
       expect(await count(`SELECT count() AS n FROM deadletter WHERE org = '${org}'`)).toBe(0);
       // Outside retention: never returned, never stored.
-      expect(await count(`SELECT count() AS n FROM events WHERE org = '${org}' AND published < now64(3) - INTERVAL 90 DAY`)).toBe(0);
+      expect(
+        await count(`SELECT count() AS n FROM events WHERE org = '${org}' AND published < now64(3) - INTERVAL 90 DAY`),
+      ).toBe(0);
 
       // ClickHouse folds duplicates (FINAL), so look one level down too: the stream itself holds each
       // polled event exactly once — no page stored twice, none half-stored, whatever the kills hit.
@@ -128,9 +165,13 @@ export function describePollers(mode: string, brokers: () => string | undefined)
         ? await openKafkaStream({ brokers: b.split(','), clientId: `check-${org}`, logger: silentLogger() })
         : await openEmbeddedStream({ dataDir });
       try {
-        const prefix = (parse(readFileSync(inst.configPath, 'utf8')) as { stream: { topic_prefix: string } }).stream.topic_prefix;
+        const prefix = (parse(readFileSync(inst.configPath, 'utf8')) as { stream: { topic_prefix: string } }).stream
+          .topic_prefix;
         const collector = await Collector.start(stream, topicNames(prefix).logs);
-        await waitFor(() => collector.records.length >= logs.length, { what: 'the logs topic read back', timeoutMs: 60_000 });
+        await waitFor(() => collector.records.length >= logs.length, {
+          what: 'the logs topic read back',
+          timeoutMs: 60_000,
+        });
         await collector.stop();
         const onStream = collector.ids('uuid');
         expect(onStream).toHaveLength(logs.length);
@@ -143,7 +184,9 @@ export function describePollers(mode: string, brokers: () => string | undefined)
       expect(sim.breaches).toEqual([]);
       expect(sim.faults.total).toBeGreaterThan(0);
       const pages = sim.requests.filter((r: RequestRecord) => r.path === '/api/v1/logs');
-      process.stderr.write(`pollers ${mode}: ${pages.length} System Log requests, faults ${JSON.stringify(Object.fromEntries(sim.faults.injected))}, kills ${JSON.stringify(kills)}\n`);
+      process.stderr.write(
+        `pollers ${mode}: ${pages.length} System Log requests, faults ${JSON.stringify(Object.fromEntries(sim.faults.injected))}, kills ${JSON.stringify(kills)}\n`,
+      );
     }, 400_000);
   });
 }

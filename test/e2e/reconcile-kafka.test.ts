@@ -40,23 +40,54 @@ describe('reconcile mode end to end (Kafka)', () => {
     const inst = writeTestConfig({
       kafkaBrokers: kafkaBrokers(),
       extra: {
-        alerting: { enabled: true, group: `alerting-${Math.random().toString(36).slice(2, 8)}`, max_batch_wait_ms: 100 },
+        alerting: {
+          enabled: true,
+          group: `alerting-${Math.random().toString(36).slice(2, 8)}`,
+          max_batch_wait_ms: 100,
+        },
       },
     });
     const org = inst.org;
     const cfgText = readFileSync(inst.configPath, 'utf8');
     const cfg = parse(cfgText) as Record<string, unknown> & { data_dir: string };
     const orgs = [
-      { id: org, base_url: simA!.url, auth: { ssws: { token: 'sim-token' } }, request_timeout_ms: 5_000,
-        system_log: { mode: 'reconcile', start: '1m', rate_limit_share: 0.5,
-          reconcile: { event_types: TYPES, delay_ms: 2_000, cadence_ms: 4_000, lost_delivery_interval_ms: 2_000, lost_delivery_lookback_ms: 60_000 } } },
-      { id: continuousOrg, base_url: simB!.url, auth: { ssws: { token: 'sim-token' } }, request_timeout_ms: 5_000,
-        system_log: { start: '1m', poll_interval_ms: 500, rate_limit_share: 0.5 } },
+      {
+        id: org,
+        base_url: simA!.url,
+        auth: { ssws: { token: 'sim-token' } },
+        request_timeout_ms: 5_000,
+        system_log: {
+          mode: 'reconcile',
+          start: '1m',
+          rate_limit_share: 0.5,
+          reconcile: {
+            event_types: TYPES,
+            delay_ms: 2_000,
+            cadence_ms: 4_000,
+            lost_delivery_interval_ms: 2_000,
+            lost_delivery_lookback_ms: 60_000,
+          },
+        },
+      },
+      {
+        id: continuousOrg,
+        base_url: simB!.url,
+        auth: { ssws: { token: 'sim-token' } },
+        request_timeout_ms: 5_000,
+        system_log: { start: '1m', poll_interval_ms: 500, rate_limit_share: 0.5 },
+      },
     ];
     writeFileSync(inst.configPath, stringify({ ...cfg, orgs }));
     daemon = await startDaemon(['--config', inst.configPath]);
     const url = daemon.url;
-    const hook = new HookSender(simA!, { hookId: 'whoE2E0001', types: TYPES, dropRate: 0.05, seed: 9, batch: 4, post: (env) => postDelivery(url, inst.hookId, env) });
+    const hook = new HookSender(simA!, {
+      hookId: 'whoE2E0001',
+      types: TYPES,
+      dropRate: 0.05,
+      seed: 9,
+      batch: 4,
+      post: (env) => postDelivery(url, inst.hookId, env),
+    });
 
     // The same traffic in both orgs for RUN_MS; the hook delivers org A's as it happens.
     const startReq = { a: simA!.requests.length, b: simB!.requests.length };
@@ -65,7 +96,10 @@ describe('reconcile mode end to end (Kafka)', () => {
     const sent: Promise<void>[] = [];
     while (Date.now() - started < RUN_MS) {
       const t = Date.now();
-      const batch = Array.from({ length: 8 }, (_, i) => ({ event: { ...logEvent(n + i), eventType: TYPES[(n + i) % 2] }, published: t - ((n + i) % 5) * 100 }));
+      const batch = Array.from({ length: 8 }, (_, i) => ({
+        event: { ...logEvent(n + i), eventType: TYPES[(n + i) % 2] },
+        published: t - ((n + i) % 5) * 100,
+      }));
       n += batch.length;
       const stored: StoredEvent[] = simA!.addLogEvents(batch);
       simB!.addLogEvents(batch.map((b) => ({ ...b, event: { ...b.event, uuid: crypto.randomUUID() } })));
@@ -78,17 +112,38 @@ describe('reconcile mode end to end (Kafka)', () => {
 
     const q = async (sql: string) => (await queryViaAdminSocket(cfg.data_dir, sql))?.rows ?? [];
     const expected = simA!.retained(simA!.logs);
-    await waitFor(async () => Number((await q(`SELECT count() AS n FROM events WHERE org = '${org}'`))[0]?.n) === expected.length,
-      { what: `${expected.length} events of org A`, timeoutMs: 60_000 });
+    await waitFor(
+      async () => Number((await q(`SELECT count() AS n FROM events WHERE org = '${org}'`))[0]?.n) === expected.length,
+      { what: `${expected.length} events of org A`, timeoutMs: 60_000 },
+    );
     const stored = (await q(`SELECT uuid FROM events WHERE org = '${org}'`)).map((r) => String(r.uuid));
     expect(new Set(stored).size).toBe(stored.length);
     expect(new Set(stored)).toEqual(new Set(expected.map((e) => e.id)));
 
     // The coverage report, as a user runs it while hooklog runs.
     const since = new Date(started - 120_000).toISOString();
-    const json = await runCli(['coverage', '--config', inst.configPath, '--org', org, '--since', since, '--format', 'json']);
+    const json = await runCli([
+      'coverage',
+      '--config',
+      inst.configPath,
+      '--org',
+      org,
+      '--since',
+      since,
+      '--format',
+      'json',
+    ]);
     expect(json.code, json.stderr).toBe(0);
-    const report = JSON.parse(json.stdout) as { totals: { log_only: number; hooks_only: number; both: number; events: number; lost_deliveries: number; hook_p50_ms: number } };
+    const report = JSON.parse(json.stdout) as {
+      totals: {
+        log_only: number;
+        hooks_only: number;
+        both: number;
+        events: number;
+        lost_deliveries: number;
+        hook_p50_ms: number;
+      };
+    };
     expect(Math.abs(report.totals.log_only - hook.lost.length)).toBeLessThanOrEqual(1);
     expect(report.totals.events).toBe(hook.delivered.length + hook.lost.length);
     expect(report.totals.lost_deliveries).toBe(hook.lossEvents.length);
@@ -96,14 +151,27 @@ describe('reconcile mode end to end (Kafka)', () => {
     process.stderr.write(`hooklog coverage:\n${table.stdout}\n`);
 
     // One alert per loss.
-    await waitFor(async () => Number((await q(`SELECT count() AS n FROM alerts FINAL WHERE org = '${org}' AND rule_id = 'hooklog.hook.delivery.lost'`))[0]?.n) === hook.lossEvents.length,
-      { what: `${hook.lossEvents.length} lost-delivery alerts`, timeoutMs: 30_000 });
-    const alerted = (await q(`SELECT event_ids FROM alerts FINAL WHERE org = '${org}' AND rule_id = 'hooklog.hook.delivery.lost'`)).flatMap((r) => r.event_ids as string[]);
+    await waitFor(
+      async () =>
+        Number(
+          (
+            await q(
+              `SELECT count() AS n FROM alerts FINAL WHERE org = '${org}' AND rule_id = 'hooklog.hook.delivery.lost'`,
+            )
+          )[0]?.n,
+        ) === hook.lossEvents.length,
+      { what: `${hook.lossEvents.length} lost-delivery alerts`, timeoutMs: 30_000 },
+    );
+    const alerted = (
+      await q(`SELECT event_ids FROM alerts FINAL WHERE org = '${org}' AND rule_id = 'hooklog.hook.delivery.lost'`)
+    ).flatMap((r) => r.event_ids as string[]);
     expect(alerted.sort()).toEqual([...hook.lossEvents].sort());
 
-    process.stderr.write(`reconcile e2e: ${n} events per org over ${periodMs} ms; hook ${hook.deliveries} deliveries, ${hook.lossEvents.length} lost ` +
-      `(${hook.lost.length} events, ${((hook.lost.length / (hook.lost.length + hook.delivered.length)) * 100).toFixed(1)}%); ` +
-      `reported log_only ${report.totals.log_only}, both ${report.totals.both}; requests: reconcile ${requests.reconcile}, continuous ${requests.continuous}\n`);
+    process.stderr.write(
+      `reconcile e2e: ${n} events per org over ${periodMs} ms; hook ${hook.deliveries} deliveries, ${hook.lossEvents.length} lost ` +
+        `(${hook.lost.length} events, ${((hook.lost.length / (hook.lost.length + hook.delivered.length)) * 100).toFixed(1)}%); ` +
+        `reported log_only ${report.totals.log_only}, both ${report.totals.both}; requests: reconcile ${requests.reconcile}, continuous ${requests.continuous}\n`,
+    );
     expect(hook.lossEvents.length).toBeGreaterThan(0);
     expect(requests.reconcile).toBeLessThan(requests.continuous);
     expect(simA!.violations).toEqual([]);

@@ -23,7 +23,10 @@ describe('roles', () => {
     expect(await postDelivery(url, inst.hookId, delivery(inst.org, inst.hookId, [hookEvent(0)]))).toBe(204);
     const ready = await fetch(`${url}/readyz?role=receivers`);
     expect(ready.status).toBe(200);
-    expect((await ready.json() as { checks: Record<string, string> }).checks).toEqual({ stream: 'ok', receivers: 'ok' });
+    expect(((await ready.json()) as { checks: Record<string, string> }).checks).toEqual({
+      stream: 'ok',
+      receivers: 'ok',
+    });
     expect((await fetch(`${url}/readyz?role=sink`)).status).toBe(404);
     // No sink here: it never opened the store (embedded ClickHouse stays free for the process that runs the sink).
     expect(r.output()).not.toContain('"component":"clickhouse-sink"');
@@ -45,7 +48,12 @@ describe('roles', () => {
     await stuck.started();
     stuck.child.kill('SIGSTOP');
     try {
-      const fresh = spawnHooklog('fresh', ['--config', withOwnDataDir(inst.configPath, 'fresh'), '--roles', 'receivers,sink']);
+      const fresh = spawnHooklog('fresh', [
+        '--config',
+        withOwnDataDir(inst.configPath, 'fresh'),
+        '--roles',
+        'receivers,sink',
+      ]);
       instances.push(fresh);
       const url = await fresh.address();
       expect(await postDelivery(url, inst.hookId, delivery(inst.org, inst.hookId, [hookEvent(1)]))).toBe(204);

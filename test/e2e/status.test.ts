@@ -25,24 +25,46 @@ describe('hooklog status', () => {
     sim = await SimulatedOrg.start({});
     sim.addLogEvents(history({ count: 30, days: 1, now: Date.now(), kind: 'log', seed: 3 }));
     const inst = writeTestConfig({
-      extra: { orgs: [{ id: 'polled', base_url: sim.url, auth: { ssws: { token: 'sim-token' } }, system_log: { start: '2d', poll_interval_ms: 200 } }] },
+      extra: {
+        orgs: [
+          {
+            id: 'polled',
+            base_url: sim.url,
+            auth: { ssws: { token: 'sim-token' } },
+            system_log: { start: '2d', poll_interval_ms: 200 },
+          },
+        ],
+      },
     });
     daemon = await startDaemon(['--config', inst.configPath]);
     const rand = seededRandom(9);
-    const events = Array.from({ length: 3 }, (_, i) => JSON.parse(event(rand, inst.org, i, uuid(rand)).value.toString()) as object);
-    expect(await postDelivery(daemon.url, inst.hookId, delivery(inst.org, inst.hookId, [...events, { uuid: 'not-a-uuid' }]))).toBe(204);
+    const events = Array.from(
+      { length: 3 },
+      (_, i) => JSON.parse(event(rand, inst.org, i, uuid(rand)).value.toString()) as object,
+    );
+    expect(
+      await postDelivery(daemon.url, inst.hookId, delivery(inst.org, inst.hookId, [...events, { uuid: 'not-a-uuid' }])),
+    ).toBe(204);
 
     const status = async () => {
       const r = await runCli(['--config', inst.configPath, 'status', '--format', 'json']);
       if (r.code !== 0) throw new Error(r.stderr);
       return JSON.parse(r.stdout) as StatusLine[];
     };
-    const lines = await waitFor(async () => {
-      const s = await status();
-      const hook = s.find((l) => l.source === 'hook');
-      const polled = s.find((l) => l.source === 'system-log');
-      return hook?.last_event_at && polled?.last_event_at && polled.cursor_age_s !== null && hook.hook_failures_1h === 1 ? s : null;
-    }, { timeoutMs: 60_000, what: 'both paths in the status' });
+    const lines = await waitFor(
+      async () => {
+        const s = await status();
+        const hook = s.find((l) => l.source === 'hook');
+        const polled = s.find((l) => l.source === 'system-log');
+        return hook?.last_event_at &&
+          polled?.last_event_at &&
+          polled.cursor_age_s !== null &&
+          hook.hook_failures_1h === 1
+          ? s
+          : null;
+      },
+      { timeoutMs: 60_000, what: 'both paths in the status' },
+    );
     expect(lines.map((l) => `${l.org}/${l.source}`).sort()).toEqual([`${inst.org}/hook`, 'polled/system-log']);
     const hook = lines.find((l) => l.source === 'hook')!;
     expect(Date.parse(hook.last_event_at!)).toBeGreaterThan(Date.now() - 120_000);

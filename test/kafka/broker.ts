@@ -88,16 +88,17 @@ function serverProperties(dataDir: string, port: number, controllerPort: number)
   ].join('\n');
 }
 
-const LOG4J = (logFile: string) => [
-  'log4j.rootLogger=WARN, file',
-  'log4j.appender.file=org.apache.log4j.FileAppender',
-  `log4j.appender.file.File=${logFile}`,
-  'log4j.appender.file.layout=org.apache.log4j.PatternLayout',
-  'log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n',
-  'log4j.logger.kafka.server.KafkaServer=INFO',
-  'log4j.logger.kafka.server.BrokerServer=INFO',
-  '',
-].join('\n');
+const LOG4J = (logFile: string) =>
+  [
+    'log4j.rootLogger=WARN, file',
+    'log4j.appender.file=org.apache.log4j.FileAppender',
+    `log4j.appender.file.File=${logFile}`,
+    'log4j.appender.file.layout=org.apache.log4j.PatternLayout',
+    'log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n',
+    'log4j.logger.kafka.server.KafkaServer=INFO',
+    'log4j.logger.kafka.server.BrokerServer=INFO',
+    '',
+  ].join('\n');
 
 function tail(file: string, lines = 30): string {
   return existsSync(file) ? readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n') : '(no log)';
@@ -106,16 +107,25 @@ function tail(file: string, lines = 30): string {
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = connect({ host: '127.0.0.1', port });
-    s.once('connect', () => { s.destroy(); resolve(true); });
-    s.once('error', () => { s.destroy(); resolve(false); });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => {
+      s.destroy();
+      resolve(false);
+    });
   });
 }
 
 /** True once a Kafka client can describe the cluster at `brokers`. */
 export async function brokerAnswers(brokers: string, timeoutMs = 5_000): Promise<boolean> {
   const admin = quietKafka({
-    clientId: 'hooklog-test-probe', brokers: brokers.split(','),
-    connectionTimeout: Math.min(timeoutMs, 3_000), requestTimeout: timeoutMs, retry: { retries: 0 },
+    clientId: 'hooklog-test-probe',
+    brokers: brokers.split(','),
+    connectionTimeout: Math.min(timeoutMs, 3_000),
+    requestTimeout: timeoutMs,
+    retry: { retries: 0 },
   }).admin();
   try {
     await admin.connect();
@@ -151,8 +161,13 @@ export async function startKafkaBroker(opts: StartKafkaBrokerOptions = {}): Prom
     let clusterId = randomBytes(16).toString('base64url');
     while (clusterId.startsWith('-')) clusterId = randomBytes(16).toString('base64url');
     await new Promise<void>((resolve, reject) => {
-      execFile('java', [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props], { timeout: 120_000 }, (err, stdout, stderr) =>
-        err ? reject(new Error(`formatting Kafka storage failed: ${err.message}\n${stdout}${stderr}`)) : resolve());
+      execFile(
+        'java',
+        [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props],
+        { timeout: 120_000 },
+        (err, stdout, stderr) =>
+          err ? reject(new Error(`formatting Kafka storage failed: ${err.message}\n${stdout}${stderr}`)) : resolve(),
+      );
     });
   }
 
@@ -164,18 +179,30 @@ export async function startKafkaBroker(opts: StartKafkaBrokerOptions = {}): Prom
   async function launch(): Promise<void> {
     const out = openSync(outFile, 'a');
     const brokers = `127.0.0.1:${port}`;
-    const proc = spawn('java', ['-Xmx512m', '-Xms128m', '-XX:+UseSerialGC', ...jvm, 'kafka.Kafka', props], { stdio: ['ignore', out, out] });
+    const proc = spawn('java', ['-Xmx512m', '-Xms128m', '-XX:+UseSerialGC', ...jvm, 'kafka.Kafka', props], {
+      stdio: ['ignore', out, out],
+    });
     closeSync(out);
     child = proc;
     let gone = false;
-    exited = new Promise((resolve) => proc.once('exit', () => { gone = true; resolve(); }));
+    exited = new Promise((resolve) =>
+      proc.once('exit', () => {
+        gone = true;
+        resolve();
+      }),
+    );
     const deadline = Date.now() + startTimeoutMs;
     for (;;) {
-      if (gone) throw new Error(`the Kafka broker exited during start-up; ${outFile}:\n${tail(outFile)}\n${logFile}:\n${tail(logFile)}`);
+      if (gone)
+        throw new Error(
+          `the Kafka broker exited during start-up; ${outFile}:\n${tail(outFile)}\n${logFile}:\n${tail(logFile)}`,
+        );
       if ((await portOpen(port)) && (await brokerAnswers(brokers, 3_000))) return;
       if (Date.now() > deadline) {
         await halt();
-        throw new Error(`the Kafka broker did not serve on ${brokers} within ${startTimeoutMs} ms; ${logFile}:\n${tail(logFile)}`);
+        throw new Error(
+          `the Kafka broker did not serve on ${brokers} within ${startTimeoutMs} ms; ${logFile}:\n${tail(logFile)}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 200));
     }

@@ -17,10 +17,15 @@ const MARKER = join(LIBS, '.resolved');
 
 function run(cmd: string, args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    execFile(cmd, args, { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, env: { ...process.env } }, (err, stdout, stderr) => {
-      if (err) reject(Object.assign(err, { stdout, stderr }));
-      else resolve({ stdout, stderr });
-    });
+    execFile(
+      cmd,
+      args,
+      { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, env: { ...process.env } },
+      (err, stdout, stderr) => {
+        if (err) reject(Object.assign(err, { stdout, stderr }));
+        else resolve({ stdout, stderr });
+      },
+    );
   });
 }
 
@@ -31,10 +36,16 @@ export async function checkJava(): Promise<void> {
     const r = await run('java', ['-version'], 30_000);
     out = r.stderr + r.stdout;
   } catch (err) {
-    throw new Error(`cannot run \`java -version\` (${(err as Error).message}); install Java 17+ or set KAFKA_BROKERS=host:port`, { cause: err });
+    throw new Error(
+      `cannot run \`java -version\` (${(err as Error).message}); install Java 17+ or set KAFKA_BROKERS=host:port`,
+      { cause: err },
+    );
   }
   const major = Number(/version "(\d+)/.exec(out)?.[1] ?? '0');
-  if (major < 17) throw new Error(`Kafka 3.9 needs Java 17+, found: ${out.split('\n')[0]}; install Java 17+ or set KAFKA_BROKERS=host:port`);
+  if (major < 17)
+    throw new Error(
+      `Kafka 3.9 needs Java 17+, found: ${out.split('\n')[0]}; install Java 17+ or set KAFKA_BROKERS=host:port`,
+    );
 }
 
 /** Directory holding the broker's jars; runs Maven only when the marker is missing or stale. */
@@ -46,12 +57,19 @@ export async function ensureKafkaLibs(): Promise<string> {
   const staging = join(KAFKA_STATE_DIR, `libs.staging-${process.pid}`);
   rmSync(staging, { recursive: true, force: true });
   try {
-    await run('mvn', ['-q', '-B', '-f', POM, 'dependency:copy-dependencies', `-DoutputDirectory=${staging}`, '-DincludeScope=runtime'], 15 * 60_000);
+    await run(
+      'mvn',
+      ['-q', '-B', '-f', POM, 'dependency:copy-dependencies', `-DoutputDirectory=${staging}`, '-DincludeScope=runtime'],
+      15 * 60_000,
+    );
   } catch (err) {
     rmSync(staging, { recursive: true, force: true });
     const e = err as Error & { stdout?: string; stderr?: string };
     const detail = `${e.stdout ?? ''}${e.stderr ?? ''}`.trim().split('\n').slice(-15).join('\n');
-    throw new Error(`resolving the Kafka broker's jars with Maven failed (${e.message}); install Maven or set KAFKA_BROKERS=host:port\n${detail}`, { cause: err });
+    throw new Error(
+      `resolving the Kafka broker's jars with Maven failed (${e.message}); install Maven or set KAFKA_BROKERS=host:port\n${detail}`,
+      { cause: err },
+    );
   }
   writeFileSync(join(staging, '.resolved'), pomHash);
   rmSync(LIBS, { recursive: true, force: true });

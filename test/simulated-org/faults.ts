@@ -51,7 +51,12 @@ export class FaultPlan {
       f = r.faults[Math.floor(r.rng() * r.faults.length)]!;
     }
     if (f) {
-      const key = f.kind === 'status' ? `status:${f.status}${f.errorCode ? `:${f.errorCode}` : ''}` : f.kind === '429' ? `429:${f.reset}` : f.kind;
+      const key =
+        f.kind === 'status'
+          ? `status:${f.status}${f.errorCode ? `:${f.errorCode}` : ''}`
+          : f.kind === '429'
+            ? `429:${f.reset}`
+            : f.kind;
       this.injected.set(key, (this.injected.get(key) ?? 0) + 1);
     }
     return f;

@@ -55,7 +55,12 @@ export async function openTestStream(): Promise<TestStream> {
 
 /** An org section as a user would write it, parsed and defaulted by the real schema. */
 export function orgConfig(sim: SimulatedOrg, org: Record<string, unknown> = {}): OrgConfig {
-  const base = { id: randomName('org').replaceAll('_', '-'), base_url: sim.url, auth: { ssws: { token: 'sim-token' } }, request_timeout_ms: 5_000 };
+  const base = {
+    id: randomName('org').replaceAll('_', '-'),
+    base_url: sim.url,
+    auth: { ssws: { token: 'sim-token' } },
+    request_timeout_ms: 5_000,
+  };
   return parseConfig({ orgs: [{ ...base, ...org }] }, {}).orgs[0]!;
 }
 
@@ -98,7 +103,10 @@ export function capturingLogger(): { logger: Logger; lines: () => Array<Record<s
       cb();
     },
   });
-  return { logger: createLogger({ level: 'debug', destination }), lines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    logger: createLogger({ level: 'debug', destination }),
+    lines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }
 
 /** Counts of each value (duplicates show as > 1). */

@@ -65,9 +65,14 @@ export class HookSender {
     for (let i = 0; i < mine.length; i += size) {
       const batch = mine.slice(i, i + size);
       const envelope: DeliveryEnvelope = {
-        eventType: 'com.okta.event_hook', eventTypeVersion: '1.0', cloudEventsVersion: '0.1',
-        source: `${this.#sim.url}/api/v1/eventHooks/${this.#o.hookId}`, eventId: randomUUID(), eventTime: new Date().toISOString(),
-        contentType: 'application/json', data: { events: batch.map((e) => JSON.parse(e.json) as unknown) },
+        eventType: 'com.okta.event_hook',
+        eventTypeVersion: '1.0',
+        cloudEventsVersion: '0.1',
+        source: `${this.#sim.url}/api/v1/eventHooks/${this.#o.hookId}`,
+        eventId: randomUUID(),
+        eventTime: new Date().toISOString(),
+        contentType: 'application/json',
+        data: { events: batch.map((e) => JSON.parse(e.json) as unknown) },
       };
       this.deliveries++;
       let ok = false;
@@ -93,17 +98,39 @@ export class HookSender {
   #logLoss(deliveryId: string, count: number): string {
     const uuid = randomUUID();
     const now = Date.now();
-    this.#sim.addLogEvents([{
-      published: now,
-      event: {
-        uuid, eventType: 'event_hook.delivery', version: '0', severity: 'WARN', legacyEventType: null,
-        displayMessage: 'Event hook delivery', outcome: { result: 'FAILURE', reason: 'Event hook delivery failed after a retry' },
-        actor: { id: this.#o.hookId, type: 'EventHook', alternateId: 'unknown', displayName: 'hooklog', detailEntry: null },
-        target: [{ id: this.#o.hookId, type: 'EventHook', alternateId: 'unknown', displayName: 'hooklog', detailEntry: null }],
-        client: null, transaction: { type: 'JOB', id: deliveryId, detail: null },
-        debugContext: { debugData: { eventHookDeliveryId: deliveryId, eventCount: String(count) } },
+    this.#sim.addLogEvents([
+      {
+        published: now,
+        event: {
+          uuid,
+          eventType: 'event_hook.delivery',
+          version: '0',
+          severity: 'WARN',
+          legacyEventType: null,
+          displayMessage: 'Event hook delivery',
+          outcome: { result: 'FAILURE', reason: 'Event hook delivery failed after a retry' },
+          actor: {
+            id: this.#o.hookId,
+            type: 'EventHook',
+            alternateId: 'unknown',
+            displayName: 'hooklog',
+            detailEntry: null,
+          },
+          target: [
+            {
+              id: this.#o.hookId,
+              type: 'EventHook',
+              alternateId: 'unknown',
+              displayName: 'hooklog',
+              detailEntry: null,
+            },
+          ],
+          client: null,
+          transaction: { type: 'JOB', id: deliveryId, detail: null },
+          debugContext: { debugData: { eventHookDeliveryId: deliveryId, eventCount: String(count) } },
+        },
       },
-    }]);
+    ]);
     return uuid;
   }
 }

@@ -22,19 +22,30 @@ const { values } = parseArgs({
 const sim = await SimulatedOrg.start({ port: Number(values.port) });
 const now = Date.now();
 sim.addLogEvents(history({ count: Number(values.events), days: Number(values.days), now, kind: 'log' }));
-sim.addLegacyEvents(history({ count: Math.ceil(Number(values.events) / 10), days: Number(values.days), now, kind: 'legacy' }));
+sim.addLegacyEvents(
+  history({ count: Math.ceil(Number(values.events) / 10), days: Number(values.days), now, kind: 'legacy' }),
+);
 let n = 0;
 const perSecond = Number(values['live-per-s']);
 if (perSecond > 0) {
   setInterval(() => {
-    sim.addLogEvents(Array.from({ length: perSecond }, () => ({ event: logEvent(n++), published: Date.now() - Math.floor(Math.random() * 2000) })));
+    sim.addLogEvents(
+      Array.from({ length: perSecond }, () => ({
+        event: logEvent(n++),
+        published: Date.now() - Math.floor(Math.random() * 2000),
+      })),
+    );
     if (n % 50 < perSecond) sim.addLegacyEvents([{ event: legacyEvent(n), published: Date.now() }]);
   }, 1000);
 }
 setInterval(() => {
-  if (sim.violations.length > 0) process.stderr.write(`rule violations so far: ${sim.violations.length}; last: ${sim.violations[sim.violations.length - 1]}\n`);
+  if (sim.violations.length > 0)
+    process.stderr.write(
+      `rule violations so far: ${sim.violations.length}; last: ${sim.violations[sim.violations.length - 1]}\n`,
+    );
 }, 10_000);
-process.stdout.write(`simulated org at ${sim.url} (${sim.logs.length} System Log events, ${sim.legacy.length} legacy events)
+process.stdout
+  .write(`simulated org at ${sim.url} (${sim.logs.length} System Log events, ${sim.legacy.length} legacy events)
 orgs:
   - id: simulated
     base_url: ${sim.url}

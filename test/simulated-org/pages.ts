@@ -22,7 +22,10 @@ export interface PagingContext {
 }
 
 const DAY = 86_400_000;
-const bad = (summary: string, violation: string): Reply => ({ ...oktaError(400, 'E0000001', `Api validation failed: ${summary}`), violation });
+const bad = (summary: string, violation: string): Reply => ({
+  ...oktaError(400, 'E0000001', `Api validation failed: ${summary}`),
+  violation,
+});
 
 function logsToken(e: StoredEvent | undefined): string {
   return e ? `${e.persistedAt}_${e.seq}` : '0_0';
@@ -34,7 +37,8 @@ export function logsPage(log: EventLog, q: LogsQuery, ctx: PagingContext): PageR
   let start: number;
   if (q.after !== null) {
     const m = /^\d+_(\d+)$/.exec(q.after);
-    if (!m || !ctx.issued.has(q.after)) return bad('after is not a cursor this org issued', `fabricated after=${q.after}`);
+    if (!m || !ctx.issued.has(q.after))
+      return bad('after is not a cursor this org issued', `fabricated after=${q.after}`);
     start = log.indexAfterSeq(Number(m[1]));
   } else {
     start = log.indexPersistedFrom(q.since ?? ctx.now - 7 * DAY);
@@ -59,15 +63,25 @@ function boundedLogsPage(log: EventLog, q: LogsQuery, ctx: PagingContext): PageR
   const since = q.since ?? q.until! - 7 * DAY;
   const keep = typeFilter(q.filter);
   const offset = q.after === null ? 0 : Number(/^b(\d+)$/.exec(q.after)?.[1] ?? NaN);
-  if (!Number.isInteger(offset) || (q.after !== null && !ctx.issued.has(q.after))) return bad('after is not a cursor this org issued', `fabricated after=${q.after}`);
-  const all = log.all().slice(0, log.visibleCount(ctx.now))
-    .filter((e) => e.published >= since && e.published < q.until! && e.published >= ctx.now - ctx.retentionMs && keep(e))
+  if (!Number.isInteger(offset) || (q.after !== null && !ctx.issued.has(q.after)))
+    return bad('after is not a cursor this org issued', `fabricated after=${q.after}`);
+  const all = log
+    .all()
+    .slice(0, log.visibleCount(ctx.now))
+    .filter(
+      (e) => e.published >= since && e.published < q.until! && e.published >= ctx.now - ctx.retentionMs && keep(e),
+    )
     .sort((a, b) => a.published - b.published || a.seq - b.seq);
   const items = all.slice(offset, offset + q.limit);
   if (offset + q.limit >= all.length) return { items, next: null };
   const token = `b${offset + q.limit}`;
   ctx.issued.add(token);
-  const params = new URLSearchParams({ since: new Date(since).toISOString(), until: new Date(q.until!).toISOString(), limit: String(q.limit), after: token });
+  const params = new URLSearchParams({
+    since: new Date(since).toISOString(),
+    until: new Date(q.until!).toISOString(),
+    limit: String(q.limit),
+    after: token,
+  });
   if (q.filter) params.set('filter', q.filter);
   return { items, next: `${ctx.origin}/api/v1/logs?${params.toString()}` };
 }
@@ -81,7 +95,8 @@ export function eventsPage(log: EventLog, q: EventsQuery, selfUrl: string, ctx: 
   let start: number;
   if (q.after !== null) {
     const idx = log.indexOfId(q.after);
-    if (idx === undefined || !ctx.issued.has(q.after)) return bad('after is not a cursor this org issued', `fabricated after=${q.after}`);
+    if (idx === undefined || !ctx.issued.has(q.after))
+      return bad('after is not a cursor this org issued', `fabricated after=${q.after}`);
     start = idx + 1;
   } else if (q.startDate !== null) {
     start = log.indexPersistedFrom(q.startDate);
@@ -90,7 +105,9 @@ export function eventsPage(log: EventLog, q: EventsQuery, selfUrl: string, ctx: 
   } else {
     start = log.indexPersistedFrom(ctx.now - 3_600_000);
   }
-  const scan = scanForward(log, start, q.limit, ctx.now, ctx.retentionMs, (e) => (q.filter ? matchesLegacy(e, q.filter) : true));
+  const scan = scanForward(log, start, q.limit, ctx.now, ctx.retentionMs, (e) =>
+    q.filter ? matchesLegacy(e, q.filter) : true,
+  );
   const last = log.at(scan.end - 1);
   if (!last) return { items: scan.items, next: selfUrl };
   ctx.issued.add(last.id);

@@ -31,7 +31,8 @@ export class Bucket {
   served429 = 0;
 
   constructor(opts: BucketOptions) {
-    if (opts.windowMs < 1000 || opts.windowMs % 1000 !== 0) throw new Error('windowMs must be a positive multiple of 1000');
+    if (opts.windowMs < 1000 || opts.windowMs % 1000 !== 0)
+      throw new Error('windowMs must be a positive multiple of 1000');
     this.#o = opts;
   }
 

@@ -20,7 +20,11 @@ const DAY = 86_400_000;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:?\d{2})$/;
 const LEGACY_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}(Z|[+-]\d{4})$/;
 
-const invalid = (summary: string): Rejection => ({ status: 400, errorCode: 'E0000001', summary: `Api validation failed: ${summary}` });
+const invalid = (summary: string): Rejection => ({
+  status: 400,
+  errorCode: 'E0000001',
+  summary: `Api validation failed: ${summary}`,
+});
 
 /** One value per parameter, only known parameters. */
 function single(q: URLSearchParams, allowed: readonly string[]): Rejection | null {
@@ -59,21 +63,37 @@ export function checkLogsQuery(q: URLSearchParams, now: number, maxSinceMs: numb
   for (const k of ['since', 'until'] as const) {
     const v = q.get(k);
     if (v === null) continue;
-    if (!ISO.test(v) || Number.isNaN(Date.parse(v))) return { ok: false, rejection: invalid(`${k} must be an ISO 8601 timestamp`) };
+    if (!ISO.test(v) || Number.isNaN(Date.parse(v)))
+      return { ok: false, rejection: invalid(`${k} must be an ISO 8601 timestamp`) };
     times[k] = Date.parse(v);
   }
   if (times.since !== null && times.since < now - maxSinceMs) {
-    return { ok: false, rejection: { status: 400, errorCode: 'E0000053', summary: `Invalid since: the value must be within the last ${Math.round(maxSinceMs / DAY)} days` } };
+    return {
+      ok: false,
+      rejection: {
+        status: 400,
+        errorCode: 'E0000053',
+        summary: `Invalid since: the value must be within the last ${Math.round(maxSinceMs / DAY)} days`,
+      },
+    };
   }
   // A bounded query (since and until: reconcile windows, backfill) is hooklog's own; until alone is a mistake.
-  if (times.until !== null && times.since === null) breaches.push('until without since (a bounded query reaching 7 days back)');
+  if (times.until !== null && times.since === null)
+    breaches.push('until without since (a bounded query reaching 7 days back)');
   const filter = q.get('filter');
-  if (filter !== null && /\bpublished\b/i.test(filter)) return { ok: false, rejection: invalid('filter may not use published') };
-  if (filter !== null && !/^eventType eq "[^"]*"( or eventType eq "[^"]*")*$/.test(filter)) return { ok: false, rejection: invalid(`unsupported filter ${filter}`) };
+  if (filter !== null && /\bpublished\b/i.test(filter))
+    return { ok: false, rejection: invalid('filter may not use published') };
+  if (filter !== null && !/^eventType eq "[^"]*"( or eventType eq "[^"]*")*$/.test(filter))
+    return { ok: false, rejection: invalid(`unsupported filter ${filter}`) };
   const sort = q.get('sortOrder') ?? 'ASCENDING';
-  if (sort !== 'ASCENDING' && sort !== 'DESCENDING') return { ok: false, rejection: invalid('sortOrder must be ASCENDING or DESCENDING') };
+  if (sort !== 'ASCENDING' && sort !== 'DESCENDING')
+    return { ok: false, rejection: invalid('sortOrder must be ASCENDING or DESCENDING') };
   if (sort === 'DESCENDING') breaches.push('sortOrder=DESCENDING on a polling request');
-  return { ok: true, value: { ...times, after: q.get('after'), limit, filter, descending: sort === 'DESCENDING' }, breaches };
+  return {
+    ok: true,
+    value: { ...times, after: q.get('after'), limit, filter, descending: sort === 'DESCENDING' },
+    breaches,
+  };
 }
 
 export interface LegacyClause {
@@ -86,10 +106,13 @@ export interface LegacyClause {
 export function parseLegacyFilter(filter: string): LegacyClause[] | Rejection {
   const clauses: LegacyClause[] = [];
   for (const part of filter.trim().split(/\s+and\s+/i)) {
-    const m = /^(action\.objectType|target\.objectType|target\.id|published)\s+(eq|lt|gt)\s+"([^"\\]*)"$/.exec(part.trim());
+    const m = /^(action\.objectType|target\.objectType|target\.id|published)\s+(eq|lt|gt)\s+"([^"\\]*)"$/.exec(
+      part.trim(),
+    );
     if (!m) return invalid(`invalid filter clause ${part.trim()}`);
     const [, field, op, value] = m as unknown as [string, LegacyClause['field'], LegacyClause['op'], string];
-    if (field === 'published' && !LEGACY_DATE.test(value)) return invalid(`published must be yyyy-MM-dd'T'HH:mm:ss.SSSZ, got ${value}`);
+    if (field === 'published' && !LEGACY_DATE.test(value))
+      return invalid(`published must be yyyy-MM-dd'T'HH:mm:ss.SSSZ, got ${value}`);
     if (field !== 'published' && op !== 'eq') return invalid(`${field} supports eq only`);
     clauses.push({ field, op, value });
   }
@@ -132,11 +155,17 @@ export function checkEventsQuery(q: URLSearchParams): Checked<EventsQuery> {
   const startRaw = q.get('startDate');
   const rawFilter = q.get('filter');
   const after = q.get('after');
-  if (startRaw !== null && rawFilter !== null) return { ok: false, rejection: invalid('startDate cannot be combined with filter; use published gt in the filter') };
-  if (startRaw !== null && after !== null) return { ok: false, rejection: invalid('startDate cannot be combined with after') };
+  if (startRaw !== null && rawFilter !== null)
+    return {
+      ok: false,
+      rejection: invalid('startDate cannot be combined with filter; use published gt in the filter'),
+    };
+  if (startRaw !== null && after !== null)
+    return { ok: false, rejection: invalid('startDate cannot be combined with after') };
   let startDate: number | null = null;
   if (startRaw !== null) {
-    if (!LEGACY_DATE.test(startRaw) || Number.isNaN(Date.parse(startRaw))) return { ok: false, rejection: invalid(`startDate must be yyyy-MM-dd'T'HH:mm:ss.SSSZ, got ${startRaw}`) };
+    if (!LEGACY_DATE.test(startRaw) || Number.isNaN(Date.parse(startRaw)))
+      return { ok: false, rejection: invalid(`startDate must be yyyy-MM-dd'T'HH:mm:ss.SSSZ, got ${startRaw}`) };
     startDate = Date.parse(startRaw);
   }
   let filter: LegacyClause[] | null = null;

@@ -69,12 +69,18 @@ export class SimulatedOrg extends EventEmitter {
     this.#o = opts;
     this.#now = opts.now ?? Date.now;
     this.auth = new AuthServer(opts.auth ?? { ssws: ['sim-token'] }, this.#now);
-    const bucket = (b: BucketOptions | false | undefined) => (b === false ? null : new Bucket(b ?? { limit: 120, windowMs: 60_000 }));
+    const bucket = (b: BucketOptions | false | undefined) =>
+      b === false ? null : new Bucket(b ?? { limit: 120, windowMs: 60_000 });
     this.buckets = { logs: bucket(opts.rateLimit?.logs), events: bucket(opts.rateLimit?.events) };
     this.legacyEnabled = opts.legacyEnabled ?? true;
     this.#server = createServer((req, res) => {
       this.#handle(req, res).catch((err: Error) => {
-        if (!res.headersSent) this.#send(res, { status: 500, body: { errorCode: 'E0000009', errorSummary: `simulator bug: ${err.message}` } }, {});
+        if (!res.headersSent)
+          this.#send(
+            res,
+            { status: 500, body: { errorCode: 'E0000009', errorSummary: `simulator bug: ${err.message}` } },
+            {},
+          );
         else res.destroy();
       });
     });
@@ -124,7 +130,14 @@ export class SimulatedOrg extends EventEmitter {
     const now = this.#now();
     const url = new URL(req.url ?? '/', this.#url);
     const client = req.headers.authorization;
-    const rec: RequestRecord = { at: now, method: req.method ?? '', path: url.pathname, params: Object.fromEntries(url.searchParams), status: 0, ...(client ? { client } : {}) };
+    const rec: RequestRecord = {
+      at: now,
+      method: req.method ?? '',
+      path: url.pathname,
+      params: Object.fromEntries(url.searchParams),
+      status: 0,
+      ...(client ? { client } : {}),
+    };
     this.requests.push(rec);
     res.once('close', () => (rec.doneAt = this.#now()));
     this.emit('request', rec);
@@ -133,7 +146,13 @@ export class SimulatedOrg extends EventEmitter {
       return this.#reply(res, rec, await this.auth.token(form, header(req, 'dpop'), this.tokenUrl), {});
     }
     const api = url.pathname === '/api/v1/logs' ? 'logs' : url.pathname === '/api/v1/events' ? 'events' : null;
-    if (!api || req.method !== 'GET') return this.#reply(res, rec, { ...oktaError(404, 'E0000007', `Not found: ${url.pathname}`), violation: 'unknown endpoint' }, {});
+    if (!api || req.method !== 'GET')
+      return this.#reply(
+        res,
+        rec,
+        { ...oktaError(404, 'E0000007', `Not found: ${url.pathname}`), violation: 'unknown endpoint' },
+        {},
+      );
 
     const fault = this.faults.take();
     if (fault) rec.fault = fault.kind;
@@ -145,25 +164,64 @@ export class SimulatedOrg extends EventEmitter {
     const bucket = this.buckets[api];
     if (fault?.kind === 'status') {
       const code = fault.errorCode ?? 'E0000009';
-      return this.#reply(res, rec, oktaError(fault.status, code, code === 'E0000009' ? 'Internal Server Error: the query took too long' : 'Service unavailable'), this.#rlHeaders(bucket, now));
+      return this.#reply(
+        res,
+        rec,
+        oktaError(
+          fault.status,
+          code,
+          code === 'E0000009' ? 'Internal Server Error: the query took too long' : 'Service unavailable',
+        ),
+        this.#rlHeaders(bucket, now),
+      );
     }
     if (fault?.kind === '429') {
-      const h = fault.reset === 'missing' ? {} : { ...this.#rlHeaders(bucket, now), ...(fault.reset === 'past' ? { 'x-rate-limit-reset': String(Math.floor(now / 1000) - 30) } : {}) };
-      return this.#reply(res, rec, oktaError(429, 'E0000047', 'API call exceeded rate limit due to too many requests.'), h);
+      const h =
+        fault.reset === 'missing'
+          ? {}
+          : {
+              ...this.#rlHeaders(bucket, now),
+              ...(fault.reset === 'past' ? { 'x-rate-limit-reset': String(Math.floor(now / 1000) - 30) } : {}),
+            };
+      return this.#reply(
+        res,
+        rec,
+        oktaError(429, 'E0000047', 'API call exceeded rate limit due to too many requests.'),
+        h,
+      );
     }
     let rl: Record<string, string> = {};
     if (bucket) {
       const admission = bucket.admit(now);
       rl = this.#o.rateLimitHeaders === 'missing' ? {} : admission.headers;
       if (!admission.allowed) {
-        return this.#reply(res, rec, { ...oktaError(429, 'E0000047', 'API call exceeded rate limit due to too many requests.'), violation: 'rate limit exceeded' }, rl);
+        return this.#reply(
+          res,
+          rec,
+          {
+            ...oktaError(429, 'E0000047', 'API call exceeded rate limit due to too many requests.'),
+            violation: 'rate limit exceeded',
+          },
+          rl,
+        );
       }
     }
     const scope = api === 'logs' ? 'okta.logs.read' : 'okta.events.read';
-    const denied = await this.auth.authenticate(header(req, 'authorization'), header(req, 'dpop'), 'GET', url.toString(), scope);
+    const denied = await this.auth.authenticate(
+      header(req, 'authorization'),
+      header(req, 'dpop'),
+      'GET',
+      url.toString(),
+      scope,
+    );
     if (denied) return this.#reply(res, rec, denied, rl);
     if (api === 'events' && !this.legacyEnabled) {
-      return this.#reply(res, rec, oktaError(403, 'E0000015', 'You do not have permission to access the feature you are requesting'), rl);
+      return this.#reply(
+        res,
+        rec,
+        oktaError(403, 'E0000015', 'You do not have permission to access the feature you are requesting'),
+        rl,
+      );
     }
     const page = this.#page(api, url, now);
     if (!('items' in page)) return this.#reply(res, rec, page, rl);
@@ -174,15 +232,22 @@ export class SimulatedOrg extends EventEmitter {
   }
 
   #page(api: 'logs' | 'events', url: URL, now: number): PageResult | Reply {
-    const ctx: PagingContext = { origin: this.#url, now, retentionMs: (this.#o.retentionDays ?? 90) * DAY, issued: this.#issued };
+    const ctx: PagingContext = {
+      origin: this.#url,
+      now,
+      retentionMs: (this.#o.retentionDays ?? 90) * DAY,
+      issued: this.#issued,
+    };
     if (api === 'logs') {
       const checked = checkLogsQuery(url.searchParams, now, (this.#o.maxSinceDays ?? 180) * DAY);
-      if (!checked.ok) return { ...checked.rejection, body: body(checked.rejection), violation: checked.rejection.summary };
+      if (!checked.ok)
+        return { ...checked.rejection, body: body(checked.rejection), violation: checked.rejection.summary };
       this.breaches.push(...checked.breaches);
       return logsPage(this.logs, checked.value, ctx);
     }
     const checked = checkEventsQuery(url.searchParams);
-    if (!checked.ok) return { ...checked.rejection, body: body(checked.rejection), violation: checked.rejection.summary };
+    if (!checked.ok)
+      return { ...checked.rejection, body: body(checked.rejection), violation: checked.rejection.summary };
     this.breaches.push(...checked.breaches);
     return eventsPage(this.legacy, checked.value, url.toString(), ctx);
   }
@@ -193,7 +258,10 @@ export class SimulatedOrg extends EventEmitter {
 
   #reply(res: ServerResponse, rec: RequestRecord, reply: Reply, headers: Record<string, string>): void {
     rec.status = reply.status;
-    if (reply.violation) this.violations.push(`${reply.status} ${rec.method} ${rec.path} ${JSON.stringify(rec.params)}: ${reply.violation}`);
+    if (reply.violation)
+      this.violations.push(
+        `${reply.status} ${rec.method} ${rec.path} ${JSON.stringify(rec.params)}: ${reply.violation}`,
+      );
     this.#send(res, reply, headers);
   }
 
@@ -202,7 +270,12 @@ export class SimulatedOrg extends EventEmitter {
     res.end(JSON.stringify(reply.body));
   }
 
-  async #writePage(res: ServerResponse, body: string, headers: Record<string, string | string[]>, fault: Fault | null): Promise<void> {
+  async #writePage(
+    res: ServerResponse,
+    body: string,
+    headers: Record<string, string | string[]>,
+    fault: Fault | null,
+  ): Promise<void> {
     const bytes = Buffer.from(body);
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(bytes.length), ...headers });
     if (fault?.kind === 'truncate') {
@@ -232,7 +305,13 @@ function header(req: IncomingMessage, name: string): string | undefined {
 }
 
 function body(r: { errorCode: string; summary: string }): unknown {
-  return { errorCode: r.errorCode, errorSummary: r.summary, errorLink: r.errorCode, errorId: 'simrejected', errorCauses: [{ errorSummary: r.summary }] };
+  return {
+    errorCode: r.errorCode,
+    errorSummary: r.summary,
+    errorLink: r.errorCode,
+    errorId: 'simrejected',
+    errorCauses: [{ errorSummary: r.summary }],
+  };
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

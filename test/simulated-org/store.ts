@@ -60,7 +60,9 @@ export class EventLog {
       const event: Record<string, unknown> = { ...item.event, published: new Date(item.published).toISOString() };
       const id = String(event[this.#idField]);
       const action = (event.action ?? {}) as { objectType?: unknown };
-      const targets = Array.isArray(event.targets) ? (event.targets as Array<{ objectType?: unknown; id?: unknown }>) : [];
+      const targets = Array.isArray(event.targets)
+        ? (event.targets as Array<{ objectType?: unknown; id?: unknown }>)
+        : [];
       const stored: StoredEvent = {
         seq: ++this.#seq,
         persistedAt,
@@ -120,7 +122,14 @@ export interface Scan {
  * Pages forward from `start`: up to `limit` visible events passing `keep`.
  * Events past retention are skipped silently (the query still succeeds).
  */
-export function scanForward(log: EventLog, start: number, limit: number, now: number, retentionMs: number, keep: (e: StoredEvent) => boolean): Scan {
+export function scanForward(
+  log: EventLog,
+  start: number,
+  limit: number,
+  now: number,
+  retentionMs: number,
+  keep: (e: StoredEvent) => boolean,
+): Scan {
   const items: StoredEvent[] = [];
   const visible = log.visibleCount(now);
   let i = start;

@@ -19,7 +19,11 @@ export interface CliResult {
 
 export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, cwd = REPO_DIR): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, hooklogArgs(args), { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, hooklogArgs(args), {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -37,8 +41,16 @@ export interface Daemon {
 }
 
 /** Starts `hooklog start` and waits until it prints that it listens; returns its URL. */
-export async function startDaemon(args: readonly string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<Daemon> {
-  const child = spawn(process.execPath, hooklogArgs(['start', ...args]), { cwd: REPO_DIR, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startDaemon(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 60_000,
+): Promise<Daemon> {
+  const child = spawn(process.execPath, hooklogArgs(['start', ...args]), {
+    cwd: REPO_DIR,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));

@@ -25,7 +25,9 @@ export function writeTestConfig(opts: { kafkaBrokers?: string; extra?: Record<st
     stream: {
       topic_prefix: `e2e-${suffix}`,
       partitions: 2,
-      ...(opts.kafkaBrokers ? { kafka: { brokers: opts.kafkaBrokers.split(','), client_id: `hooklog-e2e-${suffix}` } } : {}),
+      ...(opts.kafkaBrokers
+        ? { kafka: { brokers: opts.kafkaBrokers.split(','), client_id: `hooklog-e2e-${suffix}` } }
+        : {}),
     },
     store: { database: `e2e_${suffix}` },
     sink: { group: `sink-${suffix}`, max_batch_wait_ms: 200 },
@@ -38,7 +40,12 @@ export function writeTestConfig(opts: { kafkaBrokers?: string; extra?: Record<st
 }
 
 /** POSTs a delivery the way the service does: JSON, the auth header, a 3 s time-out. */
-export async function postDelivery(baseUrl: string, hookId: string, body: unknown, secret = TEST_SECRET): Promise<number> {
+export async function postDelivery(
+  baseUrl: string,
+  hookId: string,
+  body: unknown,
+  secret = TEST_SECRET,
+): Promise<number> {
   const res = await fetch(`${baseUrl}/hooks/events/${hookId}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json', authorization: secret },

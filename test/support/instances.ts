@@ -29,19 +29,27 @@ export interface Instance {
 }
 
 export function spawnHooklog(name: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Instance {
-  const child = spawn(process.execPath, hooklogArgs(['start', ...args]), { cwd: REPO_DIR, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, hooklogArgs(['start', ...args]), {
+    cwd: REPO_DIR,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const running = () => child.exitCode === null && child.signalCode === null;
-  const lines = () => out.split('\n').filter((l) => l.startsWith('{')).flatMap((l) => {
-    try {
-      return [JSON.parse(l) as Record<string, unknown>];
-    } catch {
-      return [];
-    }
-  });
+  const lines = () =>
+    out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .flatMap((l) => {
+        try {
+          return [JSON.parse(l) as Record<string, unknown>];
+        } catch {
+          return [];
+        }
+      });
   const died = exited.then(() => {
     throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}):\n${out.slice(-4000)}`);
   });
@@ -55,8 +63,10 @@ export function spawnHooklog(name: string, args: readonly string[], env: NodeJS.
     output: () => out,
     lines,
     running,
-    address: (timeoutMs = 60_000) => until(() => /"address":"(http[^"]+)"/.exec(out)?.[1], timeoutMs, `${name} to listen`),
-    started: async (timeoutMs = 60_000) => void (await until(() => out.includes('"msg":"hooklog started"') || undefined, timeoutMs, `${name} to start`)),
+    address: (timeoutMs = 60_000) =>
+      until(() => /"address":"(http[^"]+)"/.exec(out)?.[1], timeoutMs, `${name} to listen`),
+    started: async (timeoutMs = 60_000) =>
+      void (await until(() => out.includes('"msg":"hooklog started"') || undefined, timeoutMs, `${name} to start`)),
     kill: async (signal) => {
       if (running()) child.kill(signal);
       await exited;
@@ -74,5 +84,7 @@ export function withOwnDataDir(configPath: string, name: string): string {
 
 /** A valid LogEvent for a hook delivery: fresh uuid, published now. */
 export function hookEvent(i: number): Record<string, unknown> & { uuid: string } {
-  return { ...logEvent(i), uuid: randomUUID(), published: new Date().toISOString() } as Record<string, unknown> & { uuid: string };
+  return { ...logEvent(i), uuid: randomUUID(), published: new Date().toISOString() } as Record<string, unknown> & {
+    uuid: string;
+  };
 }

@@ -13,7 +13,9 @@ export function samples(text: string): Sample[] {
     if (line === '' || line.startsWith('#')) continue;
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!m) continue;
-    const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1]!, x[2]!]));
+    const labels = Object.fromEntries(
+      [...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1]!, x[2]!]),
+    );
     out.push({ name: m[1]!, labels, value: Number(m[3]) });
   }
   return out;
@@ -28,5 +30,9 @@ export function total(text: string, name: string, labels: Record<string, string>
 
 /** The largest such sample, or -Infinity when there is none. */
 export function max(text: string, name: string, labels: Record<string, string> = {}): number {
-  return Math.max(...samples(text).filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).map((s) => s.value));
+  return Math.max(
+    ...samples(text)
+      .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+      .map((s) => s.value),
+  );
 }

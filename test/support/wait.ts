@@ -17,7 +17,9 @@ export async function waitFor<T>(
       last = err;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${opts.what ?? 'condition'}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+      throw new Error(
+        `timed out waiting for ${opts.what ?? 'condition'}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`,
+      );
     }
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 25));
   }

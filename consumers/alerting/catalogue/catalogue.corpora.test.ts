@@ -31,7 +31,11 @@ const BASE = {
 
 const loaded = loadRulePaths([CATALOGUE]);
 const withFilter = loaded.filter((l) => l.catalogue?.tree);
-const name = (l: LoadedFile) => l.file.split('/').pop()!.replace(/\.yml$/, '');
+const name = (l: LoadedFile) =>
+  l.file
+    .split('/')
+    .pop()!
+    .replace(/\.yml$/, '');
 
 function built(l: LoadedFile, i: number): Witness {
   const w = witness(l.catalogue!.tree!, BASE);
@@ -46,9 +50,16 @@ describe('the vendor catalogue, as published', () => {
     expect(loaded.every((l) => l.format === 'okta-catalogue')).toBe(true);
     const det = loaded.filter((l) => l.catalogue!.kind === 'detection');
     const hunts = loaded.filter((l) => l.catalogue!.kind === 'hunt');
-    expect([det.length, det.filter((l) => l.catalogue!.tree).length, hunts.length, hunts.filter((l) => l.catalogue!.tree).length]).toEqual([34, 25, 12, 12]);
+    expect([
+      det.length,
+      det.filter((l) => l.catalogue!.tree).length,
+      hunts.length,
+      hunts.filter((l) => l.catalogue!.tree).length,
+    ]).toEqual([34, 25, 12, 12]);
     // Detections run on the stream; hunts run with `hooklog hunt`.
-    expect(det.filter((l) => l.catalogue!.tree).every((l) => l.rules.length === 1 && l.rules[0]!.kind === 'match')).toBe(true);
+    expect(
+      det.filter((l) => l.catalogue!.tree).every((l) => l.rules.length === 1 && l.rules[0]!.kind === 'match'),
+    ).toBe(true);
     expect(hunts.every((l) => l.rules.length === 0)).toBe(true);
   });
 
@@ -67,17 +78,28 @@ describe('the vendor catalogue, as published', () => {
   });
 
   it('every prose-only detection has a content pack rule named after it', () => {
-    const prose = loaded.filter((l) => !l.catalogue!.tree).map(name).sort();
+    const prose = loaded
+      .filter((l) => !l.catalogue!.tree)
+      .map(name)
+      .sort();
     expect(prose).toHaveLength(9);
     const pack = loadRulePaths([PACK]).flatMap((f) => f.rules.map((r) => r.id));
-    for (const p of prose) expect(pack.some((id) => id === `okta-catalogue.${p}` || id.startsWith(`okta-catalogue.${p}.`)), p).toBe(true);
+    for (const p of prose)
+      expect(
+        pack.some((id) => id === `okta-catalogue.${p}` || id.startsWith(`okta-catalogue.${p}.`)),
+        p,
+      ).toBe(true);
   });
 });
 
 describe('the catalogue hunts in ClickHouse', () => {
   let store: Store;
   beforeAll(async () => {
-    store = openStore({ database: randomName('catalogue'), dataDir: mkdtempSync(join(tmpdir(), 'hooklog-catalogue-')), logger: silentLogger() });
+    store = openStore({
+      database: randomName('catalogue'),
+      dataDir: mkdtempSync(join(tmpdir(), 'hooklog-catalogue-')),
+      logger: silentLogger(),
+    });
     await migrate(store, silentLogger());
     const events = withFilter.flatMap((l, i) => {
       const w = built(l, i);
@@ -91,7 +113,11 @@ describe('the catalogue hunts in ClickHouse', () => {
     for (const [i, l] of withFilter.entries()) {
       const { sql, params } = huntQuery(l.catalogue!.tree!);
       const rows = await store.query<{ uuid: string }>(sql.replaceAll('{db}', store.database), {
-        ...params, org: 'acme', since: '2026-03-01 00:00:00.000', until: '2026-04-01 00:00:00.000', limit: 1000,
+        ...params,
+        org: 'acme',
+        since: '2026-03-01 00:00:00.000',
+        until: '2026-04-01 00:00:00.000',
+        limit: 1000,
       });
       const uuids = rows.map((r) => r.uuid);
       expect(uuids, name(l)).toContain(`fire-${i}`);

@@ -58,13 +58,24 @@ export function catalogueEntry(doc: Record<string, unknown>, file: string, opts:
   const title = typeof doc['title'] === 'string' ? doc['title'].trim() : name;
   const filter = filterText(det);
   if (filter === null) {
-    return { file, kind, id, title, filter: null, tree: null, rule: null, prose: Object.keys(det).filter((k) => k !== 'okta_systemlog') };
+    return {
+      file,
+      kind,
+      id,
+      title,
+      filter: null,
+      tree: null,
+      rule: null,
+      prose: Object.keys(det).filter((k) => k !== 'okta_systemlog'),
+    };
   }
   let tree: FilterNode;
   try {
     tree = parseFilter(filter);
   } catch (err) {
-    throw new AlertingError('rule_invalid', `${file}: detection.okta_systemlog: ${(err as Error).message}`, { cause: err });
+    throw new AlertingError('rule_invalid', `${file}: detection.okta_systemlog: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   const rule = compileRule({ id, title, type: 'match', detection: filter }, { ...opts, source: file });
   return { file, kind, id, title, filter, tree, rule, prose: [] };

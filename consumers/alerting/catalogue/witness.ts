@@ -104,12 +104,14 @@ export function witness(tree: FilterNode, base: Record<string, unknown>): Witnes
   }
   // Negative conditions on paths nobody set hold by absence; `ne` needs the value.
   for (const c of cs.filter((x) => !x.positive)) {
-    if (c.node.op === 'cmp' && c.node.cmp === 'ne' && !set.has(c.path.toLowerCase())) setPath(fire, c.path, c.node.value);
+    if (c.node.op === 'cmp' && c.node.cmp === 'ne' && !set.has(c.path.toLowerCase()))
+      setPath(fire, c.path, c.node.value);
   }
   // The near miss breaks one condition the filter requires outright: the last attribute test
   // that is the filter itself or one of its top-level `and` terms.
   const required = (tree.op === 'and' ? tree.items : [tree]).filter(
-    (n): n is Constraint['node'] => (n.op === 'cmp' && n.cmp !== 'ne' && n.value !== null) || n.op === 'in' || n.op === 'pr',
+    (n): n is Constraint['node'] =>
+      (n.op === 'cmp' && n.cmp !== 'ne' && n.value !== null) || n.op === 'in' || n.op === 'pr',
   );
   const breakIt = required[required.length - 1];
   const miss = structuredClone(fire);

@@ -15,34 +15,64 @@ let seq = 0;
 
 function fires(rule: CompiledRule, events: Record<string, unknown>[]): number {
   const engine = new PartitionEngine([rule], { allowedLatenessMs: 0 });
-  return events.reduce((n, e, i) => n + engine.process(e, { org: 'acme', timeMs: T0 + i * 1000, id: `e${seq++}` }).length, 0);
+  return events.reduce(
+    (n, e, i) => n + engine.process(e, { org: 'acme', timeMs: T0 + i * 1000, id: `e${seq++}` }).length,
+    0,
+  );
 }
 
 const policyUpdate = (from: string, to: string, result = 'SUCCESS') => ({
-  eventType: 'policy.rule.update', outcome: { result },
+  eventType: 'policy.rule.update',
+  outcome: { result },
   target: [
     { id: 'pol1', type: 'PolicyEntity', displayName: 'Password manager' },
-    { id: 'rul1', type: 'PolicyRule', displayName: 'Catch-all', changeDetails: {
-      from: { policyRuleActionJson: JSON.stringify({ appSignOn: { verificationMethod: { factorMode: from } } }) },
-      to: { policyRuleActionJson: JSON.stringify({ appSignOn: { verificationMethod: { factorMode: to } } }) },
-    } },
+    {
+      id: 'rul1',
+      type: 'PolicyRule',
+      displayName: 'Catch-all',
+      changeDetails: {
+        from: { policyRuleActionJson: JSON.stringify({ appSignOn: { verificationMethod: { factorMode: from } } }) },
+        to: { policyRuleActionJson: JSON.stringify({ appSignOn: { verificationMethod: { factorMode: to } } }) },
+      },
+    },
   ],
 });
-const enrol = (name: string) => ({ eventType: 'device.enrollment.create', target: [{ type: 'Device', displayName: name }] });
-const deviceAdd = (user: string, device: string) => ({ eventType: 'device.user.add', actor: { id: user }, target: [{ type: 'Device', detailEntry: { oktaDeviceId: device } }] });
+const enrol = (name: string) => ({
+  eventType: 'device.enrollment.create',
+  target: [{ type: 'Device', displayName: name }],
+});
+const deviceAdd = (user: string, device: string) => ({
+  eventType: 'device.user.add',
+  actor: { id: user },
+  target: [{ type: 'Device', detailEntry: { oktaDeviceId: device } }],
+});
 const sso = (user: string, app: string) => ({
-  eventType: 'user.authentication.sso', outcome: { result: 'SUCCESS' }, actor: { id: user },
-  debugContext: { debugData: { initiationType: 'IDP_INITIATED' } }, target: [{ type: 'AppInstance', alternateId: app }, { type: 'AppUser', alternateId: user }],
+  eventType: 'user.authentication.sso',
+  outcome: { result: 'SUCCESS' },
+  actor: { id: user },
+  debugContext: { debugData: { initiationType: 'IDP_INITIATED' } },
+  target: [
+    { type: 'AppInstance', alternateId: app },
+    { type: 'AppUser', alternateId: user },
+  ],
 });
 const abandon = (user: string, ip: string, proxy = false) => ({
-  eventType: 'user.authentication.auth_via_mfa', outcome: { result: 'ABANDONED' }, actor: { id: user }, client: { ipAddress: ip }, securityContext: { isProxy: proxy },
+  eventType: 'user.authentication.auth_via_mfa',
+  outcome: { result: 'ABANDONED' },
+  actor: { id: user },
+  client: { ipAddress: ip },
+  securityContext: { isProxy: proxy },
 });
 
 describe('content/okta-catalogue.yaml stream rules', () => {
-  const rules = new Map(loadRulePaths([PACK]).flatMap((f) => f.rules).map((r) => [r.id, r]));
+  const rules = new Map(
+    loadRulePaths([PACK])
+      .flatMap((f) => f.rules)
+      .map((r) => [r.id, r]),
+  );
   const r = (id: string) => rules.get(`okta-catalogue.${id}`)!;
 
-  it('authentication_policy_mfa_downgrade: 2FA → 1FA in the second target\'s JSON', () => {
+  it("authentication_policy_mfa_downgrade: 2FA → 1FA in the second target's JSON", () => {
     expect(fires(r('authentication_policy_mfa_downgrade'), [policyUpdate('2FA', '1FA')])).toBe(1);
     expect(fires(r('authentication_policy_mfa_downgrade'), [policyUpdate('1FA', '2FA')])).toBe(0);
     expect(fires(r('authentication_policy_mfa_downgrade'), [policyUpdate('2FA', '1FA', 'FAILURE')])).toBe(0);
@@ -50,7 +80,8 @@ describe('content/okta-catalogue.yaml stream rules', () => {
 
   it('device_enrolled_with_nonstandard_hostname: with the pattern configured, only names that do not follow it', () => {
     const withPattern = loadRulePaths([PACK], { placeholders: { device_hostname_pattern: ['^CORP-[A-Z0-9]+$'] } })
-      .flatMap((f) => f.rules).find((x) => x.id === 'okta-catalogue.device_enrolled_with_nonstandard_hostname')!;
+      .flatMap((f) => f.rules)
+      .find((x) => x.id === 'okta-catalogue.device_enrolled_with_nonstandard_hostname')!;
     expect(fires(withPattern, [enrol('DESKTOP-H4CK3R')])).toBe(1);
     expect(fires(withPattern, [enrol('CORP-LT0042')])).toBe(0);
     // Without a pattern nothing is standard: every enrolment is reported.
@@ -59,7 +90,13 @@ describe('content/okta-catalogue.yaml stream rules', () => {
 
   it('device_registered_to_multiple_users: a second user on one device', () => {
     expect(fires(r('device_registered_to_multiple_users'), [deviceAdd('u1', 'dev1'), deviceAdd('u2', 'dev1')])).toBe(1);
-    expect(fires(r('device_registered_to_multiple_users'), [deviceAdd('u1', 'dev1'), deviceAdd('u1', 'dev1'), deviceAdd('u2', 'dev2')])).toBe(0);
+    expect(
+      fires(r('device_registered_to_multiple_users'), [
+        deviceAdd('u1', 'dev1'),
+        deviceAdd('u1', 'dev1'),
+        deviceAdd('u2', 'dev2'),
+      ]),
+    ).toBe(0);
   });
 
   it('rapid_application_access: ten apps in a minute; nine do not', () => {

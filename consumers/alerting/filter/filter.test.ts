@@ -40,13 +40,24 @@ const EVENTS: Record<string, Record<string, unknown>> = {
       { id: 'app2', type: 'AppInstance', displayName: 'AWS Console', detailEntry: { methodTypeUsed: 'sms' } },
     ],
   }),
-  risky: ev('e-risk', { eventType: 'user.risk.detect', debugContext: { debugData: { risk: '{level=HIGH, detectionName=Session Influenced}', count: 7 } } }),
+  risky: ev('e-risk', {
+    eventType: 'user.risk.detect',
+    debugContext: { debugData: { risk: '{level=HIGH, detectionName=Session Influenced}', count: 7 } },
+  }),
   noOutcome: ev('e-none', { outcome: null, client: { ipAddress: '203.0.113.1', userAgent: { os: 'Mac OS X' } } }),
   policyJson: ev('e-json', {
     eventType: 'policy.rule.update',
-    target: [{ id: 'p', displayName: 'Policy' }, { id: 'r', changeDetails: { to: { policyRuleActionJson: '{"appSignOn":{"verificationMethod":{"factorMode":"1FA"}}}' } } }],
+    target: [
+      { id: 'p', displayName: 'Policy' },
+      {
+        id: 'r',
+        changeDetails: { to: { policyRuleActionJson: '{"appSignOn":{"verificationMethod":{"factorMode":"1FA"}}}' } },
+      },
+    ],
   }),
-  quoted: ev('e-quote', { debugContext: { debugData: { logOnlySecurityData: '{"behaviors":{"New Device":"POSITIVE"}}' } } }),
+  quoted: ev('e-quote', {
+    debugContext: { debugData: { logOnlySecurityData: '{"behaviors":{"New Device":"POSITIVE"}}' } },
+  }),
 };
 
 /** expression → names of the events it must match */
@@ -68,21 +79,29 @@ const CASES: Array<[string, string[]]> = [
   ['debugContext.debugData.risk co " level=HIGH" or debugContext.debugData.risk co "{level=HIGH"', ['risky']],
   ['debugContext.debugData.count gt 5', ['risky']],
   ['debugContext.debugData.count le 5', []],
-  ['published ge "2026-03-02T10:00:00Z" and published lt "2026-03-02T10:00:00.001Z" and eventType eq "user.risk.detect"', ['risky']],
+  [
+    'published ge "2026-03-02T10:00:00Z" and published lt "2026-03-02T10:00:00.001Z" and eventType eq "user.risk.detect"',
+    ['risky'],
+  ],
   ['eventType in ["user.risk.detect", "policy.rule.update"]', ['risky', 'policyJson']],
   ['result eq "FAILURE"', ['failed']],
   ['target.changeDetails.to.policyRuleActionJson.appSignOn.verificationMethod.factorMode eq "1FA"', ['policyJson']],
   ['debugContext.debugData.logOnlySecurityData co "\\"New Device\\":\\"POSITIVE\\""', ['quoted']],
   ['client.userAgent.os eq "mac os x" or (eventType eq "policy.rule.update" and not target.id eq "p")', ['noOutcome']],
   ['eventType eq "a" or eventType eq "user.risk.detect" and outcome.result eq "FAILURE"', []],
-  ['(eventType eq "user.risk.detect" or eventType eq "policy.rule.update") and outcome.result eq "SUCCESS"', ['risky', 'policyJson']],
+  [
+    '(eventType eq "user.risk.detect" or eventType eq "policy.rule.update") and outcome.result eq "SUCCESS"',
+    ['risky', 'policyJson'],
+  ],
 ];
 
 describe('System Log filter language on events', () => {
   for (const [expr, want] of CASES) {
     it(expr, () => {
       const p = compileFilter(expr);
-      const got = Object.entries(EVENTS).filter(([, e]) => p(e)).map(([n]) => n);
+      const got = Object.entries(EVENTS)
+        .filter(([, e]) => p(e))
+        .map(([n]) => n);
       expect(got.sort()).toEqual([...want].sort());
     });
   }
@@ -90,7 +109,16 @@ describe('System Log filter language on events', () => {
   it('binds not tighter than and, and tighter than or (SCIM precedence)', () => {
     expect(parseFilter('a pr or b pr and not c pr')).toEqual({
       op: 'or',
-      items: [{ op: 'pr', path: 'a', at: 0 }, { op: 'and', items: [{ op: 'pr', path: 'b', at: 8 }, { op: 'not', item: { op: 'pr', path: 'c', at: 21 } }] }],
+      items: [
+        { op: 'pr', path: 'a', at: 0 },
+        {
+          op: 'and',
+          items: [
+            { op: 'pr', path: 'b', at: 8 },
+            { op: 'not', item: { op: 'pr', path: 'c', at: 21 } },
+          ],
+        },
+      ],
     });
   });
 
@@ -119,9 +147,16 @@ describe('System Log filter language on events', () => {
 describe('System Log filter language in ClickHouse', () => {
   let store: Store;
   beforeAll(async () => {
-    store = openStore({ database: randomName('filter'), dataDir: mkdtempSync(join(tmpdir(), 'hooklog-filter-')), logger: silentLogger() });
+    store = openStore({
+      database: randomName('filter'),
+      dataDir: mkdtempSync(join(tmpdir(), 'hooklog-filter-')),
+      logger: silentLogger(),
+    });
     await migrate(store, silentLogger());
-    await insertChunk(store, Object.values(EVENTS).map((event) => ({ org: 'acme', event })));
+    await insertChunk(
+      store,
+      Object.values(EVENTS).map((event) => ({ org: 'acme', event })),
+    );
   });
   afterAll(async () => store?.close());
 
@@ -129,13 +164,18 @@ describe('System Log filter language in ClickHouse', () => {
     const byUuid = new Map(Object.entries(EVENTS).map(([n, e]) => [e['uuid'] as string, n]));
     for (const [expr, want] of CASES) {
       const { where, params } = compileFilterSql(expr);
-      const rows = await store.query<{ uuid: string }>(`SELECT uuid FROM ${store.database}.events_v2 FINAL WHERE org = {org:String} AND ${where}`, { ...params, org: 'acme' });
+      const rows = await store.query<{ uuid: string }>(
+        `SELECT uuid FROM ${store.database}.events_v2 FINAL WHERE org = {org:String} AND ${where}`,
+        { ...params, org: 'acme' },
+      );
       expect(rows.map((r) => byUuid.get(r.uuid)).sort(), expr).toEqual([...want].sort());
     }
   });
 
   it('binds every value and attribute name as a parameter: a hostile value is data', async () => {
-    const { where, params } = compileFilterSql(`eventType eq "x') OR 1=1 --" or debugContext.debugData.risk co "'; DROP TABLE events_v2; --"`);
+    const { where, params } = compileFilterSql(
+      `eventType eq "x') OR 1=1 --" or debugContext.debugData.risk co "'; DROP TABLE events_v2; --"`,
+    );
     expect(where).not.toContain('DROP');
     expect(where).not.toContain('1=1');
     expect(Object.values(params)).toContain("x') or 1=1 --");

@@ -127,7 +127,8 @@ export function parseFilter(src: string): FilterNode {
     if (COMPARE.has(op)) return { op: 'cmp', cmp: op as CompareOp, path: t.v, value: literal(), at: t.at };
     if (op === 'in') {
       const open = toks[i];
-      if (!open || open.t !== 'punct' || (open.v !== '[' && open.v !== '(')) return fail('`in` needs a list: [ "a", "b" ]');
+      if (!open || open.t !== 'punct' || (open.v !== '[' && open.v !== '('))
+        return fail('`in` needs a list: [ "a", "b" ]');
       const close = open.v === '[' ? ']' : ')';
       i++;
       const values: Literal[] = [];
@@ -209,9 +210,24 @@ export function filterPaths(node: FilterNode): string[] {
  * catalogue uses anyway to what they mean, and lint reports the rest.
  */
 export const LOG_EVENT_FIELDS = new Set([
-  'uuid', 'published', 'eventtype', 'version', 'severity', 'legacyeventtype', 'displaymessage', 'actor', 'client',
-  'device', 'outcome', 'target', 'transaction', 'debugcontext', 'authenticationcontext', 'securitycontext',
-  'request', 'insertiontimestamp',
+  'uuid',
+  'published',
+  'eventtype',
+  'version',
+  'severity',
+  'legacyeventtype',
+  'displaymessage',
+  'actor',
+  'client',
+  'device',
+  'outcome',
+  'target',
+  'transaction',
+  'debugcontext',
+  'authenticationcontext',
+  'securitycontext',
+  'request',
+  'insertiontimestamp',
 ]);
 
 /**

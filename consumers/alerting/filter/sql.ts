@@ -83,8 +83,10 @@ class Builder {
       const p = this.bind(text.toLowerCase(), 'String');
       if (ISO_RE.test(text)) {
         const t = this.bind(text, 'String');
-        return `if(match(x, '^\\\\d{4}-\\\\d\\\\d-\\\\d\\\\d[T ]\\\\d\\\\d:\\\\d\\\\d') AND parseDateTime64BestEffortOrNull(x, 3) IS NOT NULL, ` +
-          `parseDateTime64BestEffortOrNull(x, 3) ${sym} parseDateTime64BestEffort(${t}, 3), lowerUTF8(x) ${sym} ${p})`;
+        return (
+          `if(match(x, '^\\\\d{4}-\\\\d\\\\d-\\\\d\\\\d[T ]\\\\d\\\\d:\\\\d\\\\d') AND parseDateTime64BestEffortOrNull(x, 3) IS NOT NULL, ` +
+          `parseDateTime64BestEffortOrNull(x, 3) ${sym} parseDateTime64BestEffort(${t}, 3), lowerUTF8(x) ${sym} ${p})`
+        );
       }
       return `lowerUTF8(x) ${sym} ${p}`;
     }

@@ -34,7 +34,8 @@ export function mapAlertRecord(rec: ConsumedRecord): MapResult<AlertRow> {
   } catch {
     return { ok: false, reason: 'alert record is not JSON' };
   }
-  if (typeof a?.alert_id !== 'string' || typeof a.event_time !== 'string') return { ok: false, reason: 'alert record lacks alert_id/event_time' };
+  if (typeof a?.alert_id !== 'string' || typeof a.event_time !== 'string')
+    return { ok: false, reason: 'alert record lacks alert_id/event_time' };
   return {
     ok: true,
     row: {
@@ -66,7 +67,13 @@ export interface ClickHouseOutputOptions {
 
 export function startClickHouseOutput(o: ClickHouseOutputOptions): Promise<Consumer> {
   const pipeline: Pipeline = { table: o.table ?? 'alerts', map: mapAlertRecord, onReject: 'deadletter' };
-  const deps = { store: o.store, stream: o.stream, deadletterTopic: o.deadletterTopic, telemetry: createSinkTelemetry(o.logger), signal: o.signal };
+  const deps = {
+    store: o.store,
+    stream: o.stream,
+    deadletterTopic: o.deadletterTopic,
+    telemetry: createSinkTelemetry(o.logger),
+    signal: o.signal,
+  };
   return o.stream.consume({
     topic: o.alertsTopic,
     group: `${o.group}.clickhouse`,

@@ -24,10 +24,15 @@ export async function postAlert(cfg: WebhookConfig, alert: Alert, signal?: Abort
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-hooklog-alert-id': alert.alert_id, ...cfg.headers },
       body: webhookBody(alert, cfg.format),
-      signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(cfg.timeout_ms)]) : AbortSignal.timeout(cfg.timeout_ms),
+      signal: signal
+        ? AbortSignal.any([signal, AbortSignal.timeout(cfg.timeout_ms)])
+        : AbortSignal.timeout(cfg.timeout_ms),
     });
   } catch (err) {
-    throw new AlertingError('output_failed', `webhook ${cfg.name}: ${(err as Error).message}`, { retriable: true, cause: err });
+    throw new AlertingError('output_failed', `webhook ${cfg.name}: ${(err as Error).message}`, {
+      retriable: true,
+      cause: err,
+    });
   }
   await res.arrayBuffer().catch(() => undefined);
   if (res.ok) return;

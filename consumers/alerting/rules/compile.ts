@@ -27,7 +27,10 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
   const parsed = ruleSpecSchema.safeParse(input);
   if (!parsed.success) {
     const id = (input as { id?: unknown } | null)?.id;
-    throw new AlertingError('rule_invalid', `${source}: rule ${String(id ?? '?')}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new AlertingError(
+      'rule_invalid',
+      `${source}: rule ${String(id ?? '?')}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   }
   const spec: RuleSpec = parsed.data;
   const where = `${source}: rule ${spec.id}`;
@@ -39,12 +42,14 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
     need((spec.sql === undefined) !== (spec.query === undefined), 'exactly one of `sql` and `query`');
     need(spec.every_ms && spec.lookback_ms, 'every_ms and lookback_ms');
     need(spec.key.length, 'key (the result columns that identify a finding)');
-    if (spec.sql !== undefined && /\$\{|'\s*\+/.test(spec.sql)) throw new AlertingError('rule_invalid', `${where}: sql must take values as {name:Type} parameters`);
+    if (spec.sql !== undefined && /\$\{|'\s*\+/.test(spec.sql))
+      throw new AlertingError('rule_invalid', `${where}: sql must take values as {name:Type} parameters`);
   }
   if (spec.type === 'stateful') need(spec.when, '`when`');
   if (spec.type === 'first_seen') need(spec.distinct_field, 'distinct_field (the value that is new or not)');
   if (spec.type === 'sequence') need(spec.first && spec.then, '`first` and `then`');
-  else if (!['absence', 'stateful', 'first_seen', 'scheduled', 'temporal'].includes(spec.type)) need(spec.detection, '`detection`');
+  else if (!['absence', 'stateful', 'first_seen', 'scheduled', 'temporal'].includes(spec.type))
+    need(spec.detection, '`detection`');
   if (spec.type === 'distinct') need(spec.distinct_field, 'distinct_field');
   const det = (d: Record<string, unknown> | string | undefined, fallback: Predicate, part: string): Predicate => {
     if (d === undefined) return fallback;
@@ -58,7 +63,12 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
   const fields = Object.entries(spec.fields).map(([n, p]) => [n, compilePath(p)] as const);
   const stateful = spec.type === 'stateful' || spec.type === 'first_seen';
   const when = spec.when
-    ? compileExpr(spec.when, { names: new Set(Object.keys(spec.fields)), prev: spec.type === 'stateful', timeZone: spec.time_zone, where: `${where}.when` })
+    ? compileExpr(spec.when, {
+        names: new Set(Object.keys(spec.fields)),
+        prev: spec.type === 'stateful',
+        timeZone: spec.time_zone,
+        where: `${where}.when`,
+      })
     : null;
   let wherePred = spec.type === 'sequence' ? det(spec.first, never, 'first') : det(spec.detection, always, 'detection');
   if (when && !stateful) {
@@ -88,17 +98,17 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
     ttlMs: spec.ttl_ms ?? 30 * 86_400_000,
     ...(spec.type === 'scheduled'
       ? {
-        scheduled: {
-          ...(spec.sql !== undefined ? { sql: spec.sql } : {}),
-          ...(spec.query !== undefined ? { query: spec.query } : {}),
-          params: spec.params,
-          textParams: Object.fromEntries(Object.entries(spec.params).map(([k, v]) => [k, String(v)])),
-          everyMs: spec.every_ms!,
-          lookbackMs: spec.lookback_ms!,
-          key: spec.key,
-          timeColumn: spec.time_column,
-        },
-      }
+          scheduled: {
+            ...(spec.sql !== undefined ? { sql: spec.sql } : {}),
+            ...(spec.query !== undefined ? { query: spec.query } : {}),
+            params: spec.params,
+            textParams: Object.fromEntries(Object.entries(spec.params).map(([k, v]) => [k, String(v)])),
+            everyMs: spec.every_ms!,
+            lookbackMs: spec.lookback_ms!,
+            key: spec.key,
+            timeColumn: spec.time_column,
+          },
+        }
       : {}),
   };
 }

@@ -70,8 +70,15 @@ export function loadAnyRuleFile(file: string, opts: CompileOptions = {}): Loaded
     }
     if (isCatalogueDoc(doc)) {
       const entry = catalogueEntry(doc as Record<string, unknown>, file, opts);
-      if (!entry.rule) notes.push(`no filter expression (${entry.prose.join(', ')}): see the content pack rule named after it`);
-      return { file, format: 'okta-catalogue', rules: entry.rule && entry.kind === 'detection' ? [entry.rule] : [], catalogue: entry, notes };
+      if (!entry.rule)
+        notes.push(`no filter expression (${entry.prose.join(', ')}): see the content pack rule named after it`);
+      return {
+        file,
+        format: 'okta-catalogue',
+        rules: entry.rule && entry.kind === 'detection' ? [entry.rule] : [],
+        catalogue: entry,
+        notes,
+      };
     }
     if (docs.length === 0) docs = [doc && typeof doc === 'object' ? doc : parseSigmaYaml(text, notes)];
     const stem = file.replace(/^.*\//, '').replace(/\.ya?ml$/i, '');
@@ -83,10 +90,17 @@ export function loadAnyRuleFile(file: string, opts: CompileOptions = {}): Loaded
         continue;
       }
       if (!d || typeof d !== 'object' || !('detection' in d)) {
-        throw new AlertingError('rule_invalid', 'not a rule file: expected a list of hooklog rules, a Sigma rule or a catalogue detection');
+        throw new AlertingError(
+          'rule_invalid',
+          'not a rule file: expected a list of hooklog rules, a Sigma rule or a catalogue detection',
+        );
       }
       const { spec, order } = sigmaToSpec(d as Record<string, unknown>, docs.length > 1 ? `${stem}-${i}` : stem);
-      sigmaBases.push({ doc: d as Record<string, unknown>, rule: compileRule(spec, { ...opts, order, source: file }), file });
+      sigmaBases.push({
+        doc: d as Record<string, unknown>,
+        rule: compileRule(spec, { ...opts, order, source: file }),
+        file,
+      });
     }
     return { file, format: 'sigma', rules: sigmaBases.map((b) => b.rule), notes, sigmaBases, correlations };
   } catch (err) {
@@ -104,9 +118,16 @@ export function loadRulePaths(paths: readonly string[], opts: CompileOptions = {
   const files = ruleFilesUnder(paths).map((f) => loadAnyRuleFile(f, opts));
   const corrs = files.flatMap((f) => f.correlations ?? []);
   if (corrs.length === 0) return files;
-  const { rules, silenced } = compileCorrelations(corrs, files.flatMap((f) => f.sigmaBases ?? []), opts);
+  const { rules, silenced } = compileCorrelations(
+    corrs,
+    files.flatMap((f) => f.sigmaBases ?? []),
+    opts,
+  );
   return files.map((f) => ({
     ...f,
-    rules: [...f.rules.filter((r) => f.format !== 'sigma' || !silenced.has(r.id)), ...rules.filter((r) => r.source === f.file)],
+    rules: [
+      ...f.rules.filter((r) => f.format !== 'sigma' || !silenced.has(r.id)),
+      ...rules.filter((r) => r.source === f.file),
+    ],
   }));
 }

@@ -23,40 +23,118 @@ import type { FieldPath } from '../fields.js';
 import type { Predicate } from '../sigma/detection.js';
 import type { Expr } from '../state/expr.js';
 
-const detection = z.union([z.record(z.string(), z.unknown()), z.string().min(1)])
-  .describe('Which events: a Sigma-style detection (named selections and a `condition`), or a System Log filter expression (`eventType eq "…" and …`).');
+const detection = z
+  .union([z.record(z.string(), z.unknown()), z.string().min(1)])
+  .describe(
+    'Which events: a Sigma-style detection (named selections and a `condition`), or a System Log filter expression (`eventType eq "…" and …`).',
+  );
 
 export const ruleSpecSchema = z.strictObject({
-  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/).describe('Stable rule id; part of every alert id, so never reuse one for other logic.'),
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/)
+    .describe('Stable rule id; part of every alert id, so never reuse one for other logic.'),
   title: z.string().default('').describe('Human title for alerts.'),
-  severity: z.enum(['informational', 'low', 'medium', 'high', 'critical']).default('medium').describe('Severity carried by alerts.'),
-  type: z.enum(['match', 'threshold', 'distinct', 'sequence', 'absence', 'stateful', 'first_seen', 'scheduled', 'temporal']).default('match').describe('Rule kind (see module doc).'),
-  detection: detection.optional().describe('Which events count (match, threshold, distinct, absence). Absence defaults to every event.'),
+  severity: z
+    .enum(['informational', 'low', 'medium', 'high', 'critical'])
+    .default('medium')
+    .describe('Severity carried by alerts.'),
+  type: z
+    .enum(['match', 'threshold', 'distinct', 'sequence', 'absence', 'stateful', 'first_seen', 'scheduled', 'temporal'])
+    .default('match')
+    .describe('Rule kind (see module doc).'),
+  detection: detection
+    .optional()
+    .describe('Which events count (match, threshold, distinct, absence). Absence defaults to every event.'),
   first: detection.optional().describe('Sequence: the first step.'),
   then: detection.optional().describe('Sequence: the step that must follow `first` within window_ms.'),
   group_by: z.array(z.string().min(1)).default([]).describe('Field paths forming the group key (beside the org).'),
-  window_ms: z.number().int().min(1).optional().describe('Window length in event time (threshold, distinct, sequence, absence).'),
+  window_ms: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe('Window length in event time (threshold, distinct, sequence, absence).'),
   threshold: z.number().int().min(1).default(1).describe('Events (or distinct values) needed within the window.'),
   distinct_field: z.string().min(1).optional().describe('Distinct: the field whose distinct values are counted.'),
-  fields: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().min(1)).default({})
+  fields: z
+    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().min(1))
+    .default({})
     .describe('Named values read from each event by field path, for `when` (and kept per group by stateful rules).'),
-  when: z.string().min(1).optional()
-    .describe('Condition over `fields`, `time` and (stateful) `prev.*`: arithmetic, comparisons, km(), hour()/weekday() in time_zone (state/expr.ts).'),
+  when: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Condition over `fields`, `time` and (stateful) `prev.*`: arithmetic, comparisons, km(), hour()/weekday() in time_zone (state/expr.ts).',
+    ),
   time_zone: z.string().default('UTC').describe('IANA time zone for hour(), minute() and weekday().'),
-  max_keys: z.number().int().min(1).max(10_000_000).default(100_000)
+  max_keys: z
+    .number()
+    .int()
+    .min(1)
+    .max(10_000_000)
+    .default(100_000)
     .describe('Stateful and first_seen: most groups remembered; beyond it the least recently seen group is forgotten.'),
-  max_values: z.number().int().min(1).max(100_000).default(1000).describe('first_seen: most values remembered per group (least recently seen forgotten).'),
-  ttl_ms: z.number().int().min(1).optional()
+  max_values: z
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(1000)
+    .describe('first_seen: most values remembered per group (least recently seen forgotten).'),
+  ttl_ms: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
     .describe('Stateful: a previous event older than this is forgotten (no prev). Default 30 days.'),
-  sql: z.string().min(1).optional()
-    .describe('Scheduled: read-only SQL over ClickHouse; {since:DateTime64(3, \'UTC\')}, {until:…} and `params` are bound, {db} is the database; must return an `org` column.'),
-  query: z.string().min(1).optional().describe('Scheduled: a named analytics query (hooklog query --list), run per org with events in the range.'),
-  params: z.record(z.string(), z.union([z.string(), z.number()])).default({}).describe('Scheduled: further query parameters.'),
-  every_ms: z.number().int().min(1000).optional().describe('Scheduled: how often it runs (runs are aligned to multiples of it).'),
-  lookback_ms: z.number().int().min(1000).optional().describe('Scheduled: each run covers [run time − lookback_ms, run time).'),
-  key: z.array(z.string().min(1)).default([]).describe('Scheduled: result columns identifying a finding (with org); a row whose key was alerted is not alerted again.'),
-  time_column: z.string().default('event_time').describe('Scheduled: result column giving the finding\'s event time (default: the run time).'),
-  suppress_ms: z.number().int().min(0).optional().describe('After an alert for (rule, key), further findings within this long (event time) are suppressed. Default: alerting.suppression_ms.'),
+  sql: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "Scheduled: read-only SQL over ClickHouse; {since:DateTime64(3, 'UTC')}, {until:…} and `params` are bound, {db} is the database; must return an `org` column.",
+    ),
+  query: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Scheduled: a named analytics query (hooklog query --list), run per org with events in the range.'),
+  params: z
+    .record(z.string(), z.union([z.string(), z.number()]))
+    .default({})
+    .describe('Scheduled: further query parameters.'),
+  every_ms: z
+    .number()
+    .int()
+    .min(1000)
+    .optional()
+    .describe('Scheduled: how often it runs (runs are aligned to multiples of it).'),
+  lookback_ms: z
+    .number()
+    .int()
+    .min(1000)
+    .optional()
+    .describe('Scheduled: each run covers [run time − lookback_ms, run time).'),
+  key: z
+    .array(z.string().min(1))
+    .default([])
+    .describe(
+      'Scheduled: result columns identifying a finding (with org); a row whose key was alerted is not alerted again.',
+    ),
+  time_column: z
+    .string()
+    .default('event_time')
+    .describe("Scheduled: result column giving the finding's event time (default: the run time)."),
+  suppress_ms: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      'After an alert for (rule, key), further findings within this long (event time) are suppressed. Default: alerting.suppression_ms.',
+    ),
 });
 
 export type RuleSpec = z.infer<typeof ruleSpecSchema>;
@@ -91,7 +169,9 @@ export interface CompiledRule {
   readonly ttlMs: number;
   /** Scheduled rules only. */
   readonly scheduled?: ScheduledSpec;
-  /** Temporal correlations (Sigma `temporal`, `temporal_ordered`): one step per base rule, each with its group fields. */
+  /**
+   * Temporal correlations (Sigma `temporal`, `temporal_ordered`): one step per base rule, each with its group fields.
+   */
   readonly steps?: readonly { readonly where: Predicate; readonly groupBy: readonly FieldPath[] }[];
 }
 

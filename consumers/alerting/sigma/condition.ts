@@ -87,6 +87,11 @@ export function parseCondition(src: string): ConditionNode {
 /** Names of `names` matched by a Sigma `of` pattern (`them` = all; `*` wildcard). */
 export function expandPattern(pattern: string, names: readonly string[]): string[] {
   if (pattern.toLowerCase() === 'them') return names.filter((n) => !n.startsWith('_'));
-  const re = new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\-]/g, '\\$&')).join('.*')}$`);
+  const re = new RegExp(
+    `^${pattern
+      .split('*')
+      .map((s) => s.replace(/[.+?^${}()|[\]\\-]/g, '\\$&'))
+      .join('.*')}$`,
+  );
   return names.filter((n) => re.test(n));
 }

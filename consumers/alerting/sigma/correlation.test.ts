@@ -90,19 +90,34 @@ function files(...docs: Array<[string, string]>): string {
 const T0 = Date.parse('2026-03-02T10:00:00Z');
 const M = 60_000;
 let seq = 0;
-function ev(at: number, type: string, result: string, user: string, ip = '192.0.2.1', target?: string): Record<string, unknown> {
+function ev(
+  at: number,
+  type: string,
+  result: string,
+  user: string,
+  ip = '192.0.2.1',
+  target?: string,
+): Record<string, unknown> {
   return {
-    uuid: `c-${seq++}`, published: new Date(T0 + at).toISOString(), eventType: type, outcome: { result },
-    actor: { alternateId: user }, client: { ipAddress: ip }, ...(target ? { target: [{ alternateId: target }] } : {}),
+    uuid: `c-${seq++}`,
+    published: new Date(T0 + at).toISOString(),
+    eventType: type,
+    outcome: { result },
+    actor: { alternateId: user },
+    client: { ipAddress: ip },
+    ...(target ? { target: [{ alternateId: target }] } : {}),
   };
 }
 const fail = (at: number, user: string, ip?: string) => ev(at, 'user.session.start', 'FAILURE', user, ip);
 const ok = (at: number, user: string) => ev(at, 'user.session.start', 'SUCCESS', user);
-const reset = (at: number, admin: string, user: string) => ev(at, 'user.mfa.factor.reset_all', 'SUCCESS', admin, '192.0.2.1', user);
+const reset = (at: number, admin: string, user: string) =>
+  ev(at, 'user.mfa.factor.reset_all', 'SUCCESS', admin, '192.0.2.1', user);
 
 function feed(rules: readonly CompiledRule[], events: Record<string, unknown>[]): Alert[] {
   const engine = new PartitionEngine(rules, { allowedLatenessMs: 60 * M });
-  return events.flatMap((e) => engine.process(e, { org: 'acme', timeMs: Date.parse(e['published'] as string), id: e['uuid'] as string }));
+  return events.flatMap((e) =>
+    engine.process(e, { org: 'acme', timeMs: Date.parse(e['published'] as string), id: e['uuid'] as string }),
+  );
 }
 
 describe('Sigma correlation rules', () => {
@@ -111,14 +126,16 @@ describe('Sigma correlation rules', () => {
   const byTitle = (t: string) => rules.filter((r) => r.title === t);
 
   it('load beside their base rules (in another file); named bases alert alone only with generate: true', () => {
-    expect(rules.map((r) => [r.title, r.kind]).sort()).toEqual([
-      ['Failure, then success, then MFA reset', 'temporal'],
-      ['Many failed sign-ins per IP', 'threshold'],
-      ['Many users failing from one IP', 'distinct'],
-      ['MFA factor reset', 'match'], // generate: true on the either-order correlation
-      ['Successful sign-in', 'match'],
-      ['Success and MFA reset, either order', 'temporal'],
-    ].sort());
+    expect(rules.map((r) => [r.title, r.kind]).sort()).toEqual(
+      [
+        ['Failure, then success, then MFA reset', 'temporal'],
+        ['Many failed sign-ins per IP', 'threshold'],
+        ['Many users failing from one IP', 'distinct'],
+        ['MFA factor reset', 'match'], // generate: true on the either-order correlation
+        ['Successful sign-in', 'match'],
+        ['Success and MFA reset, either order', 'temporal'],
+      ].sort(),
+    );
     expect(loadAllRules({ sigmaPaths: [dir] }).map((r) => r.id)).toContain('22222222-0000-4000-8000-000000000003');
   });
 
@@ -155,8 +172,14 @@ describe('Sigma correlation rules', () => {
   it('a late event (behind the watermark) does not complete a temporal set', () => {
     const r = byTitle('Failure, then success, then MFA reset');
     const engine = new PartitionEngine(r, { allowedLatenessMs: M });
-    const p = (e: Record<string, unknown>) => engine.process(e, { org: 'acme', timeMs: Date.parse(e['published'] as string), id: e['uuid'] as string });
-    const alerts = [fail(0, 'bob'), ok(5 * M, 'bob'), ev(60 * M, 'other', 'SUCCESS', 'x'), reset(10 * M, 'admin', 'bob')].flatMap(p);
+    const p = (e: Record<string, unknown>) =>
+      engine.process(e, { org: 'acme', timeMs: Date.parse(e['published'] as string), id: e['uuid'] as string });
+    const alerts = [
+      fail(0, 'bob'),
+      ok(5 * M, 'bob'),
+      ev(60 * M, 'other', 'SUCCESS', 'x'),
+      reset(10 * M, 'admin', 'bob'),
+    ].flatMap(p);
     expect(alerts).toEqual([]);
     expect(engine.state.late).toBe(1);
   });
@@ -169,9 +192,14 @@ describe('Sigma correlation rules', () => {
   });
 
   it('refuses what it cannot run, naming the rule: an unknown base rule, "at most" conditions, unknown types', () => {
-    const bad = (corr: string) => () => loadRulePaths([files(['b.yml', BASES], ['c.yml', `title: x\nid: bad-1\ncorrelation:\n${corr}`])]);
-    expect(bad('  type: event_count\n  rules: [nope]\n  timespan: 5m\n  condition: { gte: 2 }\n')).toThrow(/bad-1: names rule "nope"/);
-    expect(bad('  type: event_count\n  rules: [failed_login]\n  timespan: 5m\n  condition: { lte: 2 }\n')).toThrow(/at most N cannot be decided/);
+    const bad = (corr: string) => () =>
+      loadRulePaths([files(['b.yml', BASES], ['c.yml', `title: x\nid: bad-1\ncorrelation:\n${corr}`])]);
+    expect(bad('  type: event_count\n  rules: [nope]\n  timespan: 5m\n  condition: { gte: 2 }\n')).toThrow(
+      /bad-1: names rule "nope"/,
+    );
+    expect(bad('  type: event_count\n  rules: [failed_login]\n  timespan: 5m\n  condition: { lte: 2 }\n')).toThrow(
+      /at most N cannot be decided/,
+    );
     expect(bad('  type: frequency\n  rules: [failed_login]\n  timespan: 5m\n')).toThrow(/unsupported correlation type/);
   });
 });

@@ -31,14 +31,21 @@ export interface CorrelationDoc {
 }
 
 export function isCorrelationDoc(doc: unknown): boolean {
-  return !!doc && typeof doc === 'object' && !Array.isArray(doc) && typeof (doc as Record<string, unknown>)['correlation'] === 'object';
+  return (
+    !!doc &&
+    typeof doc === 'object' &&
+    !Array.isArray(doc) &&
+    typeof (doc as Record<string, unknown>)['correlation'] === 'object'
+  );
 }
 
 const LEVELS = new Set(['informational', 'low', 'medium', 'high', 'critical']);
 
 /** Compiles correlations against the base rules; returns them and the ids of base rules that must not alert alone. */
 export function compileCorrelations(
-  corrs: readonly CorrelationDoc[], bases: readonly SigmaBase[], opts: CompileOptions = {},
+  corrs: readonly CorrelationDoc[],
+  bases: readonly SigmaBase[],
+  opts: CompileOptions = {},
 ): { rules: CompiledRule[]; silenced: Set<string> } {
   const byRef = new Map<string, SigmaBase>();
   for (const b of bases) {
@@ -56,33 +63,50 @@ export function compileCorrelations(
     };
     if (!id) fail('needs an id or a name');
     const type = String(c['type'] ?? '');
-    const refs = Array.isArray(c['rules']) ? (c['rules'] as unknown[]).map(String) : fail('`rules` must list base rule names or ids');
-    const named = refs.map((r) => byRef.get(r) ?? fail(`names rule "${r}", which is not loaded (load it beside the correlation)`));
+    const refs = Array.isArray(c['rules'])
+      ? (c['rules'] as unknown[]).map(String)
+      : fail('`rules` must list base rule names or ids');
+    const named = refs.map(
+      (r) => byRef.get(r) ?? fail(`names rule "${r}", which is not loaded (load it beside the correlation)`),
+    );
     const windowMs = parseTimeframe(c['timespan'], where);
     const groupBy = Array.isArray(c['group-by']) ? (c['group-by'] as unknown[]).map(String) : [];
     const aliases = (c['aliases'] ?? {}) as Record<string, Record<string, string>>;
     const fieldFor = (g: string, b: SigmaBase) => {
       const a = aliases[g];
       if (!a) return g;
-      const name = [b.doc['name'], b.doc['id']].find((r) => typeof r === 'string' && a[r] !== undefined) as string | undefined;
+      const name = [b.doc['name'], b.doc['id']].find((r) => typeof r === 'string' && a[r] !== undefined) as
+        string | undefined;
       return name ? a[name]! : fail(`alias ${g} has no field for rule ${String(b.doc['name'] ?? b.doc['id'])}`);
     };
     const level = String(doc['level'] ?? '').toLowerCase();
-    const base = { id, title: typeof doc['title'] === 'string' ? doc['title'] : id, severity: LEVELS.has(level) ? level : 'medium' };
+    const base = {
+      id,
+      title: typeof doc['title'] === 'string' ? doc['title'] : id,
+      severity: LEVELS.has(level) ? level : 'medium',
+    };
     const any = (e: unknown) => named.some((b) => b.rule.where(e));
     if (type === 'event_count' || type === 'value_count') {
       const cond = (c['condition'] ?? {}) as Record<string, unknown>;
-      const n = cond['gte'] !== undefined ? Number(cond['gte']) : cond['gt'] !== undefined ? Number(cond['gt']) + 1 : NaN;
+      const n =
+        cond['gte'] !== undefined ? Number(cond['gte']) : cond['gt'] !== undefined ? Number(cond['gt']) + 1 : NaN;
       if (!Number.isInteger(n) || n < 1 || Object.keys(cond).some((k) => !['gte', 'gt', 'field'].includes(k))) {
         fail('condition must be gte or gt a whole number (at most N cannot be decided on a live stream)');
       }
       if (groupBy.some((g) => aliases[g])) fail('aliases are supported on temporal correlations only');
       if (type === 'value_count' && typeof cond['field'] !== 'string') fail('value_count needs condition.field');
-      const compiled = compileRule({
-        ...base, type: type === 'event_count' ? 'threshold' : 'distinct', window_ms: windowMs, threshold: n, group_by: groupBy,
-        detection: { _: {}, condition: '_' },
-        ...(type === 'value_count' ? { distinct_field: cond['field'] } : {}),
-      }, { ...opts, source: file });
+      const compiled = compileRule(
+        {
+          ...base,
+          type: type === 'event_count' ? 'threshold' : 'distinct',
+          window_ms: windowMs,
+          threshold: n,
+          group_by: groupBy,
+          detection: { _: {}, condition: '_' },
+          ...(type === 'value_count' ? { distinct_field: cond['field'] } : {}),
+        },
+        { ...opts, source: file },
+      );
       rules.push({ ...compiled, where: any });
     } else if (type === 'temporal' || type === 'temporal_ordered') {
       if (named.length < 2) fail('a temporal correlation needs two or more rules');

@@ -72,7 +72,13 @@ function valueMatcher(raw: unknown, mods: ReadonlySet<string>, where: string): M
   if (!/[*?\\]/.test(text)) {
     // No wildcards: plain string comparison (most values), no regexp.
     const want = cased ? text : text.toLowerCase();
-    const cmp = mods.has('contains') ? (s: string) => s.includes(want) : mods.has('startswith') ? (s: string) => s.startsWith(want) : mods.has('endswith') ? (s: string) => s.endsWith(want) : (s: string) => s === want;
+    const cmp = mods.has('contains')
+      ? (s: string) => s.includes(want)
+      : mods.has('startswith')
+        ? (s: string) => s.startsWith(want)
+        : mods.has('endswith')
+          ? (s: string) => s.endsWith(want)
+          : (s: string) => s === want;
     return (v) => {
       const s = scalarText(v);
       return s !== undefined && cmp(cased ? s : s.toLowerCase());
@@ -90,7 +96,8 @@ function valueMatcher(raw: unknown, mods: ReadonlySet<string>, where: string): M
 function fieldPredicate(spec: string, raw: unknown, opts: DetectionOptions, where: string): Predicate {
   const [field, ...modList] = spec.split('|');
   const mods = new Set(modList.map((m) => m.toLowerCase()));
-  for (const m of mods) if (!MODIFIERS.has(m)) throw new AlertingError('rule_invalid', `${where}: unsupported modifier |${m}`);
+  for (const m of mods)
+    if (!MODIFIERS.has(m)) throw new AlertingError('rule_invalid', `${where}: unsupported modifier |${m}`);
   const segs = compilePath(field!);
   if (mods.has('exists')) {
     const want = raw === true || String(raw).toLowerCase() === 'true';
@@ -101,7 +108,11 @@ function fieldPredicate(spec: string, raw: unknown, opts: DetectionOptions, wher
     const others = (Array.isArray(raw) ? raw : [raw]).map((f) => compilePath(String(f)));
     const norm = (v: unknown) => scalarText(v)?.toLowerCase();
     return (e) => {
-      const mine = new Set(resolve(e, segs).map(norm).filter((x): x is string => x !== undefined));
+      const mine = new Set(
+        resolve(e, segs)
+          .map(norm)
+          .filter((x): x is string => x !== undefined),
+      );
       return others.some((o) => resolve(e, o).some((v) => mine.has(norm(v) ?? '\u0000')));
     };
   }
@@ -152,7 +163,11 @@ function selectionPredicate(sel: unknown, opts: DetectionOptions, where: string)
 }
 
 /** Compiles selections by name, without a condition (for `near` correlations). */
-export function compileSelections(detection: Record<string, unknown>, opts: DetectionOptions, where: string): Map<string, Predicate> {
+export function compileSelections(
+  detection: Record<string, unknown>,
+  opts: DetectionOptions,
+  where: string,
+): Map<string, Predicate> {
   const out = new Map<string, Predicate>();
   for (const [name, sel] of Object.entries(detection)) {
     if (!RESERVED.has(name)) out.set(name, selectionPredicate(sel, opts, `${where}.${name}`));
@@ -181,7 +196,8 @@ function build(node: ConditionNode, sels: Map<string, Predicate>, where: string)
     }
     case 'of': {
       const names = expandPattern(node.pattern, [...sels.keys()]);
-      if (names.length === 0) throw new AlertingError('rule_invalid', `${where}: "${node.pattern}" matches no selection`);
+      if (names.length === 0)
+        throw new AlertingError('rule_invalid', `${where}: "${node.pattern}" matches no selection`);
       const ps = names.map((n) => sels.get(n)!);
       return node.quantifier === 'all' ? (e) => ps.every((p) => p(e)) : (e) => ps.some((p) => p(e));
     }
@@ -192,7 +208,8 @@ function build(node: ConditionNode, sels: Map<string, Predicate>, where: string)
 export function compileDetection(detection: Record<string, unknown>, opts: DetectionOptions, where: string): Predicate {
   const cond = detection['condition'];
   const conditions = Array.isArray(cond) ? cond : [cond];
-  if (conditions.some((c) => typeof c !== 'string')) throw new AlertingError('rule_invalid', `${where}: condition must be a string`);
+  if (conditions.some((c) => typeof c !== 'string'))
+    throw new AlertingError('rule_invalid', `${where}: condition must be a string`);
   const sels = compileSelections(detection, opts, where);
   const ps = (conditions as string[]).map((c) => build(parseCondition(c), sels, where));
   return ps.length === 1 ? ps[0]! : (e) => ps.some((p) => p(e));

@@ -12,7 +12,13 @@ import { compileRule, type CompileOptions } from '../rules/compile.js';
 import type { CompiledRule } from '../rules/types.js';
 import { AlertingError } from '../errors.js';
 
-const LEVELS: Record<string, string> = { informational: 'informational', low: 'low', medium: 'medium', high: 'high', critical: 'critical' };
+const LEVELS: Record<string, string> = {
+  informational: 'informational',
+  low: 'low',
+  medium: 'medium',
+  high: 'high',
+  critical: 'critical',
+};
 
 /** `30s`, `10m`, `1h`, `2d` → milliseconds. */
 export function parseTimeframe(s: unknown, where: string): number {
@@ -38,7 +44,10 @@ export function parseSigmaYaml(text: string, notes: string[]): Record<string, un
 }
 
 /** Turns one parsed Sigma document into a hooklog rule spec (not yet compiled). */
-export function sigmaToSpec(doc: Record<string, unknown>, fallbackId: string): { spec: Record<string, unknown>; order: 'ordered' | 'any' } {
+export function sigmaToSpec(
+  doc: Record<string, unknown>,
+  fallbackId: string,
+): { spec: Record<string, unknown>; order: 'ordered' | 'any' } {
   const where = `sigma ${fallbackId}`;
   const det = doc['detection'] as Record<string, unknown> | undefined;
   if (!det || typeof det !== 'object') throw new AlertingError('rule_invalid', `${where}: no detection`);
@@ -49,7 +58,8 @@ export function sigmaToSpec(doc: Record<string, unknown>, fallbackId: string): {
     severity: LEVELS[String(doc['level'] ?? '').toLowerCase()] ?? 'medium',
   };
   const cond = det['condition'];
-  if (typeof cond !== 'string' || !cond.includes('|')) return { spec: { ...base, type: 'match', detection: det }, order: 'ordered' };
+  if (typeof cond !== 'string' || !cond.includes('|'))
+    return { spec: { ...base, type: 'match', detection: det }, order: 'ordered' };
 
   const [left, right] = cond.split('|', 2).map((s) => s.trim()) as [string, string];
   const windowMs = parseTimeframe(det['timeframe'], where);
@@ -57,7 +67,13 @@ export function sigmaToSpec(doc: Record<string, unknown>, fallbackId: string): {
   const near = /^near\s+(.+)$/i.exec(right);
   if (near) {
     return {
-      spec: { ...base, type: 'sequence', window_ms: windowMs, first: { ...selections, condition: left }, then: { ...selections, condition: near[1]! } },
+      spec: {
+        ...base,
+        type: 'sequence',
+        window_ms: windowMs,
+        first: { ...selections, condition: left },
+        then: { ...selections, condition: near[1]! },
+      },
       order: 'any',
     };
   }

@@ -31,7 +31,11 @@ export interface ExprContext {
 }
 export type Expr = (ctx: ExprContext) => Value;
 
-type Tok = { k: 'num'; v: number; at: number } | { k: 'str'; v: string; at: number } | { k: 'id'; v: string; at: number } | { k: 'op'; v: string; at: number };
+type Tok =
+  | { k: 'num'; v: number; at: number }
+  | { k: 'str'; v: string; at: number }
+  | { k: 'id'; v: string; at: number }
+  | { k: 'op'; v: string; at: number };
 
 const OPS = ['==', '!=', '<=', '>=', '<', '>', '+', '-', '*', '/', '%', '(', ')', ','];
 
@@ -71,13 +75,20 @@ function tokenize(src: string): Tok[] {
   return out;
 }
 
-const num = (v: Value): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
+const num = (v: Value): number | null =>
+  typeof v === 'number' && Number.isFinite(v)
+    ? v
+    : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))
+      ? Number(v)
+      : null;
 
 const EARTH_KM = 6371.0088;
 /** Great-circle distance (haversine), km. */
 export function km(lat1: number, lon1: number, lat2: number, lon2: number): number {
   const r = Math.PI / 180;
-  const a = Math.sin(((lat2 - lat1) * r) / 2) ** 2 + Math.cos(lat1 * r) * Math.cos(lat2 * r) * Math.sin(((lon2 - lon1) * r) / 2) ** 2;
+  const a =
+    Math.sin(((lat2 - lat1) * r) / 2) ** 2 +
+    Math.cos(lat1 * r) * Math.cos(lat2 * r) * Math.sin(((lon2 - lon1) * r) / 2) ** 2;
   return 2 * EARTH_KM * Math.asin(Math.min(1, Math.sqrt(a)));
 }
 
@@ -86,7 +97,13 @@ const partsCache = new Map<string, Intl.DateTimeFormat>();
 export function zoned(t: number, tz: string): { hour: number; minute: number; weekday: number } {
   let f = partsCache.get(tz);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone: tz, hour: 'numeric', minute: 'numeric', weekday: 'short', hourCycle: 'h23' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: tz,
+      hour: 'numeric',
+      minute: 'numeric',
+      weekday: 'short',
+      hourCycle: 'h23',
+    });
     partsCache.set(tz, f);
   }
   const p = Object.fromEntries(f.formatToParts(new Date(t)).map((x) => [x.type, x.value]));
@@ -117,7 +134,10 @@ export function compileExpr(src: string, o: CompileExprOptions): Expr {
   const toks = tokenize(src);
   let i = 0;
   const fail = (m: string): never => {
-    throw new AlertingError('rule_invalid', `${o.where}: ${m} (at ${toks[i]?.at ?? src.length} in ${JSON.stringify(src)})`);
+    throw new AlertingError(
+      'rule_invalid',
+      `${o.where}: ${m} (at ${toks[i]?.at ?? src.length} in ${JSON.stringify(src)})`,
+    );
   };
   const isOp = (v: string) => toks[i]?.k === 'op' && toks[i]!.v === v;
   const isKw = (v: string) => toks[i]?.k === 'id' && String(toks[i]!.v).toLowerCase() === v;
@@ -163,7 +183,12 @@ export function compileExpr(src: string, o: CompileExprOptions): Expr {
       if (op === '==' || op === '!=') {
         const na = num(a);
         const nb = num(b);
-        const eq = a === null || b === null ? a === b : na !== null && nb !== null ? na === nb : String(a).toLowerCase() === String(b).toLowerCase();
+        const eq =
+          a === null || b === null
+            ? a === b
+            : na !== null && nb !== null
+              ? na === nb
+              : String(a).toLowerCase() === String(b).toLowerCase();
         return op === '==' ? eq : !eq;
       }
       if (a === null || b === null) return false;
@@ -183,7 +208,8 @@ export function compileExpr(src: string, o: CompileExprOptions): Expr {
         const x = a(c);
         const y = b(c);
         if (x === null || y === null) return null;
-        if (op === '+' && (typeof x === 'string' || typeof y === 'string') && (num(x) === null || num(y) === null)) return `${x}${y}`;
+        if (op === '+' && (typeof x === 'string' || typeof y === 'string') && (num(x) === null || num(y) === null))
+          return `${x}${y}`;
         const nx = num(x);
         const ny = num(y);
         return nx === null || ny === null ? null : op === '+' ? nx + ny : nx - ny;
@@ -243,7 +269,11 @@ export function compileExpr(src: string, o: CompileExprOptions): Expr {
         arity(2, 8);
         return (c) => {
           const v = args.map((_, k) => n(c, k));
-          return v.some((x) => x === null) ? null : name === 'min' ? Math.min(...(v as number[])) : Math.max(...(v as number[]));
+          return v.some((x) => x === null)
+            ? null
+            : name === 'min'
+              ? Math.min(...(v as number[]))
+              : Math.max(...(v as number[]));
         };
       case 'lower':
         arity(1);
@@ -311,7 +341,8 @@ export function compileExpr(src: string, o: CompileExprOptions): Expr {
     const [head, ...rest] = t.v.split('.');
     const isPrev = head === 'prev' && rest.length > 0;
     const name = isPrev ? rest.join('.') : head === 'cur' && rest.length > 0 ? rest.join('.') : t.v;
-    if (name !== 'time' && !o.names.has(name)) fail(`unknown name "${t.v}" (fields: ${[...o.names].join(', ') || 'none'}, time)`);
+    if (name !== 'time' && !o.names.has(name))
+      fail(`unknown name "${t.v}" (fields: ${[...o.names].join(', ') || 'none'}, time)`);
     if (isPrev && !o.prev) fail(`"${t.v}": prev. needs a stateful rule`);
     return isPrev ? (c) => (c.prev ? (c.prev[name] ?? null) : null) : (c) => c.cur[name] ?? null;
   };

@@ -55,10 +55,17 @@ function before(a: Pending, b: Pending): boolean {
 }
 
 /** Queues a matching, on-time event. A repeat of an event id already queued is dropped. */
-export function enqueueKeyed(all: Record<string, KeyedRuleState>, rule: CompiledRule, event: unknown, meta: EventMeta, key: string): void {
+export function enqueueKeyed(
+  all: Record<string, KeyedRuleState>,
+  rule: CompiledRule,
+  event: unknown,
+  meta: EventMeta,
+  key: string,
+): void {
   const st = (all[rule.id] ??= { p: [], k: {}, evicted: 0 });
   const fields = readFields(rule.fields, event, meta.timeMs);
-  if (rule.kind === 'first_seen') fields['$value'] = readFields([['v', rule.distinct!]], event, meta.timeMs)['v'] ?? null;
+  if (rule.kind === 'first_seen')
+    fields['$value'] = readFields([['v', rule.distinct!]], event, meta.timeMs)['v'] ?? null;
   const e: Pending = [meta.timeMs, meta.id, meta.org, key, fields];
   if (st.p.some((x) => x[1] === meta.id)) return;
   let lo = 0;
@@ -94,7 +101,14 @@ export function drainKeyed(st: KeyedRuleState, rule: CompiledRule, watermark: nu
       const prev = ks && t - ks.t <= rule.ttlMs && ks.id !== id ? ks : undefined;
       const ctx = { cur: vals, prev: prev ? { ...prev.v, time: prev.t } : null };
       if (rule.when!(ctx) === true) {
-        out.push({ org, key, identity: prev ? `${prev.id}>${id}` : id, firstMs: prev?.t ?? t, lastMs: t, ids: prev ? [prev.id, id] : [id] });
+        out.push({
+          org,
+          key,
+          identity: prev ? `${prev.id}>${id}` : id,
+          firstMs: prev?.t ?? t,
+          lastMs: t,
+          ids: prev ? [prev.id, id] : [id],
+        });
       }
       touch(st, gk, { t, id, v: vals }, rule.maxKeys);
       continue;

@@ -10,7 +10,6 @@ import { compileRule } from '../rules/compile.js';
 import type { CompiledRule } from '../rules/types.js';
 import { compileExpr, km, zoned, type Value } from './expr.js';
 
-
 function expr(src: string, cur: Record<string, Value>, prev: Record<string, Value> | null = null, tz = 'UTC'): Value {
   return compileExpr(src, { names: new Set(Object.keys(cur)), prev: true, timeZone: tz, where: 'test' })({ cur, prev });
 }
@@ -66,15 +65,26 @@ describe('when: the expression language', () => {
   });
 
   it('refuses prev. outside a stateful rule and an unknown time zone', () => {
-    expect(() => compileRule({ id: 'r', detection: 'x pr', fields: { a: 'x' }, when: 'prev.a == 1' })).toThrow('prev. needs a stateful rule');
-    expect(() => compileRule({ id: 'r', detection: 'x pr', when: 'hour(time) > 1', time_zone: 'Mars/Olympus' })).toThrow('unknown time zone');
+    expect(() => compileRule({ id: 'r', detection: 'x pr', fields: { a: 'x' }, when: 'prev.a == 1' })).toThrow(
+      'prev. needs a stateful rule',
+    );
+    expect(() =>
+      compileRule({ id: 'r', detection: 'x pr', when: 'hour(time) > 1', time_zone: 'Mars/Olympus' }),
+    ).toThrow('unknown time zone');
   });
 });
 
 const T0 = Date.parse('2026-03-02T10:00:00Z');
 const H = 3_600_000;
 
-function login(id: string, user: string, at: number, lat: number | null, lon: number | null, city = ''): Record<string, unknown> {
+function login(
+  id: string,
+  user: string,
+  at: number,
+  lat: number | null,
+  lon: number | null,
+  city = '',
+): Record<string, unknown> {
   return {
     uuid: id,
     published: new Date(at).toISOString(),
@@ -99,9 +109,16 @@ const PARIS = [48.8566, 2.3522] as const;
 const NYC = [40.7128, -74.006] as const;
 const LYON = [45.764, 4.8357] as const;
 
-function run(rules: CompiledRule[], events: Record<string, unknown>[], lateness = 60_000, state?: EngineState): { alerts: Alert[]; engine: PartitionEngine } {
+function run(
+  rules: CompiledRule[],
+  events: Record<string, unknown>[],
+  lateness = 60_000,
+  state?: EngineState,
+): { alerts: Alert[]; engine: PartitionEngine } {
   const engine = new PartitionEngine(rules, { allowedLatenessMs: lateness }, state);
-  const alerts = events.flatMap((e) => engine.process(e, { org: 'acme', timeMs: Date.parse(e['published'] as string), id: e['uuid'] as string }));
+  const alerts = events.flatMap((e) =>
+    engine.process(e, { org: 'acme', timeMs: Date.parse(e['published'] as string), id: e['uuid'] as string }),
+  );
   return { alerts, engine };
 }
 
@@ -110,38 +127,69 @@ const flush = (at: number) => ({ uuid: `flush-${at}`, published: new Date(at).to
 
 describe('stateful rules: compare with the previous event of the key', () => {
   it('impossible travel fires on Paris then New York an hour later, once, naming both sign-ins', () => {
-    const { alerts } = run([TRAVEL], [login('a', 'bob', T0, ...PARIS), login('b', 'bob', T0 + H, ...NYC), flush(T0 + 10 * H)]);
+    const { alerts } = run(
+      [TRAVEL],
+      [login('a', 'bob', T0, ...PARIS), login('b', 'bob', T0 + H, ...NYC), flush(T0 + 10 * H)],
+    );
     expect(alerts).toHaveLength(1);
-    expect(alerts[0]).toMatchObject({ rule_id: 'travel', kind: 'stateful', key: '["bob"]', count: 2, event_ids: ['a', 'b'] });
+    expect(alerts[0]).toMatchObject({
+      rule_id: 'travel',
+      kind: 'stateful',
+      key: '["bob"]',
+      count: 2,
+      event_ids: ['a', 'b'],
+    });
     expect(alerts[0]!.first_event_time).toBe(new Date(T0).toISOString());
   });
 
   it('near misses: the same trip in 10 hours, a short hop, another user, a sign-in without a location', () => {
-    expect(run([TRAVEL], [login('a', 'bob', T0, ...PARIS), login('b', 'bob', T0 + 10 * H, ...NYC), flush(T0 + 20 * H)]).alerts).toEqual([]);
-    expect(run([TRAVEL], [login('a', 'bob', T0, ...PARIS), login('b', 'bob', T0 + 60_000, ...PARIS), flush(T0 + 20 * H)]).alerts).toEqual([]);
-    expect(run([TRAVEL], [login('a', 'bob', T0, ...PARIS), login('b', 'eve', T0 + H, ...NYC), flush(T0 + 20 * H)]).alerts).toEqual([]);
-    expect(run([TRAVEL], [login('a', 'bob', T0, null, null), login('b', 'bob', T0 + H, ...NYC), flush(T0 + 20 * H)]).alerts).toEqual([]);
+    expect(
+      run([TRAVEL], [login('a', 'bob', T0, ...PARIS), login('b', 'bob', T0 + 10 * H, ...NYC), flush(T0 + 20 * H)])
+        .alerts,
+    ).toEqual([]);
+    expect(
+      run([TRAVEL], [login('a', 'bob', T0, ...PARIS), login('b', 'bob', T0 + 60_000, ...PARIS), flush(T0 + 20 * H)])
+        .alerts,
+    ).toEqual([]);
+    expect(
+      run([TRAVEL], [login('a', 'bob', T0, ...PARIS), login('b', 'eve', T0 + H, ...NYC), flush(T0 + 20 * H)]).alerts,
+    ).toEqual([]);
+    expect(
+      run([TRAVEL], [login('a', 'bob', T0, null, null), login('b', 'bob', T0 + H, ...NYC), flush(T0 + 20 * H)]).alerts,
+    ).toEqual([]);
   });
 
   it('compares in event time: out-of-order arrival within the lateness gives the same alert as in order', () => {
-    const inOrder = [login('a', 'bob', T0, ...PARIS), login('b', 'bob', T0 + 2 * 60_000, ...LYON), login('c', 'bob', T0 + H, ...NYC), flush(T0 + 20 * H)];
+    const inOrder = [
+      login('a', 'bob', T0, ...PARIS),
+      login('b', 'bob', T0 + 2 * 60_000, ...LYON),
+      login('c', 'bob', T0 + H, ...NYC),
+      flush(T0 + 20 * H),
+    ];
     const shuffled = [inOrder[2]!, inOrder[0]!, inOrder[1]!, inOrder[3]!];
     const a = run([TRAVEL], inOrder, 2 * H).alerts;
     const b = run([TRAVEL], shuffled, 2 * H).alerts;
     // Paris → Lyon (390 km in 2 min) and Lyon → New York (in 58 min); never Paris → New York.
-    expect(a.map((x) => x.event_ids)).toEqual([['a', 'b'], ['b', 'c']]);
+    expect(a.map((x) => x.event_ids)).toEqual([
+      ['a', 'b'],
+      ['b', 'c'],
+    ]);
     expect(b).toEqual(a);
   });
 
   it('a late event (behind the watermark) does not enter the state', () => {
-    const { alerts, engine } = run([TRAVEL], [login('a', 'bob', T0, ...PARIS), flush(T0 + 10 * H), login('late', 'bob', T0 + H, ...NYC), flush(T0 + 20 * H)]);
+    const { alerts, engine } = run(
+      [TRAVEL],
+      [login('a', 'bob', T0, ...PARIS), flush(T0 + 10 * H), login('late', 'bob', T0 + H, ...NYC), flush(T0 + 20 * H)],
+    );
     expect(alerts).toEqual([]);
     expect(engine.state.late).toBe(1);
   });
 
   it('holds an alert until the watermark passes the event, then emits it', () => {
     const engine = new PartitionEngine([TRAVEL], { allowedLatenessMs: 5 * 60_000 });
-    const p = (e: Record<string, unknown>) => engine.process(e, { org: 'acme', timeMs: Date.parse(e['published'] as string), id: e['uuid'] as string });
+    const p = (e: Record<string, unknown>) =>
+      engine.process(e, { org: 'acme', timeMs: Date.parse(e['published'] as string), id: e['uuid'] as string });
     expect(p(login('a', 'bob', T0, ...PARIS))).toEqual([]);
     expect(p(login('b', 'bob', T0 + H, ...NYC))).toEqual([]);
     expect(p(flush(T0 + H + 4 * 60_000))).toEqual([]);
@@ -149,7 +197,12 @@ describe('stateful rules: compare with the previous event of the key', () => {
   });
 
   it('restarting from a checkpoint taken between the two sign-ins neither loses nor repeats the finding', () => {
-    const events = [login('a', 'bob', T0, ...PARIS), login('b', 'bob', T0 + H, ...NYC), flush(T0 + 10 * H), flush(T0 + 11 * H)];
+    const events = [
+      login('a', 'bob', T0, ...PARIS),
+      login('b', 'bob', T0 + H, ...NYC),
+      flush(T0 + 10 * H),
+      flush(T0 + 11 * H),
+    ];
     const whole = run([TRAVEL], events).alerts;
     for (let cut = 1; cut < events.length; cut++) {
       const first = run([TRAVEL], events.slice(0, cut));
@@ -161,31 +214,76 @@ describe('stateful rules: compare with the previous event of the key', () => {
   });
 
   it('is bounded: at most max_keys users are remembered, the least recently seen forgotten first', () => {
-    const { engine } = run([TRAVEL], [login('1', 'u1', T0, ...PARIS), login('2', 'u2', T0 + 1, ...PARIS), login('3', 'u3', T0 + 2, ...PARIS), flush(T0 + H)]);
+    const { engine } = run(
+      [TRAVEL],
+      [
+        login('1', 'u1', T0, ...PARIS),
+        login('2', 'u2', T0 + 1, ...PARIS),
+        login('3', 'u3', T0 + 2, ...PARIS),
+        flush(T0 + H),
+      ],
+    );
     const st = engine.state.keyed!['travel']!;
     expect(Object.keys(st.k)).toEqual([JSON.stringify(['acme', '["u2"]']), JSON.stringify(['acme', '["u3"]'])]);
     expect(st.evicted).toBe(1);
   });
 
   it('forgets a previous event older than ttl_ms', () => {
-    const rule = compileRule({ id: 'ttl', type: 'stateful', group_by: ['actor.alternateId'], fields: { c: 'client.geographicalContext.city' }, when: 'prev.c != null and c != prev.c', ttl_ms: H });
-    const go = (gap: number) => run([rule], [login('a', 'bob', T0, 1, 1, 'Paris'), login('b', 'bob', T0 + gap, 1, 1, 'Oslo'), flush(T0 + 30 * H)]).alerts;
+    const rule = compileRule({
+      id: 'ttl',
+      type: 'stateful',
+      group_by: ['actor.alternateId'],
+      fields: { c: 'client.geographicalContext.city' },
+      when: 'prev.c != null and c != prev.c',
+      ttl_ms: H,
+    });
+    const go = (gap: number) =>
+      run([rule], [login('a', 'bob', T0, 1, 1, 'Paris'), login('b', 'bob', T0 + gap, 1, 1, 'Oslo'), flush(T0 + 30 * H)])
+        .alerts;
     expect(go(30 * 60_000)).toHaveLength(1);
     expect(go(2 * H)).toEqual([]);
   });
 });
 
 describe('first_seen: a value new for the key within the look-back', () => {
-  const rule = compileRule({ id: 'new-country', type: 'first_seen', group_by: ['actor.alternateId'], distinct_field: 'client.geographicalContext.country', window_ms: 24 * H });
-  const at = (id: string, t: number, country: string, user = 'bob') => ({ ...login(id, user, t, null, null), client: { geographicalContext: { country } } });
+  const rule = compileRule({
+    id: 'new-country',
+    type: 'first_seen',
+    group_by: ['actor.alternateId'],
+    distinct_field: 'client.geographicalContext.country',
+    window_ms: 24 * H,
+  });
+  const at = (id: string, t: number, country: string, user = 'bob') => ({
+    ...login(id, user, t, null, null),
+    client: { geographicalContext: { country } },
+  });
 
-  it('fires on a new country for a user with history; not on the first ever, a known one, or another user\'s', () => {
-    const { alerts } = run([rule], [at('1', T0, 'FR'), at('2', T0 + H, 'fr'), at('3', T0 + 2 * H, 'NO'), at('4', T0 + 3 * H, 'FR'), at('5', T0 + 4 * H, 'NO', 'eve'), flush(T0 + 30 * H)]);
+  it("fires on a new country for a user with history; not on the first ever, a known one, or another user's", () => {
+    const { alerts } = run(
+      [rule],
+      [
+        at('1', T0, 'FR'),
+        at('2', T0 + H, 'fr'),
+        at('3', T0 + 2 * H, 'NO'),
+        at('4', T0 + 3 * H, 'FR'),
+        at('5', T0 + 4 * H, 'NO', 'eve'),
+        flush(T0 + 30 * H),
+      ],
+    );
     expect(alerts.map((a) => a.event_ids)).toEqual([['3']]);
   });
 
   it('a value last seen before the look-back is new again', () => {
-    const { alerts } = run([rule], [at('1', T0, 'FR'), at('2', T0 + 2 * H, 'DE'), at('3', T0 + 20 * H, 'DE'), at('4', T0 + 27 * H, 'FR'), flush(T0 + 60 * H)]);
+    const { alerts } = run(
+      [rule],
+      [
+        at('1', T0, 'FR'),
+        at('2', T0 + 2 * H, 'DE'),
+        at('3', T0 + 20 * H, 'DE'),
+        at('4', T0 + 27 * H, 'FR'),
+        flush(T0 + 60 * H),
+      ],
+    );
     expect(alerts.map((a) => a.event_ids)).toEqual([['2'], ['4']]);
   });
 
@@ -222,8 +320,13 @@ describe('when on stateless rules: time of day, arithmetic, list positions, JSON
     expect(rule.where(e('User', 'not json {'))).toBe(false);
   });
 
-  it('arithmetic on event fields in a threshold rule\'s events', () => {
-    const rule = compileRule({ id: 'big', fields: { n: 'debugContext.debugData.count' }, when: 'n * 2 > 10', detection: 'eventType pr' });
+  it("arithmetic on event fields in a threshold rule's events", () => {
+    const rule = compileRule({
+      id: 'big',
+      fields: { n: 'debugContext.debugData.count' },
+      when: 'n * 2 > 10',
+      detection: 'eventType pr',
+    });
     expect(rule.where({ eventType: 'x', debugContext: { debugData: { count: '6' } } })).toBe(true);
     expect(rule.where({ eventType: 'x', debugContext: { debugData: { count: 5 } } })).toBe(false);
     expect(rule.where({ eventType: 'x' })).toBe(false);

@@ -13,7 +13,11 @@ export function firstValue(root: unknown, segs: FieldPath): Value {
   return out;
 }
 
-export function readFields(fields: readonly (readonly [string, FieldPath])[], event: unknown, timeMs: number | null): Record<string, Value> {
+export function readFields(
+  fields: readonly (readonly [string, FieldPath])[],
+  event: unknown,
+  timeMs: number | null,
+): Record<string, Value> {
   const out: Record<string, Value> = { time: timeMs };
   for (const [name, path] of fields) out[name] = firstValue(event, path);
   return out;

@@ -7,7 +7,11 @@ export const T0 = Date.parse('2024-05-01T10:00:00Z');
 export const TEST_RULES = [
   { id: 'grant', severity: 'high', detection: { s: { eventType: 'user.account.privilege.grant' }, condition: 's' } },
   {
-    id: 'brute', type: 'threshold', threshold: 3, window_ms: 300_000, group_by: ['client.ipAddress'],
+    id: 'brute',
+    type: 'threshold',
+    threshold: 3,
+    window_ms: 300_000,
+    group_by: ['client.ipAddress'],
     detection: { s: { eventType: 'user.session.start', 'outcome.result': 'FAILURE' }, condition: 's' },
   },
 ];
@@ -17,7 +21,10 @@ export const TEST_RULES = [
  * from IP ip-i within a minute: 2 findings per round (1 match, 1 threshold).
  * Events of one round are emitted slightly out of order.
  */
-export function findingEvents(orgs: readonly string[], rounds: number): { records: StreamRecord[]; expectedFindings: number } {
+export function findingEvents(
+  orgs: readonly string[],
+  rounds: number,
+): { records: StreamRecord[]; expectedFindings: number } {
   const records: StreamRecord[] = [];
   let seq = 0;
   for (let i = 0; i < rounds; i++) {
@@ -32,9 +39,17 @@ export function findingEvents(orgs: readonly string[], rounds: number): { record
           actor: { alternateId: `user${i}@${org}.example` },
           client: { ipAddress: `10.0.${i % 250}.${i % 7}` },
         };
-        return { key: org, value: Buffer.from(JSON.stringify(ev)), headers: { [Header.org]: org, [Header.source]: 'hook' } };
+        return {
+          key: org,
+          value: Buffer.from(JSON.stringify(ev)),
+          headers: { [Header.org]: org, [Header.source]: 'hook' },
+        };
       };
-      records.push(mk('user.session.start', 20_000, 'FAILURE'), mk('user.session.start', 5_000, 'FAILURE'), mk('user.account.privilege.grant', 30_000, 'SUCCESS'));
+      records.push(
+        mk('user.session.start', 20_000, 'FAILURE'),
+        mk('user.session.start', 5_000, 'FAILURE'),
+        mk('user.account.privilege.grant', 30_000, 'SUCCESS'),
+      );
       records.push(mk('user.session.start', 40_000, 'FAILURE'), mk('user.session.start', 50_000, 'SUCCESS'));
     }
   }
@@ -44,7 +59,9 @@ export function findingEvents(orgs: readonly string[], rounds: number): { record
 /** A stateful rule (impossible travel) for the kill -9 fixture. */
 export const TRAVEL_RULES = [
   {
-    id: 'travel', type: 'stateful', group_by: ['actor.alternateId'],
+    id: 'travel',
+    type: 'stateful',
+    group_by: ['actor.alternateId'],
     detection: 'eventType eq "user.session.start" and outcome.result eq "SUCCESS"',
     fields: { lat: 'client.geographicalContext.geolocation.lat', lon: 'client.geographicalContext.geolocation.lon' },
     when: 'prev.lat != null and km(prev.lat, prev.lon, lat, lon) > 100 and km(prev.lat, prev.lon, lat, lon) / max((time - prev.time) / 3600000, 1 / 3600) > 900',
@@ -56,7 +73,10 @@ export const TRAVEL_RULES = [
  * later (a finding) and from New York again two hours after that (no finding). The New York sign-in
  * is sent before the Paris one: out of order, within an allowed lateness of 2 h.
  */
-export function travelEvents(orgs: readonly string[], rounds: number): { records: StreamRecord[]; expectedFindings: number } {
+export function travelEvents(
+  orgs: readonly string[],
+  rounds: number,
+): { records: StreamRecord[]; expectedFindings: number } {
   const records: StreamRecord[] = [];
   for (let i = 0; i < rounds; i++) {
     // Every org's first New York sign-in, then every Paris one, then the second New York ones:
@@ -73,7 +93,11 @@ export function travelEvents(orgs: readonly string[], rounds: number): { records
           actor: { alternateId: `u${i % 5}@${org}.example` },
           client: { geographicalContext: { geolocation: { lat, lon } } },
         };
-        return { key: org, value: Buffer.from(JSON.stringify(ev)), headers: { [Header.org]: org, [Header.source]: 'hook' } };
+        return {
+          key: org,
+          value: Buffer.from(JSON.stringify(ev)),
+          headers: { [Header.org]: org, [Header.source]: 'hook' },
+        };
       };
       round[0]!.push(mk(1, 3_600_000, 40.7128, -74.006));
       round[1]!.push(mk(0, 0, 48.8566, 2.3522));
@@ -84,8 +108,16 @@ export function travelEvents(orgs: readonly string[], rounds: number): { records
   // The last round's pair is decided once a later event moves the watermark past it: one more round
   // per org, of a different user, which brings no finding of its own.
   for (const org of orgs) {
-    const ev = { uuid: `${org}-travel-end`, published: new Date(T0 + (rounds + 1) * 6 * 3_600_000).toISOString(), eventType: 'x' };
-    records.push({ key: org, value: Buffer.from(JSON.stringify(ev)), headers: { [Header.org]: org, [Header.source]: 'hook' } });
+    const ev = {
+      uuid: `${org}-travel-end`,
+      published: new Date(T0 + (rounds + 1) * 6 * 3_600_000).toISOString(),
+      eventType: 'x',
+    };
+    records.push({
+      key: org,
+      value: Buffer.from(JSON.stringify(ev)),
+      headers: { [Header.org]: org, [Header.source]: 'hook' },
+    });
   }
   return { records, expectedFindings: rounds * orgs.length };
 }

@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { crc32 } from './crc32.js';
-import { FLAG_SNAPSHOT, FRAME_HEADER_BYTES, MalformedPayload, decodePayload, encodeFrame, type LogRecord } from './frame.js';
+import {
+  FLAG_SNAPSHOT,
+  FRAME_HEADER_BYTES,
+  MalformedPayload,
+  decodePayload,
+  encodeFrame,
+  type LogRecord,
+} from './frame.js';
 import { findLaterFrame } from './frame-reader.js';
 import { murmur2, partitionFor } from './partitioner.js';
 
@@ -25,7 +32,8 @@ describe('crc32', () => {
     };
     const data = randomBytes(300);
     for (let start = 0; start < 9; start++) {
-      for (let len = 0; len < 40; len++) expect(crc32(data.subarray(start, start + len))).toBe(bitwise(data.subarray(start, start + len)));
+      for (let len = 0; len < 40; len++)
+        expect(crc32(data.subarray(start, start + len))).toBe(bitwise(data.subarray(start, start + len)));
     }
     expect(crc32(data)).toBe(bitwise(data));
   });
@@ -45,7 +53,12 @@ const rec = (key: string | null, value: string, headers: Record<string, string> 
 
 describe('frame codec', () => {
   const sections = [
-    { topic: 'a.logs', partition: 2, baseOffset: 41, records: [rec('org1', '{"x":1}', { 'hooklog-org': 'org1', __proto__x: 'p' }), rec(null, '')] },
+    {
+      topic: 'a.logs',
+      partition: 2,
+      baseOffset: 41,
+      records: [rec('org1', '{"x":1}', { 'hooklog-org': 'org1', __proto__x: 'p' }), rec(null, '')],
+    },
     { topic: '__offsets', partition: 0, baseOffset: 9_007_199_254_740_000, records: [rec('k', 'v')] },
     { topic: 'b', partition: 0, baseOffset: 5, records: [] },
   ];
@@ -67,7 +80,9 @@ describe('frame codec', () => {
   });
 
   it('keeps a header named __proto__ as data', () => {
-    const frame = encodeFrame(1, 0, [{ topic: 't', partition: 0, baseOffset: 0, records: [rec('k', 'v', JSON.parse('{"__proto__":"x"}'))] }]);
+    const frame = encodeFrame(1, 0, [
+      { topic: 't', partition: 0, baseOffset: 0, records: [rec('k', 'v', JSON.parse('{"__proto__":"x"}'))] },
+    ]);
     const r = decodePayload(frame.subarray(FRAME_HEADER_BYTES), () => true).sections[0]!.records![0]!;
     expect(Object.keys(r.headers)).toEqual(['__proto__']);
     expect(Object.getPrototypeOf(r.headers)).toBe(Object.prototype);
@@ -89,7 +104,7 @@ describe('frame codec', () => {
 });
 
 describe('partitioner', () => {
-  it('computes Kafka\'s murmur2 (vectors from Kafka\'s UtilsTest.testMurmur2)', () => {
+  it("computes Kafka's murmur2 (vectors from Kafka's UtilsTest.testMurmur2)", () => {
     const vectors: Array<[string, number]> = [
       ['21', -973932308],
       ['foobar', -790332482],
@@ -101,7 +116,7 @@ describe('partitioner', () => {
     for (const [key, hash] of vectors) expect(murmur2(Buffer.from(key))).toBe(hash);
   });
 
-  it('places keys like Kafka\'s default partitioner and spreads similar keys', () => {
+  it("places keys like Kafka's default partitioner and spreads similar keys", () => {
     expect(partitionFor('foobar', 7)).toBe((-790332482 & 0x7fffffff) % 7);
     expect(new Set(['org0', 'org1', 'org2', 'org3'].map((k) => partitionFor(k, 2))).size).toBe(2);
     const used = new Set(Array.from({ length: 200 }, (_, i) => partitionFor(`org${i}`, 8)));

@@ -89,7 +89,10 @@ class PartitionFeed {
       maxBufferedRecords: maxBuffered,
       // A failed commit is logged, not thrown: the position is committed again with
       // the next batch, and until then a restart re-delivers (never skips) records.
-      commit: (next) => d.commit(partition, next).catch((err: unknown) => this.#logger.warn({ err, next }, 'embedded stream: commit failed')),
+      commit: (next) =>
+        d
+          .commit(partition, next)
+          .catch((err: unknown) => this.#logger.warn({ err, next }, 'embedded stream: commit failed')),
       pause: () => {
         this.#paused = true;
       },
@@ -119,7 +122,10 @@ class PartitionFeed {
           failures = 0;
           const first = records[0];
           if (first && first.offset > want) {
-            this.#logger.warn({ from: want, to: first.offset - 1 }, 'embedded stream: records past retention were deleted before they were consumed');
+            this.#logger.warn(
+              { from: want, to: first.offset - 1 },
+              'embedded stream: records past retention were deleted before they were consumed',
+            );
           }
           this.worker.push(records);
           if (atEnd) await this.#log.waitForAppend(version, this.#signal);

@@ -14,7 +14,10 @@ const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
 /** Runs the writer until it acknowledged at least `minAcks` appends, then SIGKILLs it; returns what it acknowledged. */
 async function runAndKill(tag: string, minAcks: number): Promise<{ plain: string[]; atomic: string[] }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', child, dataDir, tag], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', child, dataDir, tag], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   proc.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -32,8 +32,14 @@ export function crc32(bytes: Uint8Array, seed = 0): number {
   for (const end = bytes.length - 7; i < end; i += 8) {
     const lo = c ^ (bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24));
     c =
-      t[1792 + (lo & 0xff)]! ^ t[1536 + ((lo >>> 8) & 0xff)]! ^ t[1280 + ((lo >>> 16) & 0xff)]! ^ t[1024 + (lo >>> 24)]! ^
-      t[768 + bytes[i + 4]!]! ^ t[512 + bytes[i + 5]!]! ^ t[256 + bytes[i + 6]!]! ^ t[bytes[i + 7]!]!;
+      t[1792 + (lo & 0xff)]! ^
+      t[1536 + ((lo >>> 8) & 0xff)]! ^
+      t[1280 + ((lo >>> 16) & 0xff)]! ^
+      t[1024 + (lo >>> 24)]! ^
+      t[768 + bytes[i + 4]!]! ^
+      t[512 + bytes[i + 5]!]! ^
+      t[256 + bytes[i + 6]!]! ^
+      t[bytes[i + 7]!]!;
   }
   for (; i < bytes.length; i++) c = t[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
   return ~c >>> 0;

@@ -14,7 +14,18 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { HooklogError } from '../../errors.js';
 import { silentLogger, type Logger } from '../../log.js';
-import type { Assignment, AssignmentOptions, Transactor, ConsumeOptions, ConsumedRecord, Consumer, Stream, StreamRecord, TopicSpec, TopicWrite } from '../types.js';
+import type {
+  Assignment,
+  AssignmentOptions,
+  Transactor,
+  ConsumeOptions,
+  ConsumedRecord,
+  Consumer,
+  Stream,
+  StreamRecord,
+  TopicSpec,
+  TopicWrite,
+} from '../types.js';
 import { gauge } from '../../metrics.js';
 import { watchLag } from '../lag.js';
 import { EmbeddedConsumer } from './consumer.js';
@@ -58,14 +69,23 @@ export async function openEmbeddedStream(opts: EmbeddedStreamOptions): Promise<E
   const segmentBytes = opts.segmentBytes ?? 64 * 1024 * 1024;
   const retentionHours = opts.retentionHours ?? 168;
   if (!Number.isInteger(segmentBytes) || segmentBytes < 1024) {
-    throw new HooklogError('CONFIG_INVALID', `embedded stream: segmentBytes must be an integer >= 1024, got ${segmentBytes}`);
+    throw new HooklogError(
+      'CONFIG_INVALID',
+      `embedded stream: segmentBytes must be an integer >= 1024, got ${segmentBytes}`,
+    );
   }
   if (!(retentionHours > 0) || !Number.isFinite(retentionHours)) {
-    throw new HooklogError('CONFIG_INVALID', `embedded stream: retentionHours must be a positive number, got ${retentionHours}`);
+    throw new HooklogError(
+      'CONFIG_INVALID',
+      `embedded stream: retentionHours must be a positive number, got ${retentionHours}`,
+    );
   }
   const maxBytes = opts.maxBytes ?? Infinity;
   if (maxBytes !== Infinity && !(maxBytes >= 4 * segmentBytes)) {
-    throw new HooklogError('CONFIG_INVALID', `embedded stream: maxBytes (${maxBytes}) must be at least 4 segments (${4 * segmentBytes} bytes)`);
+    throw new HooklogError(
+      'CONFIG_INVALID',
+      `embedded stream: maxBytes (${maxBytes}) must be at least 4 segments (${4 * segmentBytes} bytes)`,
+    );
   }
   const logger = (opts.logger ?? silentLogger()).child({ component: 'stream-embedded' });
   const dir = resolve(opts.dataDir, 'stream');
@@ -94,7 +114,8 @@ export async function openEmbeddedStream(opts: EmbeddedStreamOptions): Promise<E
         const out = state.snapshot();
         for (const spec of state.topics()) {
           if (!spec.compacted) continue;
-          for (const r of (await readLatest(l, spec)).values()) out.push({ topic: r.topic, partition: r.partition, records: [r] });
+          for (const r of (await readLatest(l, spec)).values())
+            out.push({ topic: r.topic, partition: r.partition, records: [r] });
         }
         return out;
       },
@@ -110,16 +131,25 @@ export async function openEmbeddedStream(opts: EmbeddedStreamOptions): Promise<E
 const openStreams = new Set<EmbeddedStream>();
 const sum = (f: (s: EmbeddedStream) => number) => [...openStreams].reduce((n, s) => n + f(s), 0);
 gauge({
-  name: 'hooklog_stream_embedded_bytes', help: 'Bytes of the embedded log\'s retained segments.',
-  collect() { this.set(sum((s) => s.bytes)); },
+  name: 'hooklog_stream_embedded_bytes',
+  help: "Bytes of the embedded log's retained segments.",
+  collect() {
+    this.set(sum((s) => s.bytes));
+  },
 });
 gauge({
-  name: 'hooklog_stream_embedded_max_bytes', help: 'The embedded log\'s disk cap (stream.embedded.max_bytes); +Inf without one.',
-  collect() { this.set(sum((s) => s.maxBytes)); },
+  name: 'hooklog_stream_embedded_max_bytes',
+  help: "The embedded log's disk cap (stream.embedded.max_bytes); +Inf without one.",
+  collect() {
+    this.set(sum((s) => s.maxBytes));
+  },
 });
 gauge({
-  name: 'hooklog_stream_embedded_over_cap', help: '1 while the embedded log refuses new records at its disk cap (hooks get 503, pollers wait).',
-  collect() { this.set([...openStreams].some((s) => s.overCap) ? 1 : 0); },
+  name: 'hooklog_stream_embedded_over_cap',
+  help: '1 while the embedded log refuses new records at its disk cap (hooks get 503, pollers wait).',
+  collect() {
+    this.set([...openStreams].some((s) => s.overCap) ? 1 : 0);
+  },
 });
 
 /**
@@ -127,7 +157,12 @@ gauge({
  * lowest committed position over every group with one in the topic, and 0 for
  * a group reading it now that has committed nothing yet.
  */
-function retainFrom(state: StreamState, live: ReadonlySet<string>, topic: string, partition: number): number | undefined {
+function retainFrom(
+  state: StreamState,
+  live: ReadonlySet<string>,
+  topic: string,
+  partition: number,
+): number | undefined {
   let min: number | undefined;
   const groups = new Set<string>();
   for (const [group, committed] of state.groupsOf(topic)) {
@@ -146,7 +181,11 @@ function retainFrom(state: StreamState, live: ReadonlySet<string>, topic: string
  * Latest record per key of `spec`. A compacted topic is read from the newest
  * snapshot on (it restates every key); any other from the oldest retained record.
  */
-async function readLatest(log: EmbeddedLog, spec: TopicSpec, only?: readonly number[]): Promise<Map<string, ConsumedRecord>> {
+async function readLatest(
+  log: EmbeddedLog,
+  spec: TopicSpec,
+  only?: readonly number[],
+): Promise<Map<string, ConsumedRecord>> {
   const latest = new Map<string, ConsumedRecord>();
   for (let p = 0; p < spec.partitions; p++) {
     if (only && !only.includes(p)) continue;
@@ -178,7 +217,14 @@ export class EmbeddedStream implements Stream {
   /** The disk cap (Infinity without one). */
   readonly maxBytes: number;
 
-  constructor(log: EmbeddedLog, state: StreamState, lock: DirLock, logger: Logger, live: Set<string>, maxBytes = Infinity) {
+  constructor(
+    log: EmbeddedLog,
+    state: StreamState,
+    lock: DirLock,
+    logger: Logger,
+    live: Set<string>,
+    maxBytes = Infinity,
+  ) {
     this.maxBytes = maxBytes;
     openStreams.add(this);
     this.#live = live;
@@ -193,7 +239,10 @@ export class EmbeddedStream implements Stream {
     for (const s of specs) {
       checkTopicName(s.name);
       if (!Number.isInteger(s.partitions) || s.partitions < 1 || s.partitions > 10_000) {
-        throw new HooklogError('RECORD_INVALID', `topic ${s.name}: partitions must be an integer in 1..10000, got ${s.partitions}`);
+        throw new HooklogError(
+          'RECORD_INVALID',
+          `topic ${s.name}: partitions must be an integer in 1..10000, got ${s.partitions}`,
+        );
       }
     }
     // One change at a time, so two callers cannot both create the same topic differently.
@@ -217,14 +266,19 @@ export class EmbeddedStream implements Stream {
     const sections: SectionInput[] = [];
     for (const w of writes) {
       const spec = this.#state.topic(w.topic);
-      if (!spec) throw new HooklogError('STREAM_APPEND_FAILED', `unknown topic ${w.topic}: create it with ensureTopics first`);
+      if (!spec)
+        throw new HooklogError('STREAM_APPEND_FAILED', `unknown topic ${w.topic}: create it with ensureTopics first`);
       const byPartition = new Map<number, LogRecord[]>();
       for (const r of w.records) {
         if (!Buffer.isBuffer(r.value) || (r.key !== null && typeof r.key !== 'string')) {
-          throw new HooklogError('RECORD_INVALID', `record for ${w.topic}: value must be a Buffer and key a string or null`);
+          throw new HooklogError(
+            'RECORD_INVALID',
+            `record for ${w.topic}: value must be a Buffer and key a string or null`,
+          );
         }
         for (const v of Object.values(r.headers)) {
-          if (typeof v !== 'string') throw new HooklogError('RECORD_INVALID', `record for ${w.topic}: header values must be strings`);
+          if (typeof v !== 'string')
+            throw new HooklogError('RECORD_INVALID', `record for ${w.topic}: header values must be strings`);
         }
         const partition = r.key === null ? this.#nextRoundRobin(spec) : partitionFor(r.key, spec.partitions);
         let list = byPartition.get(partition);
@@ -250,10 +304,14 @@ export class EmbeddedStream implements Stream {
   async consume(opts: ConsumeOptions): Promise<Consumer> {
     this.#checkOpen();
     const spec = this.#state.topic(opts.topic);
-    if (!spec) throw new HooklogError('STREAM_UNAVAILABLE', `unknown topic ${opts.topic}: create it with ensureTopics first`);
+    if (!spec)
+      throw new HooklogError('STREAM_UNAVAILABLE', `unknown topic ${opts.topic}: create it with ensureTopics first`);
     const key = JSON.stringify([opts.group, opts.topic]);
     if (this.#consumers.has(key)) {
-      throw new HooklogError('STREAM_UNAVAILABLE', `group ${opts.group} already has a live consumer of ${opts.topic}; the embedded stream allows one per group and topic (stop it first)`);
+      throw new HooklogError(
+        'STREAM_UNAVAILABLE',
+        `group ${opts.group} already has a live consumer of ${opts.topic}; the embedded stream allows one per group and topic (stop it first)`,
+      );
     }
     const lag = watchLag(this, opts.topic, opts.group);
     const consumer = new EmbeddedConsumer({
@@ -265,7 +323,10 @@ export class EmbeddedStream implements Stream {
       commit: async (partition, next) => {
         await this.#log.append([StreamState.offsetWrite(opts.group, opts.topic, partition, next)]);
         // Over the cap, each commit may free a segment: do not wait for the periodic run.
-        if (this.#log.overCap) void this.#log.enforceRetention().catch((err: unknown) => this.#logger.error({ err }, 'embedded log: retention failed'));
+        if (this.#log.overCap)
+          void this.#log
+            .enforceRetention()
+            .catch((err: unknown) => this.#logger.error({ err }, 'embedded log: retention failed'));
       },
       logger: this.#logger,
       onStopped: () => {
@@ -315,7 +376,8 @@ export class EmbeddedStream implements Stream {
   async assign(opts: AssignmentOptions): Promise<Assignment> {
     this.#checkOpen();
     const spec = this.#state.topic(opts.topic);
-    if (!spec) throw new HooklogError('STREAM_UNAVAILABLE', `unknown topic ${opts.topic}: create it with ensureTopics first`);
+    if (!spec)
+      throw new HooklogError('STREAM_UNAVAILABLE', `unknown topic ${opts.topic}: create it with ensureTopics first`);
     const all = Array.from({ length: spec.partitions }, (_, p) => p);
     let stopping: Promise<void> | null = null;
     const assignment: Assignment = {

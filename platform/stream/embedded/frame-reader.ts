@@ -61,8 +61,10 @@ export async function scanFrames(
     if (!(await ensure(FRAME_HEADER_BYTES))) return { end: pos, frames, bad: { pos, reason: 'short header' } };
     const length = buf.readUInt32BE(pos - bufStart);
     const crc = buf.readUInt32BE(pos - bufStart + 4);
-    if (length < MIN_PAYLOAD_BYTES || length > MAX_PAYLOAD_BYTES) return { end: pos, frames, bad: { pos, reason: 'impossible length' } };
-    if (!(await ensure(FRAME_HEADER_BYTES + length))) return { end: pos, frames, bad: { pos, reason: 'short payload' } };
+    if (length < MIN_PAYLOAD_BYTES || length > MAX_PAYLOAD_BYTES)
+      return { end: pos, frames, bad: { pos, reason: 'impossible length' } };
+    if (!(await ensure(FRAME_HEADER_BYTES + length)))
+      return { end: pos, frames, bad: { pos, reason: 'short payload' } };
     const start = pos - bufStart + FRAME_HEADER_BYTES;
     const payload = buf.subarray(start, start + length);
     if (crc32(payload) !== crc) return { end: pos, frames, bad: { pos, reason: 'crc mismatch' } };
@@ -83,7 +85,8 @@ export async function scanFrames(
 export function findLaterFrame(tail: Buffer, minSeq: number): number | undefined {
   for (let at = 1; at + FRAME_HEADER_BYTES + MIN_PAYLOAD_BYTES <= tail.length; at++) {
     const length = tail.readUInt32BE(at);
-    if (length < MIN_PAYLOAD_BYTES || length > MAX_PAYLOAD_BYTES || at + FRAME_HEADER_BYTES + length > tail.length) continue;
+    if (length < MIN_PAYLOAD_BYTES || length > MAX_PAYLOAD_BYTES || at + FRAME_HEADER_BYTES + length > tail.length)
+      continue;
     const seq = tail.readBigUInt64BE(at + FRAME_HEADER_BYTES);
     if (seq < BigInt(minSeq) || seq > BigInt(minSeq) + 1_000_000n) continue;
     const payload = tail.subarray(at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length);

@@ -69,7 +69,11 @@ export function sectionBytes(topic: string, records: readonly LogRecord[]): numb
 }
 
 /** One whole frame (header included) holding `sections` with the given base offsets. */
-export function encodeFrame(seq: number, flags: number, sections: ReadonlyArray<SectionInput & { baseOffset: number }>): Buffer {
+export function encodeFrame(
+  seq: number,
+  flags: number,
+  sections: ReadonlyArray<SectionInput & { baseOffset: number }>,
+): Buffer {
   const payloadBytes = MIN_PAYLOAD_BYTES + sections.reduce((n, s) => n + sectionBytes(s.topic, s.records), 0);
   const buf = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payloadBytes);
   let at = FRAME_HEADER_BYTES;
@@ -115,7 +119,10 @@ export function encodeFrame(seq: number, flags: number, sections: ReadonlyArray<
  * get their records decoded (values copied out of `payload`, which callers
  * reuse); the others are skipped by their length.
  */
-export function decodePayload(payload: Buffer, materialise: (topic: string, partition: number) => boolean = () => false): DecodedFrame {
+export function decodePayload(
+  payload: Buffer,
+  materialise: (topic: string, partition: number) => boolean = () => false,
+): DecodedFrame {
   let at = 0;
   const need = (n: number) => {
     if (n < 0 || at + n > payload.length) throw new MalformedPayload(`payload ends inside a field at byte ${at}`);

@@ -81,9 +81,13 @@ async function take(path: string, dir: string, logger: Logger, deadline: number)
     const owner = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
     if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && alive(owner)) {
       if (Date.now() >= deadline) {
-        throw new HooklogError('STREAM_UNAVAILABLE', `embedded log ${dir} is locked by running process ${owner} (${path})`);
+        throw new HooklogError(
+          'STREAM_UNAVAILABLE',
+          `embedded log ${dir} is locked by running process ${owner} (${path})`,
+        );
       }
-      if (!waiting) logger.warn({ lock: path, owner }, 'embedded log: locked by a running process; waiting for it to exit');
+      if (!waiting)
+        logger.warn({ lock: path, owner }, 'embedded log: locked by a running process; waiting for it to exit');
       waiting = true;
       await new Promise((r) => setTimeout(r, RECHECK_MS));
       continue;
@@ -92,7 +96,8 @@ async function take(path: string, dir: string, logger: Logger, deadline: number)
     await unlink(path).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
     });
-    if (!(await create(path))) throw new HooklogError('STREAM_UNAVAILABLE', `embedded log ${dir}: another process took the lock ${path}`);
+    if (!(await create(path)))
+      throw new HooklogError('STREAM_UNAVAILABLE', `embedded log ${dir}: another process took the lock ${path}`);
     return;
   }
 }

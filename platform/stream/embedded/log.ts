@@ -13,10 +13,29 @@
 import { mkdir, open, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { HooklogError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { FLAG_SNAPSHOT, FRAME_HEADER_BYTES, MAX_PAYLOAD_BYTES, MIN_PAYLOAD_BYTES, encodeFrame, sectionBytes, type DecodedSection, type LogRecord, type SectionInput } from './frame.js';
+import {
+  FLAG_SNAPSHOT,
+  FRAME_HEADER_BYTES,
+  MAX_PAYLOAD_BYTES,
+  MIN_PAYLOAD_BYTES,
+  encodeFrame,
+  sectionBytes,
+  type DecodedSection,
+  type LogRecord,
+  type SectionInput,
+} from './frame.js';
 import { GroupCommit } from './group-commit.js';
 import { OffsetIndex, tpKey, type Position } from './offset-index.js';
-import { createSegment, isInternalTopic, listSegments, openSegments, removeSidecar, syncDir, writeSidecar, type SegmentInfo } from './segments.js';
+import {
+  createSegment,
+  isInternalTopic,
+  listSegments,
+  openSegments,
+  removeSidecar,
+  syncDir,
+  writeSidecar,
+  type SegmentInfo,
+} from './segments.js';
 
 export interface LogOptions {
   readonly dir: string;
@@ -71,7 +90,11 @@ export class EmbeddedLog {
     this.#nextSeq = nextSeq;
     this.#queue = new GroupCommit((groups) => this.#flush(groups.flat()), GROUP_BYTES);
     const every = Math.max(1_000, Math.min(o.retentionMs / 4, 5 * 60_000));
-    this.#timer = setInterval(() => void this.enforceRetention().catch((err: unknown) => o.logger.error({ err }, 'embedded log: retention failed')), every);
+    this.#timer = setInterval(
+      () =>
+        void this.enforceRetention().catch((err: unknown) => o.logger.error({ err }, 'embedded log: retention failed')),
+      every,
+    );
     this.#timer.unref();
   }
 
@@ -114,13 +137,23 @@ export class EmbeddedLog {
       if (this.bytes + bytes <= maxBytes) this.#noteCap(false);
       else {
         this.#noteCap(true);
-        return Promise.reject(new HooklogError('OVERLOADED',
-          `the embedded log is at its disk cap (stream.embedded.max_bytes = ${maxBytes} bytes): ` +
-          'appends wait until consumers commit and retention frees segments', { retriable: true }));
+        return Promise.reject(
+          new HooklogError(
+            'OVERLOADED',
+            `the embedded log is at its disk cap (stream.embedded.max_bytes = ${maxBytes} bytes): ` +
+              'appends wait until consumers commit and retention frees segments',
+            { retriable: true },
+          ),
+        );
       }
     }
     if (bytes > MAX_PAYLOAD_BYTES) {
-      return Promise.reject(new HooklogError('RECORD_INVALID', `append of ${bytes} bytes exceeds the embedded log's ${MAX_PAYLOAD_BYTES}-byte frame limit`));
+      return Promise.reject(
+        new HooklogError(
+          'RECORD_INVALID',
+          `append of ${bytes} bytes exceeds the embedded log's ${MAX_PAYLOAD_BYTES}-byte frame limit`,
+        ),
+      );
     }
     return this.#queue.submit(sections, bytes);
   }
@@ -137,7 +170,11 @@ export class EmbeddedLog {
     } catch (err) {
       // After a failed write or fsync the file's state is unknown (and the page
       // cache may lie): refuse further appends; reopening re-reads what is on disk.
-      this.#failed = new HooklogError('STREAM_APPEND_FAILED', `embedded log write failed; the log takes no more appends until reopened: ${String(err)}`, { cause: err });
+      this.#failed = new HooklogError(
+        'STREAM_APPEND_FAILED',
+        `embedded log write failed; the log takes no more appends until reopened: ${String(err)}`,
+        { cause: err },
+      );
       throw this.#failed;
     }
   }
@@ -148,15 +185,25 @@ export class EmbeddedLog {
     for (const s of sections) {
       const key = tpKey(s.topic, s.partition);
       let m = merged.get(key);
-      if (!m) merged.set(key, (m = { topic: s.topic, partition: s.partition, records: [], baseOffset: this.#index.nextOffset(s.topic, s.partition) }));
+      if (!m)
+        merged.set(
+          key,
+          (m = {
+            topic: s.topic,
+            partition: s.partition,
+            records: [],
+            baseOffset: this.#index.nextOffset(s.topic, s.partition),
+          }),
+        );
       for (const r of s.records) m.records.push(r);
     }
     const frame = encodeFrame(this.#nextSeq, flags, [...merged.values()]);
     // Never write what recovery would reject as an impossible length (a huge snapshot).
-    if (frame.length - FRAME_HEADER_BYTES > MAX_PAYLOAD_BYTES) throw new Error(`frame of ${frame.length} bytes exceeds the frame limit`);
+    if (frame.length - FRAME_HEADER_BYTES > MAX_PAYLOAD_BYTES)
+      throw new Error(`frame of ${frame.length} bytes exceeds the frame limit`);
     const seg = this.#last;
     const at: Position = { segment: seg.base, pos: seg.size };
-    for (let done = 0; done < frame.length; ) {
+    for (let done = 0; done < frame.length;) {
       done += (await this.#active.write(frame, done, frame.length - done, at.pos + done)).bytesWritten;
     }
     await this.#active.datasync();
@@ -176,8 +223,9 @@ export class EmbeddedLog {
   async #roll(): Promise<void> {
     // Sealed from here on: its sidecar lets the next open skip reading it.
     const sealed = this.#last;
-    await writeSidecar(sealed, this.#index, this.#nextSeq)
-      .catch((err: unknown) => this.#o.logger.warn({ err, segment: sealed.path }, 'embedded log: writing a segment sidecar failed'));
+    await writeSidecar(sealed, this.#index, this.#nextSeq).catch((err: unknown) =>
+      this.#o.logger.warn({ err, segment: sealed.path }, 'embedded log: writing a segment sidecar failed'),
+    );
     const next = await createSegment(this.#o.dir, this.#segments, this.#nextSeq);
     const old = this.#active;
     this.#active = next;
@@ -207,7 +255,11 @@ export class EmbeddedLog {
     if (this.#overCap === over) return;
     this.#overCap = over;
     const bytes = this.bytes;
-    if (over) this.#o.logger.warn({ bytes, max_bytes: this.#o.maxBytes }, 'embedded log: at its disk cap, refusing new records until consumers catch up');
+    if (over)
+      this.#o.logger.warn(
+        { bytes, max_bytes: this.#o.maxBytes },
+        'embedded log: at its disk cap, refusing new records until consumers catch up',
+      );
     else this.#o.logger.info({ bytes, max_bytes: this.#o.maxBytes }, 'embedded log: back under its disk cap');
     this.#o.onCapChange?.(over, bytes);
   }
@@ -221,7 +273,8 @@ export class EmbeddedLog {
     const retainFrom = this.#o.retainFrom;
     if (!retainFrom) return null;
     for (const { topic, partition, next: end } of this.#index.partitions()) {
-      if (isInternalTopic(topic) || this.#index.firstOffsetFrom(topic, partition, oldest.base, true) === undefined) continue;
+      if (isInternalTopic(topic) || this.#index.firstOffsetFrom(topic, partition, oldest.base, true) === undefined)
+        continue;
       const need = retainFrom(topic, partition);
       if (need === undefined) continue;
       const after = this.#index.firstOffsetFrom(topic, partition, next.base) ?? end;
@@ -280,7 +333,8 @@ export class EmbeddedLog {
     let i = this.#segments.findIndex((s) => s.base === p.segment);
     let pos = p.pos;
     if (i === -1) {
-      if (p.segment > this.#last.base) throw new HooklogError('INTERNAL', `no segment ${p.segment} in the embedded log`);
+      if (p.segment > this.#last.base)
+        throw new HooklogError('INTERNAL', `no segment ${p.segment} in the embedded log`);
       i = 0;
       pos = 0;
     }
@@ -328,7 +382,10 @@ export class EmbeddedLog {
         if (pinned) {
           if (Date.now() - this.#lastPinnedLog > 60_000) {
             this.#lastPinnedLog = Date.now();
-            this.#o.logger.warn({ segment: oldest.path, needed: pinned, bytes: this.bytes }, 'embedded log: keeping a segment past retention: a consumer group has not committed it');
+            this.#o.logger.warn(
+              { segment: oldest.path, needed: pinned, bytes: this.bytes },
+              'embedded log: keeping a segment past retention: a consumer group has not committed it',
+            );
           }
           break;
         }

@@ -99,7 +99,8 @@ export class OffsetIndex {
     const out: Array<[string, number, number, number]> = [];
     for (const [key, entries] of this.#entries) {
       const sep = key.lastIndexOf('\u0000');
-      for (const e of entries) if (e.segment === segment) out.push([key.slice(0, sep), Number(key.slice(sep + 1)), e.offset, e.pos]);
+      for (const e of entries)
+        if (e.segment === segment) out.push([key.slice(0, sep), Number(key.slice(sep + 1)), e.offset, e.pos]);
     }
     return out;
   }
@@ -109,7 +110,11 @@ export class OffsetIndex {
    * frames: its entries, and each partition's next offset at its end. Segments
    * are restored in log order, before any frame is noted.
    */
-  restore(segment: number, entries: ReadonlyArray<readonly [string, number, number, number]>, next: ReadonlyArray<readonly [string, number, number]>): void {
+  restore(
+    segment: number,
+    entries: ReadonlyArray<readonly [string, number, number, number]>,
+    next: ReadonlyArray<readonly [string, number, number]>,
+  ): void {
     for (const [topic, partition, offset, pos] of entries) {
       const key = tpKey(topic, partition);
       let list = this.#entries.get(key);

@@ -52,7 +52,8 @@ export class PartitionReader {
     } catch (err) {
       // Retention deletes a segment after taking it out of the list: if that is
       // what happened since `locate`, read on from the oldest retained segment.
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && this.#log.locate(this.#at)?.seg !== loc.seg) return this.read(maxRecords);
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && this.#log.locate(this.#at)?.seg !== loc.seg)
+        return this.read(maxRecords);
       throw err;
     }
     const topic = this.#topic;
@@ -63,7 +64,11 @@ export class PartitionReader {
       try {
         sections = decodePayload(payload, mine).sections;
       } catch (err) {
-        throw new HooklogError('STREAM_CORRUPT', `embedded log corrupt: ${loc.seg.path} at byte ${pos}: ${String(err)}`, { cause: err });
+        throw new HooklogError(
+          'STREAM_CORRUPT',
+          `embedded log corrupt: ${loc.seg.path} at byte ${pos}: ${String(err)}`,
+          { cause: err },
+        );
       }
       for (const s of sections) {
         if (!s.records) continue;
@@ -75,7 +80,10 @@ export class PartitionReader {
       return records.length < maxRecords;
     });
     if (result.bad) {
-      throw new HooklogError('STREAM_CORRUPT', `embedded log corrupt: ${loc.seg.path} at byte ${result.bad.pos} (${result.bad.reason}) while reading ${topic}[${partition}]`);
+      throw new HooklogError(
+        'STREAM_CORRUPT',
+        `embedded log corrupt: ${loc.seg.path} at byte ${result.bad.pos} (${result.bad.reason}) while reading ${topic}[${partition}]`,
+      );
     }
     this.#at = { segment: loc.seg.base, pos: result.end };
     const last = records[records.length - 1];

@@ -8,12 +8,18 @@ import { readAll, segmentFiles, tempDirs } from './testing.js';
 import { capturingLogger } from '../../../test/simulated-org/harness.js';
 
 const dir = tempDirs();
-const open = (dataDir: string, segmentBytes?: number) => openEmbeddedStream({ dataDir, logger: silentLogger(), ...(segmentBytes ? { segmentBytes } : {}) });
-const recs = (prefix: string, n: number): StreamRecord[] => Array.from({ length: n }, (_, i) => ({ key: 'k', value: Buffer.from(`${prefix}${i}`), headers: { i: String(i) } }));
-const values = async (s: Awaited<ReturnType<typeof open>>, topic: string) => (await readAll(s, topic)).map((r) => r.value.toString());
+const open = (dataDir: string, segmentBytes?: number) =>
+  openEmbeddedStream({ dataDir, logger: silentLogger(), ...(segmentBytes ? { segmentBytes } : {}) });
+const recs = (prefix: string, n: number): StreamRecord[] =>
+  Array.from({ length: n }, (_, i) => ({ key: 'k', value: Buffer.from(`${prefix}${i}`), headers: { i: String(i) } }));
+const values = async (s: Awaited<ReturnType<typeof open>>, topic: string) =>
+  (await readAll(s, topic)).map((r) => r.value.toString());
 
 async function expectCorrupt(p: Promise<unknown>, mentions: string): Promise<void> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(HooklogError);
   expect((err as HooklogError).code).toBe('STREAM_CORRUPT');
   expect((err as HooklogError).message).toContain(mentions);
@@ -40,7 +46,9 @@ describe('embedded log recovery', () => {
     truncateSync(seg, sizes[4]! - 3);
     const s = await open(d);
     expect(statSync(seg).size).toBe(sizes[3]);
-    expect(await values(s, 't')).toEqual(Array.from({ length: 4 }, (_, a) => [0, 1, 2].map((i) => `a${a}-${i}`)).flat());
+    expect(await values(s, 't')).toEqual(
+      Array.from({ length: 4 }, (_, a) => [0, 1, 2].map((i) => `a${a}-${i}`)).flat(),
+    );
     await s.append('t', recs('new', 1));
     await s.close();
     const again = await open(d);
@@ -51,7 +59,10 @@ describe('embedded log recovery', () => {
   });
 
   it('drops garbage after the last frame (random bytes, then zeros)', async () => {
-    for (const garbage of [Buffer.from('\x00\x00\x01\x00 definitely not a frame, but its length fits'), Buffer.alloc(4096)]) {
+    for (const garbage of [
+      Buffer.from('\x00\x00\x01\x00 definitely not a frame, but its length fits'),
+      Buffer.alloc(4096),
+    ]) {
       const d = dir();
       const sizes = await writeLog(d, 3);
       const seg = segmentFiles(d).at(-1)!;
@@ -103,11 +114,17 @@ describe('embedded log recovery', () => {
     }
   });
 
-  it('reads a compacted topic\'s latest keys from the newest snapshot on, not from the oldest retained record', async () => {
+  it("reads a compacted topic's latest keys from the newest snapshot on, not from the oldest retained record", async () => {
     const d = dir();
     const s = await open(d, 1024);
-    await s.ensureTopics([{ name: 'cursors', partitions: 1, compacted: true }, { name: 't', partitions: 1 }]);
-    await s.append('cursors', [{ key: 'org1', value: Buffer.from('c1'), headers: {} }, { key: 'org2', value: Buffer.from('c1'), headers: {} }]);
+    await s.ensureTopics([
+      { name: 'cursors', partitions: 1, compacted: true },
+      { name: 't', partitions: 1 },
+    ]);
+    await s.append('cursors', [
+      { key: 'org1', value: Buffer.from('c1'), headers: {} },
+      { key: 'org2', value: Buffer.from('c1'), headers: {} },
+    ]);
     for (let a = 0; a < 40; a++) await s.append('t', recs(`a${a}-`, 3));
     await s.append('cursors', [{ key: 'org1', value: Buffer.from('c2'), headers: {} }]);
     for (let a = 40; a < 60; a++) await s.append('t', recs(`a${a}-`, 3));
@@ -121,7 +138,10 @@ describe('embedded log recovery', () => {
     const r = await open(d, 1024);
     try {
       const latest = await r.readLatestByKey('cursors');
-      expect([...latest].map(([k, v]) => [k, v.value.toString()]).sort()).toEqual([['org1', 'c2'], ['org2', 'c1']]);
+      expect([...latest].map(([k, v]) => [k, v.value.toString()]).sort()).toEqual([
+        ['org1', 'c2'],
+        ['org2', 'c1'],
+      ]);
     } finally {
       await r.close();
     }
@@ -132,7 +152,8 @@ describe('embedded log recovery', () => {
     const sizes = await writeLog(d, 5);
     const seg = segmentFiles(d).at(-1)!;
     const bytes = readFileSync(seg);
-    bytes.writeUInt8(bytes.readUInt8(sizes[1]! + 12) ^ 0x01, sizes[1]! + 12); // inside the third append's frame, two complete frames after it
+    // inside the third append's frame, two complete frames after it
+    bytes.writeUInt8(bytes.readUInt8(sizes[1]! + 12) ^ 0x01, sizes[1]! + 12);
     writeFileSync(seg, bytes);
     await expectCorrupt(open(d), 'acknowledged data is damaged');
     expect(statSync(seg).size).toBe(sizes[4]);
@@ -152,11 +173,17 @@ describe('atomic appends', () => {
     for (const cut of [1, 8, 0.5, -1]) {
       const d = dir();
       const s = await open(d);
-      await s.ensureTopics([{ name: 'a', partitions: 1 }, { name: 'b', partitions: 2, compacted: true }]);
+      await s.ensureTopics([
+        { name: 'a', partitions: 1 },
+        { name: 'b', partitions: 2, compacted: true },
+      ]);
       await s.append('a', recs('before', 1));
       const seg = segmentFiles(d).at(-1)!;
       const start = statSync(seg).size;
-      await s.appendAtomically([{ topic: 'a', records: recs('atomic-a', 50) }, { topic: 'b', records: recs('atomic-b', 50) }]);
+      await s.appendAtomically([
+        { topic: 'a', records: recs('atomic-a', 50) },
+        { topic: 'b', records: recs('atomic-b', 50) },
+      ]);
       const end = statSync(seg).size;
       await s.close();
       truncateSync(seg, cut === 0.5 ? start + Math.floor((end - start) / 2) : cut > 0 ? start + cut : end + cut);
@@ -165,7 +192,10 @@ describe('atomic appends', () => {
       expect(await values(r, 'a')).toEqual(['before0']);
       expect([...r.endOffsets('b').values()]).toEqual([0, 0]);
       expect((await r.readLatestByKey('b')).size).toBe(0);
-      await r.appendAtomically([{ topic: 'a', records: recs('after-a', 1) }, { topic: 'b', records: recs('after-b', 1) }]);
+      await r.appendAtomically([
+        { topic: 'a', records: recs('after-a', 1) },
+        { topic: 'b', records: recs('after-b', 1) },
+      ]);
       expect(await values(r, 'a')).toEqual(['before0', 'after-a0']);
       expect((await r.readLatestByKey('b')).get('k')?.value.toString()).toBe('after-b0');
       await r.close();

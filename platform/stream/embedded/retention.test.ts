@@ -11,21 +11,33 @@ const youngDir = freshDir();
 afterAll(() => [dataDir, youngDir].forEach((d) => rmSync(d, { recursive: true, force: true })));
 const open = (dir = dataDir) => openEmbeddedStream({ dataDir: dir, segmentBytes: 1024, logger: silentLogger() });
 const events = (from: number, n: number): StreamRecord[] =>
-  Array.from({ length: n }, (_, i) => ({ key: `org${(from + i) % 3}`, value: Buffer.from(`event-${from + i}-${'x'.repeat(60)}`), headers: {} }));
-const cursor = (org: string, v: string): StreamRecord => ({ key: org, value: Buffer.from(v), headers: { 'hooklog-org': org } });
+  Array.from({ length: n }, (_, i) => ({
+    key: `org${(from + i) % 3}`,
+    value: Buffer.from(`event-${from + i}-${'x'.repeat(60)}`),
+    headers: {},
+  }));
+const cursor = (org: string, v: string): StreamRecord => ({
+  key: org,
+  value: Buffer.from(v),
+  headers: { 'hooklog-org': org },
+});
 const DAY = 24 * 3_600_000;
 
 /** Rolls at least `segments` new segments with records of an unrelated topic. */
 async function fill(s: Awaited<ReturnType<typeof open>>, segments: number): Promise<void> {
   await s.ensureTopics([{ name: 'filler', partitions: 1 }]);
   const target = segmentFiles(dataDir).length + segments;
-  while (segmentFiles(dataDir).length < target) await s.append('filler', [{ key: null, value: Buffer.alloc(300), headers: {} }]);
+  while (segmentFiles(dataDir).length < target)
+    await s.append('filler', [{ key: null, value: Buffer.alloc(300), headers: {} }]);
 }
 
 describe('segment roll and retention', () => {
   it('deletes old segments but keeps offsets, topic metadata, compacted keys and offset numbering', async () => {
     const s1 = await open();
-    await s1.ensureTopics([{ name: 'events', partitions: 2 }, { name: 'cursors', partitions: 2, compacted: true }]);
+    await s1.ensureTopics([
+      { name: 'events', partitions: 2 },
+      { name: 'cursors', partitions: 2, compacted: true },
+    ]);
     await s1.append('cursors', [cursor('org1', 'c1'), cursor('org2', 'c1')]);
     for (let i = 0; i < 40; i += 2) await s1.append('events', events(i, 2));
     await s1.append('cursors', [cursor('org1', 'c2')]);
@@ -34,11 +46,19 @@ describe('segment roll and retention', () => {
     expect([...ends.values()].every((n) => n > 0)).toBe(true);
 
     const consumed: ConsumedRecord[] = [];
-    const c = await s1.consume({ topic: 'events', group: 'sink', maxBatchWaitMs: 5, handler: async (b) => void consumed.push(...b.records) });
-    await waitFor(async () => {
-      const committed = await s1.committedOffsets('events', 'sink');
-      return [...ends].every(([p, end]) => (committed.get(p) ?? 0) === end);
-    }, { what: 'sink caught up' });
+    const c = await s1.consume({
+      topic: 'events',
+      group: 'sink',
+      maxBatchWaitMs: 5,
+      handler: async (b) => void consumed.push(...b.records),
+    });
+    await waitFor(
+      async () => {
+        const committed = await s1.committedOffsets('events', 'sink');
+        return [...ends].every(([p, end]) => (committed.get(p) ?? 0) === end);
+      },
+      { what: 'sink caught up' },
+    );
     await c.stop();
     // More segments after the commits, so the commit records themselves age out.
     await fill(s1, 3);
@@ -66,12 +86,22 @@ describe('segment roll and retention', () => {
     // New records continue the numbering, and the group resumes exactly at them.
     await s2.append('events', events(100, 4));
     const resumed: ConsumedRecord[] = [];
-    const c2 = await s2.consume({ topic: 'events', group: 'sink', maxBatchWaitMs: 5, handler: async (b) => void resumed.push(...b.records) });
+    const c2 = await s2.consume({
+      topic: 'events',
+      group: 'sink',
+      maxBatchWaitMs: 5,
+      handler: async (b) => void resumed.push(...b.records),
+    });
     await waitFor(() => resumed.length === 4, { what: 'records after retention' });
     for (const r of resumed) expect(r.offset).toBeGreaterThanOrEqual(ends.get(r.partition)!);
     expect(resumed.map((r) => r.value.toString().split('-')[1]).sort()).toEqual(['100', '101', '102', '103']);
     // A new group finds only what was retained: the old events are gone.
-    expect((await readAll(s2, 'events')).map((r) => r.value.toString().split('-')[1]).sort()).toEqual(['100', '101', '102', '103']);
+    expect((await readAll(s2, 'events')).map((r) => r.value.toString().split('-')[1]).sort()).toEqual([
+      '100',
+      '101',
+      '102',
+      '103',
+    ]);
 
     // Retention on a running log, with a consumer live: roll more segments, then age them out.
     for (let i = 200; i < 240; i += 2) await s2.append('events', events(i, 2));
@@ -84,7 +114,12 @@ describe('segment roll and retention', () => {
     expect(segmentFiles(dataDir)).toHaveLength(1);
     await s2.append('events', events(300, 4));
     await waitFor(() => resumed.length === 48, { what: 'live consumer across retention' });
-    expect(resumed.map((r) => r.value.toString().split('-')[1]).slice(-4).sort()).toEqual(['300', '301', '302', '303']);
+    expect(
+      resumed
+        .map((r) => r.value.toString().split('-')[1])
+        .slice(-4)
+        .sort(),
+    ).toEqual(['300', '301', '302', '303']);
     expect((await s2.readLatestByKey('cursors')).size).toBe(3);
     await c2.stop();
     const committed = await s2.committedOffsets('events', 'sink');

@@ -78,7 +78,9 @@ export async function recoverSegments(
   for (const [i, seg] of segments.entries()) {
     const isLast = i === segments.length - 1;
     if (seg.base !== expectedSeq) {
-      throw corrupt(`${seg.path} starts at frame ${seg.base}, but the previous segment ended before frame ${expectedSeq}`);
+      throw corrupt(
+        `${seg.path} starts at frame ${seg.base}, but the previous segment ended before frame ${expectedSeq}`,
+      );
     }
     const fh = await open(seg.path, isLast ? 'r+' : 'r');
     try {
@@ -101,10 +103,15 @@ export async function recoverSegments(
         await fh.read(tail, 0, tail.length, result.end);
         const later = findLaterFrame(tail, expectedSeq);
         if (later !== undefined) {
-          throw corrupt(`${where}, followed by a valid frame at byte ${result.end + later}: acknowledged data is damaged`);
+          throw corrupt(
+            `${where}, followed by a valid frame at byte ${result.end + later}: acknowledged data is damaged`,
+          );
         }
         // A torn final write: the append it belongs to never resolved. Cut it off.
-        logger.warn({ segment: seg.path, pos: result.end, droppedBytes: seg.size - result.end, reason: result.bad.reason }, 'embedded log: truncating torn tail');
+        logger.warn(
+          { segment: seg.path, pos: result.end, droppedBytes: seg.size - result.end, reason: result.bad.reason },
+          'embedded log: truncating torn tail',
+        );
         await fh.truncate(result.end);
         await fh.sync();
         seg.size = result.end;
@@ -142,7 +149,15 @@ export const sidecarPath = (seg: SegmentInfo): string => seg.path.replace(/\.seg
 /** Writes the sidecar of a segment just sealed (atomically: a temp file renamed over). */
 export async function writeSidecar(seg: SegmentInfo, index: OffsetIndex, nextSeq: number): Promise<void> {
   const next = [...index.partitions()].map(({ topic, partition, next: n }) => [topic, partition, n] as const);
-  const car: Sidecar = { v: 1, base: seg.base, size: seg.size, anchored: seg.anchored, nextSeq, entries: index.entriesIn(seg.base), next };
+  const car: Sidecar = {
+    v: 1,
+    base: seg.base,
+    size: seg.size,
+    anchored: seg.anchored,
+    nextSeq,
+    entries: index.entriesIn(seg.base),
+    next,
+  };
   const tmp = `${sidecarPath(seg)}.tmp`;
   await writeFile(tmp, JSON.stringify(car));
   await rename(tmp, sidecarPath(seg));
@@ -155,7 +170,13 @@ export async function removeSidecar(seg: SegmentInfo): Promise<void> {
 async function readSidecar(seg: SegmentInfo): Promise<Sidecar | null> {
   try {
     const car = JSON.parse(await readFile(sidecarPath(seg), 'utf8')) as Sidecar;
-    return car.v === 1 && car.base === seg.base && car.size === seg.size && Array.isArray(car.entries) && Array.isArray(car.next) ? car : null;
+    return car.v === 1 &&
+      car.base === seg.base &&
+      car.size === seg.size &&
+      Array.isArray(car.entries) &&
+      Array.isArray(car.next)
+      ? car
+      : null;
   } catch {
     return null;
   }
@@ -186,7 +207,9 @@ export async function openSegments(
     const car = cars[i]!;
     const nextSeg = segments[i + 1]!;
     if (car.nextSeq !== nextSeg.base) {
-      throw corrupt(`${nextSeg.path} starts at frame ${nextSeg.base}, but the previous segment ended before frame ${car.nextSeq}`);
+      throw corrupt(
+        `${nextSeg.path} starts at frame ${nextSeg.base}, but the previous segment ended before frame ${car.nextSeq}`,
+      );
     }
     index.restore(car.base, car.entries, car.next);
     segments[i]!.anchored = car.anchored;

@@ -18,7 +18,10 @@ const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
 /** Throws RECORD_INVALID unless `name` is a legal user topic name (internal `__` names are reserved). */
 export function checkTopicName(name: string): void {
   if (!TOPIC_NAME.test(name) || name.startsWith('__')) {
-    throw new HooklogError('RECORD_INVALID', `invalid topic name ${JSON.stringify(name)}: use 1-249 of [a-zA-Z0-9._-], not starting with "__"`);
+    throw new HooklogError(
+      'RECORD_INVALID',
+      `invalid topic name ${JSON.stringify(name)}: use 1-249 of [a-zA-Z0-9._-], not starting with "__"`,
+    );
   }
 }
 
@@ -35,8 +38,13 @@ export class StreamState {
       if (r.key === null) throw new Error(`keyless record in ${section.topic}`);
       if (section.topic === TOPICS_TOPIC) {
         const spec = JSON.parse(r.value.toString('utf8')) as { partitions?: unknown; compacted?: unknown };
-        if (!Number.isInteger(spec.partitions) || (spec.partitions as number) < 1) throw new Error(`bad topic record for ${r.key}`);
-        this.#topics.set(r.key, { name: r.key, partitions: spec.partitions as number, compacted: spec.compacted === true });
+        if (!Number.isInteger(spec.partitions) || (spec.partitions as number) < 1)
+          throw new Error(`bad topic record for ${r.key}`);
+        this.#topics.set(r.key, {
+          name: r.key,
+          partitions: spec.partitions as number,
+          compacted: spec.compacted === true,
+        });
       } else if (section.topic === OFFSETS_TOPIC) {
         const [group, topic, partition] = JSON.parse(r.key) as [string, string, number];
         const key = JSON.stringify([group, topic]);
@@ -81,7 +89,12 @@ export class StreamState {
 
   /** Tombstones for the group's positions in `topic`. */
   static forgetWrites(group: string, topic: string, partitions: number, now = Date.now()): SectionInput {
-    const records = Array.from({ length: partitions }, (_, p) => ({ key: offsetKey(group, topic, p), value: Buffer.alloc(0), headers: {}, timestamp: now }));
+    const records = Array.from({ length: partitions }, (_, p) => ({
+      key: offsetKey(group, topic, p),
+      value: Buffer.alloc(0),
+      headers: {},
+      timestamp: now,
+    }));
     return { topic: OFFSETS_TOPIC, partition: 0, records };
   }
 
@@ -91,7 +104,12 @@ export class StreamState {
   }
 
   static offsetWrite(group: string, topic: string, partition: number, next: number, now = Date.now()): SectionInput {
-    const record = { key: offsetKey(group, topic, partition), value: Buffer.from(String(next)), headers: {}, timestamp: now };
+    const record = {
+      key: offsetKey(group, topic, partition),
+      value: Buffer.from(String(next)),
+      headers: {},
+      timestamp: now,
+    };
     return { topic: OFFSETS_TOPIC, partition: 0, records: [record] };
   }
 

@@ -16,7 +16,10 @@ const open = (dataDir: string, lockWaitMs = 300) => openEmbeddedStream({ dataDir
 const rec = (key: string | null, value: string): StreamRecord => ({ key, value: Buffer.from(value), headers: {} });
 
 async function rejection(p: Promise<unknown>): Promise<HooklogError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(HooklogError);
   return err as HooklogError;
 }
@@ -40,7 +43,9 @@ describe('group commit', () => {
     expect(all).toHaveLength(305);
     expect(new Set(all.map((r) => r.value.toString())).size).toBe(305);
     for (const [p, end] of s.endOffsets('t')) {
-      expect(all.filter((r) => r.partition === p).map((r) => r.offset)).toEqual(Array.from({ length: end }, (_, i) => i));
+      expect(all.filter((r) => r.partition === p).map((r) => r.offset)).toEqual(
+        Array.from({ length: end }, (_, i) => i),
+      );
     }
     await s.close();
   });
@@ -52,7 +57,9 @@ describe('embedded stream API', () => {
     await s.ensureTopics([{ name: 't', partitions: 2 }]);
     const handler = async () => undefined;
     const c1 = await s.consume({ topic: 't', group: 'g', handler });
-    expect((await rejection(s.consume({ topic: 't', group: 'g', handler }))).message).toContain('already has a live consumer');
+    expect((await rejection(s.consume({ topic: 't', group: 'g', handler }))).message).toContain(
+      'already has a live consumer',
+    );
     const other = await s.consume({ topic: 't', group: 'other', handler });
     await c1.stop();
     const c2 = await s.consume({ topic: 't', group: 'g', handler });
@@ -68,7 +75,9 @@ describe('embedded stream API', () => {
     await s.ensureTopics([{ name: 't', partitions: 3 }]);
     await s.ensureTopics([{ name: 't', partitions: 5 }]);
     expect(s.endOffsets('t').size).toBe(3);
-    expect((await rejection(s.append('t', [{ key: 'k', value: 'str' as unknown as Buffer, headers: {} }]))).code).toBe('RECORD_INVALID');
+    expect((await rejection(s.append('t', [{ key: 'k', value: 'str' as unknown as Buffer, headers: {} }]))).code).toBe(
+      'RECORD_INVALID',
+    );
     expect(await s.readLatestByKey('nope')).toEqual(new Map());
     // Keyless records go round robin.
     await s.append('t', [rec(null, 'a'), rec(null, 'b'), rec(null, 'c')]);
@@ -82,12 +91,20 @@ describe('embedded stream API', () => {
   it('stops reading a partition while its worker is paused, and resumes', async () => {
     const s = await open(dir());
     await s.ensureTopics([{ name: 't', partitions: 1 }]);
-    for (let i = 0; i < 50; i++) await s.append('t', Array.from({ length: 10 }, (_, j) => rec('k', String(i * 10 + j))));
+    for (let i = 0; i < 50; i++)
+      await s.append(
+        't',
+        Array.from({ length: 10 }, (_, j) => rec('k', String(i * 10 + j))),
+      );
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const seen: number[] = [];
     const c = (await s.consume({
-      topic: 't', group: 'g', maxBatchRecords: 10, maxBatchWaitMs: 5, maxBufferedRecords: 20,
+      topic: 't',
+      group: 'g',
+      maxBatchRecords: 10,
+      maxBatchWaitMs: 5,
+      maxBufferedRecords: 20,
       handler: async (b) => {
         seen.push(...b.records.map((r) => r.offset));
         await gate;
@@ -132,7 +149,9 @@ describe('process lock', () => {
       opened = true;
       return s;
     });
-    await waitFor(() => lines().some((l) => String(l.msg).includes('waiting for it to exit')), { what: 'the opener to wait' });
+    await waitFor(() => lines().some((l) => String(l.msg).includes('waiting for it to exit')), {
+      what: 'the opener to wait',
+    });
     expect(opened).toBe(false);
     const killedAt = Date.now();
     owner.kill('SIGKILL');
@@ -142,7 +161,7 @@ describe('process lock', () => {
     await s.close();
   });
 
-  it('refuses a log locked by a live process and takes over a dead one\'s lock', async () => {
+  it("refuses a log locked by a live process and takes over a dead one's lock", async () => {
     const d = dir();
     await (await open(d)).close();
     const lock = join(d, 'stream', 'LOCK');

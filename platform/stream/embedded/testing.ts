@@ -48,7 +48,10 @@ export async function readAll(stream: EmbeddedStream, topic: string): Promise<Co
     },
   });
   try {
-    await waitFor(() => [...ends].every(([p, end]) => end === 0 || reached.get(p) === end), { timeoutMs: 10_000, what: `all of ${topic}` });
+    await waitFor(() => [...ends].every(([p, end]) => end === 0 || reached.get(p) === end), {
+      timeoutMs: 10_000,
+      what: `all of ${topic}`,
+    });
   } finally {
     await consumer.stop();
     // A one-off reader: it must not hold retention back afterwards.

@@ -60,7 +60,10 @@ export class KafkaAssignment implements Assignment {
       this.#apply(now, 'rejoined');
     });
     this.#consumer.on(ev.CRASH, (e) => {
-      this.#log.warn({ err: e.payload.error, restart: e.payload.restart }, 'assignment consumer crashed; giving up its partitions');
+      this.#log.warn(
+        { err: e.payload.error, restart: e.payload.restart },
+        'assignment consumer crashed; giving up its partitions',
+      );
       this.#confirmedAt = 0;
       this.#apply(new Set(), 'crash');
     });
@@ -98,7 +101,10 @@ export class KafkaAssignment implements Assignment {
       if (this.#stopping && now.size > 0) return;
       const revoked = [...this.#held].filter((p) => !now.has(p)).sort((a, b) => a - b);
       const assigned = [...now].filter((p) => !this.#held.has(p)).sort((a, b) => a - b);
-      this.#log.info({ revoked, assigned, kept: [...this.#held].filter((p) => now.has(p)).length, reason }, 'ownership changed');
+      this.#log.info(
+        { revoked, assigned, kept: [...this.#held].filter((p) => now.has(p)).length, reason },
+        'ownership changed',
+      );
       if (revoked.length > 0) {
         for (const p of revoked) this.#held.delete(p);
         await this.#opts.onRevoked(revoked).catch((err) => this.#opts.onError?.(err));

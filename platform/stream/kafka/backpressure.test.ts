@@ -24,7 +24,12 @@ const records = (from: number, n: number): StreamRecord[] =>
 describe('kafka consumer back-pressure', () => {
   it('pauses a full partition, resumes it when drained, and hands every record over once, in order', async () => {
     const events: KafkaConsumerEvent[] = [];
-    stream = await openKafkaStream({ brokers: kafkaBrokerList(), clientId: randomName('bp'), logger: silentLogger(), observer: (e) => void events.push(e) });
+    stream = await openKafkaStream({
+      brokers: kafkaBrokerList(),
+      clientId: randomName('bp'),
+      logger: silentLogger(),
+      observer: (e) => void events.push(e),
+    });
     const topic = randomName('t');
     const group = randomName('g');
     await stream.ensureTopics([{ name: topic, partitions: 1 }]);
@@ -34,14 +39,20 @@ describe('kafka consumer back-pressure', () => {
     const gate = new Promise<void>((r) => (release = r));
     const got: number[] = [];
     let calls = 0;
-    consumers.push(await stream.consume({
-      topic, group, maxBatchRecords: 10, maxBatchWaitMs: 20, maxBufferedRecords: 20,
-      handler: async (b) => {
-        calls++;
-        await gate;
-        got.push(...b.records.map((r) => Number(r.value.toString())));
-      },
-    }));
+    consumers.push(
+      await stream.consume({
+        topic,
+        group,
+        maxBatchRecords: 10,
+        maxBatchWaitMs: 20,
+        maxBufferedRecords: 20,
+        handler: async (b) => {
+          calls++;
+          await gate;
+          got.push(...b.records.map((r) => Number(r.value.toString())));
+        },
+      }),
+    );
     await waitFor(() => events.some((e) => e.type === 'paused'), { what: 'partition paused' });
     for (let i = 50; i < 300; i += 25) await stream.append(topic, records(i, 25));
     // Stuck handler: one call in flight, nothing more handed over, nothing committed.

@@ -27,7 +27,12 @@ afterAll(async () => {
 });
 
 const open = async (b: KafkaBroker) => {
-  const s = await openKafkaStream({ brokers: [b.brokers], clientId: randomName('restart'), logger: silentLogger(), appendTimeoutMs: 3_000 });
+  const s = await openKafkaStream({
+    brokers: [b.brokers],
+    clientId: randomName('restart'),
+    logger: silentLogger(),
+    appendTimeoutMs: 3_000,
+  });
   streams.push(s);
   return s;
 };
@@ -35,7 +40,9 @@ const open = async (b: KafkaBroker) => {
 describe('kafka broker restart', () => {
   it('keeps every acknowledged record exactly once across a broker restart', async () => {
     broker = await startKafkaBroker().catch((err: Error) => {
-      throw new Error(`this test restarts a Kafka broker of its own, so it needs Java 17+ and Maven even with KAFKA_BROKERS set: ${err.message}`);
+      throw new Error(
+        `this test restarts a Kafka broker of its own, so it needs Java 17+ and Maven even with KAFKA_BROKERS set: ${err.message}`,
+      );
     });
     const producer = await open(broker);
     const topic = randomName('t');
@@ -49,7 +56,11 @@ describe('kafka broker restart', () => {
     let restarted: Promise<void> | undefined;
     // Append one batch at a time until the restart is over and appends succeed again (bounded).
     for (let i = 0; i < 2_000 && !(restartDone && ackedAfterRestart >= 5); i++) {
-      const batch: StreamRecord[] = Array.from({ length: 10 }, (_, j) => ({ key: `org${j % 5}`, value: Buffer.from(`${i}-${j}`), headers: { id: `${i}-${j}` } }));
+      const batch: StreamRecord[] = Array.from({ length: 10 }, (_, j) => ({
+        key: `org${j % 5}`,
+        value: Buffer.from(`${i}-${j}`),
+        headers: { id: `${i}-${j}` },
+      }));
       if (i === 10) restarted = broker.restart().then(() => void (restartDone = true));
       const t0 = Date.now();
       try {
@@ -73,16 +84,25 @@ describe('kafka broker restart', () => {
     const reader = await open(broker);
     const count = new Map<string, number>();
     let total = 0;
-    consumers.push(await reader.consume({
-      topic, group: randomName('g'), maxBatchWaitMs: 20,
-      handler: async (b) => {
-        total += b.records.length;
-        for (const r of b.records) count.set(r.headers.id!, (count.get(r.headers.id!) ?? 0) + 1);
-      },
-    }));
-    await waitFor(() => [...acked].every((id) => count.has(id)), { what: 'every acknowledged record', timeoutMs: 30_000 }).catch((err: Error) => {
+    consumers.push(
+      await reader.consume({
+        topic,
+        group: randomName('g'),
+        maxBatchWaitMs: 20,
+        handler: async (b) => {
+          total += b.records.length;
+          for (const r of b.records) count.set(r.headers.id!, (count.get(r.headers.id!) ?? 0) + 1);
+        },
+      }),
+    );
+    await waitFor(() => [...acked].every((id) => count.has(id)), {
+      what: 'every acknowledged record',
+      timeoutMs: 30_000,
+    }).catch((err: Error) => {
       const missing = [...acked].filter((id) => !count.has(id));
-      throw new Error(`${err.message}: ${missing.length} acknowledged records never arrived (${missing.slice(0, 10).join(', ')}…); ${count.size} distinct records read`);
+      throw new Error(
+        `${err.message}: ${missing.length} acknowledged records never arrived (${missing.slice(0, 10).join(', ')}…); ${count.size} distinct records read`,
+      );
     });
     const admin = quietKafka({ clientId: randomName('admin'), brokers: [broker.brokers] }).admin();
     await admin.connect();
@@ -92,6 +112,8 @@ describe('kafka broker restart', () => {
     const dupes = [...count].filter(([, n]) => n > 1);
     expect(dupes).toEqual([]);
     expect(total).toBe(count.size);
-    console.info(`broker restart: ${acked.size} records acknowledged, ${failures.length} appends failed (retriable), slowest append ${slowest} ms`);
+    console.info(
+      `broker restart: ${acked.size} records acknowledged, ${failures.length} appends failed (retriable), slowest append ${slowest} ms`,
+    );
   }, 180_000);
 });

@@ -3,7 +3,16 @@
  * (with kafkajs's logging routed into our pino logger) and the conversions
  * between our record shapes and kafkajs's.
  */
-import { Kafka, logLevel, type IHeaders, type KafkaConfig, type KafkaMessage, type LogEntry, type Message, type SASLOptions } from 'kafkajs';
+import {
+  Kafka,
+  logLevel,
+  type IHeaders,
+  type KafkaConfig,
+  type KafkaMessage,
+  type LogEntry,
+  type Message,
+  type SASLOptions,
+} from 'kafkajs';
 import { HooklogError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { ConsumedRecord, StreamRecord } from '../types.js';
@@ -132,7 +141,15 @@ export function chunkRecords<T extends StreamRecord>(records: readonly T[], maxB
 export async function withDeadline<T>(op: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new HooklogError('STREAM_UNAVAILABLE', `${what}: no answer from Kafka within ${Math.round(ms)} ms`, { retriable: true })), Math.max(0, ms));
+    timer = setTimeout(
+      () =>
+        reject(
+          new HooklogError('STREAM_UNAVAILABLE', `${what}: no answer from Kafka within ${Math.round(ms)} ms`, {
+            retriable: true,
+          }),
+        ),
+      Math.max(0, ms),
+    );
   });
   try {
     return await Promise.race([op, timeout]);

@@ -43,7 +43,10 @@ interface Slot {
   readonly worker: PartitionWorker;
   readonly generation: number;
   revoked: boolean;
-  /** Offset after the last data record pushed, and where the fetched batch really ended (control/aborted records after it). */
+  /**
+   * Offset after the last data record pushed, and where the fetched batch really ended (control/aborted records after
+   * it).
+   */
   tail: { afterData: number; next: number } | null;
 }
 
@@ -116,7 +119,9 @@ export class KafkaGroupConsumer implements Consumer {
     // Hand buffered records to the handler once more and commit them while we are still a member.
     await Promise.all(slots.map((s) => s.worker.stop()));
     this.#slots.clear();
-    await this.#consumer.disconnect().catch((err) => this.#log.warn({ err }, 'disconnecting the kafka consumer failed'));
+    await this.#consumer
+      .disconnect()
+      .catch((err) => this.#log.warn({ err }, 'disconnecting the kafka consumer failed'));
     await Promise.all(this.#predecessors.values());
     this.#lag.close();
   }
@@ -164,16 +169,18 @@ export class KafkaGroupConsumer implements Consumer {
           this.#emit({ type: 'resumed', consumer: this.#name, partition });
         },
         ...(this.#opts.onHandlerError ? { onHandlerError: this.#opts.onHandlerError } : {}),
-        ...(plans ? {
-          // Read the recorded ranges only once the previous owner's last batch (and its record) is done.
-          plans: {
-            load: async (p: number, from: number) => {
-              await predecessor;
-              return plans.load(p, from);
-            },
-            record: (p: number, range: BatchRange) => plans.record(p, range),
-          },
-        } : {}),
+        ...(plans
+          ? {
+              // Read the recorded ranges only once the previous owner's last batch (and its record) is done.
+              plans: {
+                load: async (p: number, from: number) => {
+                  await predecessor;
+                  return plans.load(p, from);
+                },
+                record: (p: number, range: BatchRange) => plans.record(p, range),
+              },
+            }
+          : {}),
       }),
     };
     this.#slots.set(partition, slot);
@@ -203,7 +210,10 @@ export class KafkaGroupConsumer implements Consumer {
     } catch (err) {
       // Not fatal: the position stays where it was and whoever reads the partition next starts there.
       this.#emit({ type: 'commit-failed', ...ev });
-      this.#log.warn({ partition, offset, err }, 'offset commit failed; records after the last commit will be read again');
+      this.#log.warn(
+        { partition, offset, err },
+        'offset commit failed; records after the last commit will be read again',
+      );
     }
   }
 
@@ -217,7 +227,10 @@ export class KafkaGroupConsumer implements Consumer {
       this.#lag.dropWorker(partition, slot.worker);
       const prev = this.#predecessors.get(partition) ?? Promise.resolve();
       const done = slot.worker.revoke().catch((err) => this.#log.error({ partition, err }, 'partition worker failed'));
-      this.#predecessors.set(partition, Promise.all([prev, done]).then(() => undefined));
+      this.#predecessors.set(
+        partition,
+        Promise.all([prev, done]).then(() => undefined),
+      );
     }
     this.#slots.clear();
     this.#emit({ type: 'revoked', consumer: this.#name, partitions, reason });

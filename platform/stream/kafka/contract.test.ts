@@ -6,11 +6,12 @@ import { describeStreamContract } from '../contract.js';
 import { openKafkaStream } from './index.js';
 
 describeStreamContract('kafka', {
-  open: () => openKafkaStream({
-    brokers: kafkaBrokerList(),
-    clientId: randomName('contract'),
-    logger: silentLogger(),
-    heartbeatIntervalMs: 500,
-    sessionTimeoutMs: 10_000,
-  }),
+  open: () =>
+    openKafkaStream({
+      brokers: kafkaBrokerList(),
+      clientId: randomName('contract'),
+      logger: silentLogger(),
+      heartbeatIntervalMs: 500,
+      sessionTimeoutMs: 10_000,
+    }),
 });

@@ -8,19 +8,38 @@ import { HooklogError } from '../../errors.js';
  * 503 — an acknowledged event must never be dropped on a transient error.
  */
 const RECORD_REJECTED = new Set([
-  'MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE', 'INVALID_TIMESTAMP',
-  'INVALID_REQUIRED_ACKS', 'UNSUPPORTED_COMPRESSION_TYPE', 'UNSUPPORTED_FOR_MESSAGE_FORMAT',
+  'MESSAGE_TOO_LARGE',
+  'RECORD_LIST_TOO_LARGE',
+  'INVALID_RECORD',
+  'CORRUPT_MESSAGE',
+  'INVALID_TIMESTAMP',
+  'INVALID_REQUIRED_ACKS',
+  'UNSUPPORTED_COMPRESSION_TYPE',
+  'UNSUPPORTED_FOR_MESSAGE_FORMAT',
 ]);
 const MISCONFIGURED = new Set([
-  'TOPIC_AUTHORIZATION_FAILED', 'GROUP_AUTHORIZATION_FAILED', 'CLUSTER_AUTHORIZATION_FAILED',
-  'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'SASL_AUTHENTICATION_FAILED', 'ILLEGAL_SASL_STATE',
-  'UNSUPPORTED_SASL_MECHANISM', 'UNSUPPORTED_VERSION', 'POLICY_VIOLATION', 'INVALID_CONFIG',
-  'INVALID_TOPIC_EXCEPTION', 'INVALID_REPLICATION_FACTOR', 'INVALID_PARTITIONS',
+  'TOPIC_AUTHORIZATION_FAILED',
+  'GROUP_AUTHORIZATION_FAILED',
+  'CLUSTER_AUTHORIZATION_FAILED',
+  'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+  'SASL_AUTHENTICATION_FAILED',
+  'ILLEGAL_SASL_STATE',
+  'UNSUPPORTED_SASL_MECHANISM',
+  'UNSUPPORTED_VERSION',
+  'POLICY_VIOLATION',
+  'INVALID_CONFIG',
+  'INVALID_TOPIC_EXCEPTION',
+  'INVALID_REPLICATION_FACTOR',
+  'INVALID_PARTITIONS',
   // Another producer took over our transactional id: two instances share one id. (INVALID_PRODUCER_EPOCH
   // is left retriable: brokers also answer it when a transaction timed out, and the retry gets a new epoch.)
   'PRODUCER_FENCED',
 ]);
-const MISCONFIGURED_NAMES = new Set(['KafkaJSSASLAuthenticationError', 'KafkaJSServerDoesNotSupportApiKey', 'KafkaJSNotImplemented']);
+const MISCONFIGURED_NAMES = new Set([
+  'KafkaJSSASLAuthenticationError',
+  'KafkaJSServerDoesNotSupportApiKey',
+  'KafkaJSNotImplemented',
+]);
 
 interface KafkaJSLike {
   name: string;
@@ -61,15 +80,24 @@ export function classifyKafkaError(err: unknown, action: string): HooklogError {
   if (err instanceof HooklogError) return err;
   const errors = chain(err);
   if (errors.length === 0) {
-    return new HooklogError('INTERNAL', `${action}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    return new HooklogError('INTERNAL', `${action}: ${err instanceof Error ? err.message : String(err)}`, {
+      cause: err,
+    });
   }
   const root = errors[errors.length - 1]!;
   const detail = root.type ? `${root.type}: ${root.message}` : root.message;
   if (errors.some((e) => e.type !== undefined && RECORD_REJECTED.has(e.type))) {
-    return new HooklogError('STREAM_APPEND_FAILED', `${action}: Kafka rejected the records (${detail})`, { retriable: false, cause: err });
+    return new HooklogError('STREAM_APPEND_FAILED', `${action}: Kafka rejected the records (${detail})`, {
+      retriable: false,
+      cause: err,
+    });
   }
   if (errors.some((e) => (e.type !== undefined && MISCONFIGURED.has(e.type)) || MISCONFIGURED_NAMES.has(e.name))) {
-    return new HooklogError('STREAM_UNAVAILABLE', `${action}: Kafka refused us (${detail}); check credentials, ACLs and transactional ids`, { retriable: false, cause: err });
+    return new HooklogError(
+      'STREAM_UNAVAILABLE',
+      `${action}: Kafka refused us (${detail}); check credentials, ACLs and transactional ids`,
+      { retriable: false, cause: err },
+    );
   }
   return new HooklogError('STREAM_UNAVAILABLE', `${action}: ${detail}`, { retriable: true, cause: err });
 }

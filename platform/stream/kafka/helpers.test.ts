@@ -1,7 +1,11 @@
 /** Pure parts of the Kafka stream: error classification, option checks, record conversion. No broker needed. */
 import {
-  KafkaJSAggregateError, KafkaJSConnectionError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded,
-  KafkaJSProtocolError, KafkaJSSASLAuthenticationError,
+  KafkaJSAggregateError,
+  KafkaJSConnectionError,
+  KafkaJSNonRetriableError,
+  KafkaJSNumberOfRetriesExceeded,
+  KafkaJSProtocolError,
+  KafkaJSSASLAuthenticationError,
 } from 'kafkajs';
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
@@ -14,13 +18,20 @@ import { resolveKafkaOptions } from './options.js';
 /** kafkajs's type declarations lag its constructors; build its errors the way its own code does. */
 type Ctor = new (...args: unknown[]) => Error;
 const make = (C: unknown, ...args: unknown[]) => new (C as Ctor)(...args);
-const protocol = (type: string, retriable: boolean) => new KafkaJSProtocolError({ type, retriable, message: `broker says ${type}`, code: 0 } as never);
+const protocol = (type: string, retriable: boolean) =>
+  new KafkaJSProtocolError({ type, retriable, message: `broker says ${type}`, code: 0 } as never);
 
 describe('classifyKafkaError', () => {
   it('treats lost connections and exhausted retries as a retriable outage', () => {
-    const conn = classifyKafkaError(new KafkaJSConnectionError('Connection error: connect ECONNREFUSED 127.0.0.1:9092'), 'appending');
+    const conn = classifyKafkaError(
+      new KafkaJSConnectionError('Connection error: connect ECONNREFUSED 127.0.0.1:9092'),
+      'appending',
+    );
     expect([conn.code, conn.retriable]).toEqual(['STREAM_UNAVAILABLE', true]);
-    const exhausted = make(KafkaJSNumberOfRetriesExceeded, new KafkaJSConnectionError('closed'), { retryCount: 5, retryTime: 3000 });
+    const exhausted = make(KafkaJSNumberOfRetriesExceeded, new KafkaJSConnectionError('closed'), {
+      retryCount: 5,
+      retryTime: 3000,
+    });
     const e = classifyKafkaError(exhausted, 'appending');
     expect([e.code, e.retriable]).toEqual(['STREAM_UNAVAILABLE', true]);
     expect(e.message).toMatch(/^appending: /);
@@ -37,7 +48,11 @@ describe('classifyKafkaError', () => {
   });
 
   it('does not retry what only configuration can fix', () => {
-    for (const err of [protocol('TOPIC_AUTHORIZATION_FAILED', false), protocol('PRODUCER_FENCED', false), make(KafkaJSSASLAuthenticationError, 'bad password')]) {
+    for (const err of [
+      protocol('TOPIC_AUTHORIZATION_FAILED', false),
+      protocol('PRODUCER_FENCED', false),
+      make(KafkaJSSASLAuthenticationError, 'bad password'),
+    ]) {
       const e = classifyKafkaError(err, 'connecting');
       expect([e.code, e.retriable]).toEqual(['STREAM_UNAVAILABLE', false]);
     }
@@ -61,7 +76,14 @@ describe('resolveKafkaOptions', () => {
   const base = { brokers: ['b:9092'], clientId: 'hooklog', logger: silentLogger() };
   it('fills the defaults', () => {
     const o = resolveKafkaOptions(base);
-    expect(o).toMatchObject({ replicationFactor: 1, minInsyncReplicas: 1, compression: 'gzip', topicPrefix: 'hooklog', sessionTimeoutMs: 10_000, heartbeatIntervalMs: 1_000 });
+    expect(o).toMatchObject({
+      replicationFactor: 1,
+      minInsyncReplicas: 1,
+      compression: 'gzip',
+      topicPrefix: 'hooklog',
+      sessionTimeoutMs: 10_000,
+      heartbeatIntervalMs: 1_000,
+    });
     // Unique per process by default: two instances from one config never share a transactional id.
     expect(o.instanceId).toBe(`${hostname()}-${process.pid}`);
     expect(o.transactionalId).toBe(`hooklog.${hostname()}-${process.pid}.tx`);
@@ -70,7 +92,9 @@ describe('resolveKafkaOptions', () => {
     expect(resolveKafkaOptions({ ...base, replicationFactor: 3 }).minInsyncReplicas).toBe(2);
   });
   it('names both fields when the heartbeat is not below the session timeout', () => {
-    expect(() => resolveKafkaOptions({ ...base, heartbeatIntervalMs: 10_000, sessionTimeoutMs: 10_000 })).toThrow(/heartbeatIntervalMs.*sessionTimeoutMs/);
+    expect(() => resolveKafkaOptions({ ...base, heartbeatIntervalMs: 10_000, sessionTimeoutMs: 10_000 })).toThrow(
+      /heartbeatIntervalMs.*sessionTimeoutMs/,
+    );
     expect(() => resolveKafkaOptions({ ...base, brokers: [] })).toThrow(HooklogError);
     expect(() => resolveKafkaOptions({ ...base, appendTimeoutMs: 0 })).toThrow(/appendTimeoutMs/);
   });
@@ -78,18 +102,46 @@ describe('resolveKafkaOptions', () => {
 
 describe('record conversion', () => {
   it('round-trips key, value, headers and timestamp through the kafkajs shapes', () => {
-    const m = toMessage({ key: 'org1', value: Buffer.from('{"a":1}'), headers: { 'hooklog-org': 'org1' }, timestamp: 1700000000000 });
-    expect(m).toEqual({ key: 'org1', value: Buffer.from('{"a":1}'), headers: { 'hooklog-org': 'org1' }, timestamp: '1700000000000' });
+    const m = toMessage({
+      key: 'org1',
+      value: Buffer.from('{"a":1}'),
+      headers: { 'hooklog-org': 'org1' },
+      timestamp: 1700000000000,
+    });
+    expect(m).toEqual({
+      key: 'org1',
+      value: Buffer.from('{"a":1}'),
+      headers: { 'hooklog-org': 'org1' },
+      timestamp: '1700000000000',
+    });
     const consumed = toConsumed('t', 2, {
-      key: Buffer.from('org1'), value: Buffer.from('{"a":1}'), timestamp: '1700000000000', offset: '41', attributes: 0,
+      key: Buffer.from('org1'),
+      value: Buffer.from('{"a":1}'),
+      timestamp: '1700000000000',
+      offset: '41',
+      attributes: 0,
       headers: { 'hooklog-org': Buffer.from('org1'), twice: [Buffer.from('a'), Buffer.from('b')] },
     } as never);
-    expect(consumed).toEqual({ topic: 't', partition: 2, offset: 41, key: 'org1', value: Buffer.from('{"a":1}'), timestamp: 1700000000000, headers: { 'hooklog-org': 'org1', twice: 'b' } });
-    expect(toConsumed('t', 0, { key: null, value: null, timestamp: '1', offset: '0', attributes: 0, headers: {} } as never)).toMatchObject({ key: null, value: Buffer.alloc(0) });
+    expect(consumed).toEqual({
+      topic: 't',
+      partition: 2,
+      offset: 41,
+      key: 'org1',
+      value: Buffer.from('{"a":1}'),
+      timestamp: 1700000000000,
+      headers: { 'hooklog-org': 'org1', twice: 'b' },
+    });
+    expect(
+      toConsumed('t', 0, { key: null, value: null, timestamp: '1', offset: '0', attributes: 0, headers: {} } as never),
+    ).toMatchObject({ key: null, value: Buffer.alloc(0) });
   });
 
   it('splits large appends into requests under the byte limit, keeping order', () => {
-    const recs = Array.from({ length: 10 }, (_, i) => ({ key: 'k', value: Buffer.alloc(300, i), headers: { n: String(i) } }));
+    const recs = Array.from({ length: 10 }, (_, i) => ({
+      key: 'k',
+      value: Buffer.alloc(300, i),
+      headers: { n: String(i) },
+    }));
     const chunks = chunkRecords(recs, 1000);
     expect(chunks.flat()).toEqual(recs);
     for (const c of chunks) expect(c.reduce((n, r) => n + recordBytes(r), 0)).toBeLessThanOrEqual(1000);

@@ -26,7 +26,18 @@
 import { CompressionTypes, Partitioners, type Admin, type Kafka, type Producer } from 'kafkajs';
 import { HooklogError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { Assignment, AssignmentOptions, Transactor, ConsumeOptions, ConsumedRecord, Consumer, Stream, StreamRecord, TopicSpec, TopicWrite } from '../types.js';
+import type {
+  Assignment,
+  AssignmentOptions,
+  Transactor,
+  ConsumeOptions,
+  ConsumedRecord,
+  Consumer,
+  Stream,
+  StreamRecord,
+  TopicSpec,
+  TopicWrite,
+} from '../types.js';
 import { chunkRecords, createKafka, recordBytes, toMessage, withDeadline } from './client.js';
 import { watchLag } from '../lag.js';
 import { KafkaGroupConsumer } from './consumer.js';
@@ -67,10 +78,19 @@ export class KafkaStream implements Stream {
     this.#kafka = createKafka(o);
     this.#admin = this.#kafka.admin();
     this.#producers = Array.from({ length: o.producers }, () => this.#newProducer());
-    this.#sends = this.#producers.map((producer) => new SendQueue(
-      async (topicMessages) => void (await producer.sendBatch({ topicMessages, acks: -1, timeout: ACK_TIMEOUT_MS, compression: this.#compression })),
-      { maxRequestBytes: MAX_REQUEST_BYTES, maxQueuedRecords: o.maxQueuedRecords },
-    ));
+    this.#sends = this.#producers.map(
+      (producer) =>
+        new SendQueue(
+          async (topicMessages) =>
+            void (await producer.sendBatch({
+              topicMessages,
+              acks: -1,
+              timeout: ACK_TIMEOUT_MS,
+              compression: this.#compression,
+            })),
+          { maxRequestBytes: MAX_REQUEST_BYTES, maxQueuedRecords: o.maxQueuedRecords },
+        ),
+    );
   }
 
   /** Connects the admin client and the idempotent producer; fails with STREAM_UNAVAILABLE when no broker answers. */
@@ -91,7 +111,8 @@ export class KafkaStream implements Stream {
       idempotent: true,
       maxInFlightRequests: 1,
       allowAutoTopicCreation: false,
-      createPartitioner: Partitioners.DefaultPartitioner, // Java-compatible murmur2: same key, same partition as Java clients
+      // Java-compatible murmur2: same key, same partition as Java clients
+      createPartitioner: Partitioners.DefaultPartitioner,
       retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 5_000 },
       ...(transactionalId ? { transactionalId, transactionTimeout: 60_000 } : {}),
     });
@@ -120,7 +141,9 @@ export class KafkaStream implements Stream {
           replicationFactor: this.#o.replicationFactor,
           configEntries: [
             ...(s.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : []),
-            ...(this.#o.minInsyncReplicas > 1 ? [{ name: 'min.insync.replicas', value: String(this.#o.minInsyncReplicas) }] : []),
+            ...(this.#o.minInsyncReplicas > 1
+              ? [{ name: 'min.insync.replicas', value: String(this.#o.minInsyncReplicas) }]
+              : []),
           ],
         })),
       });
@@ -143,11 +166,18 @@ export class KafkaStream implements Stream {
     const action = `appending ${records.length} records to ${topic}`;
     const waiting = this.#queuedRecords();
     if (waiting > 0 && waiting + records.length > this.#o.maxQueuedRecords) {
-      throw new HooklogError('STREAM_UNAVAILABLE', `${waiting} records are already waiting for Kafka`, { retriable: true });
+      throw new HooklogError('STREAM_UNAVAILABLE', `${waiting} records are already waiting for Kafka`, {
+        retriable: true,
+      });
     }
     const send = this.#queueFor(records[0]!.key);
     const queued = chunkRecords(records, MAX_REQUEST_BYTES).map((chunk) =>
-      send.enqueue(topic, chunk.map(toMessage), chunk.reduce((n, r) => n + recordBytes(r), 0)));
+      send.enqueue(
+        topic,
+        chunk.map(toMessage),
+        chunk.reduce((n, r) => n + recordBytes(r), 0),
+      ),
+    );
     try {
       await withDeadline(Promise.all(queued.map((q) => q.done)), this.#o.appendTimeoutMs, action);
     } catch (err) {
@@ -176,7 +206,9 @@ export class KafkaStream implements Stream {
    */
   async appendAtomically(writes: readonly TopicWrite[]): Promise<void> {
     this.#checkOpen();
-    const topicMessages = writes.filter((w) => w.records.length > 0).map((w) => ({ topic: w.topic, messages: w.records.map(toMessage) }));
+    const topicMessages = writes
+      .filter((w) => w.records.length > 0)
+      .map((w) => ({ topic: w.topic, messages: w.records.map(toMessage) }));
     if (topicMessages.length === 0) return;
     let abandoned = false;
     const run = this.#txChain.then(() => (abandoned ? undefined : this.#transaction(topicMessages)));
@@ -205,7 +237,11 @@ export class KafkaStream implements Stream {
       await tx.sendBatch({ topicMessages, acks: -1, timeout: ACK_TIMEOUT_MS, compression: this.#compression });
       await tx.commit();
     } catch (err) {
-      await tx.abort().catch((abortErr) => this.#log.warn({ err: abortErr }, 'aborting the Kafka transaction failed; the next one fences it'));
+      await tx
+        .abort()
+        .catch((abortErr) =>
+          this.#log.warn({ err: abortErr }, 'aborting the Kafka transaction failed; the next one fences it'),
+        );
       await this.#dropTxProducer(producer);
       throw classifyKafkaError(err, 'Kafka transaction');
     }
@@ -216,14 +252,18 @@ export class KafkaStream implements Stream {
     await p.disconnect().catch(() => undefined);
   }
 
-  /** See transactor.ts: the transactional id `<clientId>.<owner>` follows the work, and claiming it fences the previous holder. */
+  /**
+   * See transactor.ts: the transactional id `<clientId>.<owner>` follows the work, and claiming it fences the
+   * previous holder.
+   */
   async claim(owner: string, stillOwner?: () => boolean): Promise<Transactor> {
     this.#checkOpen();
     return KafkaTransactor.claim({
       owner,
       transactionalId: `${this.#o.clientId}.${owner}`,
       newProducer: (id) => this.#newProducer(id),
-      send: async (tx, topicMessages) => void (await tx.sendBatch({ topicMessages, acks: -1, timeout: ACK_TIMEOUT_MS, compression: this.#compression })),
+      send: async (tx, topicMessages) =>
+        void (await tx.sendBatch({ topicMessages, acks: -1, timeout: ACK_TIMEOUT_MS, compression: this.#compression })),
       appendTimeoutMs: this.#o.appendTimeoutMs,
       logger: this.#log,
       ...(stillOwner ? { stillOwner } : {}),
@@ -239,7 +279,8 @@ export class KafkaStream implements Stream {
     } catch (err) {
       throw classifyKafkaError(err, `reading the partitions of ${opts.topic}`);
     }
-    if (partitions === 0) throw new HooklogError('STREAM_UNAVAILABLE', `topic ${opts.topic} has no partitions`, { retriable: true });
+    if (partitions === 0)
+      throw new HooklogError('STREAM_UNAVAILABLE', `topic ${opts.topic} has no partitions`, { retriable: true });
     const assignment = new KafkaAssignment(this.#kafka, this.#o, opts, partitions);
     try {
       await assignment.start();
@@ -310,7 +351,8 @@ export class KafkaStream implements Stream {
     this.#checkOpen();
     try {
       const cluster = await withDeadline(this.#admin.describeCluster(), PING_TIMEOUT_MS, 'pinging Kafka');
-      if (cluster.brokers.length === 0) throw new HooklogError('STREAM_UNAVAILABLE', 'Kafka reports no brokers', { retriable: true });
+      if (cluster.brokers.length === 0)
+        throw new HooklogError('STREAM_UNAVAILABLE', 'Kafka reports no brokers', { retriable: true });
     } catch (err) {
       throw classifyKafkaError(err, 'pinging Kafka');
     }
@@ -325,14 +367,15 @@ export class KafkaStream implements Stream {
     this.#assignments.clear();
     const pending = Promise.all([...this.#sends.map((q) => q.drained()), this.#txChain]);
     await withDeadline(pending, this.#o.appendTimeoutMs, 'closing').catch(() =>
-      this.#log.warn({ queued: this.#queuedRecords() }, 'closing with Kafka sends still unacknowledged'));
+      this.#log.warn({ queued: this.#queuedRecords() }, 'closing with Kafka sends still unacknowledged'),
+    );
     const tx = this.#txProducer;
     this.#txProducer = null;
-    await Promise.all([
-      tx?.disconnect(),
-      ...this.#producers.map((p) => p.disconnect()),
-      this.#admin.disconnect(),
-    ].map((p) => Promise.resolve(p).catch((err) => this.#log.warn({ err }, 'disconnecting from Kafka failed'))));
+    await Promise.all(
+      [tx?.disconnect(), ...this.#producers.map((p) => p.disconnect()), this.#admin.disconnect()].map((p) =>
+        Promise.resolve(p).catch((err) => this.#log.warn({ err }, 'disconnecting from Kafka failed')),
+      ),
+    );
   }
 }
 

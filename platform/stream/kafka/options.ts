@@ -7,7 +7,12 @@ export type KafkaConsumerEvent =
   | { type: 'assigned'; consumer: string; memberId: string; partitions: number[] }
   | { type: 'revoked'; consumer: string; partitions: number[]; reason: string }
   | { type: 'paused' | 'resumed'; consumer: string; partition: number }
-  | { type: 'commit-issued' | 'commit-succeeded' | 'commit-failed'; consumer: string; partition: number; offset: number };
+  | {
+      type: 'commit-issued' | 'commit-succeeded' | 'commit-failed';
+      consumer: string;
+      partition: number;
+      offset: number;
+    };
 
 export interface KafkaStreamOptions {
   /** Bootstrap brokers, `host:port`. */
@@ -57,7 +62,10 @@ export interface KafkaStreamOptions {
   heartbeatIntervalMs?: number;
   /** Longest a fetch waits for new records; also bounds how long stopping a consumer takes. Default 500. */
   fetchMaxWaitMs?: number;
-  /** Records waiting to be sent (appends are sent one request at a time, see send-queue.ts); above this, appends fail fast. Default 50 000. */
+  /**
+   * Records waiting to be sent (appends are sent one request at a time, see send-queue.ts); above this, appends fail
+   * fast. Default 50 000.
+   */
   maxQueuedRecords?: number;
   /**
    * Idempotent producers `append` spreads appends over, by the key of an
@@ -75,28 +83,40 @@ export type ResolvedKafkaOptions = Required<Omit<KafkaStreamOptions, 'sasl' | 'o
   Pick<KafkaStreamOptions, 'sasl' | 'observer'> & { minInsyncReplicas: number };
 
 function positive(name: string, v: number): number {
-  if (!Number.isFinite(v) || v <= 0) throw new HooklogError('CONFIG_INVALID', `kafka stream: ${name} must be a positive number, got ${v}`);
+  if (!Number.isFinite(v) || v <= 0)
+    throw new HooklogError('CONFIG_INVALID', `kafka stream: ${name} must be a positive number, got ${v}`);
   return v;
 }
 
 function positiveInteger(name: string, v: number): number {
-  if (!Number.isInteger(v) || v <= 0) throw new HooklogError('CONFIG_INVALID', `kafka stream: ${name} must be a positive integer, got ${v}`);
+  if (!Number.isInteger(v) || v <= 0)
+    throw new HooklogError('CONFIG_INVALID', `kafka stream: ${name} must be a positive integer, got ${v}`);
   return v;
 }
 
 /** Fills defaults and rejects values that would only fail later, naming the option. */
 export function resolveKafkaOptions(o: KafkaStreamOptions): ResolvedKafkaOptions {
-  if (o.brokers.length === 0) throw new HooklogError('CONFIG_INVALID', 'kafka stream: brokers must name at least one host:port');
+  if (o.brokers.length === 0)
+    throw new HooklogError('CONFIG_INVALID', 'kafka stream: brokers must name at least one host:port');
   if (!o.clientId) throw new HooklogError('CONFIG_INVALID', 'kafka stream: clientId must not be empty');
   const replicationFactor = positive('replicationFactor', o.replicationFactor ?? 1);
   const sessionTimeoutMs = positive('sessionTimeoutMs', o.sessionTimeoutMs ?? 10_000);
-  const heartbeatIntervalMs = positive('heartbeatIntervalMs', o.heartbeatIntervalMs ?? Math.min(1_000, Math.floor(sessionTimeoutMs / 3)));
+  const heartbeatIntervalMs = positive(
+    'heartbeatIntervalMs',
+    o.heartbeatIntervalMs ?? Math.min(1_000, Math.floor(sessionTimeoutMs / 3)),
+  );
   const instanceId = o.instanceId ?? `${hostname()}-${process.pid}`;
   if (!/^[A-Za-z0-9._-]{1,200}$/.test(instanceId)) {
-    throw new HooklogError('CONFIG_INVALID', `kafka stream: instanceId must be 1-200 of letters, digits, . _ -, got "${instanceId}"`);
+    throw new HooklogError(
+      'CONFIG_INVALID',
+      `kafka stream: instanceId must be 1-200 of letters, digits, . _ -, got "${instanceId}"`,
+    );
   }
   if (heartbeatIntervalMs >= sessionTimeoutMs) {
-    throw new HooklogError('CONFIG_INVALID', `kafka stream: heartbeatIntervalMs (${heartbeatIntervalMs}) must be below sessionTimeoutMs (${sessionTimeoutMs})`);
+    throw new HooklogError(
+      'CONFIG_INVALID',
+      `kafka stream: heartbeatIntervalMs (${heartbeatIntervalMs}) must be below sessionTimeoutMs (${sessionTimeoutMs})`,
+    );
   }
   return {
     brokers: o.brokers,

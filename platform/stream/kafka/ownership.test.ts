@@ -15,7 +15,15 @@ import { openKafkaStream } from './index.js';
 const rec = (key: string): StreamRecord => ({ key, value: Buffer.from(key), headers: {} });
 const streams: Stream[] = [];
 const open = async (instanceId: string, clientId = 'own-test') => {
-  const s = await openKafkaStream({ brokers: kafkaBrokerList(), clientId, instanceId, logger: silentLogger(), compression: 'none', sessionTimeoutMs: 6_000, heartbeatIntervalMs: 500 });
+  const s = await openKafkaStream({
+    brokers: kafkaBrokerList(),
+    clientId,
+    instanceId,
+    logger: silentLogger(),
+    compression: 'none',
+    sessionTimeoutMs: 6_000,
+    heartbeatIntervalMs: 500,
+  });
   streams.push(s);
   return s;
 };
@@ -38,7 +46,9 @@ describe('kafka ownership', () => {
     expect((err as HooklogError).code).toBe('STREAM_FENCED');
     expect((err as HooklogError).retriable).toBe(false);
     // A fenced claim stays fenced: it does not re-initialise (that would fence the new holder in turn).
-    await expect(first.appendAtomically([{ topic, records: [rec('a-again')] }])).rejects.toMatchObject({ code: 'STREAM_FENCED' });
+    await expect(first.appendAtomically([{ topic, records: [rec('a-again')] }])).rejects.toMatchObject({
+      code: 'STREAM_FENCED',
+    });
     await second.appendAtomically([{ topic, records: [rec('b-after')] }]);
     const keys = [...(await b.readLatestByKey(topic)).keys()].sort();
     expect(keys).toEqual(['a-before', 'b-after']);
@@ -57,19 +67,20 @@ describe('kafka ownership', () => {
     expect((await a.readLatestByKey(topic)).size).toBe(10);
   });
 
-  it('shares a topic\'s partitions among members and moves them to the survivor when one leaves', async () => {
+  it("shares a topic's partitions among members and moves them to the survivor when one leaves", async () => {
     const a = await open('m-a');
     const b = await open('m-b');
     const topic = randomName('work');
     const group = randomName('owners');
     await a.ensureTopics([{ name: topic, partitions: 4 }]);
     const held = { a: new Set<number>(), b: new Set<number>() };
-    const join = (s: Stream, mine: Set<number>) => s.assign({
-      topic,
-      group,
-      onAssigned: async (ps) => void ps.forEach((p) => mine.add(p)),
-      onRevoked: async (ps) => void ps.forEach((p) => mine.delete(p)),
-    });
+    const join = (s: Stream, mine: Set<number>) =>
+      s.assign({
+        topic,
+        group,
+        onAssigned: async (ps) => void ps.forEach((p) => mine.add(p)),
+        onRevoked: async (ps) => void ps.forEach((p) => mine.delete(p)),
+      });
     const ja: Assignment = await join(a, held.a);
     expect([...held.a].sort()).toEqual([0, 1, 2, 3]);
     expect(ja.current()).toBe(true);

@@ -30,7 +30,11 @@ export async function readLatestByKey(
   const position = new Map<number, number>();
   try {
     const offsets = await admin.fetchTopicOffsets(topic);
-    ends = new Map(offsets.filter((p) => Number(p.high) > Number(p.low) && (!only || only.includes(p.partition))).map((p) => [p.partition, Number(p.high)]));
+    ends = new Map(
+      offsets
+        .filter((p) => Number(p.high) > Number(p.low) && (!only || only.includes(p.partition)))
+        .map((p) => [p.partition, Number(p.high)]),
+    );
     for (const p of offsets) position.set(p.partition, Number(p.low));
   } catch (err) {
     throw classifyKafkaError(err, `reading the end offsets of ${topic}`);
@@ -68,7 +72,9 @@ export async function readLatestByKey(
     });
     const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
     if ((await Promise.race([finished, timedOut])) === 'timeout') {
-      throw new HooklogError('STREAM_UNAVAILABLE', `reading ${topic} to its end took longer than ${timeoutMs} ms`, { retriable: true });
+      throw new HooklogError('STREAM_UNAVAILABLE', `reading ${topic} to its end took longer than ${timeoutMs} ms`, {
+        retriable: true,
+      });
     }
     return latest;
   } catch (err) {

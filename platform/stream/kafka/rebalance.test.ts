@@ -22,8 +22,12 @@ afterEach(async () => {
 
 async function stream(observer?: (e: KafkaConsumerEvent) => void) {
   const s = await openKafkaStream({
-    brokers: kafkaBrokerList(), clientId: randomName('rebalance'), logger: silentLogger(),
-    heartbeatIntervalMs: 300, sessionTimeoutMs: 6_000, ...(observer ? { observer } : {}),
+    brokers: kafkaBrokerList(),
+    clientId: randomName('rebalance'),
+    logger: silentLogger(),
+    heartbeatIntervalMs: 300,
+    sessionTimeoutMs: 6_000,
+    ...(observer ? { observer } : {}),
   });
   const slot = { stream: s, consumers: [] as Consumer[] };
   open.push(slot);
@@ -31,7 +35,11 @@ async function stream(observer?: (e: KafkaConsumerEvent) => void) {
 }
 
 const records = (from: number, n: number): StreamRecord[] =>
-  Array.from({ length: n }, (_, i) => ({ key: `k${(from + i) % 40}`, value: Buffer.from(String(from + i)), headers: { id: String(from + i) } }));
+  Array.from({ length: n }, (_, i) => ({
+    key: `k${(from + i) % 40}`,
+    value: Buffer.from(String(from + i)),
+    headers: { id: String(from + i) },
+  }));
 
 async function highWatermarks(topic: string): Promise<Map<number, number>> {
   const admin = quietKafka({ clientId: 'hw', brokers: kafkaBrokerList() }).admin();
@@ -44,13 +52,20 @@ async function highWatermarks(topic: string): Promise<Map<number, number>> {
 }
 
 /** Which partitions `consumer` owned just before event index `at`, by its own assigned/revoked events. */
-function ownedAt(events: KafkaConsumerEvent[], consumer: string, at: number): { partitions: Set<number>; since: number } {
+function ownedAt(
+  events: KafkaConsumerEvent[],
+  consumer: string,
+  at: number,
+): { partitions: Set<number>; since: number } {
   let owned = new Set<number>();
   let since = -1;
   for (let i = 0; i < at; i++) {
     const e = events[i]!;
     if (e.consumer !== consumer) continue;
-    if (e.type === 'assigned') { owned = new Set(e.partitions); since = i; }
+    if (e.type === 'assigned') {
+      owned = new Set(e.partitions);
+      since = i;
+    }
     if (e.type === 'revoked') for (const p of e.partitions) owned.delete(p);
   }
   return { partitions: owned, since };
@@ -76,7 +91,13 @@ describe('kafka consumer group rebalancing', () => {
       for (const r of b.records) seen.set(r.headers.id!, (seen.get(r.headers.id!) ?? 0) + 1);
       byMember.set(member, (byMember.get(member) ?? 0) + b.records.length);
     };
-    const consumeOpts = (member: string) => ({ topic, group, maxBatchRecords: 7, maxBatchWaitMs: 20, handler: handler(member) });
+    const consumeOpts = (member: string) => ({
+      topic,
+      group,
+      maxBatchRecords: 7,
+      maxBatchWaitMs: 20,
+      handler: handler(member),
+    });
 
     await producer.stream.append(topic, records(0, 100));
     const m1 = await stream(observe);
@@ -87,7 +108,9 @@ describe('kafka consumer group rebalancing', () => {
     holdM1 = new Promise((r) => (release = r));
     const m2 = await stream(observe);
     m2.consumers.push(await m2.stream.consume(consumeOpts('m2')));
-    await waitFor(() => events.some((e) => e.type === 'assigned' && e.consumer !== events[0]!.consumer), { what: 'second member assigned' });
+    await waitFor(() => events.some((e) => e.type === 'assigned' && e.consumer !== events[0]!.consumer), {
+      what: 'second member assigned',
+    });
     holdM1 = null;
     release();
     for (let i = 100; i < 200; i += 10) await producer.stream.append(topic, records(i, 10));
@@ -100,10 +123,13 @@ describe('kafka consumer group rebalancing', () => {
     await waitFor(() => seen.size === 300, { what: 'all 300 records handled', timeoutMs: 45_000 });
     const hw = await highWatermarks(topic);
     expect([...hw.values()].reduce((a, b) => a + b, 0)).toBe(300);
-    await waitFor(async () => {
-      const committed = await producer.stream.committedOffsets(topic, group);
-      return [...hw].every(([p, end]) => committed.get(p) === end);
-    }, { what: 'committed offsets at the high watermarks', timeoutMs: 30_000 });
+    await waitFor(
+      async () => {
+        const committed = await producer.stream.committedOffsets(topic, group);
+        return [...hw].every(([p, end]) => committed.get(p) === end);
+      },
+      { what: 'committed offsets at the high watermarks', timeoutMs: 30_000 },
+    );
 
     // The scenario really rebalanced: the second member got partitions the first one gave up.
     const assigned = events.filter((e) => e.type === 'assigned');
@@ -117,12 +143,27 @@ describe('kafka consumer group rebalancing', () => {
     const lastCommit = new Map<number, number>();
     for (const [e, i] of succeeded) {
       if (e.type !== 'commit-succeeded') continue;
-      const issued = events.slice(0, i).findLastIndex((x) => x.type === 'commit-issued' && x.consumer === e.consumer && x.partition === e.partition && x.offset === e.offset);
+      const issued = events
+        .slice(0, i)
+        .findLastIndex(
+          (x) =>
+            x.type === 'commit-issued' &&
+            x.consumer === e.consumer &&
+            x.partition === e.partition &&
+            x.offset === e.offset,
+        );
       expect(issued).toBeGreaterThanOrEqual(0);
       const own = ownedAt(events, e.consumer, issued);
-      expect(own.partitions.has(e.partition), `${e.consumer} committed ${e.partition}@${e.offset} without owning it`).toBe(true);
-      const takenOver = events.slice(own.since + 1, issued).some((x) => x.type === 'assigned' && x.consumer !== e.consumer && x.partitions.includes(e.partition));
-      expect(takenOver, `${e.consumer} committed ${e.partition}@${e.offset} after another member was given it`).toBe(false);
+      expect(
+        own.partitions.has(e.partition),
+        `${e.consumer} committed ${e.partition}@${e.offset} without owning it`,
+      ).toBe(true);
+      const takenOver = events
+        .slice(own.since + 1, issued)
+        .some((x) => x.type === 'assigned' && x.consumer !== e.consumer && x.partitions.includes(e.partition));
+      expect(takenOver, `${e.consumer} committed ${e.partition}@${e.offset} after another member was given it`).toBe(
+        false,
+      );
       // Positions only move forward: a stale commit from a former owner would move one back.
       expect(e.offset).toBeGreaterThanOrEqual(lastCommit.get(e.partition) ?? 0);
       lastCommit.set(e.partition, e.offset);

@@ -11,15 +11,26 @@ function harness(maxQueuedRecords = 100, maxRequestBytes = 1_000) {
   const pending: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
   let inFlight = 0;
   let maxInFlight = 0;
-  const queue = new SendQueue((batch) => {
-    calls.push(batch);
-    inFlight++;
-    maxInFlight = Math.max(maxInFlight, inFlight);
-    return new Promise<void>((resolve, reject) => pending.push({
-      resolve: () => { inFlight--; resolve(); },
-      reject: (e) => { inFlight--; reject(e); },
-    }));
-  }, { maxQueuedRecords, maxRequestBytes });
+  const queue = new SendQueue(
+    (batch) => {
+      calls.push(batch);
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      return new Promise<void>((resolve, reject) =>
+        pending.push({
+          resolve: () => {
+            inFlight--;
+            resolve();
+          },
+          reject: (e) => {
+            inFlight--;
+            reject(e);
+          },
+        }),
+      );
+    },
+    { maxQueuedRecords, maxRequestBytes },
+  );
   return { queue, calls, pending, maxInFlight: () => maxInFlight };
 }
 
@@ -34,7 +45,10 @@ describe('SendQueue', () => {
     h.pending[0]!.resolve();
     await a.done;
     await waitFor(() => h.calls.length === 2);
-    expect(h.calls[1]).toEqual([{ topic: 't1', messages: msgs('b1', 'b2', 'd') }, { topic: 't2', messages: msgs('c') }]);
+    expect(h.calls[1]).toEqual([
+      { topic: 't1', messages: msgs('b1', 'b2', 'd') },
+      { topic: 't2', messages: msgs('c') },
+    ]);
     h.pending[1]!.resolve();
     await Promise.all([b.done, c.done, d.done]);
     expect(h.maxInFlight()).toBe(1);

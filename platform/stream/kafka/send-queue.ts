@@ -46,7 +46,10 @@ export class SendQueue {
   #inFlight = false;
   #idle: Array<() => void> = [];
 
-  constructor(send: (batch: TopicMessages[]) => Promise<void>, opts: { maxRequestBytes: number; maxQueuedRecords: number }) {
+  constructor(
+    send: (batch: TopicMessages[]) => Promise<void>,
+    opts: { maxRequestBytes: number; maxQueuedRecords: number },
+  ) {
     this.#send = send;
     this.#maxRequestBytes = opts.maxRequestBytes;
     this.#maxQueuedRecords = opts.maxQueuedRecords;
@@ -58,7 +61,11 @@ export class SendQueue {
 
   enqueue(topic: string, messages: Message[], bytes: number): QueuedAppend {
     if (this.#queue.length > 0 && this.#queuedRecords + messages.length > this.#maxQueuedRecords) {
-      const err = new HooklogError('STREAM_UNAVAILABLE', `${this.#queuedRecords} records are already waiting for Kafka`, { retriable: true });
+      const err = new HooklogError(
+        'STREAM_UNAVAILABLE',
+        `${this.#queuedRecords} records are already waiting for Kafka`,
+        { retriable: true },
+      );
       return { done: Promise.reject(err), abandon: () => undefined };
     }
     let resolve: () => void = () => undefined;
@@ -113,12 +120,14 @@ export class SendQueue {
       byTopic.set(it.topic, list);
     }
     this.#inFlight = true;
-    this.#send([...byTopic].map(([topic, messages]) => ({ topic, messages }))).then(
-      () => items.forEach((it) => it.resolve()),
-      (err: unknown) => items.forEach((it) => it.reject(err)),
-    ).finally(() => {
-      this.#inFlight = false;
-      this.#kick();
-    });
+    this.#send([...byTopic].map(([topic, messages]) => ({ topic, messages })))
+      .then(
+        () => items.forEach((it) => it.resolve()),
+        (err: unknown) => items.forEach((it) => it.reject(err)),
+      )
+      .finally(() => {
+        this.#inFlight = false;
+        this.#kick();
+      });
   }
 }

@@ -22,6 +22,7 @@ export function kafkaConsumerObserver(logger: Logger): (e: KafkaConsumerEvent) =
     const group = e.consumer.replace(/#\d+$/, '');
     events.inc({ group, type: e.type });
     if (e.type === 'assigned') log.info({ group, partitions: e.partitions }, 'kafka partitions assigned');
-    else if (e.type === 'revoked') log.info({ group, partitions: e.partitions, reason: e.reason }, 'kafka partitions revoked');
+    else if (e.type === 'revoked')
+      log.info({ group, partitions: e.partitions, reason: e.reason }, 'kafka partitions revoked');
   };
 }

@@ -14,7 +14,11 @@ import { kafkaBrokerList } from '../../../test/kafka/inject.js';
 import type { Consumer, Stream, StreamRecord } from '../types.js';
 import { openKafkaStream } from './index.js';
 
-const rec = (key: string, value: string | Buffer): StreamRecord => ({ key, value: Buffer.isBuffer(value) ? value : Buffer.from(value), headers: {} });
+const rec = (key: string, value: string | Buffer): StreamRecord => ({
+  key,
+  value: Buffer.isBuffer(value) ? value : Buffer.from(value),
+  headers: {},
+});
 const client = () => quietKafka({ clientId: randomName('raw'), brokers: kafkaBrokerList() });
 
 let stream: Stream | undefined;
@@ -41,23 +45,42 @@ async function readUncommitted(topic: string, expected: number): Promise<string[
 
 describe('kafka transactions', () => {
   it('never shows a consumer the records of an aborted transaction', async () => {
-    stream = await openKafkaStream({ brokers: kafkaBrokerList(), clientId: randomName('tx'), logger: silentLogger(), compression: 'none' });
+    stream = await openKafkaStream({
+      brokers: kafkaBrokerList(),
+      clientId: randomName('tx'),
+      logger: silentLogger(),
+      compression: 'none',
+    });
     const events = randomName('events');
     const cursors = randomName('cursors');
     const tiny = randomName('tiny');
-    await stream.ensureTopics([{ name: events, partitions: 1 }, { name: cursors, partitions: 1, compacted: true }]);
+    await stream.ensureTopics([
+      { name: events, partitions: 1 },
+      { name: cursors, partitions: 1, compacted: true },
+    ]);
     // A topic that refuses records above 1 KiB makes the broker fail one write of the transaction.
     const admin = client().admin();
     await admin.connect();
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic: tiny, numPartitions: 1, configEntries: [{ name: 'max.message.bytes', value: '1024' }] }] });
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [{ topic: tiny, numPartitions: 1, configEntries: [{ name: 'max.message.bytes', value: '1024' }] }],
+    });
     await admin.disconnect();
 
-    await stream.appendAtomically([{ topic: events, records: [rec('org', 'e1')] }, { topic: cursors, records: [rec('org', 'cursor-1')] }]);
-    const failed = await stream.appendAtomically([
-      { topic: events, records: [rec('org', 'aborted-event')] },
-      { topic: cursors, records: [rec('org', 'aborted-cursor')] },
-      { topic: tiny, records: [rec('org', randomBytes(4096))] },
-    ]).then(() => null, (err: unknown) => err);
+    await stream.appendAtomically([
+      { topic: events, records: [rec('org', 'e1')] },
+      { topic: cursors, records: [rec('org', 'cursor-1')] },
+    ]);
+    const failed = await stream
+      .appendAtomically([
+        { topic: events, records: [rec('org', 'aborted-event')] },
+        { topic: cursors, records: [rec('org', 'aborted-cursor')] },
+        { topic: tiny, records: [rec('org', randomBytes(4096))] },
+      ])
+      .then(
+        () => null,
+        (err: unknown) => err,
+      );
     expect(failed).toBeInstanceOf(HooklogError);
     expect((failed as HooklogError).code).toBe('STREAM_APPEND_FAILED');
     expect((failed as HooklogError).retriable).toBe(false);
@@ -71,7 +94,14 @@ describe('kafka transactions', () => {
     // ...but a hooklog consumer sees only committed ones, and commits past the transaction markers.
     const group = randomName('g');
     const got: string[] = [];
-    consumers.push(await stream.consume({ topic: events, group, maxBatchWaitMs: 20, handler: async (b) => void got.push(...b.records.map((r) => r.value.toString())) }));
+    consumers.push(
+      await stream.consume({
+        topic: events,
+        group,
+        maxBatchWaitMs: 20,
+        handler: async (b) => void got.push(...b.records.map((r) => r.value.toString())),
+      }),
+    );
     await waitFor(() => got.includes('e3'), { what: 'the committed record after the aborted transaction' });
     expect(got).toEqual(['e1', 'e3']);
     const admin2 = client().admin();
@@ -79,7 +109,9 @@ describe('kafka transactions', () => {
     const [end] = await admin2.fetchTopicOffsets(events);
     await admin2.disconnect();
     expect(Number(end!.high)).toBe(6); // e1, commit marker, aborted-event, abort marker, e3, commit marker
-    await waitFor(async () => (await stream!.committedOffsets(events, group)).get(0) === 6, { what: 'commit at the end of the log' });
+    await waitFor(async () => (await stream!.committedOffsets(events, group)).get(0) === 6, {
+      what: 'commit at the end of the log',
+    });
 
     const latest = await stream.readLatestByKey(cursors);
     expect(latest.get('org')?.value.toString()).toBe('cursor-1');

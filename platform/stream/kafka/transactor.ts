@@ -73,7 +73,9 @@ export class KafkaTransactor implements Transactor {
   }
 
   async appendAtomically(writes: readonly TopicWrite[]): Promise<void> {
-    const topicMessages = writes.filter((w) => w.records.length > 0).map((w) => ({ topic: w.topic, messages: w.records.map(toMessage) }));
+    const topicMessages = writes
+      .filter((w) => w.records.length > 0)
+      .map((w) => ({ topic: w.topic, messages: w.records.map(toMessage) }));
     if (topicMessages.length === 0) return;
     let abandoned = false;
     const run = this.#chain.then(() => (abandoned ? undefined : this.#transaction(topicMessages)));
@@ -92,7 +94,8 @@ export class KafkaTransactor implements Transactor {
     if (this.#closed) throw new HooklogError('STREAM_FENCED', `${this.owner}: the claim was given up`);
     let producer = this.#producer;
     if (!producer) {
-      if (this.#o.stillOwner && !this.#o.stillOwner()) throw this.#fence('ownership not confirmed; not re-initialising');
+      if (this.#o.stillOwner && !this.#o.stillOwner())
+        throw this.#fence('ownership not confirmed; not re-initialising');
       producer = await this.#connect();
     }
     let tx;
@@ -111,7 +114,10 @@ export class KafkaTransactor implements Transactor {
         throw this.#fence('fenced by a newer holder', err);
       }
       await tx.abort().catch(async (abortErr) => {
-        this.#o.logger.warn({ err: abortErr, owner: this.owner }, 'aborting the Kafka transaction failed; re-initialising');
+        this.#o.logger.warn(
+          { err: abortErr, owner: this.owner },
+          'aborting the Kafka transaction failed; re-initialising',
+        );
         await this.#drop(producer);
       });
       throw err;
@@ -119,7 +125,11 @@ export class KafkaTransactor implements Transactor {
   }
 
   #fence(why: string, cause?: unknown): HooklogError {
-    this.#fenced ??= new HooklogError('STREAM_FENCED', `${this.owner} (transactional id ${this.#o.transactionalId}): ${why}`, { retriable: false, cause });
+    this.#fenced ??= new HooklogError(
+      'STREAM_FENCED',
+      `${this.owner} (transactional id ${this.#o.transactionalId}): ${why}`,
+      { retriable: false, cause },
+    );
     this.#o.logger.warn({ owner: this.owner }, 'fenced: another process owns this work now');
     return this.#fenced;
   }
