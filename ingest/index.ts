@@ -153,20 +153,7 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
       const budget = budgetFor(opts, org.id, source.name, section.rate_limit_share);
       const holder: Pick<Unit, 'running'> = { running: null };
       // The client reports into the telemetry of whichever poller the unit runs now.
-      const t = () => holder.running?.telemetry;
-      const client = new IdentityClient({
-        org: org.id,
-        auth,
-        requestTimeoutMs: org.request_timeout_ms,
-        schedule,
-        policies,
-        events: {
-          reply: (status) => status !== 200 && t()?.reply(status),
-          retry: (err, attempt, delayMs) => t()?.retry(err, attempt, delayMs),
-          rateLimited: (delayMs, resetKnown) => t()?.rateLimited(delayMs, resetKnown),
-          budgetWait: (ms, why) => t()?.budgetWait(ms, why),
-        },
-      });
+      const client = unitClient(org, auth, schedule, policies, () => holder.running?.telemetry);
       units.push(
         Object.assign(holder, {
           key: cursorKey(source.name, org.id),
@@ -417,21 +404,34 @@ function reconcileUnit(
     },
   };
   // The client reports into the telemetry of the reconciler the unit runs now.
-  const t = () => unit.running?.telemetry;
-  const client = new IdentityClient({
+  const client = unitClient(org, auth, schedule, policies, () => unit.running?.telemetry);
+  return unit;
+}
+
+/**
+ * An (org, API) unit's client: made once, it outlives hand-overs, so it reports into whichever
+ * poller or reconciler the unit runs now (`current`), and into nothing while it runs none.
+ */
+function unitClient(
+  org: OrgConfig,
+  auth: Authenticator,
+  schedule: <T>(fn: () => Promise<T>, signal?: AbortSignal) => Promise<T>,
+  policies: IdpPolicies,
+  current: () => PollerTelemetry | undefined,
+): IdentityClient {
+  return new IdentityClient({
     org: org.id,
     auth,
     requestTimeoutMs: org.request_timeout_ms,
     schedule,
     policies,
     events: {
-      reply: (status) => status !== 200 && t()?.reply(status),
-      retry: (err, attempt, delayMs) => t()?.retry(err, attempt, delayMs),
-      rateLimited: (delayMs, resetKnown) => t()?.rateLimited(delayMs, resetKnown),
-      budgetWait: (ms, why) => t()?.budgetWait(ms, why),
+      reply: (status) => status !== 200 && current()?.reply(status),
+      retry: (err, attempt, delayMs) => current()?.retry(err, attempt, delayMs),
+      rateLimited: (delayMs, resetKnown) => current()?.rateLimited(delayMs, resetKnown),
+      budgetWait: (ms, why) => current()?.budgetWait(ms, why),
     },
   });
-  return unit;
 }
 
 /** One authenticator per org, shared by its pollers (one token serves both scopes). */
