@@ -24,7 +24,8 @@
  * only safe with one request outstanding.
  */
 import { CompressionTypes, Partitioners, type Admin, type Kafka, type Producer } from 'kafkajs';
-import { HooklogError } from '../../errors.js';
+import { HooklogError, errorMessage } from '../../errors.js';
+import { RetryPolicies, retry } from '../../retry.js';
 import type { Logger } from '../../log.js';
 import type {
   Assignment,
@@ -47,6 +48,22 @@ import { readLatestByKey } from './reader.js';
 import { KafkaAssignment } from './assignment.js';
 import { KafkaTransactor } from './transactor.js';
 import { SendQueue, type TopicMessages } from './send-queue.js';
+
+/** Answers a topic being created by another instance gives for a moment (see ensureTopics). */
+const TOPIC_RACE =
+  /UNKNOWN_TOPIC_OR_PARTITION|TOPIC_ALREADY_EXISTS|LEADER_NOT_AVAILABLE|does not host this topic-partition|already exists/i;
+
+/**
+ * A topic race, not a real refusal: kafkajs reports createTopics failures as one aggregate error, which is
+ * a race only when every topic in it failed for a race reason (a bad replication factor is not retried).
+ */
+function isTopicRace(err: unknown): boolean {
+  const inner = (err as { errors?: unknown }).errors;
+  if (Array.isArray(inner) && inner.length > 0) {
+    return inner.every((e) => TOPIC_RACE.test(`${(e as { type?: string }).type ?? ''} ${errorMessage(e)}`));
+  }
+  return TOPIC_RACE.test(errorMessage(err));
+}
 
 /** Below the broker's default message.max.bytes (1 MiB), leaving room for batch overhead. */
 const MAX_REQUEST_BYTES = 768 * 1024;
@@ -128,10 +145,22 @@ export class KafkaStream implements Stream {
 
   async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
     this.#checkOpen();
-    try {
-      const existing = new Set(await this.#admin.listTopics());
-      const missing = specs.filter((s) => !existing.has(s.name));
-      if (missing.length === 0) return;
+    const what = `creating topics ${specs.map((s) => s.name).join(', ')}`;
+    // Instances of a fleet start together and create the same topics: the losers of that race see
+    // "already exists", then for a moment "unknown topic" while the winner's topic reaches every
+    // broker. Those answers mean "not ready yet", so they are retried (start-up policy: about 45 s).
+    await retry(() => this.#ensureTopicsOnce(specs), {
+      policy: RetryPolicies.startup,
+      retriable: isTopicRace,
+    }).catch((err: unknown) => {
+      throw classifyKafkaError(err, what);
+    });
+  }
+
+  async #ensureTopicsOnce(specs: readonly TopicSpec[]): Promise<void> {
+    const existing = new Set(await this.#admin.listTopics());
+    const missing = specs.filter((s) => !existing.has(s.name));
+    if (missing.length > 0) {
       await this.#admin.createTopics({
         waitForLeaders: true,
         timeout: 30_000,
@@ -148,9 +177,11 @@ export class KafkaStream implements Stream {
         })),
       });
       // createTopics answers "already exists" (false) when another instance won the race: fine.
-    } catch (err) {
-      throw classifyKafkaError(err, `creating topics ${specs.map((s) => s.name).join(', ')}`);
     }
+    // Created here or by another instance a moment ago: usable only once every partition has a leader.
+    const { topics } = await this.#admin.fetchTopicMetadata({ topics: specs.map((s) => s.name) });
+    const leaderless = topics.filter((t) => t.partitions.some((p) => p.leader < 0)).map((t) => t.name);
+    if (leaderless.length > 0) throw new Error(`LEADER_NOT_AVAILABLE: no leader yet for ${leaderless.join(', ')}`);
   }
 
   /**
