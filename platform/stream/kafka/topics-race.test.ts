@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../log.js';
-import { randomName } from '../../../test/support/wait.js';
+import { randomName, waitFor } from '../../../test/support/wait.js';
 import { kafkaBrokerList } from '../../../test/kafka/inject.js';
 import type { Stream, TopicSpec } from '../types.js';
 import { openKafkaStream } from './index.js';
@@ -34,9 +34,13 @@ describe('kafka topic creation', () => {
       }));
       const results = await Promise.allSettled(opened.map((s) => s.ensureTopics(specs)));
       expect(results.map((r) => (r.status === 'rejected' ? String(r.reason) : 'ok'))).toEqual(opened.map(() => 'ok'));
-      // Usable at once by any of them: an append to each partition's topic lands.
+      // Usable by any of them: an append by one is soon readable by another. Right after creation a broker
+      // may still answer NOT_LEADER_FOR_PARTITION (retriable) for a moment, so this polls with a deadline.
       await opened[opened.length - 1]!.append(specs[0]!.name, [{ key: 'k', value: Buffer.from('v'), headers: {} }]);
-      expect([...(await opened[0]!.latestOffsets(specs[0]!.name)).values()].reduce((n, o) => n + o, 0)).toBe(1);
+      await waitFor(
+        async () => [...(await opened[0]!.latestOffsets(specs[0]!.name)).values()].reduce((n, o) => n + o, 0) === 1,
+        { timeoutMs: 20_000, what: `the appended record visible to another instance in round ${round}` },
+      );
     }
   });
 });
