@@ -191,10 +191,8 @@ export function tokenHookFastPath(
     answerTokenRequest(hooks, { req, hookId, requestId, ip: () => clientIp(req, trustProxy) }).then(
       send,
       (err: unknown) => {
-        log.error(
-          { requestId, err: { message: (err as Error).message, stack: (err as Error).stack } },
-          'request failed',
-        );
+        // As the Koa path logs it: pino's err serializer keeps the code, retriable flag and cause chain.
+        log.error({ requestId, err }, 'request failed');
         if (res.headersSent) {
           res.destroy();
           return;
