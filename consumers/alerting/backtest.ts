@@ -27,6 +27,8 @@ export interface BacktestOptions {
   readonly onProgress?: (done: number, total: number) => void;
   /** Named analytics queries, for scheduled rules with `query:`. */
   readonly resolveQuery?: QueryResolver;
+  /** Length of the event-time slices read one query each (default 6 h). */
+  readonly sliceMs?: number;
 }
 
 export interface BacktestResult {
@@ -75,27 +77,34 @@ export async function backtest(
     const total = Number(n);
     o.onProgress?.(0, total);
     const engines = new Map<string, PartitionEngine>();
-    const rs = await store.client.query({
-      query: `SELECT org, uuid, toUnixTimestamp64Milli(published) AS t, raw FROM ${store.database}.events_v2 FINAL WHERE ${where} ORDER BY published, uuid`,
-      query_params: range,
-      format: 'JSONEachRow',
-    });
     const every = Math.max(1, Math.floor(total / 200));
-    for await (const rows of rs.stream<{ org: string; uuid: string; t: string | number; raw: string }>()) {
-      for (const row of rows) {
-        const r = row.json();
-        let engine = engines.get(r.org);
-        if (!engine)
-          engines.set(r.org, (engine = new PartitionEngine(streamRules, { allowedLatenessMs: o.allowedLatenessMs })));
-        let event: unknown;
-        try {
-          event = JSON.parse(r.raw);
-        } catch {
-          continue;
+    // Read in event-time slices, each sorted on its own: consecutive slices keep the global order, and a
+    // slice's FINAL merge and sort stay small. One query over the whole range must hold every raw event
+    // of a month in ClickHouse's sort at once, which exceeded 21 GiB on the 9.8M-event bench data set.
+    const sliceMs = o.sliceMs ?? 6 * 3_600_000;
+    for (let from = o.since; from < o.until; from += sliceMs) {
+      const slice = { ...range, since: chTime(from), until: chTime(Math.min(from + sliceMs, o.until)) };
+      const rs = await store.client.query({
+        query: `SELECT org, uuid, toUnixTimestamp64Milli(published) AS t, raw FROM ${store.database}.events_v2 FINAL WHERE ${where} ORDER BY published, uuid`,
+        query_params: slice,
+        format: 'JSONEachRow',
+      });
+      for await (const rows of rs.stream<{ org: string; uuid: string; t: string | number; raw: string }>()) {
+        for (const row of rows) {
+          const r = row.json();
+          let engine = engines.get(r.org);
+          if (!engine)
+            engines.set(r.org, (engine = new PartitionEngine(streamRules, { allowedLatenessMs: o.allowedLatenessMs })));
+          let event: unknown;
+          try {
+            event = JSON.parse(r.raw);
+          } catch {
+            continue;
+          }
+          if (!event || typeof event !== 'object') continue;
+          take(engine.process(event, { org: r.org, timeMs: Number(r.t), id: r.uuid }));
+          if (++events % every === 0) o.onProgress?.(events, total);
         }
-        if (!event || typeof event !== 'object') continue;
-        take(engine.process(event, { org: r.org, timeMs: Number(r.t), id: r.uuid }));
-        if (++events % every === 0) o.onProgress?.(events, total);
       }
     }
     for (const engine of engines.values()) {
