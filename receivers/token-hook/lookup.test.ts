@@ -96,7 +96,13 @@ describe('a running hook with a lookup table', () => {
         },
       ),
     ]);
-    const hooks = await startTokenHooks({ hooks: config.token_hooks, stream, topic: 'unused', logger: log });
+    const hooks = await startTokenHooks({
+      hooks: config.token_hooks,
+      stream,
+      topic: 'unused',
+      spoolDir: join(dir, 'spool'),
+      logger: log,
+    });
     running.push(hooks);
     return hooks.get('th')!;
   }
