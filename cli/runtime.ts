@@ -79,7 +79,13 @@ export async function startHooklog(
 
     // Lookup tables loaded and key sets fetched before HTTP; stopped after it, flushing the audit queue.
     const tokenHooks = has('receivers')
-      ? await startTokenHooks({ hooks: config.token_hooks, stream, topic: topics.tokenDecisions, logger })
+      ? await startTokenHooks({
+          hooks: config.token_hooks,
+          stream,
+          topic: topics.tokenDecisions,
+          spoolDir: join(config.data_dir, 'token-hook-audit'),
+          logger,
+        })
       : undefined;
     if (tokenHooks) closers.push(() => tokenHooks.stop());
 

@@ -13,6 +13,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseConfig } from '../../cli/config/load.js';
 import { createLogger } from '../../platform/log.js';
@@ -47,7 +48,13 @@ const config = parseConfig(
 );
 const stream = await openStream(config, logger);
 const topics = await ensureHooklogTopics(stream, config);
-const hooks = await startTokenHooks({ hooks: config.token_hooks, stream, topic: topics.tokenDecisions, logger });
+const hooks = await startTokenHooks({
+  hooks: config.token_hooks,
+  stream,
+  topic: topics.tokenDecisions,
+  spoolDir: join(args.dir, 'token-hook-audit'),
+  logger,
+});
 
 let handler: Parameters<typeof createServer>[1];
 if (args.mode === 'hooklog') {

@@ -2,8 +2,9 @@
  * The audit trail on real parts: decisions made over HTTP land on
  * `<prefix>.token-decisions` in the embedded stream and, through the
  * ClickHouse sink's extra pipeline, in `{db}.token_decisions` in chdb. The
- * queue in front of the stream is bounded: overflow and failed appends are
- * dropped and counted, never waited for.
+ * queue in front of the stream is bounded: overflow and failed appends go to
+ * the disk spool, never waited for, and reach the stream once it takes them;
+ * only the spool's cap drops (counted).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startClickHouseSink, type ClickHouseSink } from '../../consumers/clickhouse-sink/index.js';
@@ -12,7 +13,7 @@ import { migrate, openStore, type Store } from '../../platform/store/index.js';
 import { openEmbeddedStream, type EmbeddedStream } from '../../platform/stream/embedded/index.js';
 import { readAll } from '../../platform/stream/embedded/testing.js';
 import { topicNames, type Topics } from '../../platform/stream/headers.js';
-import type { ConsumedRecord } from '../../platform/stream/types.js';
+import type { ConsumedRecord, Stream } from '../../platform/stream/types.js';
 import { randomName, waitFor } from '../../test/support/wait.js';
 import { mapTokenDecisionRecord, tokenDecisionsPipeline } from './decision-row.js';
 import { decide, startTokenHooks } from './service.js';
@@ -211,37 +212,109 @@ describe('audit trail', () => {
     );
   });
 
-  it('a full queue drops and counts new decisions without delaying answers; the queued ones still land', async () => {
+  it('a queue past half full spools without delaying answers; every decision lands once', async () => {
     const topics = await freshTopics();
-    const config = configWith([hookEntry(RULES, { audit: { queue_capacity: 3, flush_interval_ms: 10_000 } })]);
+    const config = configWith([hookEntry(RULES, { audit: { queue_capacity: 4, flush_interval_ms: 10_000 } })]);
     const hooks = await startTokenHooks({
       hooks: config.token_hooks,
       stream,
       topic: topics.tokenDecisions,
+      spoolDir: freshDir('token-spool'),
       logger: log,
     });
     const hook = hooks.get('th')!;
     const body = Buffer.from(JSON.stringify(sampleRequest()));
+    // No flush runs (10 s interval): past capacity the one decision that does not fit is spooled on its own.
     for (let i = 0; i < 10; i++) expect(decide(hook, body, `r${i}`).status).toBe(200);
-    expect(hook.audit!.length).toBe(3);
-    expect(hook.telemetry.counters.auditDropped).toBe(7);
-    await hooks.stop(); // flushes what is queued
-    expect(hook.telemetry.counters.auditAppended).toBe(3);
-    expect(await readAll(stream, topics.tokenDecisions)).toHaveLength(3);
+    expect(hook.audit!.length).toBe(4);
+    expect(hook.telemetry.counters.auditSpooled).toBe(6);
+    // The spill moves queued batches to disk a turn later; the replay loop appends them back.
+    await waitFor(() => hook.telemetry.counters.auditReplayed >= 6 && hook.audit!.length < 2, { what: 'spill' });
+    await hooks.stop();
+    const onStream = await readAll(stream, topics.tokenDecisions);
+    const ids = onStream.map((r) => (JSON.parse(r.value.toString()) as DecisionJson).decision_id);
+    expect(ids).toHaveLength(10);
+    expect(new Set(ids).size).toBe(10);
+    expect(hook.telemetry.counters.auditDropped).toBe(0);
   });
 
-  it('a stream that refuses appends costs answers nothing: the records are dropped and counted', async () => {
-    const other = await openEmbeddedStream({ dataDir: freshDir('token-audit-closed'), logger: log });
-    await other.ensureTopics([{ name: 'decisions', partitions: 1 }]);
+  it('a stream that is down costs answers nothing: decisions spool and reach it once it is back, each once', async () => {
+    const dir = freshDir('token-audit-down');
+    let target = await openEmbeddedStream({ dataDir: dir, logger: log });
+    await target.ensureTopics([{ name: 'decisions', partitions: 1 }]);
+    // The hook holds one Stream; behind it the real embedded log is closed, then opened again on the same data.
+    const behind = new Proxy({} as Stream, {
+      get: (_, name) => {
+        const v = (target as unknown as Record<string | symbol, unknown>)[name];
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
     const config = configWith([hookEntry(RULES, { audit: { flush_interval_ms: 1 } })]);
-    const hooks = await startTokenHooks({ hooks: config.token_hooks, stream: other, topic: 'decisions', logger: log });
+    const hooks = await startTokenHooks({
+      hooks: config.token_hooks,
+      stream: behind,
+      topic: 'decisions',
+      spoolDir: freshDir('token-spool'),
+      logger: log,
+    });
     const hook = hooks.get('th')!;
-    await other.close();
+    await target.close();
     const body = Buffer.from(JSON.stringify(sampleRequest()));
-    for (let i = 0; i < 5; i++) expect(decide(hook, body, `r${i}`).status).toBe(200);
-    await waitFor(() => hook.telemetry.counters.auditDropped === 5, { what: '5 dropped decisions', timeoutMs: 10_000 });
+    const N = 200;
+    for (let i = 0; i < N; i++) {
+      const started = performance.now();
+      expect(decide(hook, body, `r${i}`).status).toBe(200);
+      expect(performance.now() - started).toBeLessThan(50); // never waits for the stream
+    }
+    await waitFor(() => hook.telemetry.counters.auditSpooled === N, { what: `${N} spooled`, timeoutMs: 30_000 });
+    expect(hook.audit!.spooledBytes).toBeGreaterThan(0);
     expect(hook.telemetry.counters.auditAppended).toBe(0);
+
+    target = await openEmbeddedStream({ dataDir: dir, logger: log });
+    await waitFor(() => hook.audit!.spooledBytes === 0, { what: 'the spool replayed', timeoutMs: 30_000 });
+    const ids = (await readAll(target, 'decisions')).map(
+      (r) => (JSON.parse(r.value.toString()) as DecisionJson).decision_id,
+    );
+    expect(ids).toHaveLength(N);
+    expect(new Set(ids).size).toBe(N);
+    expect(hook.telemetry.counters.auditReplayed).toBe(N);
+    expect(hook.telemetry.counters.auditDropped).toBe(0);
     await hooks.stop();
+    await target.close();
+  });
+
+  it('a spool left by a stopped process is replayed by the next one; past its cap, drops are counted', async () => {
+    const dir = freshDir('token-audit-restart');
+    const spoolDir = freshDir('token-spool');
+    const down = await openEmbeddedStream({ dataDir: dir, logger: log });
+    await down.ensureTopics([{ name: 'decisions', partitions: 1 }]);
+    await down.close();
+    const config = configWith([hookEntry(RULES, { audit: { flush_interval_ms: 1, spool_max_bytes: 16_384 } })]);
+    const start = (s: Stream) =>
+      startTokenHooks({ hooks: config.token_hooks, stream: s, topic: 'decisions', spoolDir, logger: log });
+    const first = await start(down);
+    const hook = first.get('th')!;
+    const body = Buffer.from(JSON.stringify(sampleRequest()));
+    for (let i = 0; i < 60; i++) expect(decide(hook, body, `r${i}`).status).toBe(200);
+    await waitFor(() => hook.telemetry.counters.auditSpooled + hook.telemetry.counters.auditDropped === 60, {
+      what: 'every decision spooled or dropped',
+      timeoutMs: 30_000,
+    });
+    const kept = hook.telemetry.counters.auditSpooled;
+    expect(kept).toBeGreaterThan(0);
+    expect(hook.telemetry.counters.auditDropped).toBeGreaterThan(0); // 16 KB holds fewer than 60 decisions
+    await first.stop();
+
+    const up = await openEmbeddedStream({ dataDir: dir, logger: log });
+    const second = await start(up);
+    await waitFor(() => second.get('th')!.audit!.spooledBytes === 0, { what: 'the replay', timeoutMs: 30_000 });
+    const ids = (await readAll(up, 'decisions')).map(
+      (r) => (JSON.parse(r.value.toString()) as DecisionJson).decision_id,
+    );
+    expect(ids).toHaveLength(kept);
+    expect(new Set(ids).size).toBe(kept);
+    await second.stop();
+    await up.close();
   });
 });
 

@@ -1,18 +1,31 @@
 /**
  * The audit trail: every decision goes to `<prefix>.token-decisions`, off the
- * answer's latency path. The answer path only pushes a small object onto a
- * bounded queue; ids, timestamps and JSON are made by the flusher. When the
- * queue is full (the stream is slow or down) a decision is dropped and
- * counted rather than delaying a sign-in: the audit trail is best effort by
- * design, unlike event deliveries, which are acknowledged only once durable.
- * One append is in flight at a time; a failed one is retried briefly, then
- * its records are dropped and counted.
+ * answer's latency path, and none is lost to an outage of the stream.
+ *
+ * The answer path only pushes a small object onto a bounded in-memory queue;
+ * ids, timestamps and JSON are made by the flusher, which appends batches, one
+ * append in flight. What the stream does not take goes to a disk spool
+ * (audit-spool.ts) instead of being dropped:
+ *
+ * - an append that failed after its brief retries: the batch is spooled, and
+ *   while the spool has a backlog every later batch is spooled behind it, so
+ *   a down stream is not hammered by the flusher;
+ * - a queue past half full (the append in flight is slow): batches are moved
+ *   from the queue to the spool a turn at a time, so memory stays bounded
+ *   whatever the stream does; and if the queue still fills up, the one
+ *   decision that does not fit is spooled on its own (a page-cache write).
+ *
+ * A replay loop appends the spool back to the stream, in order, with capped
+ * backoff while the stream is down, and truncates it once drained. The spool's
+ * byte cap (or a disk refusing writes) is the only place a decision is dropped:
+ * counted (`hooklog_token_hook_audit_dropped_total`), logged, never silent.
  */
 import { randomUUID } from 'node:crypto';
 import { isRetriable } from '../../platform/errors.js';
-import { RetryPolicies, retry, type RetryPolicy } from '../../platform/retry.js';
+import { RetryPolicies, backoffDelay, retry, type RetryPolicy } from '../../platform/retry.js';
 import { Header } from '../../platform/stream/headers.js';
 import type { Stream, StreamRecord } from '../../platform/stream/types.js';
+import { AuditSpool } from './audit-spool.js';
 import type { Outcome, TokenHookTelemetry } from './telemetry.js';
 
 /** What the answer path records about one decision (no serialisation there). */
@@ -84,43 +97,86 @@ export interface AuditQueueOptions {
   readonly batchRecords: number;
   readonly flushIntervalMs: number;
   readonly telemetry: TokenHookTelemetry;
-  /** Retries of one failed append before its records are dropped. Default RetryPolicies.request. */
+  /** The hook's spool file. */
+  readonly spoolFile: string;
+  /** The spool file's cap; past it (and only there) decisions are dropped and counted. */
+  readonly spoolMaxBytes: number;
+  /** Retries of one append before its batch goes to the spool. Default RetryPolicies.request. */
   readonly retryPolicy?: RetryPolicy;
+  /** Backoff of the replay loop while the stream is down. Default REPLAY_POLICY. */
+  readonly replayPolicy?: RetryPolicy;
 }
+
+/** Replays never give up; they retry a down stream every few seconds at most. */
+export const REPLAY_POLICY: RetryPolicy = {
+  initialMs: 200,
+  multiplier: 2,
+  maxMs: 5_000,
+  retries: Infinity,
+  jitter: 0.2,
+};
 
 export class AuditQueue {
   readonly #opts: AuditQueueOptions;
+  readonly #spool: AuditSpool;
   #items: DecisionRecord[] = [];
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> | null = null;
+  #spilling = false;
+  #replaying: Promise<void> | null = null;
+  /** Wakes the replay loop from its backoff (on close). */
+  #wake: (() => void) | undefined;
   #closed = false;
 
   constructor(opts: AuditQueueOptions) {
     this.#opts = opts;
+    this.#spool = new AuditSpool({
+      file: opts.spoolFile,
+      maxBytes: opts.spoolMaxBytes,
+      onSyncError: (err) => opts.telemetry.auditSpoolError(err),
+    });
   }
 
-  /** Number of decisions waiting. */
+  /** Replays what an earlier run left in the spool. */
+  start(): void {
+    const { tornBytes } = this.#spool.open();
+    if (tornBytes > 0) this.#opts.telemetry.auditDropped('spool_torn', 1);
+    this.#replay();
+  }
+
+  /** Number of decisions waiting in memory. */
   get length(): number {
     return this.#items.length;
   }
 
-  /** Queues a decision, or drops and counts it when the queue is full. Never blocks, never throws. */
+  /** Bytes in the spool not yet replayed into the stream. */
+  get spooledBytes(): number {
+    return this.#spool.backlogBytes;
+  }
+
+  /** Queues a decision. Never blocks on the stream, never throws. */
   offer(record: DecisionRecord): void {
     if (this.#closed || this.#items.length >= this.#opts.capacity) {
-      this.#opts.telemetry.auditDropped('queue_full', 1);
+      // The spill could not keep up (or the queue is closed): this one decision goes to disk on its own.
+      this.#toSpool([decisionRecord(record)]);
       return;
     }
     this.#items.push(record);
+    if (this.#items.length * 2 >= this.#opts.capacity) this.#spillSoon();
     this.#schedule();
   }
 
-  /** Stops taking decisions and appends those still queued. */
+  /** Stops taking decisions into memory, appends or spools those queued, and tries the spool once more. */
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.#flushing;
     await this.#drain();
+    this.#wake?.();
+    await this.#replaying;
+    await this.#replayOnce();
+    await this.#spool.close();
   }
 
   #schedule(): void {
@@ -134,17 +190,24 @@ export class AuditQueue {
     }, this.#opts.flushIntervalMs);
   }
 
+  #take(): DecisionRecord[] {
+    const { batchRecords } = this.#opts;
+    if (this.#items.length <= batchRecords) {
+      const all = this.#items;
+      this.#items = [];
+      return all;
+    }
+    return this.#items.splice(0, batchRecords);
+  }
+
   async #drain(): Promise<void> {
-    const { stream, topic, batchRecords, telemetry } = this.#opts;
+    const { stream, topic, telemetry } = this.#opts;
     while (this.#items.length > 0) {
-      let batch: DecisionRecord[];
-      if (this.#items.length <= batchRecords) {
-        batch = this.#items;
-        this.#items = [];
-      } else {
-        batch = this.#items.splice(0, batchRecords);
+      const records = this.#take().map((r) => decisionRecord(r));
+      if (this.#spool.backlogBytes > 0) {
+        this.#toSpool(records); // behind the backlog, which the replay loop appends in order
+        continue;
       }
-      const records = batch.map((r) => decisionRecord(r));
       const started = performance.now();
       try {
         await retry(() => stream.append(topic, records), {
@@ -153,8 +216,75 @@ export class AuditQueue {
         });
         telemetry.auditAppended(records.length, performance.now() - started);
       } catch (err) {
-        telemetry.auditDropped('append_failed', records.length, err);
+        telemetry.auditAppendFailed(records.length, err);
+        this.#toSpool(records);
       }
     }
+  }
+
+  /** Moves queued batches to the spool, one batch per turn of the event loop, while the queue is half full. */
+  #spillSoon(): void {
+    if (this.#spilling) return;
+    this.#spilling = true;
+    const step = (): void => {
+      if (this.#items.length * 2 < this.#opts.capacity) {
+        this.#spilling = false;
+        return;
+      }
+      this.#toSpool(this.#take().map((r) => decisionRecord(r)));
+      setImmediate(step);
+    };
+    setImmediate(step);
+  }
+
+  #toSpool(records: StreamRecord[]): void {
+    const { refused, reason } = this.#spool.write(records);
+    if (reason) this.#opts.telemetry.auditDropped(reason, refused);
+    if (refused < records.length) {
+      this.#opts.telemetry.auditSpooled(records.length - refused, this.#spool.backlogBytes);
+      this.#replay();
+    }
+  }
+
+  /** Starts the replay loop unless it runs: append the spool back, backing off while the stream refuses. */
+  #replay(): void {
+    if (this.#replaying || this.#closed || this.#spool.backlogBytes === 0) return;
+    const policy = this.#opts.replayPolicy ?? REPLAY_POLICY;
+    this.#replaying = (async () => {
+      let failures = 0;
+      while (!this.#closed && this.#spool.backlogBytes > 0) {
+        // Wait first: a batch was just spooled because the stream failed, or the flusher is mid-append.
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, backoffDelay(policy, Math.max(1, failures)));
+          this.#wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.#wake = undefined;
+        if (this.#closed) break;
+        failures = (await this.#replayOnce()) ? 0 : failures + 1;
+      }
+    })().finally(() => {
+      this.#replaying = null;
+    });
+  }
+
+  /** Appends the spool's backlog, batch by batch; false when the stream refused one (it stays spooled). */
+  async #replayOnce(): Promise<boolean> {
+    const { stream, topic, batchRecords, telemetry } = this.#opts;
+    while (this.#spool.backlogBytes > 0) {
+      const batch = this.#spool.read(batchRecords);
+      if (batch.corrupt > 0) telemetry.auditDropped('spool_torn', batch.corrupt);
+      try {
+        if (batch.records.length > 0) await stream.append(topic, batch.records);
+      } catch (err) {
+        telemetry.auditAppendFailed(batch.records.length, err);
+        return false;
+      }
+      this.#spool.consume(batch.bytes);
+      telemetry.auditReplayed(batch.records.length, this.#spool.backlogBytes);
+    }
+    return true;
   }
 }

@@ -67,12 +67,71 @@ export function compileCidrs(cidrs: readonly string[], what: string): BlockList 
   return list;
 }
 
-function ipIn(list: BlockList): Predicate {
+/** A dotted-quad IPv4 address as an unsigned 32-bit number, or -1 when it is not one. */
+export function ipv4Number(ip: string): number {
+  let n = 0;
+  let part = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = 0; i < ip.length; i++) {
+    const c = ip.charCodeAt(i);
+    if (c === 0x2e) {
+      if (digits === 0 || ++dots > 3) return -1;
+      n = n * 256 + part;
+      part = 0;
+      digits = 0;
+    } else if (c >= 0x30 && c <= 0x39) {
+      if (digits > 0 && part === 0) return -1; // leading zero: isIP refuses it too
+      part = part * 10 + (c - 0x30);
+      if (part > 255) return -1;
+      digits++;
+    } else {
+      return -1;
+    }
+  }
+  return dots === 3 && digits > 0 ? n * 256 + part : -1;
+}
+
+/**
+ * The IPv4 entries of a validated list as [first, last] numbers, and the other entries. A plain IPv4 address
+ * is checked against the ranges with a few comparisons, where BlockList.check builds a SocketAddress per call
+ * (a measurable share of an answer); the other entries (IPv6, which may hold IPv4-mapped ranges) stay with
+ * BlockList, which also still decides every address that is not plain IPv4.
+ */
+export function ipv4Ranges(cidrs: readonly string[]): {
+  readonly v4: Array<readonly [number, number]>;
+  readonly others: string[];
+} {
+  const v4: Array<readonly [number, number]> = [];
+  const others: string[] = [];
+  for (const c of cidrs) {
+    const [addr, bits] = c.trim().split('/');
+    const base = ipv4Number(addr ?? '');
+    if (base === -1) {
+      others.push(c);
+      continue;
+    }
+    const size = 2 ** (32 - (bits === undefined ? 32 : Number(bits)));
+    const first = base - (base % size);
+    v4.push([first, first + size - 1]);
+  }
+  return { v4, others };
+}
+
+function ipIn(cidrs: readonly string[], what: string): Predicate {
+  const all = compileCidrs(cidrs, what); // validates every entry
+  const { v4, others } = ipv4Ranges(cidrs);
+  const rest = others.length > 0 ? compileCidrs(others, what) : undefined;
   return (ctx) => {
     const ip = ctx.ip;
     if (ip === undefined) return false;
+    const n = ipv4Number(ip);
+    if (n !== -1) {
+      for (const [first, last] of v4) if (n >= first && n <= last) return true;
+      return rest !== undefined && rest.check(ip, 'ipv4');
+    }
     const family = isIP(ip);
-    return family !== 0 && list.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+    return family !== 0 && all.check(ip, family === 4 ? 'ipv4' : 'ipv6');
   };
 }
 
@@ -118,7 +177,7 @@ function compileBase(when: BaseConditions, where: string): Predicate[] {
     const want = when.mfa_active;
     preds.push((ctx) => ctx.mfaActive === want);
   }
-  if (when.ip_cidrs) preds.push(ipIn(compileCidrs(when.ip_cidrs, `${where}ip_cidrs`)));
+  if (when.ip_cidrs) preds.push(ipIn(when.ip_cidrs, `${where}ip_cidrs`));
   if (when.policy_rule_id) {
     const set = new Set(when.policy_rule_id);
     preds.push((ctx) => ctx.policyRuleId !== undefined && set.has(ctx.policyRuleId));

@@ -292,7 +292,13 @@ describe('token_hooks config: other cross-field checks name the rule', () => {
     const h = cfg.token_hooks[0]!;
     expect(h.on_error).toBe('allow');
     expect(h.max_request_bytes).toBe(1024 * 1024);
-    expect(h.audit).toEqual({ enabled: true, queue_capacity: 10_000, batch_records: 100, flush_interval_ms: 50 });
+    expect(h.audit).toEqual({
+      enabled: true,
+      queue_capacity: 10_000,
+      batch_records: 100,
+      flush_interval_ms: 50,
+      spool_max_bytes: 256 * 1024 ** 2,
+    });
     expect(h.rules[0]!.stop).toBe(false);
     expect(Object.isFrozen(h.rules[0]!.actions)).toBe(true);
   });

@@ -80,9 +80,7 @@ const auditSchema = z
       .min(1)
       .max(1_000_000)
       .default(10_000)
-      .describe(
-        'Decisions waiting for the stream; past this, new ones are dropped and counted, never slowing answers.',
-      ),
+      .describe('Decisions waiting in memory for the stream; from half of this on, they are moved to the disk spool.'),
     batch_records: z
       .number()
       .int()
@@ -99,6 +97,15 @@ const auditSchema = z
       .max(10_000)
       .default(50)
       .describe('Decisions are appended at most this long after they were made.'),
+    spool_max_bytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(1024 ** 4)
+      .default(256 * 1024 ** 2)
+      .describe(
+        'Cap of the disk spool (<data_dir>/token-hook-audit/<id>.spool) holding decisions the stream did not take; past it, and only there, decisions are dropped and counted.',
+      ),
   })
   .prefault({})
   .describe("The audit trail, kept off the answer's latency path.");

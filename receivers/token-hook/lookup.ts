@@ -1,13 +1,16 @@
 /**
  * Lookup tables: a CSV or JSON file held in memory as one Map, read by
  * actions with a single `get`. Reloads happen off the answer path: the file's
- * stat is polled, a changed file is read and parsed in the background, and
+ * stat is polled and compared with the stat of what was read (inode, size,
+ * mtime, ctime; a file read within a timestamp tick of its last write is read
+ * again until it settles), a changed file is read and parsed in the background, and
  * the new Map replaces the old in one assignment — an answer sees either the
  * old table or the new, never a half-loaded one. A file that fails to load
  * (missing, malformed, a column the rules read is gone) keeps the old table.
  */
-import { unwatchFile, watchFile, type Stats } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import type { Stats } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
 import type { LookupSource } from './actions.js';
 import type { LookupTableConfig } from './rule-schema.js';
 import { parseCsv } from './csv.js';
@@ -61,13 +64,54 @@ export function parseTable(
   return rows;
 }
 
+/** One version of a file as its stat shows it, taken from the descriptor the content was read through. */
+export interface FileMark {
+  readonly dev: number;
+  readonly ino: number;
+  readonly size: number;
+  readonly mtimeMs: number;
+  readonly ctimeMs: number;
+}
+
+/** File timestamps are coarse (a kernel tick; seconds on some filesystems): a change so soon after one may not show. */
+export const RACY_MS = 2000;
+
+/** What was last read: its stat, a digest of its bytes, and whether a same-stat change could still hide in it. */
+interface Seen {
+  readonly mark: FileMark | undefined;
+  readonly digest: string;
+  readonly racy: boolean;
+}
+
+function markOf(s: Stats): FileMark {
+  return { dev: s.dev, ino: s.ino, size: s.size, mtimeMs: s.mtimeMs, ctimeMs: s.ctimeMs };
+}
+
+/**
+ * Whether the file must be read again: it is another file (renamed over: new inode), it changed (size, mtime,
+ * ctime), it appeared or went, or it was read so soon after a write that a second write in the same timestamp
+ * tick would look the same.
+ */
+export function needsRead(seen: Seen | undefined, now: FileMark | undefined): boolean {
+  if (seen === undefined || seen.racy) return true;
+  const was = seen.mark;
+  if (was === undefined || now === undefined) return was !== now;
+  return (
+    was.ino !== now.ino ||
+    was.dev !== now.dev ||
+    was.size !== now.size ||
+    was.mtimeMs !== now.mtimeMs ||
+    was.ctimeMs !== now.ctimeMs
+  );
+}
+
 export class LookupTable implements LookupSource {
   readonly config: LookupTableConfig;
   readonly #required = new Set<string>();
   #rows: ReadonlyMap<string, unknown> = new Map();
-  #listener: ((curr: Stats, prev: Stats) => void) | undefined;
-  #reloading: Promise<void> | null = null;
-  #again = false;
+  #seen: Seen | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #polling: Promise<void> | null = null;
 
   constructor(config: LookupTableConfig) {
     this.config = config;
@@ -88,52 +132,82 @@ export class LookupTable implements LookupSource {
 
   /** Reads and parses the file, then swaps it in. Throws (keeping the old rows) when it cannot. */
   async load(): Promise<number> {
-    const text = await readFile(this.config.file, 'utf8');
-    let rows: Map<string, unknown>;
-    try {
-      rows = parseTable(text, this.config, this.#required);
-    } catch (err) {
-      throw new Error(`lookup "${this.config.name}" (${this.config.file}): ${(err as Error).message}`, { cause: err });
-    }
-    this.#rows = rows;
-    return rows.size;
+    const outcome = await this.#load();
+    if (outcome instanceof Error) throw outcome;
+    return outcome ?? this.#rows.size;
   }
 
-  /** Polls the file's stat and reloads it when it changed. */
+  /**
+   * Polls the file's stat every reload_interval_ms and reloads it when it is not what was last read. The
+   * comparison is with the stat of the descriptor the content was read through, not with the previous poll:
+   * a file renamed over between the load and the first poll (the watcher's baseline, with fs.watchFile) would
+   * otherwise never be seen to change.
+   */
   watch(events: LookupEvents): void {
-    if (this.#listener) return;
-    this.#listener = (curr, prev) => {
-      if (curr.mtimeMs === prev.mtimeMs && curr.size === prev.size && curr.ino === prev.ino) return;
-      this.#reload(events);
-    };
-    watchFile(this.config.file, { interval: this.config.reload_interval_ms, persistent: false }, this.#listener);
+    if (this.#timer) return;
+    this.#timer = setInterval(() => {
+      if (this.#polling) return;
+      this.#polling = this.#poll(events).finally(() => {
+        this.#polling = null;
+      });
+    }, this.config.reload_interval_ms);
+    this.#timer.unref();
   }
 
   /** Stops watching and waits for a reload in progress. */
   async stop(): Promise<void> {
-    if (this.#listener) unwatchFile(this.config.file, this.#listener);
-    this.#listener = undefined;
-    await this.#reloading;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#polling;
   }
 
-  #reload(events: LookupEvents): void {
-    if (this.#reloading) {
-      this.#again = true;
-      return;
+  async #poll(events: LookupEvents): Promise<void> {
+    let now: FileMark | undefined;
+    try {
+      now = markOf(await stat(this.config.file));
+    } catch {
+      now = undefined; // gone (or unreadable): reported once, by the read that fails
     }
-    this.#reloading = (async () => {
-      do {
-        this.#again = false;
-        const started = performance.now();
-        try {
-          const rows = await this.load();
-          events.reloaded(this.config.name, rows, performance.now() - started);
-        } catch (err) {
-          events.reloadFailed(this.config.name, err);
-        }
-      } while (this.#again);
-    })().finally(() => {
-      this.#reloading = null;
-    });
+    if (!needsRead(this.#seen, now)) return;
+    const started = performance.now();
+    const outcome = await this.#load();
+    if (outcome instanceof Error) events.reloadFailed(this.config.name, outcome);
+    else if (outcome !== undefined) events.reloaded(this.config.name, outcome, performance.now() - started);
+  }
+
+  /**
+   * Reads the file through one descriptor (so stat and bytes agree) and swaps the parsed rows in. Returns the
+   * row count, undefined when the bytes are those last read (nothing to do), or the error that kept the old rows.
+   */
+  async #load(): Promise<number | Error | undefined> {
+    const readAt = Date.now();
+    let bytes: Buffer;
+    let mark: FileMark;
+    try {
+      const handle = await open(this.config.file, 'r');
+      try {
+        mark = markOf(await handle.stat());
+        bytes = await handle.readFile();
+      } finally {
+        await handle.close();
+      }
+    } catch (err) {
+      const again = this.#seen !== undefined && this.#seen.mark === undefined;
+      this.#seen = { mark: undefined, digest: '', racy: false };
+      return again ? undefined : (err as Error);
+    }
+    const digest = createHash('sha256').update(bytes).digest('hex');
+    const same = this.#seen !== undefined && this.#seen.digest === digest;
+    this.#seen = { mark, digest, racy: mark.mtimeMs > readAt - RACY_MS || mark.ctimeMs > readAt - RACY_MS };
+    if (same) return undefined;
+    try {
+      const rows = parseTable(bytes.toString('utf8'), this.config, this.#required);
+      this.#rows = rows;
+      return rows.size;
+    } catch (err) {
+      return new Error(`lookup "${this.config.name}" (${this.config.file}): ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
   }
 }

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { TableResolver } from './actions.js';
-import { compileCidrs } from './conditions.js';
+import { compileCidrs, ipv4Number, ipv4Ranges } from './conditions.js';
 import { parseTokenRequest, type TokenContext } from './request.js';
 import { compileRules, evaluate } from './rules.js';
 import { configWith, hookEntry, sampleRequest, type LooseJson } from './testing.js';
@@ -131,5 +131,23 @@ describe('compileCidrs', () => {
     expect(list.check('::1', 'ipv6')).toBe(true);
     for (const bad of ['10.0.0.0/8/1', '10.0.0/8', 'host/8', '10.0.0.0/-1', '10.0.0.0/x', '::/129'])
       expect(() => compileCidrs([bad], 'x')).toThrow(/not an IPv4\/IPv6/);
+  });
+});
+
+describe('ipv4Ranges', () => {
+  it('answers as BlockList does for every IPv4 address, leaving the other entries to it', () => {
+    const cidrs = ['10.0.0.0/8', '192.0.2.7', '198.51.100.77/26', '0.0.0.0/32', '255.255.255.0/24', '172.16.0.0/12'];
+    const list = compileCidrs(cidrs, 'x');
+    const { v4, others } = ipv4Ranges([...cidrs, '2001:db8::/32']);
+    expect(others).toEqual(['2001:db8::/32']);
+    const within = (ip: string) => v4.some(([a, b]) => ipv4Number(ip) >= a && ipv4Number(ip) <= b);
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    const samples = ['10.0.0.0', '9.255.255.255', '11.0.0.0', '192.0.2.7', '192.0.2.8', '198.51.100.64'];
+    samples.push('198.51.100.127', '198.51.100.128', '0.0.0.0', '255.255.255.255', '172.31.255.255', '172.32.0.0');
+    for (let i = 0; i < 2000; i++) samples.push([next() % 256, next() % 256, next() % 256, next() % 256].join('.'));
+    for (const ip of samples) expect([ip, within(ip)]).toEqual([ip, list.check(ip, 'ipv4')]);
+    for (const notV4 of ['01.2.3.4', '1.2.3', '1.2.3.4.5', '1.2.3.256', '::ffff:10.1.2.3', '', '1..2.3'])
+      expect(ipv4Number(notV4)).toBe(-1);
   });
 });

@@ -4,6 +4,7 @@
  * queue and telemetry. Everything that can fail on I/O happens here, at
  * start; `decide` — the answer path — is synchronous and touches no I/O.
  */
+import { join } from 'node:path';
 import { HooklogError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/log.js';
 import type { Stream } from '../../platform/stream/types.js';
@@ -41,6 +42,8 @@ export interface TokenHooksOptions {
   readonly stream: Stream;
   /** `<prefix>.token-decisions`. */
   readonly topic: string;
+  /** Where each hook's audit spool lives (`<data_dir>/token-hook-audit` in production). */
+  readonly spoolDir: string;
   readonly logger: Logger;
 }
 
@@ -79,6 +82,8 @@ async function startHook(config: TokenHookConfig, opts: TokenHooksOptions, start
         capacity: config.audit.queue_capacity,
         batchRecords: config.audit.batch_records,
         flushIntervalMs: config.audit.flush_interval_ms,
+        spoolFile: join(opts.spoolDir, `${config.id}.spool`),
+        spoolMaxBytes: config.audit.spool_max_bytes,
         telemetry,
       })
     : undefined;
@@ -92,6 +97,7 @@ async function startHook(config: TokenHookConfig, opts: TokenHooksOptions, start
     onErrorDeny: denyAnswer(config.on_error_summary),
   };
   started.push(hook);
+  audit?.start();
   for (const table of tables.values()) {
     table.watch({
       reloaded: (t, n, ms) => telemetry.lookupReloaded(t, n, ms),

@@ -6,14 +6,15 @@
  * Counter children are bound once per hook, so the answer path only increments.
  */
 import type { Logger } from '../../platform/log.js';
-import { counter, histogram } from '../../platform/metrics.js';
+import { counter, gauge, histogram } from '../../platform/metrics.js';
 import type { AuthFailure } from './auth.js';
 
 export const OUTCOMES = ['commands', 'deny', 'none', 'error_allow', 'error_deny'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 export const ERROR_KINDS = ['internal', 'unsafe_answer', 'bad_request', 'lookup_reload', 'jwks_fetch'] as const;
 export type ErrorKind = (typeof ERROR_KINDS)[number];
-export type DropReason = 'queue_full' | 'append_failed';
+/** Where a decision can be lost: only at the spool (its byte cap, a disk refusing writes, a line torn by a crash). */
+export type DropReason = 'spool_full' | 'spool_failed' | 'spool_torn';
 
 /** Plain numbers beside the metrics, for tests and the stop log. */
 export interface TokenHookCounters {
@@ -22,6 +23,10 @@ export interface TokenHookCounters {
   authFailures: Partial<Record<AuthFailure, number>>;
   auditAppended: number;
   auditDropped: number;
+  /** Decisions written to the disk spool (the stream was down or slow). */
+  auditSpooled: number;
+  /** Spooled decisions appended to the stream since. */
+  auditReplayed: number;
   lookupReloads: number;
   jwksFetches: number;
   jwksThrottled: number;
@@ -54,6 +59,21 @@ export function createTelemetry(hook: string, logger: Logger) {
     help: 'Decisions left out of the audit trail.',
     labelNames: ['hook', 'reason'],
   });
+  const spooled = counter({
+    name: 'hooklog_token_hook_audit_spooled_total',
+    help: 'Decisions written to the disk spool because the stream was down or slow.',
+    labelNames: ['hook'],
+  });
+  const replayed = counter({
+    name: 'hooklog_token_hook_audit_replayed_total',
+    help: 'Spooled decisions appended to the stream once it recovered.',
+    labelNames: ['hook'],
+  });
+  const spoolBytes = gauge({
+    name: 'hooklog_token_hook_audit_spool_bytes',
+    help: 'Bytes in the audit spool not yet replayed into the stream.',
+    labelNames: ['hook'],
+  });
   const latency = histogram({
     name: 'hooklog_token_hook_decision_seconds',
     help: 'Time from a read request body to its answer (parse, rules, answer checks).',
@@ -75,12 +95,19 @@ export function createTelemetry(hook: string, logger: Logger) {
     authFailures: {},
     auditAppended: 0,
     auditDropped: 0,
+    auditSpooled: 0,
+    auditReplayed: 0,
     lookupReloads: 0,
     jwksFetches: 0,
     jwksThrottled: 0,
   };
   let dropsUnlogged = 0;
   let lastDropLog = 0;
+  let spooledUnlogged = 0;
+  let lastSpoolLog = 0;
+  const spooledOf = spooled.labels({ hook });
+  const replayedOf = replayed.labels({ hook });
+  const spoolBytesOf = spoolBytes.labels({ hook });
   const error = (kind: ErrorKind) => {
     counters.errors[kind]++;
     errorsBy[kind].inc();
@@ -110,6 +137,31 @@ export function createTelemetry(hook: string, logger: Logger) {
     auditAppended(records: number, ms: number): void {
       counters.auditAppended += records;
       log.debug({ records, ms }, 'token_hook_audit_appended');
+    },
+    /** An append failed after its retries; its records go to the spool, not away. */
+    auditAppendFailed(records: number, err: unknown): void {
+      log.warn({ records, err }, 'token_hook_audit_append_failed_spooling');
+    },
+    auditSpooled(records: number, backlogBytes: number): void {
+      counters.auditSpooled += records;
+      spooledOf.inc(records);
+      spoolBytesOf.set(backlogBytes);
+      spooledUnlogged += records;
+      const now = Date.now();
+      if (now - lastSpoolLog >= DROP_LOG_INTERVAL_MS) {
+        log.warn({ spooled: spooledUnlogged, backlogBytes }, 'token_hook_audit_spooled');
+        spooledUnlogged = 0;
+        lastSpoolLog = now;
+      }
+    },
+    auditReplayed(records: number, backlogBytes: number): void {
+      counters.auditReplayed += records;
+      replayedOf.inc(records);
+      spoolBytesOf.set(backlogBytes);
+      if (backlogBytes === 0) log.info({ replayed: counters.auditReplayed }, 'token_hook_audit_spool_drained');
+    },
+    auditSpoolError(err: unknown): void {
+      log.error({ err }, 'token_hook_audit_spool_sync_failed');
     },
     auditDropped(reason: DropReason, records: number, err?: unknown): void {
       counters.auditDropped += records;

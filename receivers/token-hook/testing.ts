@@ -53,7 +53,13 @@ export interface RunningApp {
 /** The real Koa app (receivers/app.ts) with the token hooks started, listening on 127.0.0.1. */
 export async function startApp(config: Config, stream: Stream, logger: Logger): Promise<RunningApp> {
   const topics = topicNames(config.stream.topic_prefix);
-  const hooks = await startTokenHooks({ hooks: config.token_hooks, stream, topic: topics.tokenDecisions, logger });
+  const hooks = await startTokenHooks({
+    hooks: config.token_hooks,
+    stream,
+    topic: topics.tokenDecisions,
+    spoolDir: freshDir('token-spool'),
+    logger,
+  });
   const app = createApp({ config, stream, topics, probes: [], logger, tokenHooks: hooks });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
@@ -115,7 +121,13 @@ export function tokenHookHarness(name: string) {
   });
   async function hookWith(rules: unknown[], over: Record<string, unknown> = {}): Promise<TokenHook> {
     const config = configWith([hookEntry(rules, over)]);
-    const hooks = await startTokenHooks({ hooks: config.token_hooks, stream, topic: 'unused', logger: log });
+    const hooks = await startTokenHooks({
+      hooks: config.token_hooks,
+      stream,
+      topic: 'unused',
+      spoolDir: join(dir, 'spool'),
+      logger: log,
+    });
     started.push(hooks);
     return hooks.get('th')!;
   }
