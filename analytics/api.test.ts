@@ -1,7 +1,7 @@
 /**
  * The query API and `hooklog query`, end to end: a real `hooklog start`
  * (embedded stream, embedded ClickHouse) receives the planted events through
- * its event hook; the sink writes them to events_v2; then the same query is
+ * its event hook; the sink writes them to the events table; then the same query is
  * asked over HTTP (with and without a key, with wrong parameters) and from
  * the CLI through the admin socket.
  */
