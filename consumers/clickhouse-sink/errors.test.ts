@@ -102,7 +102,7 @@ describe('sink errors by kind', () => {
     // client_device as FixedString(7): ClickHouse itself refuses a longer device.
     const table = randomName('events_strict');
     await store.command(`CREATE TABLE ${store.database}.${table} AS ${store.database}.${EVENTS_TABLE}`);
-    await store.command(`ALTER TABLE ${store.database}.${table} MODIFY COLUMN client_device FixedString(7)`);
+    await store.command(`ALTER TABLE ${store.database}.${table} MODIFY COLUMN client_device Nullable(FixedString(7))`);
     const topics = await freshTopics();
     const org = randomName('acme');
     const records = events(org, 40);

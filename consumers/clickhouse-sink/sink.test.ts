@@ -216,11 +216,11 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
 
   it('bisects a batch ClickHouse rejects: good rows land, each bad row is dead-lettered', async () => {
     // A table variant whose client_device is a FixedString(7): longer devices pass
-    // the JS mapping (any string is a device) but ClickHouse refuses them. (v2's IPv6
-    // client_ip no longer serves: the mapping turns unparseable addresses into '::'.)
+    // the JS mapping (any string is a device) but ClickHouse refuses them. (An IPv6
+    // client_ip would not serve: the mapping turns unparseable addresses into null.)
     const table = randomName('events_fixed');
     await store.command(`CREATE TABLE ${store.database}.${table} AS ${store.database}.${EVENTS_TABLE}`);
-    await store.command(`ALTER TABLE ${store.database}.${table} MODIFY COLUMN client_device FixedString(7)`);
+    await store.command(`ALTER TABLE ${store.database}.${table} MODIFY COLUMN client_device Nullable(FixedString(7))`);
     const topics = await freshTopics(1);
     const org = randomName('umbrella');
     // 24 events whose own device fits the 7 characters (Mobile, Unknown), so only the two made long fail.
