@@ -10,6 +10,7 @@ import { allParams } from './query.js';
 import { QUERIES } from './registry.js';
 import { runNamedQuery } from './run.js';
 import { loadedStore, RANGE } from './testing.js';
+import { EVENTS_TABLE } from '../schemas/tables.js';
 
 let store: Store;
 
@@ -34,7 +35,7 @@ const HOSTILE = [
 
 async function counts(): Promise<string> {
   const [row] = await store.query<{ e: string; d: string }>(
-    `SELECT (SELECT count() FROM ${store.database}.events_v2) AS e, (SELECT count() FROM ${store.database}.deadletter) AS d`,
+    `SELECT (SELECT count() FROM ${store.database}.${EVENTS_TABLE}) AS e, (SELECT count() FROM ${store.database}.deadletter) AS d`,
   );
   return `${row!.e}/${row!.d}`;
 }

@@ -4,6 +4,7 @@
  * placeholders. `{db}` is the only thing substituted, with the store's
  * database (a validated identifier).
  */
+import { EVENTS_TABLE } from '../schemas/tables.js';
 import { COMMON_PARAMS, type ParamSpec } from './params.js';
 
 export interface NamedQuery {
@@ -21,11 +22,12 @@ export function allParams(q: NamedQuery): readonly ParamSpec[] {
 }
 
 /**
- * The deduplicated events of one org in [since, until): reading the v2 table
- * with FINAL (exact once per event) and letting the sorting key (org,
- * event_type, published) prune. Queries add their own event-type filter.
+ * The deduplicated events of one org in [since, until): reading the events table
+ * with FINAL (exact once per event, every known value of its copies) and letting
+ * the sorting key (org, event_type, published) prune. Queries add their own
+ * event-type filter. Unknown values are NULL: `col != ''` and `col != 0` leave them out.
  */
-export const EVENTS = '{db}.events_v2 FINAL';
+export const EVENTS = `{db}.${EVENTS_TABLE} FINAL`;
 export const IN_RANGE =
   "org = {org:String} AND published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}";
 

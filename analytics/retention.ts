@@ -4,9 +4,10 @@
  * ClickHouse drops whole expired parts as merges reach them (the TTL is on
  * `published`, the partition key's column, so old monthly partitions go whole).
  */
+import { EVENTS_TABLE } from '../schemas/tables.js';
 import type { Store } from '../platform/store/index.js';
 
-export async function applyRetention(store: Store, days: number, table = 'events_v2'): Promise<void> {
+export async function applyRetention(store: Store, days: number, table = EVENTS_TABLE): Promise<void> {
   const t = `${store.database}.${table}`;
   if (!Number.isInteger(days) || days < 0)
     throw new RangeError(`retention_days must be a whole number ≥ 0, got ${days}`);

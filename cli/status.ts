@@ -71,7 +71,9 @@ export async function collectStatus(
 
   const last = new Map<string, string>();
   for (const r of await store.query<{ org: string; source: string; at: string }>(
-    `SELECT org, source, toString(max(received_at)) AS at FROM ${db}.events_v2 WHERE org IN {orgs:Array(String)} GROUP BY org, source`,
+    // From arrivals, not the events table: that folds a hook copy and a poller copy into one row with one
+    // source, so a poller whose events also came by hook would look idle.
+    `SELECT org, path AS source, toString(max(first_received)) AS at FROM ${db}.arrivals WHERE org IN {orgs:Array(String)} GROUP BY org, path`,
     { orgs },
   )) {
     last.set(`${r.org}/${r.source}`, r.at);

@@ -48,7 +48,7 @@ export const sessionQueries: readonly NamedQuery[] = [
     sql: `SELECT external_session_id AS session, any(actor_alternate_id) AS user, uniqExact(client_ip) AS ips, groupUniqArray(5)(toString(client_ip)) AS sample_ips,
        groupUniqArray(5)(geo_country) AS countries, groupUniqArray(5)(as_number) AS asns, min(published) AS first, max(published) AS last, count() AS events
 FROM ${EVENTS}
-WHERE ${IN_RANGE} AND external_session_id NOT IN ('', 'unknown') AND client_ip != toIPv6('::')
+WHERE ${IN_RANGE} AND external_session_id NOT IN ('', 'unknown') AND client_ip IS NOT NULL
 GROUP BY external_session_id HAVING ips >= {min_ips:UInt32}
 ORDER BY ips DESC, first
 LIMIT {limit:UInt32}`,

@@ -21,6 +21,7 @@ import { migrate, openStore } from '../../platform/store/index.js';
 import { backgroundEvents, resetUuids, type GenOptions } from '../analytics/generate.js';
 import { insertChunk } from '../analytics/load.js';
 import { ATTACKED, plant, RESERVED } from '../analytics/plants.js';
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 
 const { values: a } = parseArgs({
   options: {
@@ -62,8 +63,8 @@ try {
   if (copies > 0) {
     const cols = (
       await store.query<{ name: string }>(
-        `SELECT name FROM system.columns WHERE database = {db:String} AND table = 'events_v2' ORDER BY position`,
-        { db: store.database },
+        `SELECT name FROM system.columns WHERE database = {db:String} AND table = {t:String} ORDER BY position`,
+        { db: store.database, t: EVENTS_TABLE },
       )
     ).map((c) => c.name);
     const select = cols.map((c) =>
@@ -77,12 +78,12 @@ try {
     );
     for (let c = 1; c <= copies; c++) {
       await store.command(
-        `INSERT INTO ${store.database}.events_v2 (${cols.join(', ')}) SELECT ${select.join(', ')} FROM (SELECT *, toString(generateUUIDv4()) AS u FROM ${store.database}.events_v2 WHERE NOT org LIKE '%-copy%')`,
+        `INSERT INTO ${store.database}.${EVENTS_TABLE} (${cols.join(', ')}) SELECT ${select.join(', ')} FROM (SELECT *, toString(generateUUIDv4()) AS u FROM ${store.database}.${EVENTS_TABLE} WHERE NOT org LIKE '%-copy%')`,
         { c },
       );
     }
   }
-  const [n] = await store.query<{ n: string }>(`SELECT count() AS n FROM ${store.database}.events_v2`);
+  const [n] = await store.query<{ n: string }>(`SELECT count() AS n FROM ${store.database}.${EVENTS_TABLE}`);
   writeFileSync(
     join(dir, 'hooklog.yaml'),
     stringify({ data_dir: dataDir, store: { database: 'bench' }, alerting: { allowed_lateness_ms: 300_000 } }),

@@ -1,15 +1,16 @@
 /**
  * Loads generated events the way the sink does: each event serialised, mapped
  * by consumers/clickhouse-sink/rows.ts (mapEventRecord), inserted as JSON
- * rows into `events_v2`. No stream in between: this measures the store.
+ * rows into the events table (`EVENTS_TABLE`). No stream in between: this measures the store.
  */
 import { mapEventRecord } from '../../consumers/clickhouse-sink/rows.js';
 import { Header } from '../../platform/stream/headers.js';
 import type { Store } from '../../platform/store/index.js';
 import type { Generated } from './generate.js';
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 
 /** Maps and inserts one chunk; returns the raw JSON bytes it carried. */
-export async function insertChunk(store: Store, chunk: readonly Generated[], table = 'events_v2'): Promise<number> {
+export async function insertChunk(store: Store, chunk: readonly Generated[], table = EVENTS_TABLE): Promise<number> {
   const rows: object[] = [];
   let bytes = 0;
   const now = new Date().toISOString();

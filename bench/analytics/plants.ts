@@ -289,8 +289,8 @@ export function plant(opts: GenOptions): Plants {
   const after = { since: iso(t0) };
   const expectations: Expectation[] = [
     { query: 'signin_failures_by_user', column: 'user', found: u(2).login, absent: u(1).login },
-    { query: 'signin_failures_by_ip', column: 'ip', found: `::ffff:${SPRAY_IP}`, absent: `::ffff:${u(1).ip}` },
-    { query: 'password_spraying', column: 'ip', found: `::ffff:${SPRAY_IP}`, absent: `::ffff:${OFFICE_IP}` },
+    { query: 'signin_failures_by_ip', column: 'ip', found: SPRAY_IP, absent: u(1).ip },
+    { query: 'password_spraying', column: 'ip', found: SPRAY_IP, absent: OFFICE_IP },
     { query: 'brute_force', column: 'user', found: u(2).login, absent: u(3).login },
     { query: 'mfa_fatigue', column: 'user', found: u(4).login, absent: u(10).login },
     { query: 'factor_enrollments', column: 'user', found: u(11).login, absent: u(12).login },
@@ -331,7 +331,7 @@ export function plant(opts: GenOptions): Plants {
       found: 'system.org.rate_limit.violation',
       controlOrg: CONTROL,
     },
-    { query: 'threat_detections', column: 'ip', found: `::ffff:${SPRAY_IP}`, controlOrg: CONTROL },
+    { query: 'threat_detections', column: 'ip', found: SPRAY_IP, controlOrg: CONTROL },
     {
       query: 'event_volume_gaps',
       params: { max_events: '0' },

@@ -1,10 +1,11 @@
 /**
  * The raw event stored three ways on the same sample of rows: String with
  * ZSTD(3), String with ZSTD(6) (what 005 uses), and the JSON type. Same
- * ordering key as events_v2, merged to one part each, then compared.
+ * ordering key as the events table, merged to one part each, then compared.
  */
 import type { Store } from '../../platform/store/index.js';
 import { tableBytes } from './measure.js';
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 
 export async function compareRawStorage(store: Store, sample: number): Promise<string[]> {
   const db = store.database;
@@ -21,7 +22,7 @@ export async function compareRawStorage(store: Store, sample: number): Promise<s
     );
     const t = performance.now();
     await store.command(
-      `INSERT INTO ${db}.${name} SELECT org, event_type, published, uuid, raw FROM ${db}.events_v2 LIMIT {n:UInt32}`,
+      `INSERT INTO ${db}.${name} SELECT org, event_type, published, uuid, raw FROM ${db}.${EVENTS_TABLE} LIMIT {n:UInt32}`,
       { n: sample },
     );
     await store.command(`OPTIMIZE TABLE ${db}.${name} FINAL`);

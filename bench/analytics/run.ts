@@ -29,6 +29,7 @@ import { insertChunk } from './load.js';
 import { ATTACKED, plant, RESERVED } from './plants.js';
 import { columnBytes, latency, queryLatency, tableBytes } from './measure.js';
 import { compareRawStorage } from './raw-json.js';
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 
 const { values: a } = parseArgs({
   options: {
@@ -86,7 +87,7 @@ try {
   );
 
   if (copies > 0) {
-    const cols = (await columnBytes(store, 'events_v2')).map((c) => c.name);
+    const cols = (await columnBytes(store, EVENTS_TABLE)).map((c) => c.name);
     const select = cols.map((c) =>
       c === 'org'
         ? "concat(org, '-copy', toString({c:UInt32})) AS org"
@@ -99,24 +100,24 @@ try {
     const tc = performance.now();
     for (let c = 1; c <= copies; c++) {
       await store.command(
-        `INSERT INTO ${store.database}.events_v2 (${cols.join(', ')}) SELECT ${select.join(', ')} FROM (SELECT *, toString(generateUUIDv4()) AS u FROM ${store.database}.events_v2 WHERE NOT org LIKE '%-copy%')`,
+        `INSERT INTO ${store.database}.${EVENTS_TABLE} (${cols.join(', ')}) SELECT ${select.join(', ')} FROM (SELECT *, toString(generateUUIDv4()) AS u FROM ${store.database}.${EVENTS_TABLE} WHERE NOT org LIKE '%-copy%')`,
         { c },
       );
     }
-    const [n] = await store.query<{ n: string }>(`SELECT count() AS n FROM ${store.database}.events_v2`);
+    const [n] = await store.query<{ n: string }>(`SELECT count() AS n FROM ${store.database}.${EVENTS_TABLE}`);
     out(
       `copies: ${copies} copies inside ClickHouse in ${((performance.now() - tc) / 1000).toFixed(0)} s: ${n!.n} events in the table`,
     );
   }
 
-  const beforeMerge = await tableBytes(store, 'events_v2');
+  const beforeMerge = await tableBytes(store, EVENTS_TABLE);
   const tm = performance.now();
-  await store.command(`OPTIMIZE TABLE ${store.database}.events_v2 FINAL`);
-  const merged = await tableBytes(store, 'events_v2');
+  await store.command(`OPTIMIZE TABLE ${store.database}.${EVENTS_TABLE} FINAL`);
+  const merged = await tableBytes(store, EVENTS_TABLE);
   out(
     `disk: ${(beforeMerge.bytes / beforeMerge.rows).toFixed(1)} bytes/event as inserted (${beforeMerge.parts} parts); ${(merged.bytes / merged.rows).toFixed(1)} bytes/event after OPTIMIZE FINAL (${merged.parts} parts, ${((performance.now() - tm) / 1000).toFixed(0)} s); ${merged.rows} rows`,
   );
-  const cols = await columnBytes(store, 'events_v2');
+  const cols = await columnBytes(store, EVENTS_TABLE);
   const total = cols.reduce((s, c) => s + c.compressed, 0);
   out(
     'largest columns (compressed bytes/event, share): ' +
@@ -147,7 +148,7 @@ try {
   const base = await latency(
     () =>
       store.query(
-        `SELECT count() FROM ${store.database}.events_v2 FINAL WHERE org = {org:String} AND published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}`,
+        `SELECT count() FROM ${store.database}.${EVENTS_TABLE} FINAL WHERE org = {org:String} AND published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}`,
         {
           org: range.org,
           since: range.since.replace('T', ' ').replace('Z', ''),

@@ -1,6 +1,6 @@
 /**
  * The baseline: ClickHouse's own Kafka table engine (built into chdb) reading
- * the same topic into the same `events_v2` table the sink writes (created by
+ * the same topic into the same events table the sink writes (`EVENTS_TABLE`, created by
  * hooklog's own migrations), through a materialized view that extracts the
  * same columns with JSONExtract*. What hooklog's sink does in TypeScript, done inside the
  * engine: the bar a hand-written consumer has to be measured against.
@@ -12,6 +12,7 @@
  */
 import type { Store } from '../../platform/store/index.js';
 import { Header } from '../../platform/stream/headers.js';
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 
 export interface EngineVariant {
   readonly label: string;
@@ -40,6 +41,9 @@ export const ENGINE_VARIANTS: readonly EngineVariant[] = [
 
 const header = (name: string) => `_headers.value[indexOf(_headers.name, '${name}')]`;
 const json = (...path: string[]) => `JSONExtractString(raw, ${path.map((p) => `'${p}'`).join(', ')})`;
+/** As the sink: a scalar as text, NULL when absent or null (an object comes out as its JSON, the sink's NULL). */
+const opt = (...path: string[]) => `JSONExtract(raw, ${path.map((p) => `'${p}'`).join(', ')}, 'Nullable(String)')`;
+const ip = `trimBoth(${json('client', 'ipAddress')})`;
 /**
  * The table the view writes: the one the sink writes. Not `events`, which is a
  * plain view over it since migration 005: ClickHouse cannot insert into a view,
@@ -47,7 +51,7 @@ const json = (...path: string[]) => `JSONExtractString(raw, ${path.map((p) => `'
  * supported by storage View") before its consumers subscribe, and the group
  * never appears on the broker.
  */
-export const TARGET_TABLE = 'events_v2';
+export const TARGET_TABLE = EVENTS_TABLE;
 
 const targets = (field: string) =>
   `arrayMap(t -> JSONExtractString(t, '${field}'), JSONExtractArrayRaw(raw, 'target'))`;
@@ -59,43 +63,47 @@ const targets = (field: string) =>
 export function viewSelect(db: string): string {
   const cols: Array<[string, string]> = [
     ['org', header(Header.org)],
-    ['uuid', json('uuid')],
+    ['uuid', `lower(${json('uuid')})`],
     ['published', `parseDateTime64BestEffort(${json('published')}, 3, 'UTC')`],
     ['event_type', json('eventType')],
-    ['version', json('version')],
-    ['severity', json('severity')],
-    ['display_message', json('displayMessage')],
-    ['legacy_event_type', json('legacyEventType')],
-    ['actor_id', json('actor', 'id')],
-    ['actor_type', json('actor', 'type')],
-    ['actor_alternate_id', json('actor', 'alternateId')],
-    ['actor_display_name', json('actor', 'displayName')],
-    // As the sink: an address that does not parse becomes '::' (IPv4 maps into IPv6).
-    ['client_ip', `toIPv6OrDefault(trimBoth(${json('client', 'ipAddress')}))`],
-    ['client_user_agent', json('client', 'userAgent', 'rawUserAgent')],
-    ['client_browser', json('client', 'userAgent', 'browser')],
-    ['client_os', json('client', 'userAgent', 'os')],
-    ['client_zone', json('client', 'zone')],
-    ['client_device', json('client', 'device')],
-    ['geo_country', json('client', 'geographicalContext', 'country')],
-    ['geo_state', json('client', 'geographicalContext', 'state')],
-    ['geo_city', json('client', 'geographicalContext', 'city')],
-    ['geo_postal_code', json('client', 'geographicalContext', 'postalCode')],
+    ['version', opt('version')],
+    ['severity', opt('severity')],
+    ['display_message', opt('displayMessage')],
+    ['legacy_event_type', opt('legacyEventType')],
+    ['actor_id', opt('actor', 'id')],
+    ['actor_type', opt('actor', 'type')],
+    ['actor_alternate_id', opt('actor', 'alternateId')],
+    ['actor_display_name', opt('actor', 'displayName')],
+    // As the sink (without its request.ipChain fall-back): IPv4 as a.b.c.d, IPv6 canonical, else NULL.
+    [
+      'client_ip',
+      `multiIf(isIPv4String(${ip}), ${ip}, isIPv6String(${ip}), ` +
+        `replaceRegexpOne(toString(toIPv6(${ip})), '^::ffff:(\\d+\\.\\d+\\.\\d+\\.\\d+)$', '\\1'), NULL)`,
+    ],
+    ['client_user_agent', opt('client', 'userAgent', 'rawUserAgent')],
+    ['client_browser', opt('client', 'userAgent', 'browser')],
+    ['client_os', opt('client', 'userAgent', 'os')],
+    ['client_zone', opt('client', 'zone')],
+    ['client_device', opt('client', 'device')],
+    ['geo_country', opt('client', 'geographicalContext', 'country')],
+    ['geo_state', opt('client', 'geographicalContext', 'state')],
+    ['geo_city', opt('client', 'geographicalContext', 'city')],
+    ['geo_postal_code', opt('client', 'geographicalContext', 'postalCode')],
     ['geo_lat', `JSONExtract(raw, 'client', 'geographicalContext', 'geolocation', 'lat', 'Nullable(Float64)')`],
     ['geo_lon', `JSONExtract(raw, 'client', 'geographicalContext', 'geolocation', 'lon', 'Nullable(Float64)')`],
-    ['as_number', `JSONExtractUInt(raw, 'securityContext', 'asNumber')`],
-    ['as_org', json('securityContext', 'asOrg')],
-    ['is_proxy', `JSONExtractBool(raw, 'securityContext', 'isProxy')`],
-    ['outcome_result', json('outcome', 'result')],
-    ['outcome_reason', json('outcome', 'reason')],
+    ['as_number', `JSONExtract(raw, 'securityContext', 'asNumber', 'Nullable(UInt32)')`],
+    ['as_org', opt('securityContext', 'asOrg')],
+    ['is_proxy', `JSONExtract(raw, 'securityContext', 'isProxy', 'Nullable(Bool)')`],
+    ['outcome_result', opt('outcome', 'result')],
+    ['outcome_reason', opt('outcome', 'reason')],
     ['target_id', targets('id')],
     ['target_type', targets('type')],
     ['target_alternate_id', targets('alternateId')],
     ['target_display_name', targets('displayName')],
-    ['transaction_id', json('transaction', 'id')],
-    ['transaction_type', json('transaction', 'type')],
-    ['external_session_id', json('authenticationContext', 'externalSessionId')],
-    ['root_session_id', json('authenticationContext', 'rootSessionId')],
+    ['transaction_id', opt('transaction', 'id')],
+    ['transaction_type', opt('transaction', 'type')],
+    ['external_session_id', opt('authenticationContext', 'externalSessionId')],
+    ['root_session_id', opt('authenticationContext', 'rootSessionId')],
     ['raw', 'raw'],
     ['source', header(Header.source)],
     ['hook_id', header(Header.hookId)],

@@ -10,6 +10,7 @@
  * runs more often over overlapping windows; the rows it finds are the same,
  * each alerted once).
  */
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 import type { Store } from '../../platform/store/index.js';
 import type { Alert } from './alert.js';
 import { PartitionEngine } from './engine.js';
@@ -71,7 +72,7 @@ export async function backtest(
   let late = 0;
   if (streamRules.length) {
     const [{ n }] = (await store.query<{ n: string }>(
-      `SELECT count() AS n FROM ${store.database}.events_v2 FINAL WHERE ${where}`,
+      `SELECT count() AS n FROM ${store.database}.${EVENTS_TABLE} FINAL WHERE ${where}`,
       range,
     )) as [{ n: string }];
     const total = Number(n);
@@ -85,7 +86,7 @@ export async function backtest(
     for (let from = o.since; from < o.until; from += sliceMs) {
       const slice = { ...range, since: chTime(from), until: chTime(Math.min(from + sliceMs, o.until)) };
       const rs = await store.client.query({
-        query: `SELECT org, uuid, toUnixTimestamp64Milli(published) AS t, raw FROM ${store.database}.events_v2 FINAL WHERE ${where} ORDER BY published, uuid`,
+        query: `SELECT org, uuid, toUnixTimestamp64Milli(published) AS t, raw FROM ${store.database}.${EVENTS_TABLE} FINAL WHERE ${where} ORDER BY published, uuid`,
         query_params: slice,
         format: 'JSONEachRow',
       });

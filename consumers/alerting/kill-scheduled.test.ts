@@ -17,6 +17,7 @@ import { topicNames } from '../../platform/stream/headers.js';
 import { hooklogArgs, REPO_DIR } from '../../test/support/cli.js';
 import { randomName, waitFor } from '../../test/support/wait.js';
 import { alertingTopics } from './index.js';
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 
 const log = silentLogger();
 const dir = mkdtempSync(join(tmpdir(), 'hooklog-alert-kill-scheduled-'));
@@ -51,7 +52,7 @@ describe('scheduled rules under kill -9 (embedded)', () => {
       every_ms: 1000,
       lookback_ms: 30 * 86_400_000,
       key: ['uuid'],
-      sql: `SELECT org, uuid, published AS event_time FROM {db}.events_v2 FINAL
+      sql: `SELECT org, uuid, published AS event_time FROM {db}.${EVENTS_TABLE} FINAL
             WHERE published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}
               AND cityHash64(uuid) % ${SHARDS} = {shard:UInt32}`,
       params: { shard: i },

@@ -19,6 +19,7 @@ import { loadRulePaths } from './rules/sources.js';
 import type { CompiledRule } from './rules/types.js';
 import { runScheduledOnce, startScheduler, type ScheduledState } from './scheduled.js';
 import { createAlertingTelemetry } from './telemetry.js';
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 
 const H = 3_600_000;
 const DAY = 24 * H;
@@ -190,7 +191,7 @@ describe('one alert per new result row', () => {
     every_ms: H,
     lookback_ms: 7 * DAY,
     key: ['actor', 'country'],
-    sql: `SELECT org, actor_alternate_id AS actor, geo_country AS country, min(published) AS event_time FROM {db}.events_v2 FINAL
+    sql: `SELECT org, actor_alternate_id AS actor, geo_country AS country, min(published) AS event_time FROM {db}.${EVENTS_TABLE} FINAL
           WHERE published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')} AND geo_country != '' AND org = {org:String}
           GROUP BY org, actor, country ORDER BY actor, country`,
     params: { org: 'country-fire' },

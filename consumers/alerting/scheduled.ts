@@ -17,6 +17,7 @@
  * two schedulers would each alert a new row once.
  */
 import { createHash } from 'node:crypto';
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 import type { Store } from '../../platform/store/index.js';
 import type { Stream } from '../../platform/stream/types.js';
 import { makeAlert, type Alert } from './alert.js';
@@ -83,7 +84,7 @@ export async function runScheduledOnce(
     if (!resolveQuery) throw new Error(`rule ${rule.id}: named queries are not available here`);
     // A named query takes one org: run it for every org with events in the range.
     const orgs = await store.query<{ org: string }>(
-      `SELECT DISTINCT org FROM ${store.database}.events_v2 WHERE published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')} ORDER BY org`,
+      `SELECT DISTINCT org FROM ${store.database}.${EVENTS_TABLE} WHERE published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')} ORDER BY org`,
       range,
     );
     rows = [];

@@ -17,6 +17,7 @@ import type { ConsumedRecord, RecordBatch } from '../../platform/stream/types.js
 import { arrivalRow, mapEventRecord } from './rows.js';
 import { createSinkTelemetry } from '../../platform/store/table-writer-telemetry.js';
 import { writeBatch, type Pipeline, type WriterDeps } from '../../platform/store/table-writer.js';
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 
 const log = silentLogger();
 const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-arrivals-'));
@@ -84,7 +85,7 @@ describe('arrivals', () => {
       signal: new AbortController().signal,
     };
     const pipeline: Pipeline = {
-      table: 'events_v2',
+      table: EVENTS_TABLE,
       map: mapEventRecord,
       onReject: 'deadletter',
       companion: { table: 'arrivals', map: arrivalRow },

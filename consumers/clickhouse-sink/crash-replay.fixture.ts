@@ -21,6 +21,7 @@ import type { Store } from '../../platform/store/index.js';
 import { Header, topicNames } from '../../platform/stream/headers.js';
 import type { Stream, StreamRecord } from '../../platform/stream/types.js';
 import { startClickHouseSink } from './index.js';
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 
 export interface CrashReplayOptions {
   readonly stream: Stream;
@@ -120,7 +121,7 @@ export async function crashReplay(o: CrashReplayOptions): Promise<CrashReplayRes
   const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
   const { store, stream } = o;
   const table = randomName('events_crash');
-  await store.command(`CREATE TABLE ${store.database}.${table} AS ${store.database}.events_v2`);
+  await store.command(`CREATE TABLE ${store.database}.${table} AS ${store.database}.${EVENTS_TABLE}`);
   // Merges would fold duplicates away at any moment; stopped, a count without FINAL is what was inserted.
   await store.command(`SYSTEM STOP MERGES ${store.database}.${table}`);
   const topics = topicNames(randomName('crash'));

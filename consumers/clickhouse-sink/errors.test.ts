@@ -20,6 +20,7 @@ import type { ConsumedRecord, Consumer, Stream, StreamRecord } from '../../platf
 import { event, uuid } from './crash-replay.fixture.js';
 import { startClickHouseSink, type ClickHouseSink, type ClickHouseSinkOptions } from './index.js';
 import { TRUNCATED_HEADER } from '../../platform/store/table-writer.js';
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 
 const log = silentLogger();
 const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-sink-errors-'));
@@ -100,8 +101,8 @@ describe('sink errors by kind', () => {
   it('dead-letters what can never succeed, with its error code and raw bytes, and moves on', async () => {
     // client_device as FixedString(7): ClickHouse itself refuses a longer device.
     const table = randomName('events_strict');
-    await store.command(`CREATE TABLE ${store.database}.${table} AS ${store.database}.events_v2`);
-    await store.command(`ALTER TABLE ${store.database}.${table} MODIFY COLUMN client_device FixedString(7)`);
+    await store.command(`CREATE TABLE ${store.database}.${table} AS ${store.database}.${EVENTS_TABLE}`);
+    await store.command(`ALTER TABLE ${store.database}.${table} MODIFY COLUMN client_device Nullable(FixedString(7))`);
     const topics = await freshTopics();
     const org = randomName('acme');
     const records = events(org, 40);
@@ -164,7 +165,7 @@ describe('sink errors by kind', () => {
     const [letter] = await readAll(topics.deadletter, 1);
     expect(letter!.headers[TRUNCATED_HEADER]).toBe('100000');
     expect(letter!.value.equals(records[2]!.value.subarray(0, 64 * 1024))).toBe(true);
-    expect(await rows('events_v2', org)).toBe(4);
+    expect(await rows(EVENTS_TABLE, org)).toBe(4);
   });
 
   it('retries while the store is down, commits nothing meanwhile, and lands everything once when it is back', async () => {
@@ -197,7 +198,7 @@ describe('sink errors by kind', () => {
     await waitFor(async () => (await committed(topics.logs, group)) === 30, {
       what: 'committed once the store is back',
     });
-    expect(await rows('events_v2', org)).toBe(30);
+    expect(await rows(EVENTS_TABLE, org)).toBe(30);
     expect(s.counters.deadLettered).toBe(0);
   });
 });

@@ -5,58 +5,64 @@
  *
  * Tolerance is the rule, because real feeds are messy (see the corpus):
  * any field may be null, absent or of the wrong type. Strings are taken as
- * they are, numbers and booleans are stringified, objects where a string is
- * expected are ignored (''). Only three things make a record uninsertable:
+ * they are, numbers and booleans are stringified; a field that is absent,
+ * null, or an object where a scalar belongs is unknown: NULL, never ''/0/false,
+ * so that folding copies of one event (events_v3, migration 011) keeps the
+ * value any copy knew. Only three things make a record uninsertable:
  * a value that is not a JSON object, no usable `uuid` (the dedupe key), or no
  * usable `published` (the partition key).
  */
 import { isIP } from 'node:net';
-import { num, obj, parseObject, str } from '../../platform/store/json.js';
+import { num, obj, parseObject, str, strOrNull as text } from '../../platform/store/json.js';
 import type { MapResult } from '../../platform/store/table-writer.js';
 import { Header } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
 import { formatDateTime64, parseTimestamp } from '../../platform/time.js';
 
-/** One row of `{db}.events` (v2: schemas/clickhouse/005_events_v2.sql); `ingested_at` is the table's default. */
+/**
+ * One row of the events table (`events_v3`: schemas/clickhouse/011_events_v3.sql); `ingested_at` is the
+ * table's default. `null` is "this copy did not say" (the wire may leave any field but uuid, published and
+ * eventType out): the table folds copies keeping the known values. Array members the copy left out are ''.
+ */
 export interface EventRow {
   org: string;
   uuid: string;
   published: string;
   event_type: string;
-  version: string;
-  severity: string;
-  display_message: string;
-  legacy_event_type: string;
-  actor_id: string;
-  actor_type: string;
-  actor_alternate_id: string;
-  actor_display_name: string;
-  /** A valid IPv4/IPv6 address, or '::' when the event has none or an unparseable one (`raw` keeps it). */
-  client_ip: string;
-  client_user_agent: string;
-  client_browser: string;
-  client_os: string;
-  client_zone: string;
-  client_device: string;
-  geo_country: string;
-  geo_state: string;
-  geo_city: string;
-  geo_postal_code: string;
+  version: string | null;
+  severity: string | null;
+  display_message: string | null;
+  legacy_event_type: string | null;
+  actor_id: string | null;
+  actor_type: string | null;
+  actor_alternate_id: string | null;
+  actor_display_name: string | null;
+  /** IPv4 as a.b.c.d, IPv6 canonical; null when the event has none usable (`raw` keeps what it sent). */
+  client_ip: string | null;
+  client_user_agent: string | null;
+  client_browser: string | null;
+  client_os: string | null;
+  client_zone: string | null;
+  client_device: string | null;
+  geo_country: string | null;
+  geo_state: string | null;
+  geo_city: string | null;
+  geo_postal_code: string | null;
   geo_lat: number | null;
   geo_lon: number | null;
-  as_number: number;
-  as_org: string;
-  is_proxy: boolean;
-  outcome_result: string;
-  outcome_reason: string;
+  as_number: number | null;
+  as_org: string | null;
+  is_proxy: boolean | null;
+  outcome_result: string | null;
+  outcome_reason: string | null;
   target_id: string[];
   target_type: string[];
   target_alternate_id: string[];
   target_display_name: string[];
-  transaction_id: string;
-  transaction_type: string;
-  external_session_id: string;
-  root_session_id: string;
+  transaction_id: string | null;
+  transaction_type: string | null;
+  external_session_id: string | null;
+  root_session_id: string | null;
   raw: string;
   source: string;
   hook_id: string;
@@ -115,26 +121,45 @@ function receivedAt(rec: ConsumedRecord): string {
 const MAX_UUID_CHARS = 256;
 
 /**
- * The v2 table's IPv6 column refuses what is not an address, and real feeds
- * carry redacted or empty ones: those become '::' (unspecified) rather than
- * failing the row. The address as sent stays in `raw`.
+ * One spelling per address, so copies of an event and rows copied from v2 (whose IPv6 column printed
+ * addresses canonically) group together: IPv4 as a.b.c.d, also when sent IPv4-mapped (`::ffff:a.b.c.d`);
+ * IPv6 lower-case and compressed (RFC 5952, as the WHATWG URL parser and ClickHouse both print it).
  */
-export function clientIp(v: unknown, ipChain: unknown = undefined): string {
-  const s = str(v).trim();
-  if (isIP(s) !== 0) return s;
-  // No usable client address (absent, null, the string "null", redacted): the first
-  // address of request.ipChain is the client's, as the service records it.
-  for (const hop of Array.isArray(ipChain) ? ipChain : []) {
-    const ip = str(obj(hop).ip).trim();
-    if (isIP(ip) !== 0) return ip;
+function canonicalIp(s: string): string | null {
+  const family = isIP(s);
+  if (family === 4) return s;
+  if (family !== 6) return null;
+  let host: string;
+  try {
+    host = new URL(`http://[${s}]/`).hostname.slice(1, -1);
+  } catch {
+    return s.toLowerCase(); // valid for isIP but not for a URL (a zone id): kept as sent
   }
-  return '::';
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
+  if (!mapped) return host;
+  const [hi, lo] = [parseInt(mapped[1]!, 16), parseInt(mapped[2]!, 16)];
+  return [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join('.');
 }
 
-/** securityContext.asNumber as a UInt32, 0 when absent or not a number in range. */
-function asn(v: unknown): number {
+/**
+ * The client's address: `client.ipAddress` when it is one, else the first usable address of
+ * `request.ipChain` (the service records the client first), else null — real feeds carry absent,
+ * "null" or redacted addresses. The address as sent stays in `raw`.
+ */
+export function clientIp(v: unknown, ipChain: unknown = undefined): string | null {
+  const own = canonicalIp(str(v).trim());
+  if (own !== null) return own;
+  for (const hop of Array.isArray(ipChain) ? ipChain : []) {
+    const ip = canonicalIp(str(obj(hop).ip).trim());
+    if (ip !== null) return ip;
+  }
+  return null;
+}
+
+/** securityContext.asNumber as a UInt32, null when absent or not a number in range. */
+function asn(v: unknown): number | null {
   const n = num(v);
-  return n !== null && Number.isInteger(n) && n >= 0 && n <= 0xffff_ffff ? n : 0;
+  return n !== null && Number.isInteger(n) && n >= 0 && n <= 0xffff_ffff ? n : null;
 }
 
 /** Maps a `<prefix>.logs` record (value: one LogEvent's JSON) to an events row. */
@@ -172,39 +197,39 @@ export function mapEventRecord(rec: ConsumedRecord): MapResult<EventRow> {
       uuid,
       published: formatDateTime64(published),
       event_type: str(e.eventType),
-      version: str(e.version),
-      severity: str(e.severity),
-      display_message: str(e.displayMessage),
-      legacy_event_type: str(e.legacyEventType),
-      actor_id: str(actor.id),
-      actor_type: str(actor.type),
-      actor_alternate_id: str(actor.alternateId),
-      actor_display_name: str(actor.displayName),
+      version: text(e.version),
+      severity: text(e.severity),
+      display_message: text(e.displayMessage),
+      legacy_event_type: text(e.legacyEventType),
+      actor_id: text(actor.id),
+      actor_type: text(actor.type),
+      actor_alternate_id: text(actor.alternateId),
+      actor_display_name: text(actor.displayName),
       client_ip: clientIp(client.ipAddress, obj(e.request).ipChain),
-      client_user_agent: str(ua.rawUserAgent),
-      client_browser: str(ua.browser),
-      client_os: str(ua.os),
-      client_zone: str(client.zone),
-      client_device: str(client.device),
-      geo_country: str(geo.country),
-      geo_state: str(geo.state),
-      geo_city: str(geo.city),
-      geo_postal_code: str(geo.postalCode),
+      client_user_agent: text(ua.rawUserAgent),
+      client_browser: text(ua.browser),
+      client_os: text(ua.os),
+      client_zone: text(client.zone),
+      client_device: text(client.device),
+      geo_country: text(geo.country),
+      geo_state: text(geo.state),
+      geo_city: text(geo.city),
+      geo_postal_code: text(geo.postalCode),
       geo_lat: num(location.lat),
       geo_lon: num(location.lon),
       as_number: asn(security.asNumber),
-      as_org: str(security.asOrg),
-      is_proxy: security.isProxy === true,
-      outcome_result: str(outcome.result),
-      outcome_reason: str(outcome.reason),
+      as_org: text(security.asOrg),
+      is_proxy: typeof security.isProxy === 'boolean' ? security.isProxy : null,
+      outcome_result: text(outcome.result),
+      outcome_reason: text(outcome.reason),
       target_id: targets.map((t) => str(t.id)),
       target_type: targets.map((t) => str(t.type)),
       target_alternate_id: targets.map((t) => str(t.alternateId)),
       target_display_name: targets.map((t) => str(t.displayName)),
-      transaction_id: str(transaction.id),
-      transaction_type: str(transaction.type),
-      external_session_id: str(auth.externalSessionId),
-      root_session_id: str(auth.rootSessionId),
+      transaction_id: text(transaction.id),
+      transaction_type: text(transaction.type),
+      external_session_id: text(auth.externalSessionId),
+      root_session_id: text(auth.rootSessionId),
       raw,
       source: h[Header.source] ?? '',
       hook_id: h[Header.hookId] ?? '',

@@ -15,6 +15,7 @@ import { openEmbeddedStream, type EmbeddedStream } from '../../platform/stream/e
 import { Header, topicNames, type Topics } from '../../platform/stream/headers.js';
 import type { ConsumedRecord, Consumer, StreamRecord } from '../../platform/stream/types.js';
 import { startClickHouseSink, type ClickHouseSink, type ClickHouseSinkOptions } from './index.js';
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 
 const log = silentLogger();
 const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-sink-'));
@@ -30,7 +31,7 @@ beforeAll(async () => {
   await migrate(store, log);
   // Background merges fold duplicates away at any moment; stopped, a count
   // without FINAL shows exactly what was inserted (which is what we assert on).
-  await store.command(`SYSTEM STOP MERGES ${store.database}.events_v2`);
+  await store.command(`SYSTEM STOP MERGES ${store.database}.${EVENTS_TABLE}`);
   stream = await openEmbeddedStream({ dataDir, logger: log });
 }, 60_000);
 
@@ -98,7 +99,7 @@ async function readAll(topic: string, expected: number): Promise<ConsumedRecord[
 
 async function countEvents(orgs: string[], opts: { final: boolean; table?: string }): Promise<number> {
   const [row] = await store.query<{ n: string }>(
-    `SELECT count() AS n FROM ${store.database}.${opts.table ?? 'events_v2'} ${opts.final ? 'FINAL' : ''} WHERE org IN {orgs:Array(String)}`,
+    `SELECT count() AS n FROM ${store.database}.${opts.table ?? EVENTS_TABLE} ${opts.final ? 'FINAL' : ''} WHERE org IN {orgs:Array(String)}`,
     { orgs },
   );
   return Number(row!.n);
@@ -215,11 +216,11 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
 
   it('bisects a batch ClickHouse rejects: good rows land, each bad row is dead-lettered', async () => {
     // A table variant whose client_device is a FixedString(7): longer devices pass
-    // the JS mapping (any string is a device) but ClickHouse refuses them. (v2's IPv6
-    // client_ip no longer serves: the mapping turns unparseable addresses into '::'.)
+    // the JS mapping (any string is a device) but ClickHouse refuses them. (An IPv6
+    // client_ip would not serve: the mapping turns unparseable addresses into null.)
     const table = randomName('events_fixed');
-    await store.command(`CREATE TABLE ${store.database}.${table} AS ${store.database}.events_v2`);
-    await store.command(`ALTER TABLE ${store.database}.${table} MODIFY COLUMN client_device FixedString(7)`);
+    await store.command(`CREATE TABLE ${store.database}.${table} AS ${store.database}.${EVENTS_TABLE}`);
+    await store.command(`ALTER TABLE ${store.database}.${table} MODIFY COLUMN client_device Nullable(FixedString(7))`);
     const topics = await freshTopics(1);
     const org = randomName('umbrella');
     // 24 events whose own device fits the 7 characters (Mobile, Unknown), so only the two made long fail.
@@ -275,7 +276,7 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     await waitFor(() => s.counters.handlerErrors >= 2, { what: 'failing inserts (no table yet)' });
     expect((await stream.committedOffsets(topics.logs, group)).get(0) ?? 0).toBe(0);
     expect(s.counters.deadLettered).toBe(0); // a missing table is not the records' fault
-    await store.command(`CREATE TABLE ${store.database}.${table} AS ${store.database}.events_v2`);
+    await store.command(`CREATE TABLE ${store.database}.${table} AS ${store.database}.${EVENTS_TABLE}`);
     await waitFor(() => caughtUp(topics.logs, group), {
       timeoutMs: 30_000,
       what: 'committed after the table appeared',

@@ -1,5 +1,5 @@
 /**
- * The ClickHouse sink: consumes `<prefix>.logs` into `{db}.events_v2` (read as the `events` view) and
+ * The ClickHouse sink: consumes `<prefix>.logs` into `{db}.events_v3` (read as the `events` view) and
  * `<prefix>.deadletter` into `{db}.deadletter`, exactly once per (org, uuid).
  *
  * How the promise holds, end to end:
@@ -14,13 +14,15 @@
  *   carries `insert_deduplication_token = topic-partition-first-last`, so a
  *   batch redelivered after a crash (inserted, not yet committed) is the same
  *   insert with the same token, and ClickHouse drops it; duplicates from the
- *   identity service itself fold in the ReplacingMergeTree.
+ *   identity service itself fold in the AggregatingMergeTree, keeping every
+ *   value any copy knew (migration 011).
  */
 import type { Logger } from '../../platform/log.js';
 import type { Store } from '../../platform/store/index.js';
 import type { Topics } from '../../platform/stream/headers.js';
 import type { Consumer, Stream } from '../../platform/stream/types.js';
 import type { RetryPolicy } from '../../platform/retry.js';
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 import { clickHouseBatchPlans } from './plans.js';
 import { arrivalRow, mapDeadletterRecord, mapEventRecord } from './rows.js';
 import { createSinkTelemetry, type SinkCounters } from '../../platform/store/table-writer-telemetry.js';
@@ -43,7 +45,7 @@ export interface ClickHouseSinkOptions {
   /** A partial batch is inserted at most this long after its first record arrived. Default 1000. */
   readonly maxBatchWaitMs?: number;
   /**
-   * Table for events, in the store's database. Default `events_v2` (`events` is the deduplicating view over it);
+   * Table for events, in the store's database. Default `EVENTS_TABLE` (`events` is the deduplicating view over it);
    * tests point it at a variant.
    */
   readonly eventsTable?: string;
@@ -91,7 +93,7 @@ export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<
       topic: opts.topics.logs,
       group: opts.group,
       pipeline: {
-        table: opts.eventsTable ?? 'events_v2',
+        table: opts.eventsTable ?? EVENTS_TABLE,
         map: mapEventRecord,
         onReject: 'deadletter',
         ...(opts.arrivalsTable === null

@@ -24,6 +24,12 @@ export function str(v: unknown): string {
   return '';
 }
 
+/** Like `str`, but null where `str` would give '' for want of a scalar: absent, null, object, array. */
+export function strOrNull(v: unknown): string | null {
+  const s = str(v);
+  return s === '' && typeof v !== 'string' ? null : s;
+}
+
 /** A finite number, from a number or a numeric string; null otherwise. */
 export function num(v: unknown): number | null {
   if (typeof v === 'number') return Number.isFinite(v) ? v : null;

@@ -10,6 +10,7 @@ import { randomName } from '../../test/support/wait.js';
 import { silentLogger } from '../log.js';
 import { defaultMigrationsDir, loadMigrations, migrate, renderStatement, splitStatements } from './migrate.js';
 import { openStore, type Store } from './store.js';
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-migrate-'));
 const scratch = mkdtempSync(join(tmpdir(), 'hooklog-migrations-'));
@@ -95,7 +96,7 @@ describe('migrate (embedded chdb)', () => {
     expect(n!.n).toBe(String(expected.length));
   });
 
-  it('creates the events table as designed (v2, 005): ReplacingMergeTree by (org, event_type, published, uuid), monthly partitions, dedup window, `events` a FINAL view', async () => {
+  it('creates the events table as designed (v3, 011): AggregatingMergeTree by (org, event_type, published, uuid), monthly partitions, dedup window, optional columns Nullable, `events` a FINAL view', async () => {
     const store = fresh();
     await migrate(store, log);
     const [t] = await store.query<{
@@ -104,11 +105,11 @@ describe('migrate (embedded chdb)', () => {
       partition_key: string;
       create_table_query: string;
     }>(
-      `SELECT engine, sorting_key, partition_key, create_table_query FROM system.tables WHERE database = {db:String} AND name = 'events_v2'`,
-      { db: store.database },
+      `SELECT engine, sorting_key, partition_key, create_table_query FROM system.tables WHERE database = {db:String} AND name = {t:String}`,
+      { db: store.database, t: EVENTS_TABLE },
     );
     expect(t).toMatchObject({
-      engine: 'ReplacingMergeTree',
+      engine: 'AggregatingMergeTree',
       sorting_key: 'org, event_type, published, uuid',
       partition_key: 'toYYYYMM(published)',
     });
@@ -116,21 +117,23 @@ describe('migrate (embedded chdb)', () => {
       `SELECT engine, as_select FROM system.tables WHERE database = {db:String} AND name = 'events'`,
       { db: store.database },
     );
-    expect(view).toMatchObject({ engine: 'View', as_select: expect.stringMatching(/FROM \w+\.events_v2 FINAL/) });
+    expect(view).toMatchObject({ engine: 'View', as_select: expect.stringMatching(/FROM \w+\.events_v3 FINAL/) });
     expect(t!.create_table_query).toMatch(/non_replicated_deduplication_window = 10000/);
     const cols = await store.query<{ name: string; type: string }>(
-      `SELECT name, type FROM system.columns WHERE database = {db:String} AND table = 'events_v2'`,
-      { db: store.database },
+      `SELECT name, type FROM system.columns WHERE database = {db:String} AND table = {t:String}`,
+      { db: store.database, t: EVENTS_TABLE },
     );
     const types = Object.fromEntries(cols.map((c) => [c.name, c.type]));
     expect(types).toMatchObject({
+      uuid: 'String',
       published: "DateTime64(3, 'UTC')",
-      geo_lat: 'Nullable(Float64)',
-      geo_postal_code: 'LowCardinality(String)',
-      client_ip: 'IPv6',
-      raw: 'String',
-      target_id: 'Array(String)',
-      ingested_at: "DateTime64(3, 'UTC')",
+      geo_lat: 'SimpleAggregateFunction(anyLast, Nullable(Float64))',
+      geo_postal_code: 'SimpleAggregateFunction(anyLast, LowCardinality(Nullable(String)))',
+      client_ip: 'SimpleAggregateFunction(anyLast, Nullable(String))',
+      is_proxy: 'SimpleAggregateFunction(anyLast, Nullable(Bool))',
+      raw: 'SimpleAggregateFunction(any, String)',
+      target_id: 'SimpleAggregateFunction(max, Array(String))',
+      received_at: "SimpleAggregateFunction(min, DateTime64(3, 'UTC'))",
     });
     const [dl] = await store.query<{ engine: string }>(
       `SELECT engine FROM system.tables WHERE database = {db:String} AND name = 'deadletter'`,

@@ -27,6 +27,7 @@ import { seededRandom } from '../support/random.js';
 import { delivery } from '../fixtures/index.js';
 import { randomName, waitFor } from '../support/wait.js';
 import { max, total } from '../support/metrics.js';
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 
 const log = silentLogger();
 const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-bounded-'));
@@ -170,7 +171,7 @@ describe('embedded log: bounded, never lossy', () => {
       Number(
         (
           await store.query<{ n: string }>(
-            `SELECT count() AS n FROM ${store.database}.events_v2 WHERE org = {org:String}`,
+            `SELECT count() AS n FROM ${store.database}.${EVENTS_TABLE} WHERE org = {org:String}`,
             { org },
           )
         )[0]!.n,
@@ -180,7 +181,7 @@ describe('embedded log: bounded, never lossy', () => {
       what: `${acked.size} acknowledged events in ClickHouse`,
     });
     const stored = await store.query<{ uuid: string }>(
-      `SELECT uuid FROM ${store.database}.events_v2 WHERE org = {org:String}`,
+      `SELECT uuid FROM ${store.database}.${EVENTS_TABLE} WHERE org = {org:String}`,
       { org },
     );
     expect(new Set(stored.map((r) => r.uuid))).toEqual(acked);
@@ -202,8 +203,10 @@ describe('embedded log: bounded, never lossy', () => {
     );
     const after = await scrape();
     expect(total(after, 'hooklog_stream_embedded_over_cap')).toBe(0);
-    expect(total(after, 'hooklog_sink_rows_inserted_total', { table: 'events_v2' })).toBeGreaterThanOrEqual(acked.size);
-    expect(total(after, 'hooklog_sink_freshness_seconds_count', { table: 'events_v2' })).toBeGreaterThanOrEqual(
+    expect(total(after, 'hooklog_sink_rows_inserted_total', { table: EVENTS_TABLE })).toBeGreaterThanOrEqual(
+      acked.size,
+    );
+    expect(total(after, 'hooklog_sink_freshness_seconds_count', { table: EVENTS_TABLE })).toBeGreaterThanOrEqual(
       acked.size,
     );
   }, 120_000);

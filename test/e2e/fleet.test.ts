@@ -30,6 +30,7 @@ import { postDelivery, writeTestConfig } from '../support/hooklog-config.js';
 import { hookEvent, spawnHooklog, withOwnDataDir, type Instance } from '../support/instances.js';
 import { waitFor } from '../support/wait.js';
 import { addLive, cursorViolations, orgsConfig, overlaps, startOrgs, type FleetOrg } from './fleet.js';
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 
 const PARTITIONS = 6;
 const KILL_BOUND_MS = 15_000;
@@ -225,7 +226,7 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
       const logs = await Collector.start(reader, topics.logs);
       const cursors = await Collector.start(reader, topics.cursors);
       const alerts = await Collector.start(reader, `${topics.logs.replace(/\.logs$/, '')}.alerts`);
-      const [raw] = await sql('SELECT count() AS n FROM events_v2');
+      const [raw] = await sql(`SELECT count() AS n FROM ${EVENTS_TABLE}`);
       await waitFor(() => logs.records.length >= Number(raw!.n), { timeoutMs: 30_000, what: 'the logs topic read' });
       expect(logs.records.length).toBe(Number(raw!.n));
       // The pollers appended every event once (hooks may repeat an event the service retried: folded by FINAL).

@@ -14,6 +14,7 @@ import { randomName } from '../../../test/support/wait.js';
 import { compileFilter } from './evaluate.js';
 import { FilterSyntaxError, parseFilter } from './parse.js';
 import { compileFilterSql } from './sql.js';
+import { EVENTS_TABLE } from '../../../schemas/tables.js';
 
 function ev(uuid: string, over: Record<string, unknown>): Record<string, unknown> {
   return {
@@ -165,7 +166,7 @@ describe('System Log filter language in ClickHouse', () => {
     for (const [expr, want] of CASES) {
       const { where, params } = compileFilterSql(expr);
       const rows = await store.query<{ uuid: string }>(
-        `SELECT uuid FROM ${store.database}.events_v2 FINAL WHERE org = {org:String} AND ${where}`,
+        `SELECT uuid FROM ${store.database}.${EVENTS_TABLE} FINAL WHERE org = {org:String} AND ${where}`,
         { ...params, org: 'acme' },
       );
       expect(rows.map((r) => byUuid.get(r.uuid)).sort(), expr).toEqual([...want].sort());
@@ -179,7 +180,7 @@ describe('System Log filter language in ClickHouse', () => {
     expect(where).not.toContain('DROP');
     expect(where).not.toContain('1=1');
     expect(Object.values(params)).toContain("x') or 1=1 --");
-    const rows = await store.query(`SELECT uuid FROM ${store.database}.events_v2 FINAL WHERE ${where}`, params);
+    const rows = await store.query(`SELECT uuid FROM ${store.database}.${EVENTS_TABLE} FINAL WHERE ${where}`, params);
     expect(rows).toEqual([]);
   });
 });

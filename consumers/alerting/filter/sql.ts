@@ -15,6 +15,7 @@
  * Known difference: keys match case-insensitively but, unlike the stream,
  * not with `_` ignored (`event_type` does not read `eventType` here).
  */
+import { EVENTS_TABLE } from '../../../schemas/tables.js';
 import { parseFilter, resolveFilterPath, type CompareOp, type FilterNode, type Literal } from './parse.js';
 
 export interface CompiledSql {
@@ -23,7 +24,7 @@ export interface CompiledSql {
   readonly params: Record<string, string | number | string[]>;
 }
 
-/** Typed columns that hold exactly a scalar attribute's text ('' when absent). */
+/** Typed columns that hold exactly a scalar attribute's text (NULL when absent). */
 const COLUMNS: Readonly<Record<string, string>> = {
   eventtype: 'event_type',
   displaymessage: 'display_message',
@@ -152,10 +153,10 @@ export function compileFilterSql(src: string): CompiledSql {
 export function huntQuery(node: FilterNode): CompiledSql & { sql: string } {
   const { where, params } = filterToSql(node);
   const sql = `SELECT published, uuid, event_type, actor_alternate_id AS actor,
-       if(startsWith(toString(client_ip), '::ffff:'), substring(toString(client_ip), 8), toString(client_ip)) AS ip,
+       client_ip AS ip,
        outcome_result AS outcome, arrayStringConcat(arrayFilter(v -> v != '', target_display_name), ', ') AS targets,
        display_message
-FROM {db}.events_v2 FINAL
+FROM {db}.${EVENTS_TABLE} FINAL
 WHERE org = {org:String} AND published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}
   AND ${where}
 ORDER BY published, uuid
