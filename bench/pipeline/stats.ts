@@ -23,8 +23,11 @@ export interface Row {
   readonly compare: boolean;
 }
 
-/** A fixed-width table: mode, median/min/max of the figure, and the median's ratio to each baseline row's median. */
-export function formatTable(rows: readonly Row[], baselines: readonly string[], unit = 'ev/s'): string {
+/**
+ * A fixed-width table: mode, median/min/max of the figure (with `decimals`), and the median's ratio to each
+ * baseline row's median.
+ */
+export function formatTable(rows: readonly Row[], baselines: readonly string[], unit = 'ev/s', decimals = 0): string {
   const medians = new Map(rows.map((r) => [r.mode, summarize(r.rates).median]));
   const header = ['mode', `median ${unit}`, 'min', 'max', 'runs', ...baselines.map((b) => `/ ${b}`)];
   const lines = rows.map((r) => {
@@ -33,14 +36,12 @@ export function formatTable(rows: readonly Row[], baselines: readonly string[], 
       const base = medians.get(b);
       return r.compare && base ? `${(s.median / base).toFixed(2)}x` : '-';
     });
+    const fmt = (v: number) =>
+      v.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
     return [r.mode, fmt(s.median), fmt(s.min), fmt(s.max), String(s.runs), ...ratios];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const render = (cells: readonly string[]) =>
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [render(header), widths.map((w) => '-'.repeat(w)).join('  '), ...lines.map(render)].join('\n');
-}
-
-function fmt(rate: number): string {
-  return Math.round(rate).toLocaleString('en-US');
 }

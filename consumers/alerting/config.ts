@@ -100,15 +100,19 @@ export const alertingSchema = z
       .int()
       .min(1)
       .max(100_000)
-      .default(1000)
-      .describe('Largest batch evaluated (and checkpointed) at once.'),
+      .default(5000)
+      .describe(
+        'Largest batch evaluated (and checkpointed) at once. Each batch appends the whole engine state and commits: larger batches mean fewer of those writes when behind; a replay after a crash re-evaluates at most one batch.',
+      ),
     max_batch_wait_ms: z
       .number()
       .int()
       .min(10)
       .max(60_000)
       .default(500)
-      .describe('A partial batch is evaluated at most this long after its first record arrived.'),
+      .describe(
+        'At most one partial batch per partition per this interval: a partial batch is evaluated once this long has passed since the previous batch was cut.',
+      ),
     scheduled: z
       .boolean()
       .default(true)

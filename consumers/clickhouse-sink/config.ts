@@ -15,7 +15,9 @@ export const sinkSchema = z
       .min(10)
       .max(60_000)
       .default(1000)
-      .describe('A partial batch is inserted at most this long after its first record arrived.'),
+      .describe(
+        'At most one partial batch per partition per this interval: a partial batch is inserted once this long has passed since the previous batch was cut, so the first events after a quiet spell are inserted at once.',
+      ),
     max_record_bytes: z
       .number()
       .int()

@@ -42,7 +42,7 @@ export interface ClickHouseSinkOptions {
   readonly logger: Logger;
   /** Largest insert. Default 5000. */
   readonly maxBatchRecords?: number;
-  /** A partial batch is inserted at most this long after its first record arrived. Default 1000. */
+  /** A partial batch is inserted once this long has passed since the partition's previous cut. Default 1000. */
   readonly maxBatchWaitMs?: number;
   /**
    * Table for events, in the store's database. Default `EVENTS_TABLE` (`events` is the deduplicating view over it);

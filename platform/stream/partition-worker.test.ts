@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { waitFor } from '../../test/support/wait.js';
 import { PartitionWorker, type PartitionWorkerOptions } from './partition-worker.js';
 import type { ConsumedRecord, RecordBatch } from './types.js';
@@ -101,6 +101,42 @@ describe('PartitionWorker', () => {
     await waitFor(() => commits.at(-1) === 25);
     expect(flow).toEqual(['pause', 'resume']);
     await w.stop();
+  });
+
+  it("hands an idle partition's first records over at once, then at most one partial batch per maxBatchWaitMs", async () => {
+    vi.useFakeTimers();
+    try {
+      const seen: number[][] = [];
+      const { w, commits } = worker({
+        maxBatchWaitMs: 1000,
+        handler: async (b) => void seen.push(b.records.map((r) => r.offset)),
+      });
+      // Idle since start: no interval to wait out, so the first records go without the clock moving.
+      w.push(records(0, 3));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(commits).toEqual([3]);
+      // Right after a cut, a partial batch waits for the rest of the interval…
+      w.push(records(3, 2));
+      await vi.advanceTimersByTimeAsync(999);
+      expect(commits).toEqual([3]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(commits).toEqual([3, 5]);
+      // …but a full one does not.
+      w.push(records(5, 10));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(commits).toEqual([3, 5, 15]);
+      // A partition quiet for longer than the interval hands its next record over at once again.
+      await vi.advanceTimersByTimeAsync(5000);
+      w.push(records(15, 1));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(commits).toEqual([3, 5, 15, 16]);
+      expect(seen).toEqual([[0, 1, 2], [3, 4], [5, 6, 7, 8, 9, 10, 11, 12, 13, 14], [15]]);
+      const stopped = w.stop();
+      await vi.advanceTimersByTimeAsync(0);
+      await stopped;
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('on stop, hands over the partial batch at once and commits it', async () => {

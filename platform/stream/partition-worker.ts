@@ -29,6 +29,9 @@ export interface PartitionWorkerOptions {
  * - after `revoke()` nothing is committed for this partition, even if an
  *   in-flight handler finishes later: another member may own it by then;
  * - the buffer is bounded: above `maxBufferedRecords` fetching pauses;
+ * - batches are cut when full, or when `maxBatchWaitMs` has passed since the
+ *   previous cut: at most one partial batch per interval, and none waits for
+ *   an interval that already passed while the partition was idle;
  * - with `plans`, batches are deterministic: each batch's range is recorded
  *   before the handler sees it, and a worker starting at the committed
  *   position first re-cuts the recorded ranges exactly (waiting for all their
@@ -38,7 +41,8 @@ export interface PartitionWorkerOptions {
 export class PartitionWorker {
   readonly #o: PartitionWorkerOptions;
   #buffer: ConsumedRecord[] = [];
-  #firstArrival = 0;
+  /** When the previous batch was cut (0: none yet). The time cut counts from here, not from arrival. */
+  #lastCut = 0;
   #paused = false;
   #revoked = false;
   #stopping = false;
@@ -67,7 +71,6 @@ export class PartitionWorker {
   /** Records fetched for this partition, in offset order, continuing where the last push ended. */
   push(records: readonly ConsumedRecord[]): void {
     if (this.#revoked || this.#stopping || records.length === 0) return;
-    if (this.#buffer.length === 0) this.#firstArrival = Date.now();
     for (const r of records) this.#buffer.push(r);
     if (!this.#paused && this.#buffer.length >= this.#o.maxBufferedRecords && this.#planSatisfied()) {
       this.#paused = true;
@@ -132,9 +135,12 @@ export class PartitionWorker {
         }
         count = this.#countUpTo(plan.last);
       } else {
-        const age = Date.now() - this.#firstArrival;
-        if (this.#buffer.length < maxBatchRecords && age < maxBatchWaitMs && !this.#stopping) {
-          await this.#waitForSignal(maxBatchWaitMs - age);
+        // The time cut limits how often a partition inserts, not how long a record waits: a
+        // partial batch goes once maxBatchWaitMs has passed since the previous cut, so the first
+        // records after a quiet spell go at once instead of lingering a full interval.
+        const sinceCut = Date.now() - this.#lastCut;
+        if (this.#buffer.length < maxBatchRecords && sinceCut < maxBatchWaitMs && !this.#stopping) {
+          await this.#waitForSignal(maxBatchWaitMs - sinceCut);
           continue;
         }
         // A new batch never reaches into a recorded one further on.
@@ -142,7 +148,7 @@ export class PartitionWorker {
         count = Math.min(maxBatchRecords, next ? this.#countUpTo(next.first - 1) : maxBatchRecords);
       }
       const records = this.#buffer.splice(0, count);
-      this.#firstArrival = this.#buffer.length > 0 ? Date.now() : 0;
+      this.#lastCut = Date.now();
       const first = records[0]!;
       const last = records[records.length - 1]!;
       const batch: RecordBatch = {

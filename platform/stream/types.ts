@@ -77,7 +77,10 @@ export interface ConsumeOptions {
   readonly handler: (batch: RecordBatch) => Promise<void>;
   /** Largest batch handed to the handler. Default 1000. */
   readonly maxBatchRecords?: number;
-  /** A partial batch is handed over at most this long after its first record arrived. Default 1000. */
+  /**
+   * A partial batch is handed over once this long has passed since the partition's previous batch was cut:
+   * at most one partial batch per interval, and the first records after a quiet spell go at once. Default 1000.
+   */
   readonly maxBatchWaitMs?: number;
   /** Records buffered per partition before fetching pauses (back-pressure). Default 10 000. */
   readonly maxBufferedRecords?: number;

@@ -1,12 +1,18 @@
 /**
- * CRC-32 (IEEE 802.3, the polynomial zlib and gzip use), table driven.
- * Node 20 has no `zlib.crc32` (that arrived in Node 22), and a frame checksum
- * is too central to borrow from a dependency we do not otherwise need.
+ * CRC-32 (IEEE 802.3, the polynomial zlib and gzip use). Every consumer
+ * re-checks the frames it reads, and every append sums its frame, so this is
+ * hot: Node's own `zlib.crc32` (native, Node >= 20.15 and 22.2) is used when
+ * present, about 4x the speed of the table-driven one below, which is kept
+ * for older Node 20 releases (package.json allows 20.11) and is tested on its
+ * own. A frame checksum is too central to borrow from a dependency we do not
+ * otherwise need.
  *
  * "Slicing by 8": eight 256-entry tables let the loop consume eight bytes per
  * step, about twice the speed of the byte-at-a-time loop (which handles the
- * tail). Every consumer re-checks the frames it reads, so this is hot.
+ * tail).
  */
+import * as zlib from 'node:zlib';
+
 const TABLES = (() => {
   const t = new Uint32Array(8 * 256);
   for (let n = 0; n < 256; n++) {
@@ -24,8 +30,8 @@ const TABLES = (() => {
   return t;
 })();
 
-/** CRC-32 of `bytes`; pass a previous result as `seed` to continue over more bytes. */
-export function crc32(bytes: Uint8Array, seed = 0): number {
+/** The table-driven CRC-32 (see above): what `crc32` is where Node has no `zlib.crc32`. */
+export function crc32Table(bytes: Uint8Array, seed = 0): number {
   const t = TABLES;
   let c = ~seed;
   let i = 0;
@@ -44,3 +50,10 @@ export function crc32(bytes: Uint8Array, seed = 0): number {
   for (; i < bytes.length; i++) c = t[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
   return ~c >>> 0;
 }
+
+/** `zlib.crc32` as Node 20.15+ has it; undefined on earlier releases (no type guarantees it exists there). */
+const native = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+
+/** CRC-32 of `bytes`; pass a previous result as `seed` to continue over more bytes. */
+export const crc32: (bytes: Uint8Array, seed?: number) => number =
+  typeof native === 'function' ? (bytes, seed = 0) => native(bytes, seed) : crc32Table;
