@@ -10,6 +10,7 @@ export default defineConfig({
     exclude: ['**/node_modules/**', '**/dist/**', 'test/.kafka/**'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    globalSetup: ['test/support/corpora-setup.ts'],
+    // Some conformance tests append the samples to Kafka (platform/stream/kafka/large-page.corpora.test.ts).
+    globalSetup: ['test/support/corpora-setup.ts', 'test/kafka/global-setup.ts'],
   },
 });

@@ -16,6 +16,7 @@
 import { HooklogError, isRetriable } from '../../platform/errors.js';
 import { retry } from '../../platform/retry.js';
 import { Header, deadLetter, type Topics } from '../../platform/stream/headers.js';
+import { MAX_RECORD_BYTES, recordBytes, storableLetter } from '../../platform/stream/record-size.js';
 import type { ConsumedRecord, Stream, StreamRecord } from '../../platform/stream/types.js';
 import { describeIssues, logEventSchema } from '../../schemas/logevent.js';
 import type { IdentityClient, Page } from '../client/client.js';
@@ -177,11 +178,17 @@ async function store(
   page.items.forEach((item, i) => {
     const value = Buffer.from(page.raw[i]!);
     const publishedMs = checkItem(o.source, item);
-    if (typeof publishedMs === 'number') {
-      events.push({ key: o.org, value, headers });
+    const event: StreamRecord = { key: o.org, value, headers };
+    // An event no stream batch can hold would fail the page on every retry: dead-lettered (cut short) instead.
+    if (typeof publishedMs === 'number' && recordBytes(event) <= MAX_RECORD_BYTES) {
+      events.push(event);
       covered = covered === null ? publishedMs : Math.max(covered, publishedMs);
     } else {
-      rejected.push(deadLetter(value, `backfill item ${i}: ${publishedMs.reason}`, 'backfill', headers, o.org));
+      const why =
+        typeof publishedMs === 'number'
+          ? `an event of ${value.length} bytes, over the largest stream record (${MAX_RECORD_BYTES} bytes)`
+          : publishedMs.reason;
+      rejected.push(storableLetter(deadLetter(value, `backfill item ${i}: ${why}`, 'backfill', headers, o.org)));
     }
   });
   const position: Position = { ...p, events: p.events + events.length, coveredToMs: p.done ? o.untilMs : covered };

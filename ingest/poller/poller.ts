@@ -15,10 +15,14 @@
  *   without limit; what retrying cannot fix (403, refused credentials, a
  *   rejected request, a page without a next link) is reported once and
  *   retried slowly on the same URL.
+ * - An item is never dropped silently either, and one item never holds its org
+ *   back: an invalid event, or one larger than a stream record may be
+ *   (MAX_RECORD_BYTES), goes to the dead-letter topic in the page's append.
  */
 import { isRetriable, HooklogError } from '../../platform/errors.js';
 import { backoffDelay, retry, sleep } from '../../platform/retry.js';
 import { Header, deadLetter, type Topics } from '../../platform/stream/headers.js';
+import { MAX_RECORD_BYTES, recordBytes, storableLetter } from '../../platform/stream/record-size.js';
 import type { Stream, StreamRecord, TopicWrite } from '../../platform/stream/types.js';
 import type { IdentityClient, Page } from '../client/client.js';
 import type { IdpPolicies } from '../client/policies.js';
@@ -194,12 +198,19 @@ export class Poller {
     items.forEach((item, i) => {
       const value = Buffer.from(raw[i]!);
       const checked = source.check(item);
-      if (checked.ok) {
-        events.push({ key: org, value, headers });
+      const event: StreamRecord = { key: org, value, headers };
+      // An event no stream batch can hold would fail the whole page on every retry: it is set aside instead.
+      const fits = recordBytes(event) <= MAX_RECORD_BYTES;
+      if (checked.ok && fits) {
+        events.push(event);
         if (newest === null || checked.publishedMs > newest) newest = checked.publishedMs;
       } else {
+        const why = checked.ok
+          ? `an event of ${value.length} bytes, over the largest stream record (${MAX_RECORD_BYTES} bytes)`
+          : checked.reason;
+        // Cut short when the raw bytes are too large even for the dead-letter topic (the size is kept in a header).
         rejected.push(
-          deadLetter(value, `${source.path} item ${i}: ${checked.reason}`, `${source.name}-poller`, headers, org),
+          storableLetter(deadLetter(value, `${source.path} item ${i}: ${why}`, `${source.name}-poller`, headers, org)),
         );
       }
     });

@@ -10,6 +10,7 @@ import { RetryPolicies, retry, type RetryPolicy } from '../retry.js';
 import type { Store } from './store.js';
 import { parseTimestamp } from '../time.js';
 import { Header, deadLetter } from '../stream/headers.js';
+import { TRUNCATED_LETTER_BYTES } from '../stream/record-size.js';
 import type { ConsumedRecord, RecordBatch, Stream } from '../stream/types.js';
 import type { SinkTelemetry, Where } from './table-writer-telemetry.js';
 
@@ -65,14 +66,11 @@ export interface ExtraPipeline extends Pipeline {
 export const DEFAULT_MAX_RECORD_BYTES = 1024 * 1024;
 
 /**
- * Dead letters carry the raw bytes; one that the stream itself refuses (over
- * Kafka's message.max.bytes, say) would block the partition forever, so it is
- * sent again holding only this many leading bytes, its full size in a header.
+ * Set on a dead letter whose value had to be cut short: the original size in bytes. A dead letter the
+ * stream itself refuses (over Kafka's message.max.bytes, say) would block the partition forever, so it
+ * is sent again holding only its leading TRUNCATED_LETTER_BYTES.
  */
-const TRUNCATED_LETTER_BYTES = 64 * 1024;
-
-/** Set on a dead letter whose value had to be cut short: the original size in bytes. */
-export const TRUNCATED_HEADER = 'hooklog-truncated-from-bytes';
+export const TRUNCATED_HEADER = Header.truncatedFromBytes;
 
 /** Name of the component in dead letters' origin header. */
 export const ORIGIN = 'clickhouse-sink';

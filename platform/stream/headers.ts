@@ -21,6 +21,8 @@ export const Header = {
   originalTopic: 'hooklog-original-topic',
   originalPartition: 'hooklog-original-partition',
   originalOffset: 'hooklog-original-offset',
+  /** For dead letters too large to store whole: the value's full size in bytes (the value is its first 64 KiB). */
+  truncatedFromBytes: 'hooklog-truncated-from-bytes',
 } as const;
 
 export type EventSource = 'hook' | 'system-log' | 'legacy-events' | 'backfill';

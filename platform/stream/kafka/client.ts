@@ -15,8 +15,16 @@ import {
 } from 'kafkajs';
 import { HooklogError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { ConsumedRecord, StreamRecord } from '../types.js';
+import { MAX_RECORD_BYTES, recordBytes } from '../record-size.js';
+import type { ConsumedRecord, StreamRecord, TopicWrite } from '../types.js';
 import type { ResolvedKafkaOptions } from './options.js';
+import type { TopicMessages } from './send-queue.js';
+
+/**
+ * One produce request's records, before compression, at most: below the broker's default message.max.bytes
+ * (1 MiB, which bounds each partition's batch in a request), leaving room for batch overhead.
+ */
+export const MAX_REQUEST_BYTES = 768 * 1024;
 
 /**
  * kafkajs logs through its own console logger by default. We take warn and
@@ -104,13 +112,6 @@ export function toConsumed(topic: string, partition: number, m: KafkaMessage): C
   };
 }
 
-/** Rough wire size of a record before compression: what the broker's per-request limits see. */
-export function recordBytes(r: StreamRecord): number {
-  let n = r.value.length + (r.key ? Buffer.byteLength(r.key) : 0) + 32;
-  for (const [k, v] of Object.entries(r.headers)) n += Buffer.byteLength(k) + Buffer.byteLength(v) + 4;
-  return n;
-}
-
 /**
  * Splits records into runs of at most `maxBytes` (a record larger than that is a
  * run of its own), in order. The broker rejects a produce request above its
@@ -132,6 +133,43 @@ export function chunkRecords<T extends StreamRecord>(records: readonly T[], maxB
   }
   if (current.length > 0) chunks.push(current);
   return chunks;
+}
+
+/**
+ * An atomic append as the produce requests that carry it, in order, each at most `maxBytes` before
+ * compression (compression only shrinks what it can, and grows the rest by well under 0.1 %). Sent one
+ * after another inside one transaction they are still all or nothing, and each partition's records keep
+ * their order: the records are taken in the order written, a request holding a run of them. A record over
+ * MAX_RECORD_BYTES can never be written (a record never spans batches): it is refused here, before the
+ * transaction begins, with a non-retriable STREAM_APPEND_FAILED, rather than by the broker part-way through.
+ */
+export function transactionRequests(writes: readonly TopicWrite[], maxBytes: number): TopicMessages[][] {
+  const requests: TopicMessages[][] = [];
+  let request: TopicMessages[] = [];
+  let size = 0;
+  for (const { topic, records } of writes) {
+    for (const r of records) {
+      const n = recordBytes(r);
+      if (n > MAX_RECORD_BYTES) {
+        throw new HooklogError(
+          'STREAM_APPEND_FAILED',
+          `a record of ${n} bytes for ${topic} is over the largest a Kafka batch holds (${MAX_RECORD_BYTES} bytes)`,
+          { retriable: false },
+        );
+      }
+      if (request.length > 0 && size + n > maxBytes) {
+        requests.push(request);
+        request = [];
+        size = 0;
+      }
+      let last = request[request.length - 1];
+      if (last?.topic !== topic) request.push((last = { topic, messages: [] }));
+      last.messages.push(toMessage(r));
+      size += n;
+    }
+  }
+  if (request.length > 0) requests.push(request);
+  return requests;
 }
 
 /**

@@ -11,7 +11,9 @@ import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { HooklogError } from '../../errors.js';
 import { silentLogger } from '../../log.js';
-import { chunkRecords, recordBytes, toConsumed, toMessage } from './client.js';
+import { chunkRecords, toConsumed, toMessage, transactionRequests } from './client.js';
+import { Header } from '../headers.js';
+import { MAX_RECORD_BYTES, TRUNCATED_LETTER_BYTES, recordBytes, storableLetter } from '../record-size.js';
 import { classifyKafkaError } from './errors.js';
 import { resolveKafkaOptions } from './options.js';
 
@@ -149,5 +151,43 @@ describe('record conversion', () => {
     const huge = { key: null, value: Buffer.alloc(5000), headers: {} };
     expect(chunkRecords([huge], 1000)).toEqual([[huge]]);
     expect(chunkRecords([], 1000)).toEqual([]);
+  });
+
+  it('cuts an atomic append into requests under the byte limit: write order kept, the cursor in the last', () => {
+    const rec = (tag: string, bytes: number) => ({ key: 'org', value: Buffer.alloc(bytes, tag), headers: {} });
+    const events = Array.from({ length: 7 }, (_, i) => rec(String(i), 300));
+    const cursor = rec('c', 50);
+    const writes = [
+      { topic: 'logs', records: events },
+      { topic: 'dead', records: [] },
+      { topic: 'cursors', records: [cursor] },
+    ];
+    const requests = transactionRequests(writes, 1000);
+    expect(requests.length).toBe(4); // 335 bytes an event: two a request, the seventh with the cursor
+    for (const r of requests) {
+      const bytes = r.flatMap((t) => t.messages).reduce((n, m) => n + (m.value as Buffer).length + 3 + 32, 0);
+      expect(bytes).toBeLessThanOrEqual(1000);
+    }
+    // Flattened back, the requests are the writes, in order; a topic appears once per request.
+    const flat = requests.flatMap((r) => r.flatMap((t) => t.messages.map((m) => [t.topic, m.value])));
+    expect(flat).toEqual([...events.map((e) => ['logs', e.value]), ['cursors', cursor.value]]);
+    expect(requests.at(-1)!.map((t) => t.topic)).toEqual(['logs', 'cursors']);
+    expect(transactionRequests([{ topic: 'logs', records: [] }], 1000)).toEqual([]);
+    // One record between the request size and the record limit goes alone; one over the limit is refused.
+    expect(transactionRequests([{ topic: 'logs', records: [rec('a', 2000)] }], 1000)).toHaveLength(1);
+    const over = rec('x', MAX_RECORD_BYTES);
+    expect(() => transactionRequests([{ topic: 'logs', records: [over] }], 1000)).toThrow(
+      expect.objectContaining({ code: 'STREAM_APPEND_FAILED', retriable: false }),
+    );
+  });
+
+  it('keeps a dead letter whole when it fits, else its first 64 KiB with its size in a header', () => {
+    const small = { key: 'org', value: Buffer.from('{"bad":1}'), headers: { [Header.reason]: 'why' } };
+    expect(storableLetter(small)).toBe(small);
+    const value = Buffer.alloc(MAX_RECORD_BYTES, 'y');
+    const cut = storableLetter({ ...small, value });
+    expect(cut.value).toEqual(value.subarray(0, TRUNCATED_LETTER_BYTES));
+    expect(cut.headers).toEqual({ [Header.reason]: 'why', [Header.truncatedFromBytes]: String(value.length) });
+    expect(recordBytes(cut)).toBeLessThanOrEqual(MAX_RECORD_BYTES);
   });
 });

@@ -11,7 +11,11 @@
  * when several are in flight, and appends for different orgs overlap instead of
  * waiting for each other's acknowledgements. Concurrent appends that mix keys
  * may interleave with each other, as they could on any broker. A separate
- * transactional producer serves `appendAtomically`. Idempotence lets kafkajs retry
+ * transactional producer serves `appendAtomically`; a large atomic append (a
+ * 1,000-event page is several MiB) goes out as several produce requests of at
+ * most MAX_REQUEST_BYTES inside its one transaction (client.ts,
+ * transactionRequests), so no request meets the broker's 1 MiB limit however
+ * well or badly the records compress. Idempotence lets kafkajs retry
  * a send whose acknowledgement was lost without writing the records twice.
  * kafkajs retries an idempotent send without limit, and a send must never be
  * given up half-way (a later send could reuse its sequence numbers and be taken
@@ -23,7 +27,7 @@
  * per-broker lock around each produce request, and its sequence bookkeeping is
  * only safe with one request outstanding.
  */
-import { CompressionTypes, Partitioners, type Admin, type Kafka, type Producer } from 'kafkajs';
+import { CompressionTypes, Partitioners, type Admin, type Kafka, type Producer, type Transaction } from 'kafkajs';
 import { HooklogError, errorMessage } from '../../errors.js';
 import { RetryPolicies, retry } from '../../retry.js';
 import type { Logger } from '../../log.js';
@@ -39,7 +43,15 @@ import type {
   TopicSpec,
   TopicWrite,
 } from '../types.js';
-import { chunkRecords, createKafka, recordBytes, toMessage, withDeadline } from './client.js';
+import {
+  MAX_REQUEST_BYTES,
+  chunkRecords,
+  createKafka,
+  toMessage,
+  transactionRequests,
+  withDeadline,
+} from './client.js';
+import { recordBytes } from '../record-size.js';
 import { watchLag } from '../lag.js';
 import { KafkaGroupConsumer } from './consumer.js';
 import { classifyKafkaError } from './errors.js';
@@ -65,8 +77,6 @@ function isTopicRace(err: unknown): boolean {
   return TOPIC_RACE.test(errorMessage(err));
 }
 
-/** Below the broker's default message.max.bytes (1 MiB), leaving room for batch overhead. */
-const MAX_REQUEST_BYTES = 768 * 1024;
 /** The broker waits this long for the in-sync replicas' acknowledgements (acks=all). */
 const ACK_TIMEOUT_MS = 30_000;
 const PING_TIMEOUT_MS = 3_000;
@@ -234,17 +244,22 @@ export class KafkaStream implements Stream {
    * read_committed consumers together, or none does. On failure the transaction
    * is aborted and the producer dropped; the next call starts a new one with the
    * same transactional id, which also fences anything the old one left open.
+   * A record over MAX_RECORD_BYTES is refused (not retriable) before anything is sent.
    */
   async appendAtomically(writes: readonly TopicWrite[]): Promise<void> {
     this.#checkOpen();
-    const topicMessages = writes
-      .filter((w) => w.records.length > 0)
-      .map((w) => ({ topic: w.topic, messages: w.records.map(toMessage) }));
-    if (topicMessages.length === 0) return;
+    const topics = writes.filter((w) => w.records.length > 0).map((w) => w.topic);
+    const action = `appending atomically to ${topics.join(', ')}`;
+    let requests: TopicMessages[][];
+    try {
+      requests = transactionRequests(writes, MAX_REQUEST_BYTES);
+    } catch (err) {
+      throw classifyKafkaError(err, action);
+    }
+    if (requests.length === 0) return;
     let abandoned = false;
-    const run = this.#txChain.then(() => (abandoned ? undefined : this.#transaction(topicMessages)));
+    const run = this.#txChain.then(() => (abandoned ? undefined : this.#transaction(requests)));
     this.#txChain = run.catch(() => undefined);
-    const action = `appending atomically to ${topicMessages.map((t) => t.topic).join(', ')}`;
     try {
       await withDeadline(run, this.#o.appendTimeoutMs, action);
     } catch (err) {
@@ -253,7 +268,7 @@ export class KafkaStream implements Stream {
     }
   }
 
-  async #transaction(topicMessages: TopicMessages[]): Promise<void> {
+  async #transaction(requests: readonly TopicMessages[][]): Promise<void> {
     if (!this.#txProducer) {
       const p = this.#newProducer(this.#o.transactionalId);
       await p.connect();
@@ -265,7 +280,7 @@ export class KafkaStream implements Stream {
       throw err;
     });
     try {
-      await tx.sendBatch({ topicMessages, acks: -1, timeout: ACK_TIMEOUT_MS, compression: this.#compression });
+      for (const topicMessages of requests) await this.#sendInTransaction(tx, topicMessages);
       await tx.commit();
     } catch (err) {
       await tx
@@ -276,6 +291,11 @@ export class KafkaStream implements Stream {
       await this.#dropTxProducer(producer);
       throw classifyKafkaError(err, 'Kafka transaction');
     }
+  }
+
+  /** One produce request of a transaction; the next is sent only once the broker acknowledged this one. */
+  async #sendInTransaction(tx: Transaction, topicMessages: TopicMessages[]): Promise<void> {
+    await tx.sendBatch({ topicMessages, acks: -1, timeout: ACK_TIMEOUT_MS, compression: this.#compression });
   }
 
   async #dropTxProducer(p: Producer): Promise<void> {
@@ -293,8 +313,8 @@ export class KafkaStream implements Stream {
       owner,
       transactionalId: `${this.#o.clientId}.${owner}`,
       newProducer: (id) => this.#newProducer(id),
-      send: async (tx, topicMessages) =>
-        void (await tx.sendBatch({ topicMessages, acks: -1, timeout: ACK_TIMEOUT_MS, compression: this.#compression })),
+      send: (tx, topicMessages) => this.#sendInTransaction(tx, topicMessages),
+      maxRequestBytes: MAX_REQUEST_BYTES,
       appendTimeoutMs: this.#o.appendTimeoutMs,
       logger: this.#log,
       ...(stillOwner ? { stillOwner } : {}),

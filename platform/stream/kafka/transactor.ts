@@ -16,11 +16,11 @@
  * abort that failed) is re-initialised only while `stillOwner()` says the
  * holder still owns the work.
  */
-import type { Producer } from 'kafkajs';
+import type { Producer, Transaction } from 'kafkajs';
 import { HooklogError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { TopicWrite, Transactor } from '../types.js';
-import { toMessage, withDeadline } from './client.js';
+import { transactionRequests, withDeadline } from './client.js';
 import { classifyKafkaError, isFencedError } from './errors.js';
 import type { TopicMessages } from './send-queue.js';
 
@@ -28,7 +28,10 @@ export interface KafkaTransactorOptions {
   readonly owner: string;
   readonly transactionalId: string;
   readonly newProducer: (transactionalId: string) => Producer;
-  readonly send: (tx: Awaited<ReturnType<Producer['transaction']>>, topicMessages: TopicMessages[]) => Promise<void>;
+  /** Sends one produce request within the transaction `tx`. */
+  readonly send: (tx: Transaction, topicMessages: TopicMessages[]) => Promise<void>;
+  /** An atomic append goes out as produce requests of at most this many bytes (see transactionRequests). */
+  readonly maxRequestBytes: number;
   readonly appendTimeoutMs: number;
   readonly logger: Logger;
   readonly stillOwner?: () => boolean;
@@ -72,15 +75,22 @@ export class KafkaTransactor implements Transactor {
     return p;
   }
 
+  /**
+   * All of `writes` in one transaction, sent as several produce requests when they are large. A record
+   * that no batch can hold is refused (STREAM_APPEND_FAILED, not retriable) before the transaction begins.
+   */
   async appendAtomically(writes: readonly TopicWrite[]): Promise<void> {
-    const topicMessages = writes
-      .filter((w) => w.records.length > 0)
-      .map((w) => ({ topic: w.topic, messages: w.records.map(toMessage) }));
-    if (topicMessages.length === 0) return;
-    let abandoned = false;
-    const run = this.#chain.then(() => (abandoned ? undefined : this.#transaction(topicMessages)));
-    this.#chain = run.catch(() => undefined);
     const action = `appending atomically as ${this.owner}`;
+    let requests: TopicMessages[][];
+    try {
+      requests = transactionRequests(writes, this.#o.maxRequestBytes);
+    } catch (err) {
+      throw classifyKafkaError(err, action);
+    }
+    if (requests.length === 0) return;
+    let abandoned = false;
+    const run = this.#chain.then(() => (abandoned ? undefined : this.#transaction(requests)));
+    this.#chain = run.catch(() => undefined);
     try {
       await withDeadline(run, this.#o.appendTimeoutMs, action);
     } catch (err) {
@@ -89,7 +99,7 @@ export class KafkaTransactor implements Transactor {
     }
   }
 
-  async #transaction(topicMessages: TopicMessages[]): Promise<void> {
+  async #transaction(requests: readonly TopicMessages[][]): Promise<void> {
     if (this.#fenced) throw this.#fenced;
     if (this.#closed) throw new HooklogError('STREAM_FENCED', `${this.owner}: the claim was given up`);
     let producer = this.#producer;
@@ -106,7 +116,8 @@ export class KafkaTransactor implements Transactor {
       throw isFencedError(err) ? this.#fence('fenced by a newer holder', err) : err;
     }
     try {
-      await this.#o.send(tx, topicMessages);
+      // In order, one at a time: a partition's records keep their order across requests.
+      for (const topicMessages of requests) await this.#o.send(tx, topicMessages);
       await tx.commit();
     } catch (err) {
       if (isFencedError(err)) {
