@@ -9,10 +9,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { total } from '../../test/support/metrics.js';
 import { seededRandom } from '../../test/support/random.js';
 import { randomName, waitFor } from '../../test/support/wait.js';
 import { HooklogError } from '../../platform/errors.js';
 import { silentLogger } from '../../platform/log.js';
+import { renderMetrics } from '../../platform/metrics.js';
 import { migrate, openStore, type Store } from '../../platform/store/index.js';
 import { openEmbeddedStream, type EmbeddedStream } from '../../platform/stream/embedded/index.js';
 import { Header, topicNames, type Topics } from '../../platform/stream/headers.js';
@@ -131,6 +133,85 @@ describe('sink errors by kind', () => {
       /^STORE_REJECTED_ROW: ClickHouse TOO_LARGE_STRING_SIZE \(131\)/,
     );
     expect(s.counters.deadLettered).toBe(3);
+  });
+
+  it('bisects and dead-letters rows refused with codes outside the old hand list; the rest lands, the partition moves on', async () => {
+    // The table's own rules over a row's values: a CHECK constraint (VIOLATED_CONSTRAINT, 469) and a
+    // function that divides by zero for one value (ILLEGAL_DIVISION, 153). Both used to come out as
+    // STORE_QUERY_FAILED: the batch was offered again forever and the partition never moved.
+    const table = randomName('events_ruled');
+    const t = `${store.database}.${table}`;
+    await store.command(`CREATE TABLE ${t} AS ${store.database}.${EVENTS_TABLE}`);
+    await store.command(`ALTER TABLE ${t} ADD CONSTRAINT no_rooted CHECK ifNull(client_device, '') != 'Rooted'`);
+    await store.command(
+      `ALTER TABLE ${t} ADD CONSTRAINT os_ok CHECK intDiv(1, 1 - position(ifNull(client_os, ''), 'ZeroOS')) != 0`,
+    );
+    const topics = await freshTopics();
+    const org = randomName('umbrella');
+    const records = events(org, 40);
+    const withClient = (i: number, client: Record<string, unknown>) => {
+      const v = JSON.parse(records[i]!.value.toString()) as { client: Record<string, unknown> };
+      Object.assign(v.client, client);
+      records[i] = { ...records[i]!, value: Buffer.from(JSON.stringify(v)) };
+    };
+    withClient(5, { device: 'Rooted' });
+    withClient(22, { userAgent: { os: 'ZeroOS 1.0' } });
+    withClient(23, { device: 'Phone', userAgent: { os: 'Linux' } }); // a neighbour with client fields that passes
+    await stream.append(topics.logs, records);
+    const group = randomName('g');
+    const s = await sink({ topics, group, eventsTable: table });
+
+    await waitFor(async () => (await committed(topics.logs, group)) === 40, { what: 'partition committed to its end' });
+    expect(await rows(table, org)).toBe(38);
+    const letters = await readAll(topics.deadletter, 2);
+    const byOffset = new Map(letters.map((l) => [Number(l.headers[Header.originalOffset]), l]));
+    expect([...byOffset.keys()].sort((a, b) => a - b)).toEqual([5, 22]);
+    for (const [offset, l] of byOffset) expect(l.value.equals(records[offset]!.value)).toBe(true);
+    expect(byOffset.get(5)!.headers[Header.reason]).toMatch(
+      /^STORE_REJECTED_ROW: ClickHouse VIOLATED_CONSTRAINT \(469\)/,
+    );
+    expect(byOffset.get(22)!.headers[Header.reason]).toMatch(
+      /^STORE_REJECTED_ROW: ClickHouse ILLEGAL_DIVISION \(153\)/,
+    );
+    expect(s.counters.bisections).toBeGreaterThan(0);
+    expect(s.counters.deadLettered).toBe(2);
+    expect(s.counters.insertRetries).toBe(0);
+    expect(s.counters.handlerErrors).toBe(0);
+  });
+
+  it('retries a real transient refusal (TOO_MANY_PARTS), shows it as lag, dead-letters nothing, lands all once it passes', async () => {
+    // Merges "behind": one part in each month the events fall in, and the table throws from the first part on.
+    const table = randomName('events_parts');
+    const t = `${store.database}.${table}`;
+    await store.command(`CREATE TABLE ${t} AS ${store.database}.${EVENTS_TABLE}`);
+    await store.command(`ALTER TABLE ${t} MODIFY SETTING parts_to_throw_insert = 1, parts_to_delay_insert = 1`);
+    await store.command(
+      `INSERT INTO ${t} (org, uuid, published, event_type) VALUES ` +
+        "('other', 'a', '2026-10-25 00:00:00', 'x'), ('other', 'b', '2026-11-05 00:00:00', 'x')",
+    );
+    const topics = await freshTopics();
+    const org = randomName('hooli');
+    await stream.append(topics.logs, events(org, 30));
+    const group = randomName('g');
+    const s = await sink({
+      topics,
+      group,
+      eventsTable: table,
+      retryPolicy: { initialMs: 5, multiplier: 2, maxMs: 40, retries: Infinity, jitter: 0 },
+    });
+    await waitFor(() => s.counters.insertRetries >= 5, { what: 'inserts retried while the table refuses parts' });
+    const lag = total((await renderMetrics()).body, 'hooklog_consumer_lag_records', { group, topic: topics.logs });
+    expect(lag).toBe(30);
+    expect(await committed(topics.logs, group)).toBe(0);
+    expect(s.counters.deadLettered).toBe(0);
+    expect(s.counters.bisections).toBe(0);
+
+    await store.command(`ALTER TABLE ${t} MODIFY SETTING parts_to_throw_insert = 3000, parts_to_delay_insert = 1000`);
+    await waitFor(async () => (await committed(topics.logs, group)) === 30, {
+      what: 'committed once parts are allowed',
+    });
+    expect(await rows(table, org)).toBe(30);
+    expect(s.counters.deadLettered).toBe(0);
   });
 
   it('cuts short a dead letter the stream refuses whole, rather than block the partition', async () => {

@@ -20,6 +20,9 @@ describe('classifyClickHouseError', () => {
       ['CANNOT_PARSE_DATETIME', '41'],
       ['TYPE_MISMATCH', '53'],
       ['INCORRECT_DATA', '117'],
+      ['VIOLATED_CONSTRAINT', '469'],
+      ['DECIMAL_OVERFLOW', '407'],
+      ['FUNCTION_THROW_IF_VALUE_IS_NON_ZERO', '395'],
     ] as const) {
       const e = classifyClickHouseError(server(type, code));
       expect(e.code, type).toBe('STORE_REJECTED_ROW');
@@ -28,19 +31,49 @@ describe('classifyClickHouseError', () => {
     }
   });
 
-  it('classifies a value the real engine refuses for an Enum column as a row rejection', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-enum-'));
-    const store = openStore({ database: 'enum_check', dataDir, logger: silentLogger() });
+  it('classifies what the real engine refuses in a row as a row rejection, codes the old hand list missed too', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-rows-'));
+    const store = openStore({ database: 'row_check', dataDir, logger: silentLogger() });
     try {
-      await store.command('CREATE DATABASE IF NOT EXISTS enum_check');
-      await store.command("CREATE TABLE enum_check.t (e Enum8('a' = 1)) ENGINE = MergeTree ORDER BY tuple()");
-      const err = await store.insertJson('t', [{ e: 'not-a-member' }], { dedupToken: 'enum-1' }).then(
-        () => undefined,
-        (e: unknown) => e,
+      await store.command('CREATE DATABASE IF NOT EXISTS row_check');
+      const cases: Array<[columns: string, row: object, type: string]> = [
+        ["e Enum8('a' = 1)", { e: 'not-a-member' }, 'UNKNOWN_ELEMENT_OF_ENUM'],
+        ['n UInt32, CONSTRAINT small CHECK n < 10', { n: 20 }, 'VIOLATED_CONSTRAINT'],
+        ['a Array(Array(UInt8))', { a: [[1], 'x'] }, 'CANNOT_READ_ARRAY_FROM_TEXT'],
+        ['d Decimal(5, 2)', { d: 12345678.9 }, 'ARGUMENT_OUT_OF_BOUND'],
+        ['s String, CONSTRAINT len CHECK intDiv(1, length(s) - 3) >= -1', { s: 'abc' }, 'ILLEGAL_DIVISION'],
+      ];
+      for (const [i, [columns, row, type]] of cases.entries()) {
+        await store.command(`CREATE TABLE row_check.t${i} (${columns}) ENGINE = MergeTree ORDER BY tuple()`);
+        const err = await store.insertJson(`t${i}`, [row], { dedupToken: `row-${i}` }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err, type).toBeInstanceOf(HooklogError);
+        expect((err as HooklogError).message, type).toMatch(new RegExp(`^ClickHouse ${type} \\(\\d+\\): `));
+        expect((err as HooklogError).code, type).toBe('STORE_REJECTED_ROW');
+        expect((err as HooklogError).retriable, type).toBe(false);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('retries a real TOO_MANY_PARTS from the engine', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-parts-'));
+    const store = openStore({ database: 'parts_check', dataDir, logger: silentLogger() });
+    try {
+      await store.command('CREATE DATABASE IF NOT EXISTS parts_check');
+      await store.command(
+        'CREATE TABLE parts_check.t (n UInt32) ENGINE = MergeTree ORDER BY tuple() ' +
+          'SETTINGS parts_to_throw_insert = 1, parts_to_delay_insert = 1',
       );
-      expect(err).toBeInstanceOf(HooklogError);
-      expect((err as HooklogError).code).toBe('STORE_REJECTED_ROW');
-      expect((err as HooklogError).retriable).toBe(false);
+      await store.insertJson('t', [{ n: 1 }], { dedupToken: 'parts-1' });
+      await expect(store.insertJson('t', [{ n: 2 }], { dedupToken: 'parts-2' })).rejects.toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        retriable: true,
+        message: expect.stringMatching(/^ClickHouse TOO_MANY_PARTS \(252\)/),
+      });
     } finally {
       await store.close();
     }
@@ -54,6 +87,9 @@ describe('classifyClickHouseError', () => {
       ['TIMEOUT_EXCEEDED', '159'],
       ['NETWORK_ERROR', '210'],
       ['TABLE_IS_READ_ONLY', '242'],
+      ['SERVER_OVERLOADED', '745'],
+      ['QUOTA_EXCEEDED', '201'],
+      ['UNKNOWN_STATUS_OF_INSERT', '319'],
     ] as const) {
       const e = classifyClickHouseError(server(type, code));
       expect(e.code, type).toBe('STORE_UNAVAILABLE');
@@ -73,16 +109,36 @@ describe('classifyClickHouseError', () => {
     expect(e.retriable).toBe(false);
   });
 
-  it('does not retry mistakes: syntax, unknown table, access', () => {
+  it('holds mistakes (syntax, unknown table, access) without calling them a row rejection', () => {
     for (const [type, code] of [
       ['SYNTAX_ERROR', '62'],
       ['UNKNOWN_TABLE', '60'],
+      ['NO_SUCH_COLUMN_IN_TABLE', '16'],
       ['ACCESS_DENIED', '497'],
+      ['TABLE_IS_PERMANENTLY_READ_ONLY', '774'],
     ] as const) {
       const e = classifyClickHouseError(server(type, code));
       expect(e.code, type).toBe('STORE_QUERY_FAILED');
       expect(e.retriable, type).toBe(false);
+      expect(e.message, type).toBe(`ClickHouse ${type} (${code}): something about ${type}`);
     }
+  });
+
+  it('holds a code not in the table, saying so, rather than dead-letter or retry it blindly', () => {
+    for (const [type, code] of [
+      ['LOGICAL_ERROR', '49'],
+      ['SOMETHING_A_NEWER_SERVER_ADDED', '12345'],
+    ] as const) {
+      const e = classifyClickHouseError(server(type, code));
+      expect(e.code, type).toBe('STORE_QUERY_FAILED');
+      expect(e.retriable, type).toBe(false);
+      expect(e.message, type).toMatch(/not in hooklog's table of ClickHouse error kinds/);
+    }
+  });
+
+  it('goes by the number, not the name: a renamed code keeps its kind', () => {
+    expect(classifyClickHouseError(server('UNKNOWN_ELEMENT_IN_ENUM', '691')).code).toBe('STORE_REJECTED_ROW');
+    expect(classifyClickHouseError(server('TYPE_MISMATCH', '12345')).code).toBe('STORE_QUERY_FAILED');
   });
 
   it("recognises the chdb connection's ClickHouseError (another copy of the class) by shape", () => {

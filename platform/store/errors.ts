@@ -1,53 +1,14 @@
 import { HooklogError, errorMessage } from '../errors.js';
+import { counter } from '../metrics.js';
+import { clickHouseErrorKind, type ClickHouseErrorKind } from './error-kinds.js';
 
-/**
- * ClickHouse error types (the `(TYPE)` suffix of a server exception) that say
- * "the server could not take this now": retrying the very same request later may
- * succeed. Inserts from the sink hold uncommitted offsets, so they retry these
- * forever with a capped delay rather than dropping or skipping data.
- */
-const RETRIABLE_TYPES = new Set([
-  'TOO_MANY_PARTS', // merges are behind; back off and the server catches up
-  'TOO_MANY_SIMULTANEOUS_QUERIES',
-  'TOO_MANY_SIMULTANEOUS_QUERIES_FOR_USER',
-  'SERVER_OVERLOADED',
-  'MEMORY_LIMIT_EXCEEDED',
-  'CANNOT_ALLOCATE_MEMORY',
-  'TIMEOUT_EXCEEDED',
-  'SOCKET_TIMEOUT',
-  'NETWORK_ERROR',
-  'ALL_CONNECTION_TRIES_FAILED',
-  'ALL_REPLICAS_ARE_STALE',
-  'NO_ZOOKEEPER',
-  'KEEPER_EXCEPTION',
-  'TABLE_IS_READ_ONLY', // a replica lost its Keeper session; it comes back
-  'ABORTED',
-  'QUERY_WAS_CANCELLED',
-  'DEADLOCK_AVOIDED',
-  'UNEXPECTED_END_OF_FILE',
-  'NOT_ENOUGH_SPACE', // disk full: frees up when merges or TTLs run, or an operator acts
-]);
-
-/**
- * Error types that reject the *data* of an insert: the same rows will fail the
- * same way however often they are sent. The sink bisects a batch failing with
- * one of these to isolate the bad rows (and dead-letters them) instead of
- * retrying, which would stall the partition forever.
- */
-const ROW_REJECTION_TYPES = new Set([
-  'TYPE_MISMATCH',
-  'INCORRECT_DATA',
-  'INCORRECT_NUMBER_OF_COLUMNS',
-  'VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE',
-  'ARGUMENT_OUT_OF_BOUND',
-  'TOO_LARGE_STRING_SIZE',
-  'TOO_LARGE_ARRAY_SIZE',
-  'CANNOT_CONVERT_TYPE',
-  'SIZES_OF_ARRAYS_DONT_MATCH',
-  'SIZES_OF_NESTED_COLUMNS_ARE_INCONSISTENT',
-  'UNKNOWN_ELEMENT_IN_ENUM',
-  'UNKNOWN_ELEMENT_OF_ENUM', // the name ClickHouse 26.x reports (code 691)
-]);
+const failures = counter({
+  name: 'hooklog_store_errors_total',
+  help:
+    'ClickHouse failures by kind (platform/store/error-kinds.ts): row (dead-lettered after bisection), ' +
+    'transient (retried, shows as lag), config and unclassified (held and retried; alert on these).',
+  labelNames: ['kind'],
+});
 
 /** Node/undici socket error codes that mean the server could not be reached or dropped us. */
 const NETWORK_CODES = new Set([
@@ -85,45 +46,50 @@ function asClickHouseError(err: unknown): ClickHouseErrorLike | null {
   return null;
 }
 
+/** The hooklog error code of each kind; `config` and unclassified codes share STORE_QUERY_FAILED. */
+const CODE_OF_KIND = {
+  row: 'STORE_REJECTED_ROW',
+  transient: 'STORE_UNAVAILABLE',
+  config: 'STORE_QUERY_FAILED',
+} as const satisfies Record<ClickHouseErrorKind, string>;
+
 /**
- * The one place ClickHouse failures become hooklog errors.
- * - `STORE_REJECTED_ROW` (not retriable): the data cannot be parsed into the
- *   table (CANNOT_PARSE_*, TYPE_MISMATCH, INCORRECT_DATA, …);
- * - `STORE_UNAVAILABLE` (retriable): network failures, overload, memory,
- *   TOO_MANY_PARTS; `TIMEOUT` (retriable): the client's request timeout;
- * - `STORE_QUERY_FAILED` (not retriable): everything else (syntax, unknown
- *   table, access denied) — a bug or a misconfiguration, not a passing state.
+ * The one place ClickHouse failures become hooklog errors, by the kind table in error-kinds.ts:
+ * - `row` → `STORE_REJECTED_ROW` (not retriable: the sink bisects and dead-letters);
+ * - `transient` → `STORE_UNAVAILABLE` (retriable), as are network failures; the client's own
+ *   request timeout → `TIMEOUT` (retriable);
+ * - `config`, and any code not in the table → `STORE_QUERY_FAILED` (not retriable by the insert, so
+ *   not dead-lettered either: the sink's batch fails whole and is offered again with backoff, held).
  * Errors that already are HooklogErrors pass through unchanged.
  */
 export function classifyClickHouseError(err: unknown): HooklogError {
   if (err instanceof HooklogError) return err;
   const ch = asClickHouseError(err);
   if (ch) {
-    const what = `ClickHouse ${ch.type} (${ch.code}): ${firstLine(ch.message)}`;
-    // TOO_MANY_PARTS also covers "too many partitions for single INSERT block",
-    // which depends only on the batch's contents: splitting the batch fixes it,
-    // waiting does not, so it is treated as a row rejection (the sink bisects).
-    if (ch.type === 'TOO_MANY_PARTS' && /partitions for (a )?single insert block/i.test(ch.message)) {
-      return new HooklogError('STORE_REJECTED_ROW', what, { cause: err });
+    const kind = clickHouseErrorKind(Number(ch.code), ch.message);
+    failures.inc({ kind });
+    const what = `ClickHouse ${ch.type} (${ch.code})`;
+    const detail = firstLine(ch.message);
+    if (kind === 'unclassified') {
+      const msg = `${what}, not in hooklog's table of ClickHouse error kinds (held, retried): ${detail}`;
+      return new HooklogError('STORE_QUERY_FAILED', msg, { cause: err });
     }
-    if (RETRIABLE_TYPES.has(ch.type))
-      return new HooklogError('STORE_UNAVAILABLE', what, { retriable: true, cause: err });
-    if (ch.type.startsWith('CANNOT_PARSE') || ROW_REJECTION_TYPES.has(ch.type)) {
-      return new HooklogError('STORE_REJECTED_ROW', what, { cause: err });
-    }
-    return new HooklogError('STORE_QUERY_FAILED', what, { cause: err });
+    return new HooklogError(CODE_OF_KIND[kind], `${what}: ${detail}`, { retriable: kind === 'transient', cause: err });
   }
   const message = errorMessage(err);
   const code = err instanceof Error ? (err as Error & { code?: unknown }).code : undefined;
   if (/^Timeout error/i.test(message)) {
+    failures.inc({ kind: 'transient' });
     return new HooklogError('TIMEOUT', `ClickHouse request timed out: ${message}`, { retriable: true, cause: err });
   }
   if (
     (typeof code === 'string' && NETWORK_CODES.has(code)) ||
     /socket hang up|connect ECONN|ECONNRESET/i.test(message)
   ) {
+    failures.inc({ kind: 'transient' });
     return new HooklogError('STORE_UNAVAILABLE', `ClickHouse unreachable: ${message}`, { retriable: true, cause: err });
   }
+  failures.inc({ kind: 'unclassified' });
   return new HooklogError('STORE_QUERY_FAILED', `ClickHouse request failed: ${firstLine(message)}`, { cause: err });
 }
 
