@@ -11,17 +11,21 @@ import { runCli, startDaemon, stopDaemon, type Daemon } from '../test/support/cl
 import { postDelivery, writeTestConfig, type TestInstance } from '../test/support/hooklog-config.js';
 import { waitFor } from '../test/support/wait.js';
 import { plant, SPRAY_IP } from '../bench/analytics/plants.js';
+import { total } from '../test/support/metrics.js';
+import { EVENTS_TABLE } from '../schemas/tables.js';
 import { QUERIES } from './registry.js';
 import { TEST_DATA, RANGE } from './testing.js';
 
 const KEY = 'analyst-key-0123456789abcdef';
 let instance: TestInstance;
 let daemon: Daemon;
+let planted = 0;
 
 beforeAll(async () => {
   instance = writeTestConfig({ extra: { api: { keys: ['other-key-0123456789abcdefgh', KEY] } } });
   daemon = await startDaemon(['--config', instance.configPath]);
   const { events } = plant(TEST_DATA);
+  planted = events.length;
   for (let i = 0; i < events.length; i += 50) {
     expect([200, 204]).toContain(
       await postDelivery(
@@ -75,15 +79,18 @@ describe('GET /api/queries', () => {
   });
 
   it('runs a query: JSON with columns and rows, the planted spray found once the sink has written it', async () => {
-    const body = await waitFor(
+    // The sink may write the planted events over several inserts (an idle partition's first records go at
+    // once), so a query between two of them sees part of the spray: wait until every event is inserted.
+    await waitFor(
       async () => {
-        const res = await get(sprayPath());
-        expect(res.status).toBe(200);
-        const b = (await res.json()) as { query: string; columns: string[]; rows: Array<Record<string, unknown>> };
-        return b.rows.length > 0 ? b : undefined;
+        const text = await (await fetch(`${daemon.url}/metrics`)).text();
+        return total(text, 'hooklog_sink_rows_inserted_total', { table: EVENTS_TABLE }) >= planted;
       },
-      { timeoutMs: 30_000, what: 'the spray to be queryable' },
+      { timeoutMs: 30_000, what: `the sink to have inserted all ${planted} planted events` },
     );
+    const res = await get(sprayPath());
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { query: string; columns: string[]; rows: Array<Record<string, unknown>> };
     expect(body.query).toBe('password_spraying');
     expect(body.columns.slice(0, 4)).toEqual(['ip', 'bucket', 'users', 'failures']);
     // UInt64 counts arrive quoted (64-bit safe).
