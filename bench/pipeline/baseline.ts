@@ -39,7 +39,21 @@ export const ENGINE_VARIANTS: readonly EngineVariant[] = [
   { label: 'kafka-engine defaults', settings: {} },
 ];
 
-const header = (name: string) => `_headers.value[indexOf(_headers.name, '${name}')]`;
+/** Where the view reads: the table, and how it names a record header and the receipt time. */
+export interface ViewSource {
+  readonly table: string;
+  readonly header: (name: string) => string;
+  readonly receivedAt: string;
+}
+
+const kafkaHeader = (name: string) => `_headers.value[indexOf(_headers.name, '${name}')]`;
+
+/** The Kafka table's virtual columns. As the sink: the header when it parses, else the record's timestamp. */
+const kafkaSource = (db: string): ViewSource => ({
+  table: `${db}.kafka_queue`,
+  header: kafkaHeader,
+  receivedAt: `ifNull(parseDateTime64BestEffortOrNull(${kafkaHeader(Header.receivedAt)}, 3, 'UTC'), _timestamp_ms)`,
+});
 const json = (...path: string[]) => `JSONExtractString(raw, ${path.map((p) => `'${p}'`).join(', ')})`;
 /** As the sink: a scalar as text, NULL when absent or null (an object comes out as its JSON, the sink's NULL). */
 const opt = (...path: string[]) => `JSONExtract(raw, ${path.map((p) => `'${p}'`).join(', ')}, 'Nullable(String)')`;
@@ -60,7 +74,8 @@ const targets = (field: string) =>
  * The view's SELECT: every column the sink fills (consumers/clickhouse-sink/rows.ts), from the same bytes and
  * headers.
  */
-export function viewSelect(db: string): string {
+export function viewSelect(db: string, from: ViewSource = kafkaSource(db)): string {
+  const header = from.header;
   const cols: Array<[string, string]> = [
     ['org', header(Header.org)],
     ['uuid', `lower(${json('uuid')})`],
@@ -108,10 +123,9 @@ export function viewSelect(db: string): string {
     ['source', header(Header.source)],
     ['hook_id', header(Header.hookId)],
     ['delivery_id', header(Header.deliveryId)],
-    // As the sink: the header when it parses, else the record's timestamp.
-    ['received_at', `ifNull(parseDateTime64BestEffortOrNull(${header(Header.receivedAt)}, 3, 'UTC'), _timestamp_ms)`],
+    ['received_at', from.receivedAt],
   ];
-  return `SELECT ${cols.map(([name, expr]) => `${expr} AS ${name}`).join(',\n  ')}\nFROM ${db}.kafka_queue`;
+  return `SELECT ${cols.map(([name, expr]) => `${expr} AS ${name}`).join(',\n  ')}\nFROM ${from.table}`;
 }
 
 export interface EngineTarget {
