@@ -140,6 +140,33 @@ describe('BudgetLedger: one share across processes and restarts', () => {
     expect(b.plan()).toEqual({ go: false, untilMs: 5_000, why: 'blocked' });
   });
 
+  it("a paused process's claim from the last window does not hold the new window's first request back", () => {
+    const path = ledgerPath(dir(), 'acme', 'logs');
+    const bucket = new Bucket();
+    let now = 1_000;
+    const mk = (pid: number) =>
+      new RateBudget({
+        share: 0.5,
+        store: new BudgetLedger(path),
+        now: () => now,
+        pid,
+        isAlive: () => true, // SIGSTOP: alive, answering nothing
+        random: () => 0,
+      });
+    const zombie = mk(101);
+    zombie.settle(zombie.tryAcquire() as string, bucket.take(now), now);
+    expect(typeof zombie.tryAcquire()).toBe('string'); // sent, then the process is paused: never settled
+    const owner = mk(202);
+    now = 60_100; // a new window: one request of ours finds out where it stands, and nothing else is probing it
+    expect(owner.plan().go).toBe(true);
+    const probe = owner.tryAcquire();
+    expect(typeof probe).toBe('string');
+    expect(owner.plan().go).toBe(false); // a second blind request of the new window waits for the first
+    owner.settle(probe as string, bucket.take(now), now);
+    // The zombie's claim still counts against the share until it expires: 1 answered + 1 in flight.
+    expect(owner.snapshot.used).toBe(2);
+  });
+
   it('an unreadable file is an unknown window (one probe), not a crash', () => {
     const path = ledgerPath(dir(), 'acme', 'logs');
     writeFileSync(path, '{not json');

@@ -221,8 +221,16 @@ export class RateBudget {
     const w = s.window;
     const inFlight = Object.keys(s.inFlight).length;
     const resetAt = w ? w.resetAtMs + s.skewMs + this.#marginMs : 0;
-    // Nothing known yet, or the window has rolled over: one request (of all our processes) finds out where we stand.
-    if (!w || now >= resetAt) return inFlight === 0 ? { go: true } : { go: false, untilMs: now + 50, why: 'blocked' };
+    // Nothing known yet, or the window has rolled over: one request (of all our processes) finds out where we
+    // stand. Only a request claimed since the roll-over is such a probe: one claimed before it belongs to the
+    // last window's count, and may never be answered (a paused process is alive and silent until its claim
+    // expires), so waiting for it would stall every window's first request meanwhile. It still counts, once
+    // the window is known.
+    if (!w) return inFlight === 0 ? { go: true } : { go: false, untilMs: now + 50, why: 'blocked' };
+    if (now >= resetAt) {
+      const probing = Object.values(s.inFlight).some((at) => at >= resetAt);
+      return probing ? { go: false, untilMs: now + 50, why: 'blocked' } : { go: true };
+    }
     const wake = resetAt + Math.floor(this.#random() * this.#marginMs);
     if (w.limit - w.remaining + inFlight >= this.allowedPerWindow(w.limit))
       return { go: false, untilMs: wake, why: 'share' };
