@@ -83,6 +83,13 @@ describe('the rate budget of a poller that is restarted and handed over', () => 
     // Another host joins and, once a2 leaves, takes the org over in the middle of a window.
     const b1 = start('b1', hostB, 'tok-b');
     await b1.started();
+    // Hand over late in a window whose share a2 has spent (it polls as fast as the budget lets it): b1's
+    // first request, sent without knowing the window, lands in that window.
+    await waitFor(() => Date.now() % WINDOW_MS > WINDOW_MS * 0.5 && Date.now() % WINDOW_MS < WINDOW_MS * 0.7, {
+      timeoutMs: 2 * WINDOW_MS,
+      intervalMs: 20,
+      what: 'late in a window',
+    });
     await a2.kill('SIGTERM');
     await live(b1, 'tok-b');
     await b1.kill('SIGKILL');
