@@ -290,13 +290,18 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
     if (mine.length > 0) log.info({ partitions, pollers: mine.length, why }, 'pollers_revoked');
   };
 
-  const assignment = await opts.stream.assign({
-    topic: opts.topics.cursors,
-    group: opts.group ?? `${opts.topics.cursors}.pollers`,
-    onAssigned: assigned,
-    onRevoked: (partitions) => revoke(partitions, 'revoked'),
-    onError: (err) => log.error({ err }, 'pollers_assignment_failed'),
-  });
+  // The cursors' reader joins its group beside the assignment's: a partition handed over later then
+  // restores its cursors without waiting for a new group to form (Stream.follow).
+  const [, assignment] = await Promise.all([
+    opts.stream.follow(opts.topics.cursors),
+    opts.stream.assign({
+      topic: opts.topics.cursors,
+      group: opts.group ?? `${opts.topics.cursors}.pollers`,
+      onAssigned: assigned,
+      onRevoked: (partitions) => revoke(partitions, 'revoked'),
+      onError: (err) => log.error({ err }, 'pollers_assignment_failed'),
+    }),
+  ]);
 
   let stopped: Promise<void> | null = null;
   return {

@@ -226,6 +226,7 @@ describe('sink errors by kind', () => {
       committedOffsets: (topic, group) => stream.committedOffsets(topic, group),
       latestOffsets: (topic) => stream.latestOffsets(topic),
       readLatestByKey: (topic) => stream.readLatestByKey(topic),
+      follow: (topic) => stream.follow(topic),
       claim: (owner, current) => stream.claim(owner, current),
       assign: (o) => stream.assign(o),
       ping: () => stream.ping(),

@@ -38,7 +38,7 @@ describe('RateBudget', () => {
     b.settle(c, state);
   };
 
-  it('allows share × limit requests per window, then waits for the reset', () => {
+  it('allows share × limit requests per window less one (room for a newcomer), then waits for the reset', () => {
     let now = 1_000_000;
     const b = new RateBudget({ share: 0.5, now: () => now, random: () => 0 });
     let sent = 0;
@@ -52,7 +52,7 @@ describe('RateBudget', () => {
       sent++;
       send(b, at(1060, remaining));
     }
-    expect(sent).toBe(10);
+    expect(sent).toBe(9);
     now = 1_060_100;
     expect(b.plan().go).toBe(true); // the window rolled over: one request finds out
   });
@@ -69,16 +69,27 @@ describe('RateBudget', () => {
     expect(new RateBudget({ share: 0.01 }).allowedPerWindow(20)).toBe(1);
   });
 
-  it('assumes the worst about who spent the window: other spending counts against the share', () => {
+  it('leaves room in the share for the one request a newcomer sends without knowing the window', () => {
     const b = new RateBudget({ share: 0.5, now: () => 0, random: () => 0 }); // 10 of 20
-    send(b, at(60, 11)); // 9 gone: ours or anyone's
+    for (let remaining = 19; b.plan().go; remaining--) send(b, at(60, remaining));
+    expect(b.snapshot.used).toBe(9);
+    // Another host takes the org over: it knows nothing of the window, so its first request goes...
+    const newcomer = new RateBudget({ share: 0.5, now: () => 0, random: () => 0 });
+    expect(newcomer.plan().go).toBe(true);
+    send(newcomer, at(60, 10)); // ...and is the 10th: the share holds. Its reply says the window is spent.
+    expect(newcomer.plan()).toMatchObject({ go: false, why: 'share' });
+  });
+
+  it('assumes the worst about who spent the window: other spending counts against the share', () => {
+    const b = new RateBudget({ share: 0.5, now: () => 0, random: () => 0 }); // 10 of 20, 9 for one holder
+    send(b, at(60, 12)); // 8 gone: ours or anyone's
     expect(b.plan().go).toBe(true);
-    send(b, at(60, 10));
+    send(b, at(60, 11));
     expect(b.plan()).toMatchObject({ go: false, why: 'share' });
   });
 
   it('counts requests in flight, ignores a late reply from an older window, keeps the lowest Remaining', () => {
-    const b = new RateBudget({ share: 0.1, now: () => 0, random: () => 0 }); // 2 of 20
+    const b = new RateBudget({ share: 0.15, now: () => 0, random: () => 0 }); // 3 of 20, 2 for one holder
     send(b, at(60, 19));
     const c = b.tryAcquire();
     expect(typeof c).toBe('string');
@@ -104,7 +115,7 @@ describe('RateBudget', () => {
 
   it("learns that its clock runs ahead of the service's instead of probing past the share", () => {
     let now = 62_000; // the service's window ends at 60 s by its clock; ours says 62 s
-    const b = new RateBudget({ share: 0.1, now: () => now, random: () => 0 }); // 2 of 20
+    const b = new RateBudget({ share: 0.15, now: () => now, random: () => 0 }); // 3 of 20, 2 for one holder
     expect(b.plan().go).toBe(true);
     send(b, at(60, 19)); // still the old window: our clock is ≥ 2 s fast
     expect(b.plan().go).toBe(true);

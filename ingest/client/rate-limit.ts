@@ -118,6 +118,17 @@ function processAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Room left in every window's share for one request sent blind. A poller that takes an org over on
+ * another host (no shared ledger), or restarts without its ledger, knows nothing of the current window
+ * until its first reply: that request may land in a window the previous holder has spent. Every holder
+ * therefore stops one short of the share, so that newcomer's request still fits it. Its reply then
+ * counts everything the bucket lost, and it spends no more in that window. A second blind newcomer in
+ * the same window would exceed the share by one: the room covers one hand-over or ledger-less restart
+ * per window.
+ */
+const PROBE_ROOM = 1;
+
 /** A claimed request: settle or cancel it exactly once. */
 export type BudgetClaim = string;
 
@@ -160,9 +171,12 @@ export class RateBudget {
     this.#isAlive = opts.isAlive ?? processAlive;
   }
 
-  /** Requests allowed per window for a bucket of `limit`: the share, but never into the reserve. */
+  /**
+   * Requests this holder may spend per window for a bucket of `limit`: the share less the one request
+   * a newcomer sends without knowing the window (PROBE_ROOM), but never into the reserve.
+   */
   allowedPerWindow(limit: number): number {
-    return Math.max(1, Math.min(Math.floor(limit * this.share), limit - this.reserve));
+    return Math.max(1, Math.min(Math.floor(limit * this.share) - PROBE_ROOM, limit - this.reserve));
   }
 
   /** The last headers seen, the window's use as the budget counts it, and requests in flight. */
@@ -207,8 +221,16 @@ export class RateBudget {
     const w = s.window;
     const inFlight = Object.keys(s.inFlight).length;
     const resetAt = w ? w.resetAtMs + s.skewMs + this.#marginMs : 0;
-    // Nothing known yet, or the window has rolled over: one request (of all our processes) finds out where we stand.
-    if (!w || now >= resetAt) return inFlight === 0 ? { go: true } : { go: false, untilMs: now + 50, why: 'blocked' };
+    // Nothing known yet, or the window has rolled over: one request (of all our processes) finds out where we
+    // stand. Only a request claimed since the roll-over is such a probe: one claimed before it belongs to the
+    // last window's count, and may never be answered (a paused process is alive and silent until its claim
+    // expires), so waiting for it would stall every window's first request meanwhile. It still counts, once
+    // the window is known.
+    if (!w) return inFlight === 0 ? { go: true } : { go: false, untilMs: now + 50, why: 'blocked' };
+    if (now >= resetAt) {
+      const probing = Object.values(s.inFlight).some((at) => at >= resetAt);
+      return probing ? { go: false, untilMs: now + 50, why: 'blocked' } : { go: true };
+    }
     const wake = resetAt + Math.floor(this.#random() * this.#marginMs);
     if (w.limit - w.remaining + inFlight >= this.allowedPerWindow(w.limit))
       return { go: false, untilMs: wake, why: 'share' };

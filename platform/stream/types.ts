@@ -186,6 +186,13 @@ export interface Stream {
    * Latest record per key of a (compacted) topic (of the given partitions only, when given), read from the beginning.
    */
   readLatestByKey(topic: string, partitions?: readonly number[]): Promise<Map<string, ConsumedRecord>>;
+  /**
+   * Keeps `topic`'s latest record per key current in this process from now on, so that a later
+   * readLatestByKey (a hand-over) only waits for what was appended since. Kafka: one long-lived reader
+   * per topic, joined here once (a broker delays a new group's first join by
+   * group.initial.rebalance.delay.ms); embedded: nothing to do, the log is local.
+   */
+  follow(topic: string): Promise<void>;
   /** Throws when the stream cannot take appends (for /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;

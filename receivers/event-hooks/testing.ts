@@ -63,6 +63,7 @@ export class GatedStream implements Stream {
   consume: Stream['consume'] = (o) => this.inner.consume(o);
   committedOffsets: Stream['committedOffsets'] = (t, g) => this.inner.committedOffsets(t, g);
   readLatestByKey: Stream['readLatestByKey'] = (t, p) => this.inner.readLatestByKey(t, p);
+  follow: Stream['follow'] = (t) => this.inner.follow(t);
   claim: Stream['claim'] = (o, s) => this.inner.claim(o, s);
   assign: Stream['assign'] = (o) => this.inner.assign(o);
   ping: Stream['ping'] = () => this.inner.ping();

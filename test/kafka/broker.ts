@@ -28,6 +28,11 @@ export interface StartKafkaBrokerOptions {
   dataDir?: string;
   /** How long to wait for the broker to serve requests. Default 60 s. */
   startTimeoutMs?: number;
+  /**
+   * Server properties set over the test defaults, e.g. `{ 'group.initial.rebalance.delay.ms': '3000' }` for a
+   * broker's own default (the tests' is 0).
+   */
+  serverProperties?: Readonly<Record<string, string>>;
 }
 
 const STOP_GRACE_MS = 20_000;
@@ -62,8 +67,13 @@ async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
-function serverProperties(dataDir: string, port: number, controllerPort: number): string {
-  return [
+function serverProperties(
+  dataDir: string,
+  port: number,
+  controllerPort: number,
+  overrides: Readonly<Record<string, string>> = {},
+): string {
+  const lines = [
     'process.roles=broker,controller',
     'node.id=1',
     `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
@@ -84,8 +94,9 @@ function serverProperties(dataDir: string, port: number, controllerPort: number)
     'auto.create.topics.enable=false',
     // The cleaner's default 128 MiB dedupe buffer would take a quarter of the heap for nothing.
     'log.cleaner.dedupe.buffer.size=8388608',
-    '',
-  ].join('\n');
+  ];
+  const kept = lines.filter((l) => !(l.split('=')[0]! in overrides));
+  return [...kept, ...Object.entries(overrides).map(([k, v]) => `${k}=${v}`), ''].join('\n');
 }
 
 const LOG4J = (logFile: string) =>
@@ -222,7 +233,7 @@ export async function startKafkaBroker(opts: StartKafkaBrokerOptions = {}): Prom
     try {
       const [p, controllerPort] = (await freePorts(2)) as [number, number];
       port = p;
-      writeFileSync(props, serverProperties(dataDir, port, controllerPort));
+      writeFileSync(props, serverProperties(dataDir, port, controllerPort, opts.serverProperties));
       await format();
       writeFileSync(outFile, '');
       writeFileSync(logFile, '');

@@ -348,6 +348,11 @@ export class EmbeddedStream implements Stream {
     return this.#state.committed(topic, group);
   }
 
+  /** The log is local: every read sees what was appended, nothing to keep current. */
+  async follow(_topic: string): Promise<void> {
+    this.#checkOpen();
+  }
+
   /** Unknown topics have no records: an empty map. */
   async readLatestByKey(topic: string, partitions?: readonly number[]): Promise<Map<string, ConsumedRecord>> {
     this.#checkOpen();

@@ -56,7 +56,7 @@ import { watchLag } from '../lag.js';
 import { KafkaGroupConsumer } from './consumer.js';
 import { classifyKafkaError } from './errors.js';
 import { resolveKafkaOptions, type KafkaStreamOptions, type ResolvedKafkaOptions } from './options.js';
-import { readLatestByKey } from './reader.js';
+import { KeyedTable } from './table.js';
 import { KafkaAssignment } from './assignment.js';
 import { KafkaTransactor } from './transactor.js';
 import { SendQueue, type TopicMessages } from './send-queue.js';
@@ -98,6 +98,8 @@ export class KafkaStream implements Stream {
   #closed = false;
   readonly #consumers = new Set<KafkaGroupConsumer>();
   readonly #assignments = new Set<KafkaAssignment>();
+  /** One long-lived latest-by-key reader per followed topic (table.ts). */
+  readonly #tables = new Map<string, KeyedTable>();
 
   private constructor(o: ResolvedKafkaOptions) {
     this.#o = o;
@@ -393,9 +395,39 @@ export class KafkaStream implements Stream {
     }
   }
 
-  readLatestByKey(topic: string, partitions?: readonly number[]): Promise<Map<string, ConsumedRecord>> {
+  /**
+   * Through the topic's long-lived reader (table.ts): started by `follow`, or by the first read of a topic
+   * that has records, so only that first read waits for a group to form.
+   */
+  async readLatestByKey(topic: string, partitions?: readonly number[]): Promise<Map<string, ConsumedRecord>> {
     this.#checkOpen();
-    return readLatestByKey(this.#kafka, this.#admin, this.#o, topic, partitions);
+    const table = this.#tables.get(topic) ?? ((await this.#hasRecords(topic, partitions)) ? this.#table(topic) : null);
+    return table ? table.read(this.#admin, partitions) : new Map();
+  }
+
+  async follow(topic: string): Promise<void> {
+    this.#checkOpen();
+    await this.#table(topic).started();
+  }
+
+  #table(topic: string): KeyedTable {
+    let t = this.#tables.get(topic);
+    if (!t) {
+      t = new KeyedTable(this.#kafka, this.#o, topic, (broken) => {
+        if (this.#tables.get(topic) === broken) this.#tables.delete(topic);
+      });
+      this.#tables.set(topic, t);
+    }
+    return t;
+  }
+
+  async #hasRecords(topic: string, partitions?: readonly number[]): Promise<boolean> {
+    try {
+      const offsets = await this.#admin.fetchTopicOffsets(topic);
+      return offsets.some((p) => Number(p.high) > Number(p.low) && (!partitions || partitions.includes(p.partition)));
+    } catch (err) {
+      throw classifyKafkaError(err, `reading the end offsets of ${topic}`);
+    }
   }
 
   async ping(): Promise<void> {
@@ -413,9 +445,10 @@ export class KafkaStream implements Stream {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.all([...this.#assignments, ...this.#consumers].map((c) => c.stop()));
+    await Promise.all([...this.#assignments, ...this.#consumers, ...this.#tables.values()].map((c) => c.stop()));
     this.#consumers.clear();
     this.#assignments.clear();
+    this.#tables.clear();
     const pending = Promise.all([...this.#sends.map((q) => q.drained()), this.#txChain]);
     await withDeadline(pending, this.#o.appendTimeoutMs, 'closing').catch(() =>
       this.#log.warn({ queued: this.#queuedRecords() }, 'closing with Kafka sends still unacknowledged'),

@@ -19,7 +19,7 @@ export interface KafkaStreamOptions {
   brokers: string[];
   /** Kafka client id; also the base of the transactional id and of short-lived reader groups. */
   clientId: string;
-  /** hooklog's topic prefix; names the short-lived groups `readLatestByKey` uses. Default `hooklog`. */
+  /** hooklog's topic prefix; names the groups of the latest-by-key readers (table.ts). Default `hooklog`. */
   topicPrefix?: string;
   /** Connect with TLS (system CAs). Default false. */
   ssl?: boolean;

@@ -4,12 +4,13 @@
  * STREAM_FENCED and leave nothing visible; a group's partitions are shared
  * among members and move to the survivor at once when a member leaves.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HooklogError } from '../../errors.js';
 import { silentLogger } from '../../log.js';
 import { randomName, waitFor } from '../../../test/support/wait.js';
 import { kafkaBrokerList } from '../../../test/kafka/inject.js';
 import type { Assignment, Stream, StreamRecord } from '../types.js';
+import { quietKafka } from './client.js';
 import { openKafkaStream } from './index.js';
 
 const rec = (key: string): StreamRecord => ({ key, value: Buffer.from(key), headers: {} });
@@ -30,6 +31,9 @@ const open = async (instanceId: string, clientId = 'own-test') => {
 afterEach(async () => {
   for (const s of streams.splice(0)) await s.close();
 });
+const admin = quietKafka({ clientId: 'own-test-admin', brokers: kafkaBrokerList() }).admin();
+beforeAll(() => admin.connect());
+afterAll(() => admin.disconnect());
 
 describe('kafka ownership', () => {
   it('fences the earlier holder of a claim: its appends fail and nothing it appends afterwards is visible', async () => {
@@ -65,6 +69,33 @@ describe('kafka ownership', () => {
       await b.appendAtomically([{ topic, records: [rec(`b${i}`)] }]);
     }
     expect((await a.readLatestByKey(topic)).size).toBe(10);
+  });
+
+  it('restores the latest per key on a hand-over through one long-lived reader per process', async () => {
+    const a = await open('t-a');
+    const b = await open('t-b');
+    const topic = randomName('cursors');
+    await a.ensureTopics([{ name: topic, partitions: 2 }]);
+    await Promise.all([a.follow(topic), b.follow(topic)]);
+    const readers = async () =>
+      (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.includes('.latest-by-key.'));
+    const before = await readers();
+    const owner = randomName('work');
+    // Hand-overs back and forth: each new holder claims (which completes the old holder's last commit), then
+    // reads; the read waits until the reader has passed the partition's last stable offset.
+    for (let i = 0; i < 6; i++) {
+      const [from, to] = i % 2 ? [b, a] : [a, b];
+      const tx = await from.claim(owner);
+      await tx.appendAtomically([
+        { topic, records: [rec(`other${i}`), { ...rec('cursor'), value: Buffer.from(`v${i}`) }] },
+      ]);
+      const next = await to.claim(owner);
+      expect((await to.readLatestByKey(topic)).get('cursor')?.value.toString()).toBe(`v${i}`);
+      await Promise.all([tx.close(), next.close()]);
+    }
+    expect((await b.readLatestByKey(topic, [0, 1])).size).toBe(7);
+    // No group per read: the readers' groups are the ones `follow` made.
+    expect((await readers()).sort()).toEqual(before.sort());
   });
 
   it("shares a topic's partitions among members and moves them to the survivor when one leaves", async () => {

@@ -1,0 +1,164 @@
+/**
+ * The latest record per key of one topic, kept current in this process by one
+ * long-lived reader: how cursors (and alerting checkpoints) are restored when
+ * work is handed over (Stream.readLatestByKey, Stream.follow). Kafka Streams
+ * keeps its global stores the same way.
+ *
+ * Why not a reader per call: kafkajs has no group-less consumer, so each read
+ * would join a fresh group, and a broker delays a new group's first join by
+ * `group.initial.rebalance.delay.ms` (3 s by default). On the hand-over path
+ * that delay alone broke "within 3 s of a SIGTERM". This reader joins its own
+ * group (random name, one member, never commits) once, when the process starts
+ * following the topic, and reads every partition from the beginning on.
+ *
+ * A read is final: the caller claims (fences) first, then `read` asks for each
+ * partition's last stable offset and waits until the reader is past it. Only
+ * committed records are read (read_committed), so whatever the table holds up
+ * to there is what any later reader would see; it may also hold records
+ * appended after the call started (they are committed too, and newer).
+ * Progress comes from END_BATCH_PROCESS, not eachBatch: batches holding only
+ * transaction markers or aborted records never reach eachBatch, and every
+ * atomic append leaves such a marker at the tail.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Admin, Consumer as KafkaJSConsumer, Kafka } from 'kafkajs';
+import { HooklogError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { ConsumedRecord } from '../types.js';
+import { toConsumed } from './client.js';
+import { classifyKafkaError } from './errors.js';
+import type { ResolvedKafkaOptions } from './options.js';
+
+export class KeyedTable {
+  readonly topic: string;
+  readonly #consumer: KafkaJSConsumer;
+  readonly #log: Logger;
+  /** Per partition: the latest record of each key read so far. */
+  readonly #latest = new Map<number, Map<string, ConsumedRecord>>();
+  /** Per partition: the next offset the reader will look at. Only ever moves forward. */
+  readonly #position = new Map<number, number>();
+  readonly #waiters = new Set<() => void>();
+  #broken: HooklogError | null = null;
+  readonly #started: Promise<void>;
+  /** Told when the reader stopped for good (a crash kafkajs does not restart), so the owner drops it. */
+  readonly #onBroken: (t: KeyedTable) => void;
+
+  constructor(kafka: Kafka, o: ResolvedKafkaOptions, topic: string, onBroken: (t: KeyedTable) => void) {
+    this.topic = topic;
+    this.#onBroken = onBroken;
+    this.#log = o.logger.child({ component: 'kafka-table', topic });
+    this.#consumer = kafka.consumer({
+      groupId: `${o.topicPrefix}.latest-by-key.${randomBytes(6).toString('hex')}`,
+      sessionTimeout: o.sessionTimeoutMs,
+      heartbeatInterval: o.heartbeatIntervalMs,
+      maxWaitTimeInMs: 200,
+      allowAutoTopicCreation: false,
+    });
+    const ev = this.#consumer.events;
+    this.#consumer.on(ev.END_BATCH_PROCESS, (e) => {
+      const { partition, lastOffset } = e.payload;
+      const next = Number(lastOffset) + 1;
+      if (next > (this.#position.get(partition) ?? 0)) this.#position.set(partition, next);
+      for (const w of this.#waiters) w();
+    });
+    this.#consumer.on(ev.CRASH, (e) => {
+      if (e.payload.restart) return;
+      this.#break(classifyKafkaError(e.payload.error, `reading ${topic}`));
+    });
+    this.#started = this.#start();
+    this.#started.catch((err: unknown) => this.#break(classifyKafkaError(err, `reading ${topic}`)));
+  }
+
+  async #start(): Promise<void> {
+    await this.#consumer.connect();
+    await this.#consumer.subscribe({ topic: this.topic, fromBeginning: true });
+    // No commits, so every (re)join reads each partition from its beginning again: a record read twice
+    // replaces itself, and an older one never replaces a newer one.
+    await this.#consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        let table = this.#latest.get(batch.partition);
+        if (!table) this.#latest.set(batch.partition, (table = new Map()));
+        for (const m of batch.messages) {
+          const r = toConsumed(this.topic, batch.partition, m);
+          if (r.key === null) continue;
+          const had = table.get(r.key);
+          if (!had || had.offset < r.offset) table.set(r.key, r);
+        }
+      },
+    });
+  }
+
+  /** Resolves once the reader has joined its group and started reading. */
+  started(): Promise<void> {
+    return this.#started;
+  }
+
+  /**
+   * The latest record per key of `partitions` (all when not given), at least up to each partition's last
+   * stable offset as it was when the call started.
+   */
+  async read(admin: Admin, partitions?: readonly number[], timeoutMs = 30_000): Promise<Map<string, ConsumedRecord>> {
+    let ends: Map<number, number>;
+    try {
+      const offsets = await admin.fetchTopicOffsets(this.topic);
+      ends = new Map(
+        offsets
+          .filter((p) => Number(p.high) > Number(p.low) && (!partitions || partitions.includes(p.partition)))
+          .map((p) => [p.partition, Number(p.high)]),
+      );
+    } catch (err) {
+      throw classifyKafkaError(err, `reading the end offsets of ${this.topic}`);
+    }
+    if (ends.size > 0) await this.#until(ends, timeoutMs);
+    const out = new Map<string, ConsumedRecord>();
+    for (const [p, table] of this.#latest) {
+      if (partitions && !partitions.includes(p)) continue;
+      for (const [k, r] of table) out.set(k, r);
+    }
+    return out;
+  }
+
+  #until(ends: ReadonlyMap<number, number>, timeoutMs: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (this.#broken) return done(this.#broken);
+        if ([...ends].every(([p, end]) => (this.#position.get(p) ?? 0) >= end)) done();
+      };
+      const timer = setTimeout(
+        () =>
+          done(
+            new HooklogError(
+              'STREAM_UNAVAILABLE',
+              `reading ${this.topic} to its end took longer than ${timeoutMs} ms`,
+              {
+                retriable: true,
+              },
+            ),
+          ),
+        timeoutMs,
+      );
+      const done = (err?: Error) => {
+        clearTimeout(timer);
+        this.#waiters.delete(check);
+        if (err) reject(err);
+        else resolve();
+      };
+      this.#waiters.add(check);
+      check();
+    });
+  }
+
+  #break(err: HooklogError, stopping = false): void {
+    if (this.#broken) return;
+    this.#broken = err;
+    if (!stopping) this.#log.warn({ err }, 'the latest-by-key reader stopped; the next read starts a new one');
+    for (const w of this.#waiters) w();
+    this.#onBroken(this);
+  }
+
+  async stop(): Promise<void> {
+    this.#break(new HooklogError('STREAM_CLOSED', `the reader of ${this.topic} is stopped`), true);
+    await this.#consumer.disconnect().catch((err) => this.#log.warn({ err }, 'disconnecting the reader failed'));
+  }
+}

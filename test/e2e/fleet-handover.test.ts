@@ -1,0 +1,75 @@
+/**
+ * The SIGTERM hand-over on a broker with Kafka's own default
+ * `group.initial.rebalance.delay.ms` (3 s; the shared test broker sets 0):
+ * two real `hooklog start --roles pollers` processes share four orgs; one is
+ * stopped with SIGTERM and the other must poll every one of its orgs within
+ * 3 s of the signal. A new owner that restores its cursors through a fresh
+ * consumer group waits for that group's first join (≥ 3 s here) and fails this.
+ */
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startKafkaBroker, type KafkaBroker } from '../kafka/broker.js';
+import { writeTestConfig } from '../support/hooklog-config.js';
+import { spawnHooklog, type Instance } from '../support/instances.js';
+import { waitFor } from '../support/wait.js';
+import { orgsConfig, startOrgs, type FleetOrg } from './fleet.js';
+
+const TERM_BOUND_MS = 3_000;
+const instances: Instance[] = [];
+let orgs: FleetOrg[] = [];
+let broker: KafkaBroker | undefined;
+afterAll(async () => {
+  // FLEET_DEBUG=1 keeps each instance's output in the temp dir, for reading after a failure.
+  if (process.env.FLEET_DEBUG)
+    for (const i of instances) writeFileSync(join(tmpdir(), `handover-${i.name}.log`), i.output());
+  for (const i of instances) await i.kill('SIGKILL');
+  for (const o of orgs) await o.sim.stop();
+  await broker?.stop();
+});
+
+describe('a SIGTERM hand-over on a broker with the default initial rebalance delay', () => {
+  it('moves every org of the stopped instance to the other within 3 s of the signal', async () => {
+    broker = await startKafkaBroker({ serverProperties: { 'group.initial.rebalance.delay.ms': '3000' } });
+    orgs = await startOrgs(4, 2, ['tok-a', 'tok-b'], 50);
+    const inst = writeTestConfig({ kafkaBrokers: broker.brokers, extra: { orgs: orgsConfig(orgs) } });
+    const start = (name: string) => {
+      const p = spawnHooklog(name, ['--config', inst.configPath, '--roles', 'pollers'], { ORG_TOKEN: `tok-${name}` });
+      instances.push(p);
+      return p;
+    };
+    const polledBy = (o: FleetOrg, client: string, since: number) =>
+      o.sim.requests.some((r) => r.client === `SSWS ${client}` && r.at >= since);
+    const a = start('a');
+    await a.started();
+    const b = start('b');
+    await b.started();
+    // Each polls two orgs (one cursors partition each), none of them the other's.
+    await waitFor(
+      () => {
+        const since = Date.now() - 1_500;
+        return (
+          orgs.filter((o) => polledBy(o, 'tok-a', since)).length === 2 &&
+          orgs.filter((o) => polledBy(o, 'tok-b', since)).length === 2 &&
+          orgs.every((o) => !(polledBy(o, 'tok-a', since) && polledBy(o, 'tok-b', since)))
+        );
+      },
+      { timeoutMs: 60_000, what: 'a and b polling two orgs each' },
+    );
+    const ofA = orgs.filter((o) => polledBy(o, 'tok-a', Date.now() - 1_500));
+
+    const termAt = Date.now();
+    await a.kill('SIGTERM');
+    expect(a.output()).toContain('"msg":"hooklog stopped"');
+    await waitFor(() => ofA.every((o) => polledBy(o, 'tok-b', termAt)), {
+      timeoutMs: 30_000,
+      what: "b polling a's orgs",
+    });
+    const handOverMs = Math.max(
+      ...ofA.map((o) => o.sim.requests.find((r) => r.client === 'SSWS tok-b' && r.at >= termAt)!.at - termAt),
+    );
+    console.log(`SIGTERM hand-over: ${handOverMs} ms after the signal (${ofA.length} orgs)`);
+    expect(handOverMs).toBeLessThan(TERM_BOUND_MS);
+  }, 180_000);
+});
