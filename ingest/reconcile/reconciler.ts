@@ -33,7 +33,7 @@ import type { IdpPolicies } from '../client/policies.js';
 import type { RateBudget } from '../client/rate-limit.js';
 import { isFollowable } from '../poller/cursor.js';
 import type { PollerHealth } from '../poller/health.js';
-import { describeIssues, logEventSchema } from '../../schemas/logevent.js';
+import { describeIssues, logEventFields } from '../../schemas/logevent.js';
 import { SYSTEM_LOG_PAGE_LIMIT, SYSTEM_LOG_PATH, systemLogFirstUrl } from '../system-log/first-request.js';
 import type { PollerTelemetry } from '../telemetry.js';
 import {
@@ -258,7 +258,7 @@ export class Reconciler {
     const headers = { [Header.org]: org, [Header.source]: 'system-log', [Header.receivedAt]: receivedAt };
     page.items.forEach((item, i) => {
       if (only && !only.includes(i)) return;
-      const r = logEventSchema.safeParse(item);
+      const r = logEventFields.safeParse(item);
       if (!r.success) {
         rejected.push(
           deadLetter(
