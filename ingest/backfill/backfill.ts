@@ -176,7 +176,7 @@ async function store(
   const rejected: StreamRecord[] = [];
   let covered = p.coveredToMs;
   page.items.forEach((item, i) => {
-    const value = Buffer.from(page.raw[i]!);
+    const value = page.raw[i]!;
     const publishedMs = checkItem(o.source, item);
     const event: StreamRecord = { key: o.org, value, headers };
     // An event no stream batch can hold would fail the page on every retry: dead-lettered (cut short) instead.

@@ -252,7 +252,7 @@ export class Reconciler {
     only?: readonly number[],
   ): Promise<void> {
     const { org, stream, topics, health, telemetry } = this.#o;
-    const candidates: Array<{ uuid: string; raw: string; publishedMs: number }> = [];
+    const candidates: Array<{ uuid: string; raw: Buffer; publishedMs: number }> = [];
     const rejected: StreamRecord[] = [];
     const receivedAt = new Date(this.#now()).toISOString();
     const headers = { [Header.org]: org, [Header.source]: 'system-log', [Header.receivedAt]: receivedAt };
@@ -262,7 +262,7 @@ export class Reconciler {
       if (!r.success) {
         rejected.push(
           deadLetter(
-            Buffer.from(page.raw[i]!),
+            page.raw[i]!,
             `${SYSTEM_LOG_PATH} item ${i}: ${describeIssues(r.error)}`,
             'reconcile',
             headers,
@@ -287,7 +287,7 @@ export class Reconciler {
           )
         : new Set<string>();
       const missing = fresh.filter((c) => !known.has(c.uuid));
-      const events = missing.map((c) => ({ key: org, value: Buffer.from(c.raw), headers }));
+      const events = missing.map((c) => ({ key: org, value: c.raw, headers }));
       const position = { ...this.position, ...(move ?? {}) };
       const writes: TopicWrite[] = [
         { topic: topics.logs, records: events },
