@@ -56,7 +56,9 @@ export async function bareLoop(sim: SimulatedOrg, events: number): Promise<numbe
       });
       text = await res.text();
     } catch (err) {
-      throw new Error(`${what}: no complete reply within ${REQUEST_TIMEOUT_MS / 1000} s (${String(err)})`);
+      throw new Error(`${what}: no complete reply within ${REQUEST_TIMEOUT_MS / 1000} s (${String(err)})`, {
+        cause: err,
+      });
     }
     if (res.status !== 200) throw new Error(`${what}: answered ${res.status}: ${text.slice(0, 200)}`);
     const page = JSON.parse(text) as unknown;
