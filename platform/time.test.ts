@@ -44,6 +44,43 @@ describe('parseTimestamp', () => {
       expect(lenient(bad), String(bad)).toBeNull();
   });
 
+  it('reads the canonical form (what the service sends) by its fast path exactly as the general one', () => {
+    // The same instant written with +00:00 takes the regular-expression path: both must agree, valid or not.
+    const general = (s: string, strict: boolean) => parseTimestamp(s.replace(/Z$/, '+00:00'), { strict });
+    const years = [1899, 1900, 1901, 1999, 2000, 2023, 2024, 2100, 2298, 2299, 2300, 9999, 0];
+    const cases: string[] = [];
+    for (const y of years)
+      for (let m = 0; m <= 13; m++)
+        for (const d of [0, 1, 28, 29, 30, 31, 32])
+          cases.push(
+            `${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}T12:34:56.789Z`,
+          );
+    for (const t of ['00:00:00.000', '23:59:59.999', '24:00:00.000', '23:60:00.000', '23:59:60.000', '1a:00:00.000'])
+      cases.push(`2026-11-20T${t}Z`);
+    cases.push(
+      '2026-11-20T10:00:00.000z',
+      '2026-11-20t10:00:00.000Z',
+      '2026-11-20 10:00:00.000Z',
+      '2026/11/20T10:00:00.000Z',
+    );
+    cases.push(
+      '-026-11-20T10:00:00.000Z',
+      '2026-11-20T10:00:00,000Z',
+      '2026-1-020T10:00:00.000Z',
+      '２026-11-20T10:00:00.000Z',
+    );
+    let valid = 0;
+    for (const s of cases) {
+      for (const strict of [true, false])
+        expect(parseTimestamp(s, { strict }), `${s} strict ${strict}`).toBe(general(s, strict));
+      if (parseTimestamp(s, { strict: true }) !== null) valid++;
+    }
+    expect(valid).toBeGreaterThan(300);
+    expect(parseTimestamp('2024-02-29T23:59:59.999Z')).toBe(Date.UTC(2024, 1, 29, 23, 59, 59, 999));
+    expect(parseTimestamp('1900-02-29T00:00:00.000Z')).toBeNull();
+    expect(parseTimestamp('2000-02-29T00:00:00.000Z')).toBe(Date.UTC(2000, 1, 29));
+  });
+
   it('is what the LogEvent schema checks published with: 2026-02-30 is refused', () => {
     const event = (published: string) => ({ uuid: 'u-1', eventType: 'user.session.start', published });
     expect(logEventSchema.safeParse(event('2026-02-28T10:00:00Z')).success).toBe(true);

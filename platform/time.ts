@@ -28,6 +28,8 @@ export interface TimestampRules {
  */
 export function parseTimestamp(v: unknown, rules: TimestampRules = {}): number | null {
   if (typeof v !== 'string') return null;
+  const fast = canonicalTimestamp(v);
+  if (fast !== undefined) return fast;
   const m = TIMESTAMP.exec(rules.strict ? v : v.trim());
   if (!m) return null;
   const [, , , , separator, , , secondText, fraction, space, zone] = m;
@@ -67,6 +69,49 @@ export function parseTimestamp(v: unknown, rules: TimestampRules = {}): number |
   const epoch = local - offsetMinutes * 60_000;
   const y = new Date(epoch).getUTCFullYear();
   return y < MIN_YEAR || y > MAX_YEAR ? null : epoch;
+}
+
+const ZERO = 0x30;
+
+/** The value of the `n` decimal digits of `v` from `at`, or -1 if one is not a digit. */
+function digits(v: string, at: number, n: number): number {
+  let x = 0;
+  for (let i = at; i < at + n; i++) {
+    const d = v.charCodeAt(i) - ZERO;
+    if (d < 0 || d > 9) return -1;
+    x = x * 10 + d;
+  }
+  return x;
+}
+
+function daysIn(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/**
+ * `YYYY-MM-DDThh:mm:ss.sssZ`, the form the service sends every timestamp in,
+ * read by character codes: about a quarter of the regular expression's cost,
+ * which shows when every event of a 1000-event page is checked. The epoch
+ * when `v` is that form and valid in both modes; undefined for anything else,
+ * which the general path then decides (so this never refuses what it would take).
+ */
+function canonicalTimestamp(v: string): number | undefined {
+  if (v.length !== 24) return undefined;
+  if (v[4] !== '-' || v[7] !== '-' || v[10] !== 'T' || v[13] !== ':' || v[16] !== ':' || v[19] !== '.')
+    return undefined;
+  if (v[23] !== 'Z') return undefined;
+  const year = digits(v, 0, 4);
+  const month = digits(v, 5, 2);
+  const day = digits(v, 8, 2);
+  const hour = digits(v, 11, 2);
+  const minute = digits(v, 14, 2);
+  const second = digits(v, 17, 2);
+  const ms = digits(v, 20, 3);
+  if (year < MIN_YEAR || year > MAX_YEAR || month < 1 || month > 12 || day < 1 || day > daysIn(year, month))
+    return undefined;
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59 || ms < 0) return undefined;
+  return Date.UTC(year, month - 1, day, hour, minute, second, ms);
 }
 
 /** `YYYY-MM-DD hh:mm:ss.sss` in UTC: what a DateTime64(3, 'UTC') column parses in any input mode. */

@@ -8,6 +8,9 @@
  *   the same pages, until every event is stored.
  * - `budgetUse`: with rate limits on and a backlog that never runs out, the
  *   share of the allowed requests per window hooklog actually made.
+ * Each fails, naming what stalled, instead of waiting for ever: a request of
+ * the bare loop without a complete reply in REQUEST_TIMEOUT_MS, the poller
+ * with no new event stored for STALL_MS.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,13 +18,17 @@ import { join } from 'node:path';
 import { findLink } from '../../ingest/client/link.js';
 import { startIngest } from '../../ingest/index.js';
 import { RateBudget } from '../../ingest/client/rate-limit.js';
-import { systemLogFirstUrl } from '../../ingest/system-log/first-request.js';
+import { SYSTEM_LOG_PAGE_LIMIT, systemLogFirstUrl } from '../../ingest/system-log/first-request.js';
 import { parseConfig } from '../../cli/config/load.js';
-import { silentLogger } from '../../platform/log.js';
+import { createLogger } from '../../platform/log.js';
 import { topicNames } from '../../platform/stream/headers.js';
 import { openEmbeddedStream } from '../../platform/stream/embedded/index.js';
 import { history, SimulatedOrg } from '../../test/simulated-org/index.js';
-import { waitFor } from '../../test/support/wait.js';
+
+/** A page of the simulated org takes milliseconds; this long without a whole reply is a stall. */
+const REQUEST_TIMEOUT_MS = 30_000;
+/** The poller stores a page every few ms when catching up; this long without a new event is a stall. */
+const STALL_MS = 30_000;
 
 export async function seededOrg(
   events: number,
@@ -35,14 +42,30 @@ export async function seededOrg(
 /** Events per second of the bare loop over every page of `sim`. */
 export async function bareLoop(sim: SimulatedOrg, events: number): Promise<number> {
   const started = performance.now();
-  let url = systemLogFirstUrl(sim.url, { startMs: Date.now() - 31 * 86_400_000, now: Date.now() });
+  let url: string | null = systemLogFirstUrl(sim.url, { startMs: Date.now() - 31 * 86_400_000, now: Date.now() });
   let seen = 0;
-  for (;;) {
-    const res = await fetch(url, { headers: { authorization: 'SSWS sim-token', accept: 'application/json' } });
-    const page = JSON.parse(await res.text()) as unknown[];
+  for (let pageNo = 1; ; pageNo++) {
+    const what = `bare loop: page ${pageNo} (${seen} of ${events} events read so far)`;
+    if (url === null) throw new Error(`${what}: the previous page had no next link`);
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(url, {
+        headers: { authorization: 'SSWS sim-token', accept: 'application/json' },
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+      text = await res.text();
+    } catch (err) {
+      throw new Error(`${what}: no complete reply within ${REQUEST_TIMEOUT_MS / 1000} s (${String(err)})`, {
+        cause: err,
+      });
+    }
+    if (res.status !== 200) throw new Error(`${what}: answered ${res.status}: ${text.slice(0, 200)}`);
+    const page = JSON.parse(text) as unknown;
+    if (!Array.isArray(page)) throw new Error(`${what}: the reply is not a JSON array`);
     seen += page.length;
-    url = findLink(res.headers.get('link'), 'next')!;
-    if (page.length < 1000) break;
+    url = findLink(res.headers.get('link'), 'next');
+    if (page.length < SYSTEM_LOG_PAGE_LIMIT) break;
   }
   if (seen !== events) throw new Error(`bare loop saw ${seen} of ${events} events`);
   return events / ((performance.now() - started) / 1000);
@@ -51,7 +74,7 @@ export async function bareLoop(sim: SimulatedOrg, events: number): Promise<numbe
 async function withIngest<T>(
   sim: SimulatedOrg,
   section: Record<string, unknown>,
-  body: (handle: { events: () => number; startedAt: number }) => Promise<T>,
+  body: (handle: { events: () => number; startedAt: number; describe: () => string }) => Promise<T>,
 ): Promise<T> {
   const dir = await mkdtemp(join(tmpdir(), 'hooklog-bench-poll-'));
   const stream = await openEmbeddedStream({ dataDir: dir });
@@ -76,9 +99,20 @@ async function withIngest<T>(
     {},
   ).orgs[0]!;
   const startedAt = performance.now();
-  const ingest = await startIngest({ orgs: [org], stream, topics, logger: silentLogger() });
+  // Warnings and errors (a blocked poller, append retries, 429s) go to stderr: a stall then says why.
+  const logger = createLogger({ level: 'warn', destination: process.stderr });
+  const ingest = await startIngest({ orgs: [org], stream, topics, logger });
+  const poller = () => {
+    const p = ingest.pollers[0];
+    if (!p) throw new Error('startIngest started no poller for the bench org');
+    return p;
+  };
+  const describe = () => {
+    const h = poller().health();
+    return `${h.pages} pages stored, ${h.blocked} failures in a row, next request ${poller().position()}`;
+  };
   try {
-    return await body({ events: () => ingest.pollers[0]!.health().events, startedAt });
+    return await body({ events: () => poller().health().events, startedAt, describe });
   } finally {
     await ingest.stop();
     await stream.close();
@@ -86,10 +120,25 @@ async function withIngest<T>(
   }
 }
 
-/** Events per second from the first request until every event is durably on the stream. */
+/**
+ * Events per second from the first request until every event is durably on the
+ * stream; fails when no new event was stored for STALL_MS.
+ */
 export async function hooklogCatchUp(sim: SimulatedOrg, events: number): Promise<number> {
   return withIngest(sim, { poll_interval_ms: 60_000, rate_limit_share: 1 }, async (h) => {
-    await waitFor(() => h.events() >= events, { what: 'catch-up', timeoutMs: 300_000, intervalMs: 5 });
+    let stored = 0;
+    let progressAt = performance.now();
+    while (h.events() < events) {
+      if (h.events() > stored) {
+        stored = h.events();
+        progressAt = performance.now();
+      } else if (performance.now() - progressAt > STALL_MS) {
+        throw new Error(
+          `hooklog poller stalled: no new event stored for ${STALL_MS / 1000} s, ${h.events()} of ${events} stored; ${h.describe()}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
     return events / ((performance.now() - h.startedAt) / 1000);
   });
 }
@@ -116,6 +165,11 @@ export async function budgetUse(sim: SimulatedOrg, share: number, seconds: numbe
   return withIngest(sim, { poll_interval_ms: 1_000, rate_limit_share: share }, async () => {
     await new Promise((r) => setTimeout(r, seconds * 1000));
     const windows = [...bucket.usedPerWindow.entries()].sort((a, b) => a[0] - b[0]).slice(1, -1);
+    if (windows.length === 0) {
+      throw new Error(
+        `limits on: no complete rate-limit window in ${seconds} s (${bucket.usedPerWindow.size} windows seen)`,
+      );
+    }
     const requests = windows.reduce((n, [, used]) => n + used, 0);
     return {
       share: requests / (allowed * windows.length),

@@ -14,6 +14,8 @@
  *      20/window at the default share 0.4, and 10/window at share 1 (where the
  *      one-request reserve is what binds).
  * Prints every run to stderr and the summary (medians, min, max, ratios) to stdout.
+ * Never hangs: each measurement fails naming what stalled (measure.ts), and
+ * every step has a deadline besides (start-up and shutdown included).
  */
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -36,8 +38,25 @@ const int = (name: string, v: string | undefined) => {
 const N = int('events', args.events);
 const RUNS = int('runs', args.runs);
 const SECONDS = int('seconds', args.seconds);
+// The first and last 1 s windows are partial and left out: fewer than 3 s may leave no window to measure.
+if (SECONDS < 3) throw new Error(`--seconds must be at least 3, got ${SECONDS}`);
+/** A catch-up slower than 200 events/s (50 times below the slowest seen) is stuck, not slow. */
+const CATCH_UP_MS = Math.max(120_000, N * 5);
 const say = (m: string) => process.stderr.write(`${m}\n`);
 const out = (m: string) => process.stdout.write(`${m}\n`);
+
+/** Runs one step, failing with its name when it has not finished within `ms`. */
+async function step<T>(label: string, ms: number, fn: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${label}: not finished after ${ms / 1000} s`)), ms);
+  });
+  try {
+    return await Promise.race([fn(), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 const BUCKETS = [
   { label: 'limit 20/s, share 0.4', limit: 20, share: 0.4 },
@@ -49,7 +68,7 @@ async function main(): Promise<void> {
   const hooklog: number[] = [];
   const budgets = new Map<string, BudgetUse[]>(BUCKETS.map((b) => [b.label, []]));
   for (let run = 1; run <= RUNS; run++) {
-    const sim = await seededOrg(N, false);
+    const sim = await step(`run ${run}: seeding the org with ${N} events`, 120_000, () => seededOrg(N, false));
     try {
       const order: Array<[string, () => Promise<number>, number[]]> = [
         ['bare fetch+parse', () => bareLoop(sim, N), bare],
@@ -57,24 +76,28 @@ async function main(): Promise<void> {
       ];
       if (run % 2 === 0) order.reverse();
       for (const [label, measure, into] of order) {
-        const rate = await measure();
+        const rate = await step(`run ${run} ${label}`, CATCH_UP_MS, measure);
         into.push(rate);
         say(`run ${run}/${RUNS} ${label}: ${Math.round(rate).toLocaleString('en-US')} ev/s`);
       }
     } finally {
-      await sim.stop();
+      await step(`run ${run}: stopping the org`, 30_000, () => sim.stop());
     }
     for (const b of BUCKETS) {
       const backlog = Math.ceil(((SECONDS + 2) * b.limit * b.share + 2) * 1000);
-      const limited = await seededOrg(backlog, { limit: b.limit, windowMs: 1000 });
+      const limited = await step(`run ${run} ${b.label}: seeding`, 120_000, () =>
+        seededOrg(backlog, { limit: b.limit, windowMs: 1000 }),
+      );
       try {
-        const u = await budgetUse(limited, b.share, SECONDS);
+        const u = await step(`run ${run} ${b.label}`, (SECONDS + 60) * 1000, () =>
+          budgetUse(limited, b.share, SECONDS),
+        );
         budgets.get(b.label)!.push(u);
         say(
           `run ${run}/${RUNS} ${b.label}: ${u.requests} requests in ${u.windows} windows of ${u.allowedPerWindow} allowed → ${u.share.toFixed(3)}; violations ${u.violations}, 429s ${u.served429}, exhausted windows ${u.exhaustedWindows}`,
         );
       } finally {
-        await limited.stop();
+        await step(`run ${run} ${b.label}: stopping the org`, 30_000, () => limited.stop());
       }
     }
   }

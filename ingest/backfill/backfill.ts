@@ -18,7 +18,7 @@ import { retry } from '../../platform/retry.js';
 import { Header, deadLetter, type Topics } from '../../platform/stream/headers.js';
 import { MAX_RECORD_BYTES, recordBytes, storableLetter } from '../../platform/stream/record-size.js';
 import type { ConsumedRecord, Stream, StreamRecord } from '../../platform/stream/types.js';
-import { describeIssues, logEventSchema } from '../../schemas/logevent.js';
+import { describeIssues, logEventFields } from '../../schemas/logevent.js';
 import type { IdentityClient, Page } from '../client/client.js';
 import type { IdpPolicies } from '../client/policies.js';
 import type { RateBudget } from '../client/rate-limit.js';
@@ -176,7 +176,7 @@ async function store(
   const rejected: StreamRecord[] = [];
   let covered = p.coveredToMs;
   page.items.forEach((item, i) => {
-    const value = Buffer.from(page.raw[i]!);
+    const value = page.raw[i]!;
     const publishedMs = checkItem(o.source, item);
     const event: StreamRecord = { key: o.org, value, headers };
     // An event no stream batch can hold would fail the page on every retry: dead-lettered (cut short) instead.
@@ -227,7 +227,7 @@ async function store(
 
 function checkItem(source: BackfillSource, item: unknown): number | { reason: string } {
   if (source === 'logs') {
-    const r = logEventSchema.safeParse(item);
+    const r = logEventFields.safeParse(item);
     return r.success ? Date.parse(r.data.published) : { reason: describeIssues(r.error) };
   }
   const published = (item as { published?: unknown } | null)?.published;

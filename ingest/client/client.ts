@@ -18,8 +18,8 @@ export interface Page {
   readonly url: string;
   /** The reply's JSON array, parsed. */
   readonly items: unknown[];
-  /** Each item's text exactly as the service sent it (what goes onto the stream). */
-  readonly raw: string[];
+  /** Each item's bytes exactly as the service sent them (what goes onto the stream): views of the reply's body. */
+  readonly raw: Buffer[];
   /** The `rel="next"` link exactly as given (resolved only if relative), or null. */
   readonly next: string | null;
   readonly rateLimit: RateLimitState | null;
@@ -59,7 +59,8 @@ export interface GetOptions {
 interface Reply {
   readonly status: number;
   readonly headers: Headers;
-  readonly text: string;
+  /** The body as received; decoded to text only where text is needed. */
+  readonly body: Buffer;
 }
 
 export class IdentityClient {
@@ -110,7 +111,7 @@ export class IdentityClient {
       const ok = reply.status >= 200 && reply.status < 300;
       this.#o.auth.observe(reply.headers, ok);
       if (ok) {
-        const parsed = parseArray(reply.text);
+        const parsed = parseArray(reply.body);
         if (parsed)
           return { url, ...parsed, next: resolveNext(findLink(reply.headers.get('link'), 'next'), url), rateLimit };
         await this.#backoff(
@@ -122,8 +123,9 @@ export class IdentityClient {
         );
         continue;
       }
-      if (reply.status === 401 && this.#o.auth.unauthorized(reply.headers, reply.text)) continue;
-      const err = classifyIdpReply(reply.status, reply.text, what, opts.feature);
+      const text = bodyText(reply.body);
+      if (reply.status === 401 && this.#o.auth.unauthorized(reply.headers, text)) continue;
+      const err = classifyIdpReply(reply.status, text, what, opts.feature);
       if (reply.status === 429) {
         const fallback = backoffDelay(this.#p.rateLimitedFallback, ++limited);
         const delay = rateLimitedDelay(rateLimit, this.#now(), fallback, this.#p.resetJitter);
@@ -146,11 +148,11 @@ export class IdentityClient {
       // Credentials go to the org only: a redirect is a reply to inspect, never to follow.
       redirect: 'manual',
     });
-    const text = await res.text();
+    const body = Buffer.from(await res.arrayBuffer());
     if (res.status >= 300 && res.status < 400) {
       throw new HooklogError('IDP_REQUEST_REJECTED', `${what}: unexpected redirect (${res.status}); check base_url`);
     }
-    return { status: res.status, headers: res.headers, text };
+    return { status: res.status, headers: res.headers, body };
   }
 
   async #backoff(err: HooklogError, attempt: number, signal?: AbortSignal): Promise<void> {
@@ -169,15 +171,35 @@ function abortReason(signal?: AbortSignal): Error {
   return signal?.reason instanceof Error ? signal.reason : new Error('aborted');
 }
 
-/** The array's items, parsed and as sent; null unless the whole text is one valid JSON array. */
-function parseArray(text: string): { items: unknown[]; raw: string[] } | null {
-  const raw = splitJsonArray(text);
-  if (!raw) return null;
+/** Where the JSON text starts: after a UTF-8 byte-order mark, which RFC 8259 allows a reader to ignore. */
+function textStart(body: Buffer): number {
+  return body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+}
+
+/** An error reply's text, for classification (as `res.text()` would give it). */
+function bodyText(body: Buffer): string {
+  return body.toString('utf8', textStart(body));
+}
+
+/**
+ * The array's items, parsed and as sent; null unless the whole body is one
+ * valid JSON array. One JSON.parse of the body (as a bare loop would do), then
+ * one scan for the elements' byte ranges: no per-event parse, stringify or copy.
+ * Bytes that are not UTF-8 are parsed as U+FFFD but kept as sent in `raw`;
+ * the sink refuses such a value to the dead letters, bytes and all.
+ */
+function parseArray(body: Buffer): { items: unknown[]; raw: Buffer[] } | null {
+  const start = textStart(body);
+  let items: unknown;
   try {
-    return { items: raw.map((r) => JSON.parse(r) as unknown), raw };
+    items = JSON.parse(body.toString('utf8', start));
   } catch {
     return null;
   }
+  if (!Array.isArray(items)) return null;
+  const raw = splitJsonArray(body, start);
+  // Equal counts for any body JSON.parse accepted; the check keeps items and bytes paired if that were ever wrong.
+  return raw !== null && raw.length === items.length ? { items, raw } : null;
 }
 
 /** Absolute links are kept byte for byte; a relative one is resolved against the page's URL. */

@@ -1,9 +1,13 @@
 /**
- * Splits a JSON array's text into its elements' texts without re-serializing
+ * Splits a JSON array body into its elements' bytes without re-serializing
  * them: each event goes onto the stream as the bytes the service sent (so
- * numbers, escapes and key order survive exactly), and the split costs one
- * scan instead of a JSON.stringify per event. Pure; validation of each
- * element is the caller's JSON.parse.
+ * numbers, escapes and key order survive exactly). The split works on the
+ * reply's bytes and returns views into them, so an event costs neither a
+ * JSON.stringify nor a string-to-bytes copy. Pure; validation is the
+ * caller's JSON.parse of the whole body.
+ *
+ * Scanning bytes is safe for UTF-8: every byte of a multi-byte sequence is
+ * >= 0x80, so none is ever taken for a quote, bracket or comma.
  */
 
 const QUOTE = 0x22;
@@ -14,31 +18,32 @@ const CLOSE_ARRAY = 0x5d;
 const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 
-function isSpace(c: number): boolean {
+function isSpace(c: number | undefined): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
 /**
- * The texts of the top-level elements of `text`, trimmed, or null when
- * `text` is not shaped as one array (unbalanced, trailing data, empty
- * elements). Elements are not validated: `[1, tru]` splits into "1", "tru".
+ * The top-level elements of the array in `body` from byte `from` on, trimmed,
+ * as views of `body` (not copies), or null when the bytes are not shaped as
+ * one array (unbalanced, trailing data, empty elements). Elements are not
+ * validated: `[1, tru]` splits into "1", "tru".
  */
-export function splitJsonArray(text: string): string[] | null {
-  const n = text.length;
-  let i = 0;
-  while (i < n && isSpace(text.charCodeAt(i))) i++;
-  if (text.charCodeAt(i) !== OPEN_ARRAY) return null;
+export function splitJsonArray(body: Buffer, from = 0): Buffer[] | null {
+  const n = body.length;
+  let i = from;
+  while (i < n && isSpace(body[i])) i++;
+  if (body[i] !== OPEN_ARRAY) return null;
   i++;
-  const out: string[] = [];
+  const out: Buffer[] = [];
   let depth = 0;
   let start = i;
   let closed = false;
   for (; i < n; i++) {
-    const c = text.charCodeAt(i);
+    const c = body[i];
     if (c === QUOTE) {
       // Skip the string: its brackets and commas are not structure.
       for (i++; i < n; i++) {
-        const s = text.charCodeAt(i);
+        const s = body[i];
         if (s === BACKSLASH) i++;
         else if (s === QUOTE) break;
       }
@@ -48,12 +53,15 @@ export function splitJsonArray(text: string): string[] | null {
     } else if (c === CLOSE_OBJECT || (c === CLOSE_ARRAY && depth > 0)) {
       if (--depth < 0) return null;
     } else if (depth === 0 && (c === COMMA || c === CLOSE_ARRAY)) {
-      const element = text.slice(start, i).trim();
-      if (element === '') {
+      let s = start;
+      let e = i;
+      while (s < e && isSpace(body[s])) s++;
+      while (e > s && isSpace(body[e - 1])) e--;
+      if (s === e) {
         // `[]` is the only place an empty element is allowed.
         if (!(c === CLOSE_ARRAY && out.length === 0)) return null;
       } else {
-        out.push(element);
+        out.push(body.subarray(s, e));
       }
       start = i + 1;
       if (c === CLOSE_ARRAY) {
@@ -64,6 +72,6 @@ export function splitJsonArray(text: string): string[] | null {
     }
   }
   if (!closed) return null;
-  for (; i < n; i++) if (!isSpace(text.charCodeAt(i))) return null;
+  for (; i < n; i++) if (!isSpace(body[i])) return null;
   return out;
 }

@@ -10,3 +10,6 @@ export const legacyEventSchema = z.looseObject({
   eventId: z.string().min(1).max(256),
   published: isoTimestamp,
 });
+
+/** The same checks, without copying the rest of the event into the result (see `logEventFields`). */
+export const legacyEventFields = z.object(legacyEventSchema.shape);

@@ -5,7 +5,7 @@
  */
 import { describeIssues } from '../../schemas/logevent.js';
 import type { PollSource } from '../poller/poller.js';
-import { legacyEventSchema } from './event.js';
+import { legacyEventFields } from './event.js';
 import { LEGACY_EVENTS_PATH, LEGACY_PAGE_LIMIT, legacyFirstUrl } from './first-request.js';
 
 export function legacyEventsSource(opts: {
@@ -22,7 +22,7 @@ export function legacyEventsSource(opts: {
     feature: true,
     firstUrl: (now) => legacyFirstUrl(opts.baseUrl, { startMs: opts.startMs(now), now, filter: opts.filter }),
     check(item) {
-      const r = legacyEventSchema.safeParse(item);
+      const r = legacyEventFields.safeParse(item);
       return r.success
         ? { ok: true, publishedMs: Date.parse(r.data.published) }
         : { ok: false, reason: describeIssues(r.error) };

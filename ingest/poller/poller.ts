@@ -182,7 +182,7 @@ export class Poller {
    * nothing. The append is retried (the page is held, not refetched) while
    * the stream says it may succeed.
    */
-  async #store(items: readonly unknown[], raw: readonly string[], next: string): Promise<void> {
+  async #store(items: readonly unknown[], raw: readonly Buffer[], next: string): Promise<void> {
     const { org, source, stream, topics, health, telemetry } = this.#o;
     const now = this.#now();
     if (items.length === 0 && next === this.#url) {
@@ -195,12 +195,14 @@ export class Poller {
     const events: StreamRecord[] = [];
     const rejected: StreamRecord[] = [];
     let newest: number | null = null;
+    // Every event has the same key and headers, so only its value's size varies (recordBytes adds it up).
+    const beside = recordBytes({ key: org, value: Buffer.alloc(0), headers });
     items.forEach((item, i) => {
-      const value = Buffer.from(raw[i]!);
+      const value = raw[i]!;
       const checked = source.check(item);
       const event: StreamRecord = { key: org, value, headers };
       // An event no stream batch can hold would fail the whole page on every retry: it is set aside instead.
-      const fits = recordBytes(event) <= MAX_RECORD_BYTES;
+      const fits = beside + value.length <= MAX_RECORD_BYTES;
       if (checked.ok && fits) {
         events.push(event);
         if (newest === null || checked.publishedMs > newest) newest = checked.publishedMs;

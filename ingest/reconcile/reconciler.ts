@@ -33,7 +33,7 @@ import type { IdpPolicies } from '../client/policies.js';
 import type { RateBudget } from '../client/rate-limit.js';
 import { isFollowable } from '../poller/cursor.js';
 import type { PollerHealth } from '../poller/health.js';
-import { describeIssues, logEventSchema } from '../../schemas/logevent.js';
+import { describeIssues, logEventFields } from '../../schemas/logevent.js';
 import { SYSTEM_LOG_PAGE_LIMIT, SYSTEM_LOG_PATH, systemLogFirstUrl } from '../system-log/first-request.js';
 import type { PollerTelemetry } from '../telemetry.js';
 import {
@@ -252,17 +252,17 @@ export class Reconciler {
     only?: readonly number[],
   ): Promise<void> {
     const { org, stream, topics, health, telemetry } = this.#o;
-    const candidates: Array<{ uuid: string; raw: string; publishedMs: number }> = [];
+    const candidates: Array<{ uuid: string; raw: Buffer; publishedMs: number }> = [];
     const rejected: StreamRecord[] = [];
     const receivedAt = new Date(this.#now()).toISOString();
     const headers = { [Header.org]: org, [Header.source]: 'system-log', [Header.receivedAt]: receivedAt };
     page.items.forEach((item, i) => {
       if (only && !only.includes(i)) return;
-      const r = logEventSchema.safeParse(item);
+      const r = logEventFields.safeParse(item);
       if (!r.success) {
         rejected.push(
           deadLetter(
-            Buffer.from(page.raw[i]!),
+            page.raw[i]!,
             `${SYSTEM_LOG_PATH} item ${i}: ${describeIssues(r.error)}`,
             'reconcile',
             headers,
@@ -287,7 +287,7 @@ export class Reconciler {
           )
         : new Set<string>();
       const missing = fresh.filter((c) => !known.has(c.uuid));
-      const events = missing.map((c) => ({ key: org, value: Buffer.from(c.raw), headers }));
+      const events = missing.map((c) => ({ key: org, value: c.raw, headers }));
       const position = { ...this.position, ...(move ?? {}) };
       const writes: TopicWrite[] = [
         { topic: topics.logs, records: events },

@@ -82,6 +82,21 @@ describe('frame codec', () => {
     expect(decoded.sections[1]!.records).toBeUndefined();
   });
 
+  it('encodes records sharing one headers object like records with their own, and a changed object afresh', () => {
+    const shared: Record<string, string> = { 'hooklog-org': 'acme', 'hooklog-received-at': '2026-11-24T12:00:00.000Z' };
+    const records = [rec('acme', '{"a":1}', shared), rec('acme', '{"b":2}', { ...shared }), rec('acme', 'é', shared)];
+    const encode = () => encodeFrame(3, 0, [{ topic: 't', partition: 0, baseOffset: 0, records }]);
+    const frame = encode();
+    const own = encodeFrame(3, 0, [
+      { topic: 't', partition: 0, baseOffset: 0, records: records.map((r) => ({ ...r, headers: { ...r.headers } })) },
+    ]);
+    expect(frame.equals(own)).toBe(true);
+    expect(decodePayload(frame.subarray(FRAME_HEADER_BYTES), () => true).sections[0]!.records).toEqual(records);
+    shared['hooklog-org'] = 'acme-renamed';
+    const again = decodePayload(encode().subarray(FRAME_HEADER_BYTES), () => true).sections[0]!.records!;
+    expect(again.map((r) => r.headers['hooklog-org'])).toEqual(['acme-renamed', 'acme', 'acme-renamed']);
+  });
+
   it('keeps a header named __proto__ as data', () => {
     const frame = encodeFrame(1, 0, [
       { topic: 't', partition: 0, baseOffset: 0, records: [rec('k', 'v', JSON.parse('{"__proto__":"x"}'))] },

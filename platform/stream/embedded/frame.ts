@@ -58,12 +58,42 @@ export interface DecodedFrame {
 /** The structure inside a CRC-valid payload is wrong: a bug or deliberate tampering, never a torn write. */
 export class MalformedPayload extends Error {}
 
+/**
+ * Encoded header blocks (`headerCount (len name len value)*`) by headers
+ * object. The records of one append usually share one headers object (a
+ * poller's page: 1000 events, one org, source and receive time), so each
+ * distinct object is encoded once per frame instead of once per record.
+ * Keyed by identity and never kept past one call, so a headers object
+ * changed between appends is encoded afresh.
+ */
+type HeaderBlocks = Map<Readonly<Record<string, string>>, Buffer>;
+
+function headerBlock(headers: Readonly<Record<string, string>>, blocks: HeaderBlocks): Buffer {
+  let block = blocks.get(headers);
+  if (block) return block;
+  const entries = Object.entries(headers);
+  let n = 4;
+  for (const [k, v] of entries) n += 8 + Buffer.byteLength(k) + Buffer.byteLength(v);
+  block = Buffer.allocUnsafe(n);
+  let at = block.writeUInt32BE(entries.length, 0);
+  const str = (s: string) => {
+    at = block.writeUInt32BE(Buffer.byteLength(s), at);
+    at += block.write(s, at);
+  };
+  for (const [k, v] of entries) {
+    str(k);
+    str(v);
+  }
+  blocks.set(headers, block);
+  return block;
+}
+
 /** Encoded size of one section holding `records`. */
-export function sectionBytes(topic: string, records: readonly LogRecord[]): number {
+export function sectionBytes(topic: string, records: readonly LogRecord[], blocks: HeaderBlocks = new Map()): number {
   let n = 2 + Buffer.byteLength(topic) + 4 + 8 + 4 + 4;
   for (const r of records) {
-    n += 8 + 4 + (r.key === null ? 0 : Buffer.byteLength(r.key)) + 4 + 4 + r.value.length;
-    for (const [k, v] of Object.entries(r.headers)) n += 8 + Buffer.byteLength(k) + Buffer.byteLength(v);
+    n += 8 + 4 + (r.key === null ? 0 : Buffer.byteLength(r.key)) + headerBlock(r.headers, blocks).length + 4;
+    n += r.value.length;
   }
   return n;
 }
@@ -74,7 +104,8 @@ export function encodeFrame(
   flags: number,
   sections: ReadonlyArray<SectionInput & { baseOffset: number }>,
 ): Buffer {
-  const payloadBytes = MIN_PAYLOAD_BYTES + sections.reduce((n, s) => n + sectionBytes(s.topic, s.records), 0);
+  const blocks: HeaderBlocks = new Map();
+  const payloadBytes = MIN_PAYLOAD_BYTES + sections.reduce((n, s) => n + sectionBytes(s.topic, s.records, blocks), 0);
   const buf = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payloadBytes);
   let at = FRAME_HEADER_BYTES;
   const u32 = (v: number) => (at = buf.writeUInt32BE(v, at));
@@ -97,12 +128,7 @@ export function encodeFrame(
       at = buf.writeDoubleBE(r.timestamp, at);
       if (r.key === null) at = buf.writeInt32BE(-1, at);
       else str(r.key);
-      const headers = Object.entries(r.headers);
-      u32(headers.length);
-      for (const [k, v] of headers) {
-        str(k);
-        str(v);
-      }
+      at += headerBlock(r.headers, blocks).copy(buf, at);
       u32(r.value.length);
       at += r.value.copy(buf, at);
     }
