@@ -57,41 +57,34 @@ describe('event hooks with the stream down (Kafka)', () => {
       record(events, r);
     }
 
-    // Stop the broker; `restart` starts it again on the same ports once it has exited.
+    // Stop the broker and, while it is down, send rounds of concurrent deliveries; `restart` launches it again
+    // (same ports and data) only once they are done. The service's retry of each refused delivery is held back
+    // until the broker is back (the service retries later; here, after the outage).
     const brokers = broker.brokers;
-    const restarted = broker.restart();
-    await waitFor(async () => !(await brokerAnswers(brokers, 1000)), {
-      timeoutMs: 30_000,
-      what: 'the broker to go down',
-    });
-
-    // While it is down: rounds of concurrent deliveries. The service's retry of each refused one is
-    // held back until the broker is back (the service retries later; here, after the outage).
-    let back = false;
-    void restarted.then(
-      () => (back = true),
-      () => (back = true),
-    );
     const refused: Array<{ events: Array<{ uuid: string }>; body: Buffer; first: DeliveryResult['attempts'][number] }> =
       [];
     const duringOutage: Array<{ outcome: number | 'timeout'; ms: number }> = [];
-    while (!back && refused.length < 30) {
-      const round = await Promise.all(
-        [0, 1, 2].map(async () => {
-          const events = batch(5);
-          const body = Buffer.from(JSON.stringify(delivery(inst.org, inst.hookId, events)));
-          const first = await client.attempt(body);
-          return { events, body, first };
-        }),
-      );
-      for (const r of round) {
-        duringOutage.push(r.first);
-        r.events.forEach((e) => sent.add(e.uuid));
-        if (r.first.outcome === 204) r.events.forEach((e) => acked.add(e.uuid));
-        else refused.push(r);
-      }
-    }
-    await restarted;
+    await broker.restart({
+      whileDown: async () => {
+        expect(await brokerAnswers(brokers, 1000)).toBe(false);
+        for (let round = 0; round < 4; round++) {
+          const results = await Promise.all(
+            [0, 1, 2].map(async () => {
+              const events = batch(5);
+              const body = Buffer.from(JSON.stringify(delivery(inst.org, inst.hookId, events)));
+              const first = await client.attempt(body);
+              return { events, body, first };
+            }),
+          );
+          for (const r of results) {
+            duringOutage.push(r.first);
+            r.events.forEach((e) => sent.add(e.uuid));
+            if (r.first.outcome === 204) r.events.forEach((e) => acked.add(e.uuid));
+            else refused.push(r);
+          }
+        }
+      },
+    });
     const statuses = duringOutage.map((a) => a.outcome);
     console.info(
       `during the outage: ${JSON.stringify(countBy(statuses))}, slowest answer ${Math.round(Math.max(...duringOutage.map((a) => a.ms)))} ms`,

@@ -19,8 +19,12 @@ export interface KafkaBroker {
   readonly dataDir: string;
   /** Stops the broker (SIGTERM, SIGKILL after a deadline) and removes a data dir it created. */
   stop(): Promise<void>;
-  /** Stops the broker and starts it again on the same ports and data dir; resolves once it serves again. */
-  restart(): Promise<void>;
+  /**
+   * Stops the broker and starts it again on the same ports and data dir; resolves once it serves again.
+   * `whileDown` runs after the JVM has exited and before it is launched again, so a test can act during an
+   * outage of its own length instead of racing a restart whose duration depends on the machine.
+   */
+  restart(opts?: { whileDown?: () => Promise<void> }): Promise<void>;
 }
 
 export interface StartKafkaBrokerOptions {
@@ -251,8 +255,9 @@ export async function startKafkaBroker(opts: StartKafkaBrokerOptions = {}): Prom
   return {
     brokers: `127.0.0.1:${port}`,
     dataDir,
-    async restart() {
+    async restart(opts = {}) {
       await halt();
+      await opts.whileDown?.();
       await launch();
     },
     async stop() {
