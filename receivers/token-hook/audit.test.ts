@@ -15,6 +15,7 @@ import { readAll } from '../../platform/stream/embedded/testing.js';
 import { topicNames, type Topics } from '../../platform/stream/headers.js';
 import type { ConsumedRecord, Stream } from '../../platform/stream/types.js';
 import { randomName, waitFor } from '../../test/support/wait.js';
+import { decisionRecord, type DecisionRecord } from './audit.js';
 import { mapTokenDecisionRecord, tokenDecisionsPipeline } from './decision-row.js';
 import { decide, startTokenHooks } from './service.js';
 import { configWith, freshDir, hookEntry, postToken, sampleRequest, startApp, type RunningApp } from './testing.js';
@@ -353,5 +354,67 @@ describe('mapTokenDecisionRecord', () => {
         commands: '[]',
       },
     });
+  });
+});
+
+describe('decisionRecord', () => {
+  const base: DecisionRecord = {
+    decidedAt: Date.parse('2026-11-20T10:00:00.007Z'),
+    hookId: 'th',
+    org: 'acme',
+    eventId: 'evt-1',
+    requestId: undefined,
+    userId: 'u"ser\\1',
+    clientId: 'clïent\u2028\u0000',
+    grantType: 'x'.repeat(300),
+    outcome: 'commands',
+    rulesMatched: ['a', 'b"c'],
+    commandsJson: '[{"type":"com.okta.identity.patch","value":[]}]',
+    errorSummary: undefined,
+    errorKind: undefined,
+    latencyUs: 42,
+  };
+  /** The record's JSON as an object built and stringified would give it. */
+  const expected = (r: DecisionRecord, id: string) =>
+    JSON.stringify({
+      decision_id: id,
+      decided_at: new Date(r.decidedAt).toISOString(),
+      hook_id: r.hookId,
+      org: r.org,
+      event_id: r.eventId ?? '',
+      request_id: r.requestId ?? '',
+      user_id: r.userId ?? '',
+      client_id: r.clientId ?? '',
+      grant_type: (r.grantType ?? '').slice(0, 256),
+      outcome: r.outcome,
+      rules_matched: r.rulesMatched,
+      error_summary: r.errorSummary ?? '',
+      error_kind: r.errorKind ?? '',
+      latency_us: r.latencyUs,
+      commands: JSON.parse(r.commandsJson ?? '[]') as unknown,
+    });
+
+  it('writes the JSON text an object would stringify to, at any millisecond, across seconds and hooks', () => {
+    const times = [
+      base.decidedAt,
+      base.decidedAt + 50, // .057
+      base.decidedAt + 993, // the next second
+      base.decidedAt - 8, // back into the previous second
+      Date.parse('1969-12-31T23:59:59.001Z'),
+      1741079402123.5, // not a whole millisecond
+    ];
+    for (const decidedAt of times) {
+      for (const hook of [
+        { hookId: 'th', org: 'acme' },
+        { hookId: 'h"2', org: 'a\\b' },
+      ]) {
+        const r = { ...base, ...hook, decidedAt };
+        const rec = decisionRecord(r, 'id-1');
+        expect(rec.value.toString()).toBe(expected(r, 'id-1'));
+        expect(rec.headers['hooklog-received-at']).toBe(new Date(decidedAt).toISOString());
+      }
+    }
+    const denied = { ...base, outcome: 'deny' as const, errorSummary: 'No "access"', commandsJson: undefined };
+    expect(decisionRecord(denied, 'id-2').value.toString()).toBe(expected(denied, 'id-2'));
   });
 });
