@@ -13,7 +13,7 @@ import { migrate, openStore, type Store } from '../../platform/store/index.js';
 import { openEmbeddedStream, type EmbeddedStream } from '../../platform/stream/embedded/index.js';
 import { readAll } from '../../platform/stream/embedded/testing.js';
 import { topicNames, type Topics } from '../../platform/stream/headers.js';
-import type { ConsumedRecord, Stream } from '../../platform/stream/types.js';
+import type { ConsumedRecord, Stream, StreamRecord } from '../../platform/stream/types.js';
 import { randomName, waitFor } from '../../test/support/wait.js';
 import { decisionRecord, type DecisionRecord } from './audit.js';
 import { mapTokenDecisionRecord, tokenDecisionsPipeline } from './decision-row.js';
@@ -237,6 +237,46 @@ describe('audit trail', () => {
     expect(ids).toHaveLength(10);
     expect(new Set(ids).size).toBe(10);
     expect(hook.telemetry.counters.auditDropped).toBe(0);
+  });
+
+  it('decisions made during an append wait for their own flush interval, not a batch of one right after', async () => {
+    const topics = await freshTopics();
+    // The real embedded stream behind a gate the test opens: an append in flight for as long as the test wants.
+    const batches: number[] = [];
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const gated = new Proxy(stream as Stream, {
+      get: (target, name) =>
+        name === 'append'
+          ? async (topic: string, records: readonly StreamRecord[]) => {
+              batches.push(records.length);
+              await gate;
+              return target.append(topic, records);
+            }
+          : (target as unknown as Record<string | symbol, unknown>)[name],
+    });
+    const config = configWith([hookEntry(RULES, { audit: { flush_interval_ms: 300 } })]);
+    const hooks = await startTokenHooks({
+      hooks: config.token_hooks,
+      stream: gated,
+      topic: topics.tokenDecisions,
+      spoolDir: freshDir('token-spool'),
+      logger: log,
+    });
+    const hook = hooks.get('th')!;
+    const body = Buffer.from(JSON.stringify(sampleRequest()));
+    for (let i = 0; i < 3; i++) decide(hook, body, `a${i}`);
+    await waitFor(() => batches.length === 1, { what: 'the first append' });
+    const queuedAt = performance.now();
+    for (let i = 0; i < 2; i++) decide(hook, body, `b${i}`);
+    open();
+    await waitFor(() => hook.telemetry.counters.auditAppended >= 3, { what: 'the first batch appended' });
+    expect(batches).toEqual([3]); // the two made meanwhile did not follow at once
+    await waitFor(() => hook.telemetry.counters.auditAppended === 5, { what: 'the second batch', timeoutMs: 10_000 });
+    expect(batches).toEqual([3, 2]);
+    expect(performance.now() - queuedAt).toBeGreaterThanOrEqual(250);
+    await hooks.stop();
+    expect(await readAll(stream, topics.tokenDecisions)).toHaveLength(5);
   });
 
   it('a stream that is down costs answers nothing: decisions spool and reach it once it is back, each once', async () => {

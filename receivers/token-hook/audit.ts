@@ -144,6 +144,8 @@ export class AuditQueue {
   readonly #opts: AuditQueueOptions;
   readonly #spool: AuditSpool;
   #items: DecisionRecord[] = [];
+  /** When the oldest decision in `#items` was queued (performance.now()), or earlier: its flush is due from it. */
+  #firstAt = 0;
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> | null = null;
   #spilling = false;
@@ -185,6 +187,7 @@ export class AuditQueue {
       this.#toSpool([decisionRecord(record)]);
       return;
     }
+    if (this.#items.length === 0) this.#firstAt = performance.now();
     this.#items.push(record);
     if (this.#items.length * 2 >= this.#opts.capacity) this.#spillSoon();
     this.#schedule();
@@ -196,22 +199,24 @@ export class AuditQueue {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.#flushing;
-    await this.#drain();
+    await this.#drain(true);
     this.#wake?.();
     await this.#replaying;
     await this.#replayOnce();
     await this.#spool.close();
   }
 
+  /** Flushes when the oldest queued decision has waited flush_interval_ms. */
   #schedule(): void {
     if (this.#timer || this.#flushing) return;
+    const wait = Math.max(0, this.#firstAt + this.#opts.flushIntervalMs - performance.now());
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      this.#flushing = this.#drain().finally(() => {
+      this.#flushing = this.#drain(false).finally(() => {
         this.#flushing = null;
         if (this.#items.length > 0 && !this.#closed) this.#schedule();
       });
-    }, this.#opts.flushIntervalMs);
+    }, wait);
   }
 
   #take(): DecisionRecord[] {
@@ -224,9 +229,16 @@ export class AuditQueue {
     return this.#items.splice(0, batchRecords);
   }
 
-  async #drain(): Promise<void> {
-    const { stream, topic, telemetry } = this.#opts;
-    while (this.#items.length > 0) {
+  /**
+   * Appends the queue: all of it (`all`, on close), else what it held when the flush began and any full batch
+   * behind that. Decisions queued while an append was in flight wait for their own flush interval instead of going
+   * at once as a batch of one or two: every append costs a write, an fsync and their round trips, whatever its size.
+   */
+  async #drain(all: boolean): Promise<void> {
+    const { stream, topic, telemetry, batchRecords } = this.#opts;
+    let due = this.#items.length;
+    while (this.#items.length > 0 && (all || due > 0 || this.#items.length >= batchRecords)) {
+      due -= Math.min(due, batchRecords);
       const records = this.#take().map((r) => decisionRecord(r));
       if (this.#spool.backlogBytes > 0) {
         this.#toSpool(records); // behind the backlog, which the replay loop appends in order
