@@ -127,6 +127,18 @@ describe('nestingExceeds', () => {
     expect(nestingExceeds(Buffer.from('["[[[[\\"[[[["]'), 2)).toBe(false);
     expect(nestingExceeds(Buffer.from('{'.repeat(1_000_000)), 1000)).toBe(true);
   });
+
+  it('walks only bodies with more opening brackets than the limit, and then exactly', () => {
+    const shallow = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ i, tags: ['a'] }))); // 201 brackets, 3 deep
+    expect(nestingExceeds(Buffer.from(shallow), 3)).toBe(false);
+    expect(nestingExceeds(Buffer.from(`[${shallow}]`), 4)).toBe(false);
+    expect(nestingExceeds(Buffer.from(`[${shallow}]`), 3)).toBe(true);
+    // Few brackets: the count alone answers, whatever the strings hold.
+    expect(nestingExceeds(Buffer.from('{"a":"[{[{"}'), 2)).toBe(false);
+    expect(nestingExceeds(Buffer.from('{"a":[{"b":[]}]}'), 4)).toBe(false);
+    expect(nestingExceeds(Buffer.from('{"a":[{"b":[]}]}'), 3)).toBe(true);
+    expect(nestingExceeds(new Uint8Array(Buffer.from('[[[[]]]]')), 3)).toBe(true);
+  });
 });
 
 describe('event hook config', () => {
