@@ -1,23 +1,50 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+
+/**
+ * Secrets are compared over this many bytes at least (more only for a longer
+ * secret, rounded up to a power of two): the work per request is the same
+ * whatever the secret's length, so timing cannot tell it.
+ */
+const MIN_WIDTH = 512;
 
 /**
  * Compares a presented header value with the accepted secrets in constant
- * time. Both sides are hashed first so the comparison never depends on (or
- * leaks) the secret's length, and every secret is compared even after a match
- * so the time taken does not say which one matched.
+ * time. Each secret is kept zero-padded to one fixed width, and the presented
+ * value is written into a buffer of that width: every comparison covers the
+ * same number of bytes, so it never depends on (or leaks) the secret's length
+ * or where a guess first differs. Every secret is compared even after a match
+ * so the time taken does not say which one matched. Nothing is hashed per
+ * request: the token hook checks this on every sign-in.
  */
 export class SecretMatcher {
-  readonly #digests: Buffer[];
+  readonly #width: number;
+  readonly #secrets: { readonly padded: Buffer; readonly bytes: number }[];
+  /** Reused for each presented value (matching is synchronous). */
+  readonly #given: Buffer;
 
   constructor(secrets: readonly string[]) {
-    this.#digests = secrets.map((s) => digest(normaliseCredential(s)));
+    const encoded = secrets.map((s) => Buffer.from(normaliseCredential(s), 'utf8'));
+    let width = MIN_WIDTH;
+    while (encoded.some((e) => e.length > width)) width *= 2;
+    this.#width = width;
+    this.#secrets = encoded.map((e) => {
+      const padded = Buffer.alloc(width);
+      e.copy(padded);
+      return { padded, bytes: e.length };
+    });
+    this.#given = Buffer.alloc(width);
   }
 
   matches(presented: string | undefined): boolean {
-    const given = digest(normaliseCredential(presented ?? ''));
-    let ok = false;
-    for (const d of this.#digests) ok = timingSafeEqual(d, given) || ok;
-    return ok && presented !== undefined && presented !== '';
+    const value = normaliseCredential(presented ?? '');
+    // The byte count is of the whole value; the buffer holds at most `width` bytes of it. A longer value
+    // cannot match (no secret is longer than the width), and its length is the caller's own.
+    const bytes = Buffer.byteLength(value, 'utf8');
+    const given = this.#given;
+    given.fill(0, given.write(value, 0, this.#width, 'utf8')); // written + filled: always `width` bytes
+    let ok = 0;
+    for (const s of this.#secrets) ok |= (timingSafeEqual(s.padded, given) ? 1 : 0) & (s.bytes === bytes ? 1 : 0);
+    return ok === 1 && presented !== undefined && presented !== '';
   }
 }
 
@@ -28,10 +55,8 @@ export class SecretMatcher {
  * compared as it is: the service sends the configured value verbatim.
  */
 export function normaliseCredential(value: string): string {
+  // Only a value starting with b/B can be a Basic credential: the others skip the regular expression.
+  if ((value.charCodeAt(0) | 0x20) !== 0x62) return value;
   const basic = /^basic[ \t]+(\S+)[ \t]*$/i.exec(value);
   return basic ? `Basic ${basic[1]}` : value;
-}
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
 }

@@ -27,6 +27,24 @@ describe('SecretMatcher', () => {
     expect(m.matches(`Bearer ${Buffer.from('okta:s3cret-pass').toString('base64')}`)).toBe(false);
     expect(normaliseCredential('token-with-Basic-inside')).toBe('token-with-Basic-inside');
   });
+
+  it('compares whole values: no prefix, padding byte, truncation past the compared width or other secret matches', () => {
+    const long = 'L'.repeat(700) + '-secret'; // longer than the smallest width: the width grows with it
+    const m = new SecretMatcher(['short-secret-0123456', long, 'ünïcödé-secret-01234']);
+    expect(m.matches('short-secret-0123456')).toBe(true);
+    expect(m.matches(long)).toBe(true);
+    expect(m.matches('ünïcödé-secret-01234')).toBe(true);
+    expect(m.matches('short-secret-012345')).toBe(false);
+    expect(m.matches('short-secret-0123456\u0000')).toBe(false);
+    expect(m.matches(`${long}x`)).toBe(false);
+    expect(m.matches(long.slice(0, -1))).toBe(false);
+    expect(m.matches('x'.repeat(5000))).toBe(false);
+    expect(m.matches(`short-secret-0123456${' '.repeat(3000)}`)).toBe(false);
+    expect(m.matches('unicode-secret-01234')).toBe(false);
+    // A value filling the buffer, then a shorter one: the reused buffer keeps nothing of the first.
+    expect(m.matches(`short-secret-0123456${'z'.repeat(2000)}`)).toBe(false);
+    expect(m.matches('short-secret-0123456')).toBe(true);
+  });
 });
 
 describe('RecentDeliveries', () => {
@@ -108,6 +126,18 @@ describe('nestingExceeds', () => {
     expect(nestingExceeds(Buffer.from('[[[[]]]]'), 3)).toBe(true);
     expect(nestingExceeds(Buffer.from('["[[[[\\"[[[["]'), 2)).toBe(false);
     expect(nestingExceeds(Buffer.from('{'.repeat(1_000_000)), 1000)).toBe(true);
+  });
+
+  it('walks only bodies with more opening brackets than the limit, and then exactly', () => {
+    const shallow = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ i, tags: ['a'] }))); // 201 brackets, 3 deep
+    expect(nestingExceeds(Buffer.from(shallow), 3)).toBe(false);
+    expect(nestingExceeds(Buffer.from(`[${shallow}]`), 4)).toBe(false);
+    expect(nestingExceeds(Buffer.from(`[${shallow}]`), 3)).toBe(true);
+    // Few brackets: the count alone answers, whatever the strings hold.
+    expect(nestingExceeds(Buffer.from('{"a":"[{[{"}'), 2)).toBe(false);
+    expect(nestingExceeds(Buffer.from('{"a":[{"b":[]}]}'), 4)).toBe(false);
+    expect(nestingExceeds(Buffer.from('{"a":[{"b":[]}]}'), 3)).toBe(true);
+    expect(nestingExceeds(new Uint8Array(Buffer.from('[[[[]]]]')), 3)).toBe(true);
   });
 });
 

@@ -28,6 +28,37 @@ export interface PatchOp {
   readonly value?: unknown;
 }
 
+/** The part of a per-request operation fixed at load: which op, at which (checked, escaped) path. */
+export interface OpShape {
+  readonly op: 'add' | 'replace';
+  readonly path: string;
+}
+
+/**
+ * An operation built per request (template, lookup): only its value is the
+ * request's. All of one action's operations share its frozen `shape`, so the
+ * answer works out the protocol verdict and JSON text of op and path once per
+ * action (answer.ts), as it does for literal operations. Serialises as the
+ * plain `{ op, path, value }` (the shape is private).
+ */
+export class BuiltOp implements PatchOp {
+  readonly op: 'add' | 'replace';
+  readonly path: string;
+  readonly value: unknown;
+  readonly #shape: OpShape;
+
+  constructor(shape: OpShape, value: unknown) {
+    this.op = shape.op;
+    this.path = shape.path;
+    this.value = value;
+    this.#shape = shape;
+  }
+
+  get shape(): OpShape {
+    return this.#shape;
+  }
+}
+
 export type CompiledAction =
   | {
       readonly kind: 'patch';
@@ -102,6 +133,7 @@ function compileSet(op: 'add' | 'replace', set: SetActionConfig, tables: TableRe
     const prebuilt: PatchOp = Object.freeze({ op, path, value: set.value });
     return { kind: 'patch', tokens, build: () => prebuilt };
   }
+  const shape: OpShape = Object.freeze({ op, path });
   if (set.template !== undefined) {
     const template = compileTemplate(set.template);
     return {
@@ -109,7 +141,7 @@ function compileSet(op: 'add' | 'replace', set: SetActionConfig, tables: TableRe
       tokens,
       build: (ctx) => {
         const value = template(ctx);
-        return value === undefined ? undefined : { op, path, value };
+        return value === undefined ? undefined : new BuiltOp(shape, value);
       },
     };
   }
@@ -128,7 +160,7 @@ function compileSet(op: 'add' | 'replace', set: SetActionConfig, tables: TableRe
       const row = k === undefined ? undefined : table.get(k);
       const found = column === undefined ? row : columnOf(row, column);
       const value = found === undefined || found === null ? fallback : found;
-      return value === undefined ? undefined : { op, path, value };
+      return value === undefined ? undefined : new BuiltOp(shape, value);
     },
   };
 }

@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { answerBody, checkAnswer, renderAnswer } from './answer.js';
-import type { PatchOp } from './actions.js';
+import { BuiltOp, type OpShape, type PatchOp } from './actions.js';
 import { parsePatchPath } from './pointer.js';
 import { RESERVED_CLAIMS } from './protocol.js';
 import { accessPatch, idPatch, sampleRequest, tokenHookHarness } from './testing.js';
@@ -171,5 +171,31 @@ describe('renderAnswer', () => {
       );
     }
     expect(checkAnswer({ commands: [idPatch(null)] }, both)).toBe('commands[0].value[0] is not an object');
+  });
+
+  it("per-request operations serialise as plain ones; their shape's verdict holds for each value and token", () => {
+    const dept: OpShape = Object.freeze({ op: 'add', path: '/claims/dept' });
+    const values: unknown[] = ['d"1\\', 'ünï\u2028', 42, { nested: ['x', null] }, ['a'], true, () => 'not JSON'];
+    for (const value of values) {
+      const op = new BuiltOp(dept, value);
+      expect(JSON.stringify(op)).toBe(JSON.stringify({ op: 'add', path: '/claims/dept', value }));
+      const decision = { matched: ['r'], deny: undefined, idOps: [op, op], accessOps: [op] };
+      const rendered = renderAnswer(decision, both);
+      expect(rendered.status === 200 && rendered.body).toBe(JSON.stringify(answerBody(decision)));
+    }
+    // A claim one token type reserves: refused there only, whichever token's verdict is worked out first.
+    const scope: OpShape = Object.freeze({ op: 'replace', path: '/claims/scope' });
+    const access = { matched: ['r'], deny: undefined, idOps: [], accessOps: [new BuiltOp(scope, 'x')] };
+    const id = { matched: ['r'], deny: undefined, idOps: [new BuiltOp(scope, 'y')], accessOps: [] };
+    for (let i = 0; i < 2; i++) {
+      expect(renderAnswer(access, both).status).toBe(200);
+      expect(() => renderAnswer(id, both)).toThrow(/commands\[0\]\.value\[0\]: claim "scope" is reserved in ID tokens/);
+    }
+    expect(checkAnswer({ commands: [idPatch(new BuiltOp(dept, undefined))] }, both)).toBe(
+      'commands[0].value[0]: add needs a value',
+    );
+    const lifetime: OpShape = Object.freeze({ op: 'replace', path: '/token/lifetime/expiration' });
+    expect(checkAnswer({ commands: [accessPatch(new BuiltOp(lifetime, 900))] }, both)).toBeUndefined();
+    expect(checkAnswer({ commands: [accessPatch(new BuiltOp(lifetime, 5))] }, both)).toMatch(/outside 300\.\.86400/);
   });
 });

@@ -5,7 +5,7 @@
  * service silently drop a patch). `checkAnswer` also reads answers written by
  * others, so conformance tests run the corpus samples through it.
  */
-import type { PatchOp } from './actions.js';
+import { BuiltOp, type OpShape, type PatchOp } from './actions.js';
 import { parsePatchPath, type ParsedPath } from './pointer.js';
 import { COMMAND, MAX_ANSWER_BYTES, isReservedClaim, isValidLifetime, type TokenType } from './protocol.js';
 import type { Decision } from './rules.js';
@@ -80,9 +80,28 @@ function parsedPath(path: string): ParsedPath {
  */
 const FROZEN_VERDICTS = new WeakMap<object, { id?: string | null; access?: string | null }>();
 
+/**
+ * Verdicts on the op and path of per-request operations, by their action's
+ * shape: for a claim path nothing else about the operation but the presence
+ * of its value can change the verdict (which the caller checks each time).
+ */
+const SHAPE_VERDICTS = new WeakMap<OpShape, { id?: string | null; access?: string | null }>();
+
+function shapeVerdict(op: BuiltOp, token: TokenType): string | null {
+  const shape = op.shape;
+  if (parsedPath(shape.path).kind !== 'claim') return opVerdict(op, token); // the lifetime's verdict reads the value
+  let verdicts = SHAPE_VERDICTS.get(shape);
+  if (verdicts === undefined) SHAPE_VERDICTS.set(shape, (verdicts = {}));
+  let verdict = verdicts[token];
+  if (verdict === undefined)
+    verdict = verdicts[token] = opVerdict({ op: shape.op, path: shape.path, value: true }, token);
+  return verdict;
+}
+
 /** Why `op` is unsafe in a patch of `token` (without the "where" prefix), or null. */
 function checkOp(op: unknown, token: TokenType): string | null {
   if (op === null || typeof op !== 'object') return 'is not an object';
+  if (op instanceof BuiltOp) return op.value === undefined ? `: ${op.op} needs a value` : shapeVerdict(op, token);
   if (!Object.isFrozen(op)) return opVerdict(op, token);
   let verdicts = FROZEN_VERDICTS.get(op);
   if (verdicts === undefined) FROZEN_VERDICTS.set(op, (verdicts = {}));
@@ -163,10 +182,18 @@ export function renderAnswer(decision: Decision, minting: Minting): RenderedAnsw
   return commandsJson === undefined ? { status: 200, body: text } : { status: 200, body: text, commandsJson };
 }
 
-/** The JSON text of literal (frozen, shared) operations, made once. */
+/** The JSON text of literal (frozen, shared) operations, and of per-request operations up to their value, made once. */
 const FROZEN_TEXT = new WeakMap<object, string>();
 
 function opText(op: PatchOp): string {
+  if (op instanceof BuiltOp) {
+    const value = JSON.stringify(op.value) as string | undefined;
+    if (value === undefined) return JSON.stringify(op); // no value member, as JSON.stringify leaves it out
+    const shape = op.shape;
+    let head = FROZEN_TEXT.get(shape);
+    if (head === undefined) FROZEN_TEXT.set(shape, (head = `${JSON.stringify(shape).slice(0, -1)},"value":`));
+    return `${head}${value}}`;
+  }
   if (!Object.isFrozen(op)) return JSON.stringify(op);
   let text = FROZEN_TEXT.get(op);
   if (text === undefined) FROZEN_TEXT.set(op, (text = JSON.stringify(op)));

@@ -13,8 +13,9 @@ import { migrate, openStore, type Store } from '../../platform/store/index.js';
 import { openEmbeddedStream, type EmbeddedStream } from '../../platform/stream/embedded/index.js';
 import { readAll } from '../../platform/stream/embedded/testing.js';
 import { topicNames, type Topics } from '../../platform/stream/headers.js';
-import type { ConsumedRecord, Stream } from '../../platform/stream/types.js';
+import type { ConsumedRecord, Stream, StreamRecord } from '../../platform/stream/types.js';
 import { randomName, waitFor } from '../../test/support/wait.js';
+import { decisionRecord, type DecisionRecord } from './audit.js';
 import { mapTokenDecisionRecord, tokenDecisionsPipeline } from './decision-row.js';
 import { decide, startTokenHooks } from './service.js';
 import { configWith, freshDir, hookEntry, postToken, sampleRequest, startApp, type RunningApp } from './testing.js';
@@ -238,6 +239,46 @@ describe('audit trail', () => {
     expect(hook.telemetry.counters.auditDropped).toBe(0);
   });
 
+  it('decisions made during an append wait for their own flush interval, not a batch of one right after', async () => {
+    const topics = await freshTopics();
+    // The real embedded stream behind a gate the test opens: an append in flight for as long as the test wants.
+    const batches: number[] = [];
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const gated = new Proxy(stream as Stream, {
+      get: (target, name) =>
+        name === 'append'
+          ? async (topic: string, records: readonly StreamRecord[]) => {
+              batches.push(records.length);
+              await gate;
+              return target.append(topic, records);
+            }
+          : (target as unknown as Record<string | symbol, unknown>)[name],
+    });
+    const config = configWith([hookEntry(RULES, { audit: { flush_interval_ms: 300 } })]);
+    const hooks = await startTokenHooks({
+      hooks: config.token_hooks,
+      stream: gated,
+      topic: topics.tokenDecisions,
+      spoolDir: freshDir('token-spool'),
+      logger: log,
+    });
+    const hook = hooks.get('th')!;
+    const body = Buffer.from(JSON.stringify(sampleRequest()));
+    for (let i = 0; i < 3; i++) decide(hook, body, `a${i}`);
+    await waitFor(() => batches.length === 1, { what: 'the first append' });
+    const queuedAt = performance.now();
+    for (let i = 0; i < 2; i++) decide(hook, body, `b${i}`);
+    open();
+    await waitFor(() => hook.telemetry.counters.auditAppended >= 3, { what: 'the first batch appended' });
+    expect(batches).toEqual([3]); // the two made meanwhile did not follow at once
+    await waitFor(() => hook.telemetry.counters.auditAppended === 5, { what: 'the second batch', timeoutMs: 10_000 });
+    expect(batches).toEqual([3, 2]);
+    expect(performance.now() - queuedAt).toBeGreaterThanOrEqual(250);
+    await hooks.stop();
+    expect(await readAll(stream, topics.tokenDecisions)).toHaveLength(5);
+  });
+
   it('a stream that is down costs answers nothing: decisions spool and reach it once it is back, each once', async () => {
     const dir = freshDir('token-audit-down');
     let target = await openEmbeddedStream({ dataDir: dir, logger: log });
@@ -353,5 +394,67 @@ describe('mapTokenDecisionRecord', () => {
         commands: '[]',
       },
     });
+  });
+});
+
+describe('decisionRecord', () => {
+  const base: DecisionRecord = {
+    decidedAt: Date.parse('2026-11-20T10:00:00.007Z'),
+    hookId: 'th',
+    org: 'acme',
+    eventId: 'evt-1',
+    requestId: undefined,
+    userId: 'u"ser\\1',
+    clientId: 'clïent\u2028\u0000',
+    grantType: 'x'.repeat(300),
+    outcome: 'commands',
+    rulesMatched: ['a', 'b"c'],
+    commandsJson: '[{"type":"com.okta.identity.patch","value":[]}]',
+    errorSummary: undefined,
+    errorKind: undefined,
+    latencyUs: 42,
+  };
+  /** The record's JSON as an object built and stringified would give it. */
+  const expected = (r: DecisionRecord, id: string) =>
+    JSON.stringify({
+      decision_id: id,
+      decided_at: new Date(r.decidedAt).toISOString(),
+      hook_id: r.hookId,
+      org: r.org,
+      event_id: r.eventId ?? '',
+      request_id: r.requestId ?? '',
+      user_id: r.userId ?? '',
+      client_id: r.clientId ?? '',
+      grant_type: (r.grantType ?? '').slice(0, 256),
+      outcome: r.outcome,
+      rules_matched: r.rulesMatched,
+      error_summary: r.errorSummary ?? '',
+      error_kind: r.errorKind ?? '',
+      latency_us: r.latencyUs,
+      commands: JSON.parse(r.commandsJson ?? '[]') as unknown,
+    });
+
+  it('writes the JSON text an object would stringify to, at any millisecond, across seconds and hooks', () => {
+    const times = [
+      base.decidedAt,
+      base.decidedAt + 50, // .057
+      base.decidedAt + 993, // the next second
+      base.decidedAt - 8, // back into the previous second
+      Date.parse('1969-12-31T23:59:59.001Z'),
+      1741079402123.5, // not a whole millisecond
+    ];
+    for (const decidedAt of times) {
+      for (const hook of [
+        { hookId: 'th', org: 'acme' },
+        { hookId: 'h"2', org: 'a\\b' },
+      ]) {
+        const r = { ...base, ...hook, decidedAt };
+        const rec = decisionRecord(r, 'id-1');
+        expect(rec.value.toString()).toBe(expected(r, 'id-1'));
+        expect(rec.headers['hooklog-received-at']).toBe(new Date(decidedAt).toISOString());
+      }
+    }
+    const denied = { ...base, outcome: 'deny' as const, errorSummary: 'No "access"', commandsJson: undefined };
+    expect(decisionRecord(denied, 'id-2').value.toString()).toBe(expected(denied, 'id-2'));
   });
 });

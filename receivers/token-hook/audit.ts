@@ -54,32 +54,56 @@ export const AUDIT_SOURCE = 'token-hook';
 const MAX_FIELD_CHARS = 256;
 const cap = (s: string | undefined) =>
   s === undefined ? '' : s.length > MAX_FIELD_CHARS ? s.slice(0, MAX_FIELD_CHARS) : s;
+/** A JSON string literal. */
+const q = (s: string) => JSON.stringify(s);
+
+/**
+ * What every record of one hook carries, as JSON text made once: the flusher
+ * encodes each decision of a busy hook, all on the event loop. Hooks are
+ * configured, so the map stays small; the cap only guards against misuse.
+ */
+const HOOK_TEXT = new Map<string, string>();
+const MAX_HOOK_TEXTS = 1024;
+
+function hookText(hookId: string, org: string): string {
+  const key = `${hookId}\u0000${org}`;
+  let text = HOOK_TEXT.get(key);
+  if (text === undefined) {
+    text = `,"hook_id":${q(hookId)},"org":${q(org)}`;
+    if (HOOK_TEXT.size >= MAX_HOOK_TEXTS) HOOK_TEXT.clear();
+    HOOK_TEXT.set(key, text);
+  }
+  return text;
+}
+
+/** `new Date(ms).toISOString()`, with the text up to the second reused while the second lasts. */
+let isoSecond = Number.NaN;
+let isoPrefix = '';
+function isoTime(ms: number): string {
+  if (!Number.isInteger(ms)) return new Date(ms).toISOString();
+  const second = Math.floor(ms / 1000);
+  if (second !== isoSecond) {
+    isoSecond = second;
+    isoPrefix = new Date(second * 1000).toISOString().slice(0, -4); // "…T10:00:00." without "000Z"
+  }
+  const milli = ms - second * 1000;
+  return `${isoPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+}
 
 /**
  * The stream record of a decision: its JSON (snake_case, the public shape), keyed by org, hooklog's headers beside
- * it.
+ * it. The text is what `JSON.stringify` gives for the object of these fields in this order, `commands` last
+ * (spliced in as the text the answer already carried), written out directly: no object built and walked.
  */
 export function decisionRecord(r: DecisionRecord, decisionId: string = randomUUID()): StreamRecord {
-  const decidedAt = new Date(r.decidedAt).toISOString();
-  const value = {
-    decision_id: decisionId,
-    decided_at: decidedAt,
-    hook_id: r.hookId,
-    org: r.org,
-    event_id: cap(r.eventId),
-    request_id: cap(r.requestId),
-    user_id: cap(r.userId),
-    client_id: cap(r.clientId),
-    grant_type: cap(r.grantType),
-    outcome: r.outcome,
-    rules_matched: r.rulesMatched,
-    error_summary: r.errorSummary ?? '',
-    error_kind: r.errorKind ?? '',
-    latency_us: r.latencyUs,
-  };
-  // `commands` last, spliced in as the text the answer already carried: no second stringify.
-  const json = JSON.stringify(value);
-  const text = `${json.slice(0, -1)},"commands":${r.commandsJson ?? '[]'}}`;
+  const decidedAt = isoTime(r.decidedAt);
+  const text =
+    `{"decision_id":${q(decisionId)},"decided_at":"${decidedAt}"${hookText(r.hookId, r.org)}` +
+    `,"event_id":${q(cap(r.eventId))},"request_id":${q(cap(r.requestId))},"user_id":${q(cap(r.userId))}` +
+    `,"client_id":${q(cap(r.clientId))},"grant_type":${q(cap(r.grantType))},"outcome":${q(r.outcome)}` +
+    `,"rules_matched":${JSON.stringify(r.rulesMatched)},"error_summary":${q(r.errorSummary ?? '')}` +
+    `,"error_kind":${q(r.errorKind ?? '')},"latency_us":${JSON.stringify(r.latencyUs)}` +
+    `,"commands":${r.commandsJson ?? '[]'}}`;
   const headers: Record<string, string> = {
     [Header.org]: r.org,
     [Header.source]: AUDIT_SOURCE,
@@ -120,6 +144,8 @@ export class AuditQueue {
   readonly #opts: AuditQueueOptions;
   readonly #spool: AuditSpool;
   #items: DecisionRecord[] = [];
+  /** When the oldest decision in `#items` was queued (performance.now()), or earlier: its flush is due from it. */
+  #firstAt = 0;
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> | null = null;
   #spilling = false;
@@ -161,6 +187,7 @@ export class AuditQueue {
       this.#toSpool([decisionRecord(record)]);
       return;
     }
+    if (this.#items.length === 0) this.#firstAt = performance.now();
     this.#items.push(record);
     if (this.#items.length * 2 >= this.#opts.capacity) this.#spillSoon();
     this.#schedule();
@@ -172,22 +199,24 @@ export class AuditQueue {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.#flushing;
-    await this.#drain();
+    await this.#drain(true);
     this.#wake?.();
     await this.#replaying;
     await this.#replayOnce();
     await this.#spool.close();
   }
 
+  /** Flushes when the oldest queued decision has waited flush_interval_ms. */
   #schedule(): void {
     if (this.#timer || this.#flushing) return;
+    const wait = Math.max(0, this.#firstAt + this.#opts.flushIntervalMs - performance.now());
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      this.#flushing = this.#drain().finally(() => {
+      this.#flushing = this.#drain(false).finally(() => {
         this.#flushing = null;
         if (this.#items.length > 0 && !this.#closed) this.#schedule();
       });
-    }, this.#opts.flushIntervalMs);
+    }, wait);
   }
 
   #take(): DecisionRecord[] {
@@ -200,9 +229,16 @@ export class AuditQueue {
     return this.#items.splice(0, batchRecords);
   }
 
-  async #drain(): Promise<void> {
-    const { stream, topic, telemetry } = this.#opts;
-    while (this.#items.length > 0) {
+  /**
+   * Appends the queue: all of it (`all`, on close), else what it held when the flush began and any full batch
+   * behind that. Decisions queued while an append was in flight wait for their own flush interval instead of going
+   * at once as a batch of one or two: every append costs a write, an fsync and their round trips, whatever its size.
+   */
+  async #drain(all: boolean): Promise<void> {
+    const { stream, topic, telemetry, batchRecords } = this.#opts;
+    let due = this.#items.length;
+    while (this.#items.length > 0 && (all || due > 0 || this.#items.length >= batchRecords)) {
+      due -= Math.min(due, batchRecords);
       const records = this.#take().map((r) => decisionRecord(r));
       if (this.#spool.backlogBytes > 0) {
         this.#toSpool(records); // behind the backlog, which the replay loop appends in order
