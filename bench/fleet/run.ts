@@ -1,7 +1,7 @@
 /**
  * Fleet bench (not part of `npm test`; needs a Kafka broker: KAFKA_BROKERS=host:port):
  *
- *   KAFKA_BROKERS=127.0.0.1:9092 npx tsx bench/fleet/run.ts [--orgs 1000] [--runs 5] [--seconds 60]
+ *   npm run build && KAFKA_BROKERS=127.0.0.1:9092 npx tsx bench/fleet/run.ts [--orgs 1000] [--runs 5] [--seconds 60]
  *   [--poll-interval-ms 10000]
  *
  * Real `hooklog start` processes against one simulated org server that
@@ -21,7 +21,7 @@
  * under 500 MB RSS with cursor-age p99 under twice the poll interval;
  * hand-over within 15 s of kill -9 and 3 s of SIGTERM; hooks within 5 s.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { parse, stringify } from 'yaml';
@@ -53,6 +53,10 @@ const SECONDS = int('seconds', args.seconds);
 const POLL_MS = int('poll-interval-ms', args['poll-interval-ms']);
 const BROKERS = process.env.KAFKA_BROKERS;
 if (!BROKERS) throw new Error('bench/fleet needs a Kafka broker: KAFKA_BROKERS=host:port');
+// The instances run the compiled CLI, as `npm start` does: tsx's transpiler would add to their memory and CPU.
+process.env.HOOKLOG_CLI ??= 'built';
+if (process.env.HOOKLOG_CLI === 'built' && !existsSync(new URL('../../dist/cli/main.js', import.meta.url)))
+  throw new Error('bench/fleet runs the built CLI: run `npm run build` first');
 const say = (m: string) => process.stderr.write(`${m}\n`);
 const out = (m: string) => process.stdout.write(`${m}\n`);
 const PARTITIONS = 12;

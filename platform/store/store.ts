@@ -8,7 +8,7 @@ import {
   type ClickHouseSettings,
   type Logger as ClientLogger,
 } from '@clickhouse/client';
-import { createChdbConnection } from 'chdb/connection';
+import { createRequire } from 'node:module';
 import { HooklogError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { classifyClickHouseError } from './errors.js';
@@ -119,6 +119,9 @@ export function openStore(opts: OpenStoreOptions): Store {
   // chdb implements @clickhouse/client-common's Connection; @clickhouse/client
   // bundles its own copy of those types (one patch version apart), so the two
   // are structurally the same contract but not assignable as declared.
+  // chdb is loaded here, not at import: its library maps ~180 MB and allocates more when it loads, which a
+  // process that never opens embedded ClickHouse (receivers, pollers, a server store) should not carry.
+  const { createChdbConnection } = loadChdb();
   const chdb = () =>
     createChdbConnection({ path }) as unknown as NonNullable<ClickHouseClientConfigOptions['connection']>;
   const client = createClient({ connection: chdb(), clickhouse_settings: COMMON_SETTINGS, log });
@@ -126,6 +129,10 @@ export function openStore(opts: OpenStoreOptions): Store {
   // before every query, which readonly=1 refuses.
   const readOnly = () => createClient({ connection: chdb(), log });
   return new ClickHouseStore(client, 'embedded', database, opts.logger, readOnly);
+}
+
+function loadChdb(): typeof import('chdb/connection') {
+  return createRequire(import.meta.url)('chdb/connection') as typeof import('chdb/connection');
 }
 
 /**

@@ -5,10 +5,15 @@ import { waitFor } from './wait.js';
 
 export const REPO_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const MAIN = join(REPO_DIR, 'cli', 'main.ts');
+const BUILT = join(REPO_DIR, 'bin', 'hooklog.js');
 
-/** Runs the hooklog CLI from source (no build step) as a separate process, as a user would. */
+/**
+ * Runs the hooklog CLI as a separate process, as a user would: from source through tsx (no build step), or,
+ * with HOOKLOG_CLI=built, the compiled CLI that `npm start` runs. Benches use the latter (after
+ * `npm run build`), so tsx's transpiler is not in their memory and CPU figures.
+ */
 export function hooklogArgs(args: readonly string[]): string[] {
-  return ['--import', 'tsx', MAIN, ...args];
+  return process.env.HOOKLOG_CLI === 'built' ? [BUILT, ...args] : ['--import', 'tsx', MAIN, ...args];
 }
 
 export interface CliResult {
