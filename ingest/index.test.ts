@@ -138,4 +138,61 @@ describe('ingest: many orgs', () => {
     ingest = undefined;
     expect(await metricValue('hooklog_poller_lag_seconds', 'quiet')).toBeUndefined(); // a stopped poller leaves no stale gauge
   });
+
+  it('holds at most maxPagesHeld pages while appends wait, and loses nothing once they go on', async () => {
+    ts = await openTestStream();
+    collector = await Collector.start(ts.stream, ts.topics.logs);
+    const orgs = await Promise.all([1, 2, 3, 4, 5, 6].map(() => SimulatedOrg.start({ rateLimit: { logs: false } })));
+    sims.push(...orgs);
+    for (const sim of orgs) sim.addLogEvents(history({ count: 2_500, days: 2, now: Date.now(), kind: 'log' }));
+    // Every append waits at a gate the test opens: pages are fetched faster than they are stored.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let waitingAppends = 0;
+    const real = ts.stream;
+    const gated = new Proxy(real, {
+      get(target, key) {
+        if (key === 'claim') {
+          return async (owner: string, stillOwner?: () => boolean) => {
+            const tx = await target.claim(owner, stillOwner);
+            return {
+              owner: tx.owner,
+              appendAtomically: async (writes: Parameters<typeof tx.appendAtomically>[0]) => {
+                waitingAppends++;
+                await gate;
+                waitingAppends--;
+                return tx.appendAtomically(writes);
+              },
+              close: () => tx.close(),
+            };
+          };
+        }
+        const v = Reflect.get(target, key, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    ingest = await startIngest({
+      orgs: orgs.map((sim, i) =>
+        orgConfig(sim, { id: `held-${i}`, system_log: { start: '3d', poll_interval_ms: 200 } }),
+      ),
+      stream: gated,
+      topics: ts.topics,
+      logger: capturingLogger().logger,
+      policies: FAST_POLICIES,
+      maxPagesHeld: 2,
+    });
+    const gaugeValue = async (name: string) => (await registry.getSingleMetric(name)!.get()).values[0]!.value;
+    // Two pages wait for their appends and hold both slots; the other four orgs wait before their requests.
+    await waitFor(async () => waitingAppends === 2 && (await gaugeValue('hooklog_poller_pages_waiting')) === 4, {
+      what: 'two pages held and four pollers waiting for a slot',
+    });
+    expect(orgs.reduce((n, sim) => n + sim.requests.length, 0)).toBe(2); // no prefetch either: no slot was free
+    expect(await gaugeValue('hooklog_poller_pages_held')).toBe(2);
+    expect(await gaugeValue('hooklog_poller_page_slots')).toBe(2);
+    open();
+    await waitFor(() => collector!.records.length >= 15_000, { what: "every org's events", timeoutMs: 30_000 });
+    expect(duplicates(collector.ids('uuid'))).toEqual([]);
+    expect(new Set(collector.records.map((r) => r.key)).size).toBe(6);
+    expect(orgs.flatMap((sim) => sim.violations)).toEqual([]);
+  });
 });

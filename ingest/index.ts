@@ -27,12 +27,13 @@ import type { OrgConfig, PollSectionConfig } from './config.js';
 import { legacyEventsSource } from './legacy-events/source.js';
 import { cursorKey, isFollowable, readCursor, type PollSourceName } from './poller/cursor.js';
 import { PollerHealth, type HealthSnapshot } from './poller/health.js';
+import { PageSlots } from './poller/page-slots.js';
 import { Poller, type PollSource } from './poller/poller.js';
 import { knownInStore } from './reconcile/known.js';
 import { Reconciler, readReconcilePosition, reconcileCursorKey } from './reconcile/reconciler.js';
 import { clampStart, parseStart } from './start.js';
 import { systemLogSource } from './system-log/source.js';
-import { createPollerTelemetry, type PollerTelemetry } from './telemetry.js';
+import { createPollerTelemetry, watchPageSlots, type PollerTelemetry } from './telemetry.js';
 
 /** How often a request waiting for the ownership lease looks again. */
 const OWNERSHIP_RECHECK_MS = 100;
@@ -44,6 +45,11 @@ export interface IngestOptions {
   readonly logger: Logger;
   /** Requests in flight across all orgs. Default 8. */
   readonly maxConcurrentRequests?: number;
+  /**
+   * Pages held in memory across all orgs: fetched or being fetched, and not yet stored (see PageSlots).
+   * Default 16: the requests in flight plus a page being appended on most cursor partitions.
+   */
+  readonly maxPagesHeld?: number;
   /** Consumer group sharing the pollers' work among instances. Default `<cursors topic>.pollers`. */
   readonly group?: string;
   /** Tests shorten the slow waits. */
@@ -111,6 +117,8 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
   const log = opts.logger.child({ component: 'ingest' });
   const policies = withPolicies(opts.policies);
   const queue = new PQueue({ concurrency: opts.maxConcurrentRequests ?? 8 });
+  const slots = new PageSlots(opts.maxPagesHeld ?? 16);
+  const unwatch = watchPageSlots(slots);
   // Every request attempt (retries too) waits while this process's ownership lease is unconfirmed (it was
   // paused or cut off): a zombie does not call an org beside its new owner before it learns what it owns now.
   let owned: () => boolean = () => true;
@@ -222,6 +230,7 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
       policies,
       health,
       telemetry,
+      slots,
       // Another instance claimed this partition: stop its pollers here; the group tells us what we own next.
       onFenced: () => {
         a.release([partition]);
@@ -311,7 +320,7 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
     stop() {
       // Stops every poller (each abort also takes its waiting entries out of the queue), then leaves the group.
       stopping.abort();
-      stopped ??= assignment.stop();
+      stopped ??= assignment.stop().finally(unwatch);
       return stopped;
     },
   };

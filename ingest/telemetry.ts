@@ -10,6 +10,7 @@ import { HooklogError } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import { counter, gauge } from '../platform/metrics.js';
 import type { PollerHealth } from './poller/health.js';
+import type { PageSlots } from './poller/page-slots.js';
 
 type Labels = { org: string; source: string };
 
@@ -29,7 +30,31 @@ function eachLive(
   }
 }
 
+/** The page slots of each running ingest (one per process outside tests). */
+const slotSets = new Set<PageSlots>();
+
 const m = {
+  pagesHeld: gauge({
+    name: 'hooklog_poller_pages_held',
+    help: 'Pages the pollers hold in memory now (being fetched, or fetched and not yet stored), against hooklog_poller_page_slots.',
+    collect() {
+      this.set([...slotSets].reduce((n, s) => n + s.held, 0));
+    },
+  }),
+  pageSlots: gauge({
+    name: 'hooklog_poller_page_slots',
+    help: 'The most pages the pollers may hold in memory at once.',
+    collect() {
+      this.set([...slotSets].reduce((n, s) => n + s.size, 0));
+    },
+  }),
+  pagesWaiting: gauge({
+    name: 'hooklog_poller_pages_waiting',
+    help: 'Pollers waiting for a page slot before their request: pages arrive faster than they are stored.',
+    collect() {
+      this.set([...slotSets].reduce((n, s) => n + s.waiting, 0));
+    },
+  }),
   requests: counter({
     name: 'hooklog_poller_requests_total',
     help: 'Replies from the identity service, by status class.',
@@ -144,6 +169,12 @@ function statusClass(status: number): string {
 }
 
 export type PollerTelemetry = ReturnType<typeof createPollerTelemetry>;
+
+/** Shows a running ingest's page slots in /metrics until the returned function is called. */
+export function watchPageSlots(slots: PageSlots): () => void {
+  slotSets.add(slots);
+  return () => void slotSets.delete(slots);
+}
 
 export function createPollerTelemetry(
   logger: Logger,

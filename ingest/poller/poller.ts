@@ -30,6 +30,7 @@ import type { RateBudget } from '../client/rate-limit.js';
 import type { PollerTelemetry } from '../telemetry.js';
 import { cursorRecord, isFollowable, type Cursor, type PollSourceName } from './cursor.js';
 import type { PollerHealth } from './health.js';
+import type { PageSlots, Release } from './page-slots.js';
 
 /** What distinguishes one API's poller from another's. */
 export interface PollSource {
@@ -63,6 +64,8 @@ export interface PollerOptions {
   readonly policies: IdpPolicies;
   readonly health: PollerHealth;
   readonly telemetry: PollerTelemetry;
+  /** The process's bound on pages held in memory (fetched and not yet stored), shared by all its pollers. */
+  readonly slots: PageSlots;
   readonly now?: () => number;
   /** The append was fenced: another process owns this (org, API) now. The poller has stopped. */
   readonly onFenced?: () => void;
@@ -76,6 +79,8 @@ export class Poller {
   #url: string;
   /** A position has been stored (or was found at start): `#url` is the service's, not ours. */
   #positioned: boolean;
+  /** The next page, requested while the one before it is being stored. */
+  #prefetched: Prefetched | null = null;
 
   constructor(opts: PollerOptions) {
     this.#o = opts;
@@ -106,33 +111,23 @@ export class Poller {
   }
 
   /**
-   * While a full page is being stored, the next one is already being fetched
-   * (one request in flight, as before: the fetch starts once the previous
-   * reply is complete). The position still advances only by stored pages:
-   * the prefetched page is stored after the one before it, or dropped.
+   * One page at a time: fetch (or take the prefetched page), store, advance;
+   * after a short page (caught up), wait the poll interval. Failures back off
+   * and retry the same URL.
    */
   async #run(): Promise<void> {
     const { source, telemetry, policies } = this.#o;
     const signal = this.#abort.signal;
     let streak = 0;
-    let prefetched: { url: string; page: Promise<Page> } | null = null;
     while (!signal.aborted) {
       try {
-        const current = prefetched?.url === this.#url ? prefetched.page : this.#fetch(this.#url);
-        prefetched = null;
-        const page = await current;
-        telemetry.reply(200);
-        const next = this.#checkNext(page.next);
-        const caughtUp = page.items.length < source.pageLimit;
-        if (!caughtUp) prefetched = { url: next, page: this.#fetch(next) };
-        await this.#store(page.items, page.raw, next);
+        // The page lives in #step's frame only: a poller waiting out its interval holds no page.
+        const caughtUp = await this.#step();
         if (streak > 0) telemetry.recovered(streak);
         streak = 0;
-        this.#url = next;
-        this.#positioned ||= page.items.length > 0 || next !== page.url;
         if (caughtUp) await sleep(this.#o.pollIntervalMs, signal);
       } catch (err) {
-        prefetched = null;
+        this.#dropPrefetched();
         if (signal.aborted) break;
         if (err instanceof HooklogError && err.code === 'STREAM_FENCED') {
           // Not ours any more: nothing was stored, and retrying could only fail the same way.
@@ -149,6 +144,50 @@ export class Poller {
         if (!this.#positioned) this.#url = source.firstUrl(this.#now());
       }
     }
+    this.#dropPrefetched();
+  }
+
+  /**
+   * Fetches and stores the page at the current URL, and advances to its next
+   * link; says whether it was short (caught up). While a full page is being
+   * stored, the next one is already being fetched (one request in flight, as
+   * before: the fetch starts once the previous reply is complete), if a page
+   * slot is free at once. The position still advances only by stored pages:
+   * the prefetched page is stored after the one before it, or dropped. A page
+   * holds its slot from before its request until it is stored or dropped.
+   */
+  async #step(): Promise<boolean> {
+    const { source, telemetry, slots } = this.#o;
+    let current: Promise<Page>;
+    let release: Release;
+    const ahead = this.#prefetched;
+    this.#prefetched = null;
+    if (ahead?.url === this.#url) {
+      ({ page: current, release } = ahead);
+    } else {
+      dropPage(ahead);
+      release = await slots.acquire(this.#abort.signal);
+      current = this.#fetch(this.#url);
+    }
+    try {
+      const page = await current;
+      telemetry.reply(200);
+      const next = this.#checkNext(page.next);
+      const caughtUp = page.items.length < source.pageLimit;
+      const slot = caughtUp ? undefined : slots.tryAcquire();
+      if (slot) this.#prefetched = { url: next, page: this.#fetch(next), release: slot };
+      await this.#store(page.items, page.raw, next);
+      this.#url = next;
+      this.#positioned ||= page.items.length > 0 || next !== page.url;
+      return caughtUp;
+    } finally {
+      release();
+    }
+  }
+
+  #dropPrefetched(): void {
+    dropPage(this.#prefetched);
+    this.#prefetched = null;
   }
 
   #fetch(url: string): Promise<Page> {
@@ -237,4 +276,15 @@ export class Poller {
     health.page(this.#now(), events.length, newest);
     telemetry.page(events.length, rejected.length, items.length < source.pageLimit);
   }
+}
+
+interface Prefetched {
+  readonly url: string;
+  readonly page: Promise<Page>;
+  readonly release: Release;
+}
+
+/** A prefetched page that will not be stored gives its slot back once its request has settled. */
+function dropPage(p: Prefetched | null): void {
+  if (p) void p.page.then(p.release, p.release);
 }
