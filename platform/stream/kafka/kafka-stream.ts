@@ -28,7 +28,7 @@
  * only safe with one request outstanding.
  */
 import { CompressionTypes, Partitioners, type Admin, type Kafka, type Producer, type Transaction } from 'kafkajs';
-import { HooklogError, errorMessage } from '../../errors.js';
+import { HooklogError, errorMessage, isRetriable } from '../../errors.js';
 import { RetryPolicies, retry } from '../../retry.js';
 import type { Logger } from '../../log.js';
 import type {
@@ -384,15 +384,22 @@ export class KafkaStream implements Stream {
 
   async committedOffsets(topic: string, group: string): Promise<Map<number, number>> {
     this.#checkOpen();
-    try {
-      const [entry] = await this.#admin.fetchOffsets({ groupId: group, topics: [topic] });
-      const out = new Map<number, number>();
-      // -1 means "nothing committed" for that partition.
-      for (const p of entry?.partitions ?? []) if (Number(p.offset) >= 0) out.set(p.partition, Number(p.offset));
-      return out;
-    } catch (err) {
-      throw classifyKafkaError(err, `reading committed offsets of ${group} on ${topic}`);
-    }
+    // kafkajs's admin does not retry OffsetFetch when the group's coordinator moves or is still loading
+    // (NOT_COORDINATOR right after a broker starts, or a group's first use): a moment later it answers.
+    return retry(
+      async () => {
+        try {
+          const [entry] = await this.#admin.fetchOffsets({ groupId: group, topics: [topic] });
+          const out = new Map<number, number>();
+          // -1 means "nothing committed" for that partition.
+          for (const p of entry?.partitions ?? []) if (Number(p.offset) >= 0) out.set(p.partition, Number(p.offset));
+          return out;
+        } catch (err) {
+          throw classifyKafkaError(err, `reading committed offsets of ${group} on ${topic}`);
+        }
+      },
+      { policy: RetryPolicies.request, retriable: isRetriable },
+    );
   }
 
   /**
