@@ -5,7 +5,7 @@
  * producer per record, so the second producer's aborted records reached the consumer. On the
  * alerting state topic (one partition, a producer per logs partition) a killed instance leaves
  * exactly that: the next owner restored an aborted checkpoint and skipped the batches it covered
- * (kill.test.ts lost 4 of 1,200 alerts in 4 of 12 runs).
+ * (kill.test.ts lost 4 of 1,200 alerts in 4 of 11 runs).
  */
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
