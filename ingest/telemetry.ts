@@ -32,27 +32,28 @@ function eachLive(
 
 /** The page slots of each running ingest (one per process outside tests). */
 const slotSets = new Set<PageSlots>();
+const slotSum = (of: (s: PageSlots) => number) => [...slotSets].reduce((n, s) => n + of(s), 0);
 
 const m = {
   pagesHeld: gauge({
     name: 'hooklog_poller_pages_held',
     help: 'Pages the pollers hold in memory now (being fetched, or fetched and not yet stored), against hooklog_poller_page_slots.',
     collect() {
-      this.set([...slotSets].reduce((n, s) => n + s.held, 0));
+      this.set(slotSum((s) => s.held));
     },
   }),
   pageSlots: gauge({
     name: 'hooklog_poller_page_slots',
     help: 'The most pages the pollers may hold in memory at once.',
     collect() {
-      this.set([...slotSets].reduce((n, s) => n + s.size, 0));
+      this.set(slotSum((s) => s.size));
     },
   }),
   pagesWaiting: gauge({
     name: 'hooklog_poller_pages_waiting',
     help: 'Pollers waiting for a page slot before their request: pages arrive faster than they are stored.',
     collect() {
-      this.set([...slotSets].reduce((n, s) => n + s.waiting, 0));
+      this.set(slotSum((s) => s.waiting));
     },
   }),
   requests: counter({

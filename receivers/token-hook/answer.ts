@@ -74,40 +74,39 @@ function parsedPath(path: string): ParsedPath {
 }
 
 /**
- * Verdicts on literal operations, which are prebuilt, frozen and shared
- * (actions.ts): the same object always gets the same verdict for a token type,
- * so it is worked out once. Operations built per request are checked each time.
+ * Verdicts worked out once per object and token type. Keys are literal
+ * operations, which are prebuilt, frozen and shared (actions.ts), and the
+ * shapes of per-request operations: for a claim path nothing about such an
+ * operation but the presence of its value can change the verdict (which
+ * checkOp tests each time). Other operations built per request are checked
+ * each time.
  */
-const FROZEN_VERDICTS = new WeakMap<object, { id?: string | null; access?: string | null }>();
+const VERDICTS = new WeakMap<object, { id?: string | null; access?: string | null }>();
 
-/**
- * Verdicts on the op and path of per-request operations, by their action's
- * shape: for a claim path nothing else about the operation but the presence
- * of its value can change the verdict (which the caller checks each time).
- */
-const SHAPE_VERDICTS = new WeakMap<OpShape, { id?: string | null; access?: string | null }>();
+/** `asOp` turns the key into the operation to judge, on a miss only: a hit allocates nothing. */
+function cachedVerdict<K extends object>(key: K, token: TokenType, asOp: (key: K) => object): string | null {
+  let verdicts = VERDICTS.get(key);
+  if (verdicts === undefined) VERDICTS.set(key, (verdicts = {}));
+  let verdict = verdicts[token];
+  if (verdict === undefined) verdict = verdicts[token] = opVerdict(asOp(key), token);
+  return verdict;
+}
+
+const itself = (op: object): object => op;
+/** A shape judged as an operation with some value: a claim path's verdict does not depend on which. */
+const withAValue = (shape: OpShape): object => ({ op: shape.op, path: shape.path, value: true });
 
 function shapeVerdict(op: BuiltOp, token: TokenType): string | null {
   const shape = op.shape;
   if (parsedPath(shape.path).kind !== 'claim') return opVerdict(op, token); // the lifetime's verdict reads the value
-  let verdicts = SHAPE_VERDICTS.get(shape);
-  if (verdicts === undefined) SHAPE_VERDICTS.set(shape, (verdicts = {}));
-  let verdict = verdicts[token];
-  if (verdict === undefined)
-    verdict = verdicts[token] = opVerdict({ op: shape.op, path: shape.path, value: true }, token);
-  return verdict;
+  return cachedVerdict(shape, token, withAValue);
 }
 
 /** Why `op` is unsafe in a patch of `token` (without the "where" prefix), or null. */
 function checkOp(op: unknown, token: TokenType): string | null {
   if (op === null || typeof op !== 'object') return 'is not an object';
   if (op instanceof BuiltOp) return op.value === undefined ? `: ${op.op} needs a value` : shapeVerdict(op, token);
-  if (!Object.isFrozen(op)) return opVerdict(op, token);
-  let verdicts = FROZEN_VERDICTS.get(op);
-  if (verdicts === undefined) FROZEN_VERDICTS.set(op, (verdicts = {}));
-  let verdict = verdicts[token];
-  if (verdict === undefined) verdict = verdicts[token] = opVerdict(op, token);
-  return verdict;
+  return Object.isFrozen(op) ? cachedVerdict(op, token, itself) : opVerdict(op, token);
 }
 
 function opVerdict(op: object, token: TokenType): string | null {

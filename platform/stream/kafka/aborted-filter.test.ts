@@ -28,43 +28,45 @@ const abortMarker = (offset: number, producerId: string): Message => ({
   key: ABORT_MARKER,
 });
 
+/** Offsets of the data records the filter keeps, given aborted transactions as [producerId, firstOffset] pairs. */
+function keptOffsets(messages: Message[], aborted: Array<[string, number]>): string[] {
+  const abortedTransactions = aborted.map(([producerId, first]) => ({ producerId, firstOffset: String(first) }));
+  return filterAbortedMessages({ messages, abortedTransactions })
+    .filter((m) => m.key !== ABORT_MARKER)
+    .map((m) => m.offset);
+}
+
 describe('kafkajs aborted-transaction filter (patched)', () => {
   // Producer 1 began at 100 and producer 2 at 101; both were aborted. This fetch starts at 101.
   const messages = [record(101, '2'), abortMarker(102, '1'), abortMarker(103, '2'), record(104, '3', false)];
 
   it('drops the records of every aborted transaction the fetch starts inside', () => {
-    const kept = filterAbortedMessages({
-      messages,
-      abortedTransactions: [
-        { producerId: '1', firstOffset: '100' },
-        { producerId: '2', firstOffset: '101' },
-      ],
-    });
-    expect(kept.filter((m) => m.key !== ABORT_MARKER).map((m) => m.offset)).toEqual(['104']);
+    expect(
+      keptOffsets(messages, [
+        ['1', 100],
+        ['2', 101],
+      ]),
+    ).toEqual(['104']);
   });
 
   it('reads the aborted list in offset order, whatever order the broker sent', () => {
-    const kept = filterAbortedMessages({
-      messages: [
-        record(100, '1'),
-        abortMarker(101, '1'),
-        record(102, '3', false),
-        record(103, '2'),
-        abortMarker(104, '2'),
-      ],
-      abortedTransactions: [
-        { producerId: '2', firstOffset: '103' },
-        { producerId: '1', firstOffset: '100' },
-      ],
-    });
-    expect(kept.filter((m) => m.key !== ABORT_MARKER).map((m) => m.offset)).toEqual(['102']);
+    const interleaved = [
+      record(100, '1'),
+      abortMarker(101, '1'),
+      record(102, '3', false),
+      record(103, '2'),
+      abortMarker(104, '2'),
+    ];
+    expect(
+      keptOffsets(interleaved, [
+        ['2', 103],
+        ['1', 100],
+      ]),
+    ).toEqual(['102']);
   });
 
   it("keeps a producer's committed records after its aborted transaction ended", () => {
-    const kept = filterAbortedMessages({
-      messages: [record(100, '1'), abortMarker(101, '1'), record(102, '1'), record(103, '2')],
-      abortedTransactions: [{ producerId: '1', firstOffset: '100' }],
-    });
-    expect(kept.filter((m) => m.key !== ABORT_MARKER).map((m) => m.offset)).toEqual(['102', '103']);
+    const after = [record(100, '1'), abortMarker(101, '1'), record(102, '1'), record(103, '2')];
+    expect(keptOffsets(after, [['1', 100]])).toEqual(['102', '103']);
   });
 });
