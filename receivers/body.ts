@@ -104,11 +104,26 @@ export type JsonTextResult =
  * A leading byte-order mark is dropped (RFC 8259 allows ignoring it).
  */
 export function jsonText(body: Buffer, maxDepth: number): JsonTextResult {
-  if (!isUtf8(body)) return { ok: false, reason: 'invalid-utf8', detail: 'body is not valid UTF-8' };
-  if (nestingExceeds(body, maxDepth))
-    return { ok: false, reason: 'too-deep', detail: `JSON nested deeper than ${maxDepth} levels` };
+  if (!isUtf8(body)) return INVALID_UTF8;
+  if (nestingExceeds(body, maxDepth)) return tooDeep(maxDepth);
+  return utf8Text(body);
+}
+
+/**
+ * `jsonText` without the depth check, for a caller that measures depth in a
+ * scan of its own after parsing (event-hooks/raw-events.ts) and must refuse
+ * with `tooDeep` before any recursive code sees the parsed value.
+ */
+export function utf8Text(body: Buffer): JsonTextResult {
+  if (!isUtf8(body)) return INVALID_UTF8;
   const bom = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf;
   return { ok: true, text: body.toString('utf8', bom ? 3 : 0) };
+}
+
+const INVALID_UTF8: JsonTextResult = { ok: false, reason: 'invalid-utf8', detail: 'body is not valid UTF-8' };
+
+export function tooDeep(maxDepth: number): JsonTextResult & { ok: false } {
+  return { ok: false, reason: 'too-deep', detail: `JSON nested deeper than ${maxDepth} levels` };
 }
 
 /**

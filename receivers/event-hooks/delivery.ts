@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { describeIssues, eventHookDeliverySchema, isoTimestamp, logEventSchema } from '../../schemas/logevent.js';
 import { Header, deadLetter } from '../../platform/stream/headers.js';
 import type { StreamRecord } from '../../platform/stream/types.js';
-import { jsonText } from '../body.js';
-import { eventRanges } from './raw-events.js';
+import { nestingExceeds, tooDeep, utf8Text } from '../body.js';
+import { scanDelivery } from './raw-events.js';
 
 export interface DeliveryContext {
   readonly org: string;
@@ -51,8 +51,14 @@ const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
  *   roll 2026-02-30 over into March and take 24:00). The year range is what
  *   the events table (and the ClickHouse sink) accepts, so nothing
  *   acknowledged here is refused later.
+ *
+ * A plain object schema, not the shared loose one: the event's bytes are kept
+ * as sent, so only the verdict is used, and a loose object would copy every
+ * other field of the event into a result nobody reads (the same reason as
+ * `logEventFields`). Unknown fields are accepted either way.
  */
-export const hookEventSchema = logEventSchema.extend({
+export const hookEventSchema = z.object({
+  ...logEventSchema.shape,
   uuid: z.string().regex(CANONICAL_UUID, 'must be a UUID (8-4-4-4-12 hex digits)'),
   published: isoTimestamp,
 });
@@ -69,13 +75,21 @@ export const hookEventSchema = logEventSchema.extend({
  * validation, and no event is serialised again.
  */
 export function parseDelivery(body: Buffer, ctx: DeliveryContext): DeliveryParse {
-  const text = jsonText(body, MAX_JSON_DEPTH);
+  const text = utf8Text(body);
   if (!text.ok) return { ok: false, rejection: text.reason, reason: text.detail };
   let json: unknown;
   try {
     json = JSON.parse(text.text);
   } catch (err) {
     return { ok: false, rejection: 'not-json', reason: `body is not JSON: ${(err as Error).message}` };
+  }
+  // One pass finds each event's bytes and the depth; the limit is checked before anything recursive
+  // (the validators below, log serialisers) sees the parsed value. Were the scan ever to fail on a
+  // body JSON.parse took, the depth is measured on its own.
+  const scan = scanDelivery(body);
+  if (scan.depth === null ? nestingExceeds(body, MAX_JSON_DEPTH) : scan.depth > MAX_JSON_DEPTH) {
+    const deep = tooDeep(MAX_JSON_DEPTH);
+    return { ok: false, rejection: deep.reason, reason: deep.detail };
   }
   const envelope = eventHookDeliverySchema.safeParse(json);
   if (!envelope.success)
@@ -104,7 +118,7 @@ export function parseDelivery(body: Buffer, ctx: DeliveryContext): DeliveryParse
   const events: StreamRecord[] = [];
   const rejected: StreamRecord[] = [];
   const parsedEvents = envelope.data.data.events;
-  const ranges = eventRanges(body);
+  const ranges = scan.ranges;
   // The scan and JSON.parse read the same valid JSON, so they always agree; were they ever not to,
   // the event's re-serialisation (deep-equal to what was sent) is kept rather than losing it.
   const exact = ranges !== null && ranges.length === parsedEvents.length;

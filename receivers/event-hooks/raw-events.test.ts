@@ -6,7 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../test/support/random.js';
 import { parseDelivery } from './delivery.js';
-import { eventRanges } from './raw-events.js';
+import { nestingExceeds } from '../body.js';
+import { scanDelivery } from './raw-events.js';
+
+const eventRanges = (body: Buffer) => scanDelivery(body).ranges;
 
 const texts = (body: Buffer) => eventRanges(body)?.map(([s, e]) => body.toString('utf8', s, e));
 const ctx = { org: 'acme', hookId: 'h1', receivedAt: new Date('2026-11-24T08:00:00Z') };
@@ -72,9 +75,38 @@ describe('eventRanges', () => {
       const found = texts(body);
       expect(found).toHaveLength(events.length);
       found!.forEach((t, i) => expect(JSON.parse(t)).toEqual(events[i]));
+      expect(scanDelivery(body).depth).toBe(depthOf(body));
+    }
+  });
+
+  it('measures the depth the separate nesting walk measures, whatever the shape, brackets in strings aside', () => {
+    const bodies = [
+      '"just a string"',
+      '42',
+      '[]',
+      '[[[["[[[["]]]]',
+      '{"data":{"events":[]}}',
+      '{"data":{"events":[[[[[1]]]]]}}',
+      '{"data":{"events":{"a":[[{}]]}}}',
+      '{"other":[[[[[[[[[]]]]]]]]],"data":{"events":[{"a":"]]]]{{{{\\"[["}]}}',
+      '{"data":1,"data":{"events":[{"x":[{"y":[]}]}]}}',
+      `{"data":{"events":[${'['.repeat(300)}${']'.repeat(300)}]}}`,
+      `[${'{"a":'.repeat(200)}1${'}'.repeat(200)}]`,
+    ];
+    for (const text of bodies) {
+      const body = Buffer.from(text);
+      expect(() => JSON.parse(text), text).not.toThrow();
+      expect(scanDelivery(body).depth, text.slice(0, 60)).toBe(depthOf(body));
     }
   });
 });
+
+/** The depth by body.ts's nestingExceeds, searched for: the least `max` it does not exceed. */
+function depthOf(body: Buffer): number {
+  let max = 0;
+  while (nestingExceeds(body, max)) max++;
+  return max;
+}
 
 describe('parseDelivery record values', () => {
   it("are the events' own bytes, valid and dead-lettered alike, never re-serialised", () => {

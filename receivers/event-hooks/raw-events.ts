@@ -8,6 +8,12 @@
  * (valid UTF-8 JSON, so the scan need not validate). Follows JSON.parse where
  * a delivery could be ambiguous: a key given twice counts by its last
  * occurrence, and keys are compared after unescaping (`"d\u0061ta"` is data).
+ *
+ * The same pass measures how deep the body nests, so the receiver checks its
+ * depth limit without a second walk over every byte (body.ts's
+ * nestingExceeds). That check can come after JSON.parse: V8's parser is not
+ * recursive and takes any depth; what the limit protects is the recursive code
+ * that runs on the parsed value afterwards.
  */
 
 const QUOTE = 0x22;
@@ -38,13 +44,19 @@ function skipString(b: Buffer, i: number): number {
   return -1;
 }
 
-/** Index just past the value starting at `i`, or -1. */
-function skipValue(b: Buffer, i: number): number {
+/**
+ * The deepest nesting seen by the scan in progress: brackets open at once, outside strings. Module
+ * state rather than a field threaded through every call: a scan is synchronous and never re-entered.
+ */
+let deepest = 0;
+
+/** Index just past the value starting at `i`, which sits inside `level` open brackets; or -1. */
+function skipValue(b: Buffer, i: number, level: number): number {
   const c = b[i];
   if (c === QUOTE) return skipString(b, i);
   if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
     // One pass like body.ts's nestingExceeds: brackets count only outside strings.
-    let depth = 0;
+    let depth = level;
     let inString = false;
     for (; i < b.length; i++) {
       const x = b[i];
@@ -54,9 +66,9 @@ function skipValue(b: Buffer, i: number): number {
       } else if (x === QUOTE) {
         inString = true;
       } else if (x === OPEN_OBJECT || x === OPEN_ARRAY) {
-        depth++;
+        if (++depth > deepest) deepest = depth;
       } else if (x === CLOSE_OBJECT || x === CLOSE_ARRAY) {
-        if (--depth === 0) return i + 1;
+        if (--depth === level) return i + 1;
       }
     }
     return -1;
@@ -84,16 +96,18 @@ const NOT_THERE = (end: number): Walked => ({ end, ranges: null });
  * Walks the value starting at `i` following `path` (object keys, then the
  * array whose elements are wanted), visiting every byte once: members off the
  * path are skipped, the one on it descended into. A key given twice counts by
- * its last occurrence, as with JSON.parse.
+ * its last occurrence, as with JSON.parse. The value at `i` sits inside
+ * `depth` open brackets, one per path step taken.
  */
 function walk(b: Buffer, i: number, path: readonly string[], depth: number): Walked {
   if (depth === path.length) {
-    if (b[i] !== OPEN_ARRAY) return NOT_THERE(skipValue(b, i));
+    if (b[i] !== OPEN_ARRAY) return NOT_THERE(skipValue(b, i, depth));
+    if (depth + 1 > deepest) deepest = depth + 1;
     const out: Array<[number, number]> = [];
     i = skipSpace(b, i + 1);
     if (b[i] === CLOSE_ARRAY) return { end: i + 1, ranges: out };
     for (;;) {
-      const end = skipValue(b, i);
+      const end = skipValue(b, i, depth + 1);
       if (end === -1) return NOT_THERE(-1);
       out.push([i, end]);
       i = skipSpace(b, end);
@@ -102,7 +116,8 @@ function walk(b: Buffer, i: number, path: readonly string[], depth: number): Wal
       i = skipSpace(b, i + 1);
     }
   }
-  if (b[i] !== OPEN_OBJECT) return NOT_THERE(skipValue(b, i));
+  if (b[i] !== OPEN_OBJECT) return NOT_THERE(skipValue(b, i, depth));
+  if (depth + 1 > deepest) deepest = depth + 1;
   let ranges: Array<[number, number]> | null = null;
   i = skipSpace(b, i + 1);
   if (b[i] === CLOSE_OBJECT) return { end: i + 1, ranges };
@@ -121,7 +136,7 @@ function walk(b: Buffer, i: number, path: readonly string[], depth: number): Wal
       end = inner.end;
       ranges = inner.ranges; // the last occurrence wins, even when it does not hold the array
     } else {
-      end = skipValue(b, start);
+      end = skipValue(b, start, depth + 1);
     }
     if (end === -1) return NOT_THERE(-1);
     i = skipSpace(b, end);
@@ -133,14 +148,21 @@ function walk(b: Buffer, i: number, path: readonly string[], depth: number): Wal
 
 const EVENTS_PATH = ['data', 'events'] as const;
 
-/**
- * Byte ranges [start, end) of the elements of `data.events` in a delivery
- * body, in order, or null when the body is not shaped so (the caller has
- * already refused such a body by its parsed value; null is a safety net).
- */
-export function eventRanges(body: Buffer): Array<[number, number]> | null {
+export interface DeliveryScan {
+  /**
+   * Byte ranges [start, end) of the elements of `data.events`, in order, or null when the body is
+   * not shaped so (the caller refuses such a body by its parsed value; null is a safety net).
+   */
+  readonly ranges: Array<[number, number]> | null;
+  /** How many brackets the body opens at once at its deepest, or null when the scan failed. */
+  readonly depth: number | null;
+}
+
+/** One pass over a delivery body that JSON.parse accepted: its events' byte ranges and its depth. */
+export function scanDelivery(body: Buffer): DeliveryScan {
   // a byte-order mark, as jsonText allows
   const start = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+  deepest = 0;
   const walked = walk(body, skipSpace(body, start), EVENTS_PATH, 0);
-  return walked.end === -1 ? null : walked.ranges;
+  return walked.end === -1 ? { ranges: null, depth: null } : { ranges: walked.ranges, depth: deepest };
 }
