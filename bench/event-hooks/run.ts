@@ -9,13 +9,16 @@
  * `hooklog start` builds them, no sink). Per run and per delivery size:
  *   fixed rate    `--rate` events/s offered open-loop for `--rate-ms`: p50/p99 acknowledgement latency
  *   receiver      closed loop at each concurrency for `--cell-ms`: events/s acknowledged, p50/p99
+ *                 (the deliveries are built before the cell, each sent once)
  *   baseline      the same events appended straight to the stream (baseline.ts), same sizes and concurrency
  * Receiver and baseline cells alternate in order per run. Uses KAFKA_BROKERS
  * when set, otherwise starts a broker of its own. Every run's cells go to
  * stderr; the summary (medians over runs, min-max) to stdout.
+ * RECEIVER_NODE_ARGS (space-separated) go to the receiver's node, e.g.
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the receiver alone.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -62,13 +65,43 @@ const say = (m: string) => process.stderr.write(`${m}\n`);
 
 interface Cell {
   r: CellResult;
+  /** CPU-seconds of the process under test: the receiver, or the appending process for the baseline. */
   cpuSeconds: number;
+  /** CPU-seconds of this process while it only generated load (receiver cells); 0 for baseline cells. */
+  generatorSeconds: number;
+  /** CPU-seconds of the whole machine (every process: broker, generator, receiver, the rest). */
+  machineSeconds: number;
+}
+
+/**
+ * Busy CPU-seconds of the whole machine so far (Linux /proc/stat; NaN elsewhere). With the load
+ * generator and the broker on the same cores, the closed-loop ratio is a ratio of the machine's
+ * CPU per event, so each cell records where that CPU went.
+ */
+function machineBusySeconds(): number {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const idle = (cpu[3] ?? 0) + (cpu[4] ?? 0); // idle + iowait
+    return (cpu.reduce((a, b) => a + b, 0) - idle) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return NaN;
+  }
+}
+
+/** Runs `work`, recording this process's and the machine's CPU over it. */
+async function metered<T>(work: () => Promise<T>): Promise<{ value: T; ownSeconds: number; machineSeconds: number }> {
+  const own = process.cpuUsage();
+  const machine = machineBusySeconds();
+  const value = await work();
+  const used = process.cpuUsage(own);
+  return { value, ownSeconds: (used.user + used.system) / 1e6, machineSeconds: machineBusySeconds() - machine };
 }
 const key = (kind: string, size: number, conc: number) => `${kind}/${size}/${conc}`;
 
 async function startReceiver(config: Record<string, unknown>): Promise<{ url: string; stop: () => Promise<void> }> {
   const server = fileURLToPath(new URL('./server.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', server, JSON.stringify(config)], {
+  const nodeArgs = (process.env.RECEIVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', server, JSON.stringify(config)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -131,11 +164,16 @@ async function main(): Promise<void> {
       recordBatches(new DeliveryFactory(templates, s, ORG, HOOK), ORG, HOOK, Math.max(50, Math.ceil(5000 / s))),
     ]),
   );
+  // Deliveries to have built before a closed-loop cell: half again what the fastest cell of that size
+  // sent so far, at least 20,000 events a second's worth (the first cells).
+  const fastest = new Map<number, number>();
+  const ready = (size: number) =>
+    Math.ceil((Math.max(20_000, 1.5 * (fastest.get(size) ?? 0)) * (CELL_MS / 1000)) / size);
   const cells = new Map<string, Cell[]>();
   const take = (k: string, c: Cell) => (cells.get(k) ?? cells.set(k, []).get(k)!).push(c);
   const line = (k: string, c: Cell) =>
     say(
-      `  ${k.padEnd(16)} ${int(c.r.eventsPerSec).padStart(7)} ev/s  p50 ${ms(percentile(c.r.latencies, 50))} ms  p99 ${ms(percentile(c.r.latencies, 99))} ms  failures ${JSON.stringify(c.r.failures)}`,
+      `  ${k.padEnd(16)} ${int(c.r.eventsPerSec).padStart(7)} ev/s  p50 ${ms(percentile(c.r.latencies, 50))} ms  p99 ${ms(percentile(c.r.latencies, 99))} ms  failures ${JSON.stringify(c.r.failures)}  cpu µs/ev: own ${us(c, c.cpuSeconds)} generator ${us(c, c.generatorSeconds)} machine ${us(c, c.machineSeconds)}`,
     );
   try {
     say(`${MODE} stream; ${cpus().length} CPUs; receiver ${receiver.url}; warming up…`);
@@ -147,8 +185,13 @@ async function main(): Promise<void> {
       for (const size of SIZES) {
         const f = factories.get(size)!;
         const cpu0 = await receiverCpu(receiver.url);
-        const fr = await fixedRate(target, f, RATE, RATE_MS);
-        const c: Cell = { r: fr, cpuSeconds: (await receiverCpu(receiver.url)) - cpu0 };
+        const fr = await metered(() => fixedRate(target, f, RATE, RATE_MS));
+        const c: Cell = {
+          r: fr.value,
+          cpuSeconds: (await receiverCpu(receiver.url)) - cpu0,
+          generatorSeconds: fr.ownSeconds,
+          machineSeconds: fr.machineSeconds,
+        };
         take(key('rate', size, 0), c);
         line(key('rate', size, 0), c);
         for (const conc of CONCURRENCY) {
@@ -156,18 +199,27 @@ async function main(): Promise<void> {
             [
               key('receiver', size, conc),
               async () => {
+                f.fill(ready(size));
+                const live = f.builtLive;
                 const before = await receiverCpu(receiver.url);
-                const r = await closedLoop(target, f, conc, CELL_MS);
-                return { r, cpuSeconds: (await receiverCpu(receiver.url)) - before };
+                const m = await metered(() => closedLoop(target, f, conc, CELL_MS));
+                if (f.builtLive > live) say(`  (${f.builtLive - live} deliveries were built during the cell)`);
+                fastest.set(size, Math.max(fastest.get(size) ?? 0, m.value.eventsPerSec));
+                return {
+                  r: m.value,
+                  cpuSeconds: (await receiverCpu(receiver.url)) - before,
+                  generatorSeconds: m.ownSeconds,
+                  machineSeconds: m.machineSeconds,
+                };
               },
             ],
             [
               key('baseline', size, conc),
               async () => {
-                const before = process.cpuUsage();
-                const r = await closedLoopAppend(stream, baselineTopic, batches.get(size)!, conc, CELL_MS);
-                const used = process.cpuUsage(before);
-                return { r, cpuSeconds: (used.user + used.system) / 1e6 };
+                const m = await metered(() =>
+                  closedLoopAppend(stream, baselineTopic, batches.get(size)!, conc, CELL_MS),
+                );
+                return { r: m.value, cpuSeconds: m.ownSeconds, generatorSeconds: 0, machineSeconds: m.machineSeconds };
               },
             ],
           ];
@@ -189,6 +241,11 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** CPU microseconds per event acknowledged in the cell. */
+const eventsOf = (c: Cell) => (c.r.eventsPerSec * c.r.elapsedMs) / 1000;
+const perEvent = (c: Cell, seconds: number) => (seconds * 1e6) / eventsOf(c);
+const us = (c: Cell, seconds: number) => int(perEvent(c, seconds));
 
 function report(cells: Map<string, Cell[]>, loads: number[]): void {
   const out = (t: string) => process.stdout.write(`${t}\n`);
@@ -260,6 +317,51 @@ function report(cells: Map<string, Cell[]>, loads: number[]): void {
       ),
     );
   }
+  // Where the machine's CPU went per event, closed loop. The generator and the broker share the cores with
+  // the receiver, so even a receiver costing no more than the baseline's appender is held below 1.0x by the
+  // generator: `ceiling` is the ratio such a receiver would get, (baseline machine) / (baseline machine +
+  // generator), when both are bound by the machine's CPU.
+  out('\nCPU µs per event, closed loop (medians over runs):');
+  const med = (cs: Cell[], f: (c: Cell) => number) => median(cs.map(f));
+  out(
+    table(
+      [
+        'events/delivery',
+        'concurrency',
+        'receiver',
+        'generator',
+        'rest',
+        'machine',
+        'baseline appender',
+        'rest',
+        'machine',
+        'ceiling',
+      ],
+      SIZES.flatMap((s) =>
+        CONCURRENCY.map((conc) => {
+          const rc = get(key('receiver', s, conc));
+          const bc = get(key('baseline', s, conc));
+          const rRecv = med(rc, (c) => perEvent(c, c.cpuSeconds));
+          const rGen = med(rc, (c) => perEvent(c, c.generatorSeconds));
+          const rMach = med(rc, (c) => perEvent(c, c.machineSeconds));
+          const bApp = med(bc, (c) => perEvent(c, c.cpuSeconds));
+          const bMach = med(bc, (c) => perEvent(c, c.machineSeconds));
+          return [
+            String(s),
+            String(conc),
+            int(rRecv),
+            int(rGen),
+            int(rMach - rRecv - rGen),
+            int(rMach),
+            int(bApp),
+            int(bMach - bApp),
+            int(bMach),
+            `${(bMach / (bMach + rGen)).toFixed(2)}x`,
+          ];
+        }),
+      ),
+    ),
+  );
   const worstP99AtRate = Math.max(...SIZES.map((s) => p(get(key('rate', s, 0)), 99)));
   out(
     `\ngoal p99 < 100 ms at ${int(RATE)} ev/s: worst p99 over delivery sizes ${ms(worstP99AtRate)} ms -> ${worstP99AtRate < 100 ? 'met' : 'NOT met'}`,
