@@ -71,12 +71,29 @@ export function visit(root: unknown, segs: FieldPath, fn: (v: unknown) => boolea
  * per rule and path segment.
  */
 const indexes = new WeakMap<object, Map<string, string>>();
+/**
+ * Key → normal form, remembered: events repeat the same few dozen keys, and
+ * lower-casing them afresh for each event's index was most of its cost (a
+ * rule naming a field most events lack indexes every event). Bounded, as
+ * keys can be data too (enrichment maps keyed by IP).
+ */
+const normalForms = new Map<string, string>();
+const NORMAL_FORMS_MAX = 10_000;
+function normalKeyOf(k: string): string {
+  let n = normalForms.get(k);
+  if (n === undefined) {
+    if (normalForms.size >= NORMAL_FORMS_MAX) normalForms.clear();
+    n = normalKey(k);
+    normalForms.set(k, n);
+  }
+  return n;
+}
 function keyIndex(obj: Record<string, unknown>): Map<string, string> {
   let idx = indexes.get(obj);
   if (!idx) {
     idx = new Map();
     for (const k in obj) {
-      const n = normalKey(k);
+      const n = normalKeyOf(k);
       if (!idx.has(n)) idx.set(n, k);
     }
     indexes.set(obj, idx);
