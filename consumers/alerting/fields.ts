@@ -68,9 +68,15 @@ export function visit(root: unknown, segs: FieldPath, fn: (v: unknown) => boolea
 /**
  * Normal form → actual key, built once per object and cached: an event is
  * evaluated by every rule, so each of its objects is indexed once, not once
- * per rule and path segment.
+ * per rule and path segment. The engine takes one event at a time through
+ * all its rules, so the last few objects indexed are the ones asked for
+ * again: a small ring compared by identity, not a WeakMap (an entry per
+ * event for the collector to process as an ephemeron, 100k a second).
  */
-const indexes = new WeakMap<object, Map<string, string>>();
+const RING = 16;
+const ringObjs: (object | undefined)[] = new Array<object | undefined>(RING).fill(undefined);
+const ringIdx: (Map<string, string> | undefined)[] = new Array<Map<string, string> | undefined>(RING).fill(undefined);
+let ringNext = 0;
 /**
  * Key → normal form, remembered: events repeat the same few dozen keys, and
  * lower-casing them afresh for each event's index was most of its cost (a
@@ -89,15 +95,15 @@ function normalKeyOf(k: string): string {
   return n;
 }
 function keyIndex(obj: Record<string, unknown>): Map<string, string> {
-  let idx = indexes.get(obj);
-  if (!idx) {
-    idx = new Map();
-    for (const k in obj) {
-      const n = normalKeyOf(k);
-      if (!idx.has(n)) idx.set(n, k);
-    }
-    indexes.set(obj, idx);
+  for (let i = 0; i < RING; i++) if (ringObjs[i] === obj) return ringIdx[i]!;
+  const idx = new Map<string, string>();
+  for (const k in obj) {
+    const n = normalKeyOf(k);
+    if (!idx.has(n)) idx.set(n, k);
   }
+  ringObjs[ringNext] = obj;
+  ringIdx[ringNext] = idx;
+  ringNext = (ringNext + 1) % RING;
   return idx;
 }
 
