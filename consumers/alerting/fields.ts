@@ -94,13 +94,44 @@ function normalKeyOf(k: string): string {
   }
   return n;
 }
-function keyIndex(obj: Record<string, unknown>): Map<string, string> {
-  for (let i = 0; i < RING; i++) if (ringObjs[i] === obj) return ringIdx[i]!;
+/**
+ * Indexes by key order: events from one source share their keys in one order
+ * (a LogEvent has a fixed schema), and an index depends on nothing else, so
+ * the one built for an event serves the next after a key-by-key comparison.
+ */
+const SHAPES = 4;
+const shapeKeys: string[][] = [];
+const shapeIdx: Map<string, string>[] = [];
+let shapeNext = 0;
+function indexByShape(obj: Record<string, unknown>): Map<string, string> {
+  for (let s = 0; s < shapeKeys.length; s++) {
+    const keys = shapeKeys[s]!;
+    let i = 0;
+    let same = true;
+    for (const k in obj) {
+      if (keys[i] !== k) {
+        same = false;
+        break;
+      }
+      i++;
+    }
+    if (same && i === keys.length) return shapeIdx[s]!;
+  }
+  const keys: string[] = [];
   const idx = new Map<string, string>();
   for (const k in obj) {
+    keys.push(k);
     const n = normalKeyOf(k);
     if (!idx.has(n)) idx.set(n, k);
   }
+  shapeKeys[shapeNext] = keys;
+  shapeIdx[shapeNext] = idx;
+  shapeNext = (shapeNext + 1) % SHAPES;
+  return idx;
+}
+function keyIndex(obj: Record<string, unknown>): Map<string, string> {
+  for (let i = 0; i < RING; i++) if (ringObjs[i] === obj) return ringIdx[i]!;
+  const idx = indexByShape(obj);
   ringObjs[ringNext] = obj;
   ringIdx[ringNext] = idx;
   ringNext = (ringNext + 1) % RING;
