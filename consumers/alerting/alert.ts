@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import type { CompiledRule, RuleKind, Severity } from './rules/types.js';
 
 /**
@@ -27,9 +27,19 @@ export interface Alert {
 
 export const MAX_EVENT_IDS = 20;
 
+/**
+ * SHA-256 as hex. The one-shot crypto.hash (Node 20.12+) skips creating a
+ * Hash object per alert, a third of makeAlert's time when half the events
+ * alert; the same digest either way.
+ */
+const sha256Hex: (s: string) => string =
+  typeof crypto.hash === 'function'
+    ? (s) => crypto.hash('sha256', s, 'hex')
+    : (s) => crypto.createHash('sha256').update(s).digest('hex');
+
 /** The stable id: 32 hex chars of sha256 over rule, org, key and the finding's identity. */
 export function alertId(ruleId: string, org: string, key: string, identity: string): string {
-  return createHash('sha256').update(`${ruleId}\n${org}\n${key}\n${identity}`).digest('hex').slice(0, 32);
+  return sha256Hex(`${ruleId}\n${org}\n${key}\n${identity}`).slice(0, 32);
 }
 
 export function makeAlert(
@@ -42,6 +52,8 @@ export function makeAlert(
   count: number,
   ids: readonly string[],
 ): Alert {
+  // A match's first and last event are one: format the instant once.
+  const last = new Date(lastMs).toISOString();
   return {
     alert_id: alertId(rule.id, org, key, identity),
     rule_id: rule.id,
@@ -50,8 +62,8 @@ export function makeAlert(
     kind: rule.kind,
     org,
     key,
-    event_time: new Date(lastMs).toISOString(),
-    first_event_time: new Date(firstMs).toISOString(),
+    event_time: last,
+    first_event_time: firstMs === lastMs ? last : new Date(firstMs).toISOString(),
     count,
     event_ids: ids.slice(0, MAX_EVENT_IDS),
   };

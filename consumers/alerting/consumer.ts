@@ -38,6 +38,15 @@ export interface EngineConsumerOptions {
 export function eventTimeMs(event: Record<string, unknown>, fallback: number): number {
   const p = event['published'];
   if (typeof p === 'string') {
+    // The usual form (a digit first, `Z` last, no space) is what the general path below would hand Date.parse
+    // unchanged: parse it as is, without the trim, replace and zone test per event.
+    const last = p.charCodeAt(p.length - 1);
+    const first = p.charCodeAt(0);
+    if (last === 90 && first >= 48 && first <= 57 && !p.includes(' ')) {
+      const t = Date.parse(p);
+      if (Number.isFinite(t)) return t;
+      return fallback;
+    }
     let s = p.trim().replace(' ', 'T');
     if (!/(Z|[+-]\d\d:?\d\d)$/.test(s)) s += 'Z';
     const t = Date.parse(s);

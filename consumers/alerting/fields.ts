@@ -68,19 +68,73 @@ export function visit(root: unknown, segs: FieldPath, fn: (v: unknown) => boolea
 /**
  * Normal form → actual key, built once per object and cached: an event is
  * evaluated by every rule, so each of its objects is indexed once, not once
- * per rule and path segment.
+ * per rule and path segment. The engine takes one event at a time through
+ * all its rules, so the last few objects indexed are the ones asked for
+ * again: a small ring compared by identity, not a WeakMap (an entry per
+ * event for the collector to process as an ephemeron, 100k a second).
  */
-const indexes = new WeakMap<object, Map<string, string>>();
-function keyIndex(obj: Record<string, unknown>): Map<string, string> {
-  let idx = indexes.get(obj);
-  if (!idx) {
-    idx = new Map();
-    for (const k in obj) {
-      const n = normalKey(k);
-      if (!idx.has(n)) idx.set(n, k);
-    }
-    indexes.set(obj, idx);
+const RING = 16;
+const ringObjs: (object | undefined)[] = new Array<object | undefined>(RING).fill(undefined);
+const ringIdx: (Map<string, string> | undefined)[] = new Array<Map<string, string> | undefined>(RING).fill(undefined);
+let ringNext = 0;
+/**
+ * Key → normal form, remembered: events repeat the same few dozen keys, and
+ * lower-casing them afresh for each event's index was most of its cost (a
+ * rule naming a field most events lack indexes every event). Bounded, as
+ * keys can be data too (enrichment maps keyed by IP).
+ */
+const normalForms = new Map<string, string>();
+const NORMAL_FORMS_MAX = 10_000;
+function normalKeyOf(k: string): string {
+  let n = normalForms.get(k);
+  if (n === undefined) {
+    if (normalForms.size >= NORMAL_FORMS_MAX) normalForms.clear();
+    n = normalKey(k);
+    normalForms.set(k, n);
   }
+  return n;
+}
+/**
+ * Indexes by key order: events from one source share their keys in one order
+ * (a LogEvent has a fixed schema), and an index depends on nothing else, so
+ * the one built for an event serves the next after a key-by-key comparison.
+ */
+const SHAPES = 4;
+const shapeKeys: string[][] = [];
+const shapeIdx: Map<string, string>[] = [];
+let shapeNext = 0;
+function indexByShape(obj: Record<string, unknown>): Map<string, string> {
+  for (let s = 0; s < shapeKeys.length; s++) {
+    const keys = shapeKeys[s]!;
+    let i = 0;
+    let same = true;
+    for (const k in obj) {
+      if (keys[i] !== k) {
+        same = false;
+        break;
+      }
+      i++;
+    }
+    if (same && i === keys.length) return shapeIdx[s]!;
+  }
+  const keys: string[] = [];
+  const idx = new Map<string, string>();
+  for (const k in obj) {
+    keys.push(k);
+    const n = normalKeyOf(k);
+    if (!idx.has(n)) idx.set(n, k);
+  }
+  shapeKeys[shapeNext] = keys;
+  shapeIdx[shapeNext] = idx;
+  shapeNext = (shapeNext + 1) % SHAPES;
+  return idx;
+}
+function keyIndex(obj: Record<string, unknown>): Map<string, string> {
+  for (let i = 0; i < RING; i++) if (ringObjs[i] === obj) return ringIdx[i]!;
+  const idx = indexByShape(obj);
+  ringObjs[ringNext] = obj;
+  ringIdx[ringNext] = idx;
+  ringNext = (ringNext + 1) % RING;
   return idx;
 }
 

@@ -18,6 +18,7 @@
  * keys case- and `_`-insensitively, numeric segments are list positions.
  */
 import { compilePath, visit, type FieldPath } from '../fields.js';
+import { allOf, anyOf, needOne, withNeeds } from '../prefilter.js';
 import type { Predicate } from '../sigma/detection.js';
 import { parseFilter, resolveFilterPath, type CompareOp, type FilterNode, type Literal } from './parse.js';
 
@@ -93,11 +94,11 @@ function build(node: FilterNode): Predicate {
   switch (node.op) {
     case 'and': {
       const ps = node.items.map(build);
-      return (e) => ps.every((p) => p(e));
+      return withNeeds((e) => ps.every((p) => p(e)), allOf(ps));
     }
     case 'or': {
       const ps = node.items.map(build);
-      return (e) => ps.some((p) => p(e));
+      return withNeeds((e) => ps.some((p) => p(e)), anyOf(ps));
     }
     case 'not': {
       const p = build(node.item);
@@ -108,7 +109,16 @@ function build(node: FilterNode): Predicate {
     case 'in': {
       const segs = compilePath(resolveFilterPath(node.path));
       const tests = node.values.map((l) => valueTest('eq', l));
-      return any(segs, (v) => tests.some((t) => t(v)));
+      const p = any(segs, (v) => tests.some((t) => t(v)));
+      // Which events can match at all (prefilter.ts): `eq` compares lower-cased text, as needText does.
+      if (node.values.length === 0 || node.values.some((l) => l === null)) return p;
+      return withNeeds(
+        p,
+        needOne(
+          segs,
+          node.values.map((l) => String(l).toLowerCase()),
+        ),
+      );
     }
     case 'cmp': {
       const segs = compilePath(resolveFilterPath(node.path));
@@ -121,7 +131,8 @@ function build(node: FilterNode): Predicate {
         return () => false;
       }
       const p = any(segs, valueTest(node.cmp, node.value));
-      return node.cmp === 'ne' ? (e) => !p(e) : p;
+      if (node.cmp === 'ne') return (e) => !p(e);
+      return node.cmp === 'eq' ? withNeeds(p, needOne(segs, [String(node.value).toLowerCase()])) : p;
     }
   }
 }

@@ -1,5 +1,6 @@
 import { AlertingError } from '../errors.js';
 import { compilePath } from '../fields.js';
+import { needsOf, withNeeds } from '../prefilter.js';
 import { compileFilter } from '../filter/evaluate.js';
 import { compileExpr } from '../state/expr.js';
 import { eventTime, readFields } from '../state/values.js';
@@ -74,7 +75,10 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
   if (when && !stateful) {
     // A stateless rule's `when` is one more condition on each event.
     const base = wherePred;
-    wherePred = (e) => base(e) && when({ cur: readFields(fields, e, eventTime(e)), prev: null }) === true;
+    wherePred = withNeeds(
+      (e) => base(e) && when({ cur: readFields(fields, e, eventTime(e)), prev: null }) === true,
+      needsOf(base),
+    );
   }
   return {
     id: spec.id,

@@ -12,6 +12,7 @@
  */
 import { AlertingError } from '../errors.js';
 import { compilePath, resolve, visit } from '../fields.js';
+import { allOf, anyOf, needOne, withNeeds } from '../prefilter.js';
 import { expandPattern, parseCondition, type ConditionNode } from './condition.js';
 
 export type Predicate = (event: unknown) => boolean;
@@ -137,19 +138,33 @@ function fieldPredicate(spec: string, raw: unknown, opts: DetectionOptions, wher
   const isNull = (e: unknown) => !visit(e, segs, (v) => v !== null && v !== undefined);
   const each = values.map((v, i) => (v === null || v === undefined ? isNull : matchesAny(matchers[i]!)));
   if (mods.has('all')) return (e) => each.every((p) => p(e));
-  return each.length === 1 ? each[0]! : (e) => each.some((p) => p(e));
+  const p = each.length === 1 ? each[0]! : (e: unknown) => each.some((p) => p(e));
+  // Exact values (no wildcard, null or modifier but `cased`) say which events can match at all (prefilter.ts).
+  const exact =
+    values.length > 0 &&
+    [...mods].every((m) => m === 'cased') &&
+    values.every((v) => v !== null && v !== undefined && !/[*?\\]/.test(String(v)));
+  return exact
+    ? withNeeds(
+        p,
+        needOne(
+          segs,
+          values.map((v) => String(v).toLowerCase()),
+        ),
+      )
+    : p;
 }
 
 function mapPredicate(map: Record<string, unknown>, opts: DetectionOptions, where: string): Predicate {
   const parts = Object.entries(map).map(([k, v]) => fieldPredicate(k, v, opts, where));
-  return (e) => parts.every((p) => p(e));
+  return withNeeds((e) => parts.every((p) => p(e)), allOf(parts));
 }
 
 function selectionPredicate(sel: unknown, opts: DetectionOptions, where: string): Predicate {
   if (Array.isArray(sel)) {
     if (sel.every((s) => s !== null && typeof s === 'object')) {
       const alts = sel.map((s, i) => mapPredicate(s as Record<string, unknown>, opts, `${where}[${i}]`));
-      return (e) => alts.some((p) => p(e));
+      return withNeeds((e) => alts.some((p) => p(e)), anyOf(alts));
     }
     // Keywords: any of these strings anywhere in the event, case-insensitively.
     const words = sel.map((s) => wildcardRe(String(s), '.*', '.*', false));
@@ -188,18 +203,20 @@ function build(node: ConditionNode, sels: Map<string, Predicate>, where: string)
     }
     case 'and': {
       const ps = node.items.map((n) => build(n, sels, where));
-      return (e) => ps.every((p) => p(e));
+      return withNeeds((e) => ps.every((p) => p(e)), allOf(ps));
     }
     case 'or': {
       const ps = node.items.map((n) => build(n, sels, where));
-      return (e) => ps.some((p) => p(e));
+      return withNeeds((e) => ps.some((p) => p(e)), anyOf(ps));
     }
     case 'of': {
       const names = expandPattern(node.pattern, [...sels.keys()]);
       if (names.length === 0)
         throw new AlertingError('rule_invalid', `${where}: "${node.pattern}" matches no selection`);
       const ps = names.map((n) => sels.get(n)!);
-      return node.quantifier === 'all' ? (e) => ps.every((p) => p(e)) : (e) => ps.some((p) => p(e));
+      return node.quantifier === 'all'
+        ? withNeeds((e) => ps.every((p) => p(e)), allOf(ps))
+        : withNeeds((e) => ps.some((p) => p(e)), anyOf(ps));
     }
   }
 }
@@ -212,5 +229,5 @@ export function compileDetection(detection: Record<string, unknown>, opts: Detec
     throw new AlertingError('rule_invalid', `${where}: condition must be a string`);
   const sels = compileSelections(detection, opts, where);
   const ps = (conditions as string[]).map((c) => build(parseCondition(c), sels, where));
-  return ps.length === 1 ? ps[0]! : (e) => ps.some((p) => p(e));
+  return ps.length === 1 ? ps[0]! : withNeeds((e) => ps.some((p) => p(e)), anyOf(ps));
 }
