@@ -269,6 +269,11 @@ export class EmbeddedStream implements Stream {
       if (!spec)
         throw new HooklogError('STREAM_APPEND_FAILED', `unknown topic ${w.topic}: create it with ensureTopics first`);
       const byPartition = new Map<number, LogRecord[]>();
+      // A poller's page is a thousand records sharing one key and one headers object: each is checked
+      // and hashed once per write, not once per record.
+      let checkedHeaders: StreamRecord['headers'] | null = null;
+      let hashedKey: string | null = null;
+      let hashedPartition = 0;
       for (const r of w.records) {
         if (!Buffer.isBuffer(r.value) || (r.key !== null && typeof r.key !== 'string')) {
           throw new HooklogError(
@@ -276,11 +281,17 @@ export class EmbeddedStream implements Stream {
             `record for ${w.topic}: value must be a Buffer and key a string or null`,
           );
         }
-        for (const v of Object.values(r.headers)) {
-          if (typeof v !== 'string')
-            throw new HooklogError('RECORD_INVALID', `record for ${w.topic}: header values must be strings`);
+        if (r.headers !== checkedHeaders) {
+          for (const v of Object.values(r.headers)) {
+            if (typeof v !== 'string')
+              throw new HooklogError('RECORD_INVALID', `record for ${w.topic}: header values must be strings`);
+          }
+          checkedHeaders = r.headers;
         }
-        const partition = r.key === null ? this.#nextRoundRobin(spec) : partitionFor(r.key, spec.partitions);
+        let partition: number;
+        if (r.key === null) partition = this.#nextRoundRobin(spec);
+        else if (r.key === hashedKey) partition = hashedPartition;
+        else partition = hashedPartition = partitionFor((hashedKey = r.key), spec.partitions);
         let list = byPartition.get(partition);
         if (!list) byPartition.set(partition, (list = []));
         list.push({ key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp ?? now });
