@@ -101,15 +101,19 @@ export function sectionBytes(topic: string, records: readonly LogRecord[], prefi
   return n;
 }
 
-/** One whole frame (header included) holding `sections` with the given base offsets. */
+/**
+ * One whole frame (header included) holding `sections` with the given base
+ * offsets, in the buffer `alloc` gives for its size (default: a new one).
+ */
 export function encodeFrame(
   seq: number,
   flags: number,
   sections: ReadonlyArray<SectionInput & { baseOffset: number }>,
+  alloc: (size: number) => Buffer = (size) => Buffer.allocUnsafe(size),
 ): Buffer {
   const prefixes: Prefixes = new Map();
   const payloadBytes = MIN_PAYLOAD_BYTES + sections.reduce((n, s) => n + sectionBytes(s.topic, s.records, prefixes), 0);
-  const buf = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payloadBytes);
+  const buf = alloc(FRAME_HEADER_BYTES + payloadBytes);
   let at = FRAME_HEADER_BYTES;
   const u32 = (v: number) => (at = buf.writeUInt32BE(v, at));
   const str = (s: string) => {
