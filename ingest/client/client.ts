@@ -148,7 +148,7 @@ export class IdentityClient {
       // Credentials go to the org only: a redirect is a reply to inspect, never to follow.
       redirect: 'manual',
     });
-    const body = Buffer.from(await res.arrayBuffer());
+    const body = await readBody(res);
     if (res.status >= 300 && res.status < 400) {
       throw new HooklogError('IDP_REQUEST_REJECTED', `${what}: unexpected redirect (${res.status}); check base_url`);
     }
@@ -161,6 +161,23 @@ export class IdentityClient {
     await sleep(delay, signal);
     if (signal?.aborted) throw abortReason(signal);
   }
+}
+
+/**
+ * The reply's body as one Buffer. Not `arrayBuffer()`: it joins the chunks and
+ * then copies the result once more into a fresh ArrayBuffer, and touching a
+ * fresh page-sized buffer (page faults) cost ~0.9 ms of main-thread CPU per
+ * 1.5 MB page. Chunks are joined once, as `text()` does before decoding.
+ */
+async function readBody(res: Response): Promise<Buffer> {
+  if (res.body === null) return Buffer.alloc(0);
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  for await (const chunk of res.body) {
+    chunks.push(chunk);
+    bytes += chunk.length;
+  }
+  return Buffer.concat(chunks, bytes);
 }
 
 function run<T>(fn: () => Promise<T>): Promise<T> {
