@@ -100,6 +100,12 @@ export async function openEmbeddedStream(opts: EmbeddedStreamOptions): Promise<E
     const state = new StreamState();
     const live = new Set<string>();
     const cappedTopics = opts.cappedTopics ? new Set(opts.cappedTopics) : null;
+    // The latest record per key of each compacted topic, which every new segment restates. Read from
+    // disk at the first roll (from the newest snapshot on: about a segment, its CRCs checked), then kept
+    // current from durable frames: reading the whole last segment again at every roll cost tens of ms of
+    // CPU per 64 MiB on the thread that serves hooks and polls. Only compacted topics' values are kept:
+    // a cursor or an alert state per key, copied out (never a view that would hold a page's reply).
+    let compacted: Map<string, Map<string, ConsumedRecord>> | null = null;
     const log = await EmbeddedLog.open({
       maxBytes,
       capped: (topic) => !topic.startsWith('__') && (cappedTopics === null || cappedTopics.has(topic)),
@@ -112,12 +118,31 @@ export async function openEmbeddedStream(opts: EmbeddedStreamOptions): Promise<E
       onInternal: (section) => state.apply(section),
       snapshot: async (l) => {
         const out = state.snapshot();
-        for (const spec of state.topics()) {
-          if (!spec.compacted) continue;
-          for (const r of (await readLatest(l, spec)).values())
-            out.push({ topic: r.topic, partition: r.partition, records: [r] });
+        if (compacted === null) {
+          const read = new Map<string, Map<string, ConsumedRecord>>();
+          for (const spec of state.topics()) if (spec.compacted) read.set(spec.name, await readLatest(l, spec));
+          compacted = read;
         }
+        for (const latest of compacted.values())
+          for (const r of latest.values()) out.push({ topic: r.topic, partition: r.partition, records: [r] });
         return out;
+      },
+      onDurable: (section) => {
+        if (compacted === null || !state.topic(section.topic)?.compacted) return;
+        let latest = compacted.get(section.topic);
+        if (!latest) compacted.set(section.topic, (latest = new Map()));
+        section.records.forEach((r, i) => {
+          if (r.key === null) return;
+          latest.set(r.key, {
+            key: r.key,
+            value: Buffer.from(r.value),
+            headers: { ...r.headers },
+            timestamp: r.timestamp,
+            topic: section.topic,
+            partition: section.partition,
+            offset: section.baseOffset + i,
+          });
+        });
       },
     });
     return new EmbeddedStream(log, state, lock, logger, live, maxBytes);

@@ -49,6 +49,11 @@ export interface LogOptions {
   /** Records to restate at the start of each new segment (besides each partition's next offset). */
   readonly snapshot: (log: EmbeddedLog) => Promise<SectionInput[]>;
   /**
+   * Told of every section with records once its frame is durable, in log order, before the next frame
+   * is written (not of what was on disk at open).
+   */
+  readonly onDurable?: (section: DecodedSection & { records: readonly LogRecord[] }) => void;
+  /**
    * The smallest offset of the partition some registered consumer group has
    * not committed (undefined: no group reads it). A segment holding any such
    * record is never deleted, however old: retention must not lose data.
@@ -223,7 +228,9 @@ export class EmbeddedLog {
     if (at.pos === 0) seg.anchored = (flags & FLAG_SNAPSHOT) !== 0;
     for (const s of merged.values()) {
       this.#index.note(s.topic, s.partition, s.baseOffset, s.records.length, at);
-      if (isInternalTopic(s.topic) && s.records.length > 0) this.#o.onInternal({ ...s, count: s.records.length });
+      if (s.records.length === 0) continue;
+      if (isInternalTopic(s.topic)) this.#o.onInternal({ ...s, count: s.records.length });
+      this.#o.onDurable?.({ ...s, count: s.records.length });
     }
     this.#version++;
     this.#wake();
