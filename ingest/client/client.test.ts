@@ -91,7 +91,7 @@ describe('IdentityClient.getPage', () => {
       '[{"a":1},]',
     ];
     for (const body of bodies) {
-      let whole: unknown = null;
+      let whole: unknown;
       try {
         whole = JSON.parse(body) as unknown;
       } catch {

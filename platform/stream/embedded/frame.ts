@@ -116,10 +116,6 @@ export function encodeFrame(
   const buf = alloc(FRAME_HEADER_BYTES + payloadBytes);
   let at = FRAME_HEADER_BYTES;
   const u32 = (v: number) => (at = buf.writeUInt32BE(v, at));
-  const str = (s: string) => {
-    u32(Buffer.byteLength(s));
-    at += buf.write(s, at);
-  };
   at = buf.writeBigUInt64BE(BigInt(seq), at);
   at = buf.writeUInt8(flags, at);
   u32(sections.length);
