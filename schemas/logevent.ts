@@ -26,6 +26,37 @@ export const logEventSchema = z.looseObject({
  */
 export const logEventFields = z.object(logEventSchema.shape);
 
+/** `checkLogEvent`'s verdict: the event's `published` when it passes `logEventFields`, else why not. */
+export type LogEventCheck = { ok: true; published: string } | { ok: false; reason: string };
+
+/**
+ * `logEventFields`' verdict, decided without zod for an event that passes: the
+ * pollers check every event of every 1000-event page, and zod's safeParse
+ * (a result object, a parse context and the refinement per event) was most of
+ * that cost. The same rules written out: a non-array object whose uuid is a
+ * string of 1..128 UTF-16 units, published a strict ISO-8601 timestamp (the
+ * one parser, parseTimestamp), eventType a string of 1..512 units. Anything
+ * else goes to zod itself, which has the last word and says why, so the two
+ * can only differ by being slower, never by letting an event through.
+ */
+export function checkLogEvent(item: unknown): LogEventCheck {
+  if (typeof item === 'object' && item !== null && !Array.isArray(item)) {
+    const { uuid, published, eventType } = item as Record<string, unknown>;
+    if (
+      typeof uuid === 'string' &&
+      uuid.length >= 1 &&
+      uuid.length <= 128 &&
+      typeof eventType === 'string' &&
+      eventType.length >= 1 &&
+      eventType.length <= 512 &&
+      parseTimestamp(published, { strict: true }) !== null
+    )
+      return { ok: true, published: published as string };
+  }
+  const r = logEventFields.safeParse(item);
+  return r.success ? { ok: true, published: r.data.published } : { ok: false, reason: describeIssues(r.error) };
+}
+
 /** The event hook delivery envelope (protocols.md §1). */
 export const eventHookDeliverySchema = z.looseObject({
   eventType: z.literal('com.okta.event_hook'),

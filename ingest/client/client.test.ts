@@ -75,6 +75,40 @@ describe('IdentityClient.getPage', () => {
     expect(calls()).toBe(4);
   });
 
+  it('takes exactly the bodies one JSON.parse of the whole body takes (each element is parsed on its own)', async () => {
+    const bodies = [
+      '[]',
+      ' [ ] ',
+      '[{"a":1} , 2,"s" ,null,[3,{"b":"],}"}]]',
+      '[{"a":1},{"b":2]',
+      '[[1},2]',
+      '[{"a":1}{"b":2}]',
+      '[1 2]',
+      '[{"a":01}]',
+      '[{"a":"\\x"}]',
+      '[tru]',
+      '["\\u12"]',
+      '[{"a":1},]',
+    ];
+    for (const body of bodies) {
+      let whole: unknown;
+      try {
+        whole = JSON.parse(body) as unknown;
+      } catch {
+        whole = null;
+      }
+      const { url, calls } = await serve([
+        { status: 200, body },
+        { status: 200, body: '["retried"]' },
+      ]);
+      const page = await get(url);
+      expect(page.items, body).toEqual(Array.isArray(whole) ? whole : ['retried']);
+      expect(calls(), body).toBe(Array.isArray(whole) ? 1 : 2);
+      await new Promise((r) => server!.close(r));
+      server = null;
+    }
+  });
+
   it('reads an error reply as text, BOM and all, to classify it', async () => {
     const body = Buffer.concat([
       Buffer.from([0xef, 0xbb, 0xbf]),

@@ -4,7 +4,7 @@
  * numbers, escapes and key order survive exactly). The split works on the
  * reply's bytes and returns views into them, so an event costs neither a
  * JSON.stringify nor a string-to-bytes copy. Pure; validation is the
- * caller's JSON.parse of the whole body.
+ * caller's JSON.parse of each element.
  *
  * Scanning bytes is safe for UTF-8: every byte of a multi-byte sequence is
  * >= 0x80, so none is ever taken for a quote, bracket or comma.

@@ -3,7 +3,7 @@
  * same topic event hooks write, so a polled copy and a pushed copy of one
  * event fold into one row by (org, uuid).
  */
-import { describeIssues, logEventFields } from '../../schemas/logevent.js';
+import { checkLogEvent } from '../../schemas/logevent.js';
 import type { PollSource } from '../poller/poller.js';
 import { SYSTEM_LOG_PAGE_LIMIT, SYSTEM_LOG_PATH, systemLogFirstUrl } from './first-request.js';
 
@@ -20,10 +20,8 @@ export function systemLogSource(opts: {
     feature: false,
     firstUrl: (now) => systemLogFirstUrl(opts.baseUrl, { startMs: opts.startMs(now), now }),
     check(item) {
-      const r = logEventFields.safeParse(item);
-      return r.success
-        ? { ok: true, publishedMs: Date.parse(r.data.published) }
-        : { ok: false, reason: describeIssues(r.error) };
+      const r = checkLogEvent(item);
+      return r.ok ? { ok: true, publishedMs: Date.parse(r.published) } : r;
     },
   };
 }

@@ -59,60 +59,63 @@ export interface DecodedFrame {
 export class MalformedPayload extends Error {}
 
 /**
- * Encoded header blocks (`headerCount (len name len value)*`) by headers
- * object. The records of one append usually share one headers object (a
- * poller's page: 1000 events, one org, source and receive time), so each
- * distinct object is encoded once per frame instead of once per record.
+ * Encoded record prefixes (`keyLen key headerCount (len name len value)*`) by
+ * headers object, then key. The records of one append usually share one key
+ * and one headers object (a poller's page: 1000 events of one org, source and
+ * receive time), so each distinct pair is encoded once per frame instead of
+ * once per record (which cost a byteLength and a string write per record).
  * Keyed by identity and never kept past one call, so a headers object
  * changed between appends is encoded afresh.
  */
-type HeaderBlocks = Map<Readonly<Record<string, string>>, Buffer>;
+type Prefixes = Map<Readonly<Record<string, string>>, Map<string | null, Buffer>>;
 
-function headerBlock(headers: Readonly<Record<string, string>>, blocks: HeaderBlocks): Buffer {
-  let block = blocks.get(headers);
-  if (block) return block;
-  const entries = Object.entries(headers);
-  let n = 4;
+function recordPrefix(r: Pick<LogRecord, 'key' | 'headers'>, prefixes: Prefixes): Buffer {
+  let byKey = prefixes.get(r.headers);
+  if (!byKey) prefixes.set(r.headers, (byKey = new Map()));
+  let prefix = byKey.get(r.key);
+  if (prefix) return prefix;
+  const entries = Object.entries(r.headers);
+  let n = 4 + (r.key === null ? 0 : Buffer.byteLength(r.key)) + 4;
   for (const [k, v] of entries) n += 8 + Buffer.byteLength(k) + Buffer.byteLength(v);
-  block = Buffer.allocUnsafe(n);
-  let at = block.writeUInt32BE(entries.length, 0);
+  const block = Buffer.allocUnsafe(n);
+  let at = 0;
   const str = (s: string) => {
     at = block.writeUInt32BE(Buffer.byteLength(s), at);
     at += block.write(s, at);
   };
+  if (r.key === null) at = block.writeInt32BE(-1, at);
+  else str(r.key);
+  at = block.writeUInt32BE(entries.length, at);
   for (const [k, v] of entries) {
     str(k);
     str(v);
   }
-  blocks.set(headers, block);
-  return block;
+  byKey.set(r.key, (prefix = block));
+  return prefix;
 }
 
 /** Encoded size of one section holding `records`. */
-export function sectionBytes(topic: string, records: readonly LogRecord[], blocks: HeaderBlocks = new Map()): number {
+export function sectionBytes(topic: string, records: readonly LogRecord[], prefixes: Prefixes = new Map()): number {
   let n = 2 + Buffer.byteLength(topic) + 4 + 8 + 4 + 4;
-  for (const r of records) {
-    n += 8 + 4 + (r.key === null ? 0 : Buffer.byteLength(r.key)) + headerBlock(r.headers, blocks).length + 4;
-    n += r.value.length;
-  }
+  for (const r of records) n += 8 + recordPrefix(r, prefixes).length + 4 + r.value.length;
   return n;
 }
 
-/** One whole frame (header included) holding `sections` with the given base offsets. */
+/**
+ * One whole frame (header included) holding `sections` with the given base
+ * offsets, in the buffer `alloc` gives for its size (default: a new one).
+ */
 export function encodeFrame(
   seq: number,
   flags: number,
   sections: ReadonlyArray<SectionInput & { baseOffset: number }>,
+  alloc: (size: number) => Buffer = (size) => Buffer.allocUnsafe(size),
 ): Buffer {
-  const blocks: HeaderBlocks = new Map();
-  const payloadBytes = MIN_PAYLOAD_BYTES + sections.reduce((n, s) => n + sectionBytes(s.topic, s.records, blocks), 0);
-  const buf = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payloadBytes);
+  const prefixes: Prefixes = new Map();
+  const payloadBytes = MIN_PAYLOAD_BYTES + sections.reduce((n, s) => n + sectionBytes(s.topic, s.records, prefixes), 0);
+  const buf = alloc(FRAME_HEADER_BYTES + payloadBytes);
   let at = FRAME_HEADER_BYTES;
   const u32 = (v: number) => (at = buf.writeUInt32BE(v, at));
-  const str = (s: string) => {
-    u32(Buffer.byteLength(s));
-    at += buf.write(s, at);
-  };
   at = buf.writeBigUInt64BE(BigInt(seq), at);
   at = buf.writeUInt8(flags, at);
   u32(sections.length);
@@ -126,9 +129,7 @@ export function encodeFrame(
     at += 4;
     for (const r of s.records) {
       at = buf.writeDoubleBE(r.timestamp, at);
-      if (r.key === null) at = buf.writeInt32BE(-1, at);
-      else str(r.key);
-      at += headerBlock(r.headers, blocks).copy(buf, at);
+      at += recordPrefix(r, prefixes).copy(buf, at);
       u32(r.value.length);
       at += r.value.copy(buf, at);
     }

@@ -136,6 +136,44 @@ describe('segment roll and retention', () => {
     await s3.close();
   });
 
+  it('restates at every roll the compacted keys written since the first one, values as appended', async () => {
+    const dir = freshDir();
+    try {
+      const s = await openEmbeddedStream({ dataDir: dir, segmentBytes: 1024, logger: silentLogger() });
+      await s.ensureTopics([
+        { name: 'cursors', partitions: 2, compacted: true },
+        { name: 'filler', partitions: 1 },
+      ]);
+      const rollAfter = async (n: number) => {
+        const target = segmentFiles(dir).length + n;
+        while (segmentFiles(dir).length < target)
+          await s.append('filler', [{ key: null, value: Buffer.alloc(300), headers: {} }]);
+      };
+      await s.append('cursors', [cursor('org1', 'c1'), cursor('org2', 'c1')]);
+      await rollAfter(2);
+      // A value handed over as a view of a larger buffer that is changed afterwards: stored as appended.
+      const shared = Buffer.from('c2-and-more');
+      await s.append('cursors', [{ ...cursor('org1', 'x'), value: shared.subarray(0, 2) }]);
+      shared.write('zz');
+      await rollAfter(2);
+      await s.append('cursors', [cursor('org3', 'c1'), cursor('org2', 'c3')]);
+      await rollAfter(2);
+      expect(await s.enforceRetention(Date.now() + 10 * DAY)).toBeGreaterThan(0);
+      await s.close();
+
+      const r = await openEmbeddedStream({ dataDir: dir, segmentBytes: 1024, logger: silentLogger() });
+      const latest = await r.readLatestByKey('cursors');
+      expect([...latest].map(([k, v]) => [k, v.value.toString(), v.headers['hooklog-org']]).sort()).toEqual([
+        ['org1', 'c2', 'org1'],
+        ['org2', 'c3', 'org2'],
+        ['org3', 'c1', 'org3'],
+      ]);
+      await r.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('keeps segments younger than the retention (default 168 hours)', async () => {
     const s = await open(youngDir);
     await s.ensureTopics([{ name: 'young', partitions: 1 }]);
