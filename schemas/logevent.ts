@@ -29,30 +29,36 @@ export const logEventFields = z.object(logEventSchema.shape);
 /** `checkLogEvent`'s verdict: the event's `published` when it passes `logEventFields`, else why not. */
 export type LogEventCheck = { ok: true; published: string } | { ok: false; reason: string };
 
+const UUID_OF_1_TO_128 = (uuid: string): boolean => uuid.length >= 1 && uuid.length <= 128;
+
 /**
- * `logEventFields`' verdict, decided without zod for an event that passes: the
- * pollers check every event of every 1000-event page, and zod's safeParse
- * (a result object, a parse context and the refinement per event) was most of
- * that cost. The same rules written out: a non-array object whose uuid is a
- * string of 1..128 UTF-16 units, published a strict ISO-8601 timestamp (the
- * one parser, parseTimestamp), eventType a string of 1..512 units. Anything
- * else goes to zod itself, which has the last word and says why, so the two
- * can only differ by being slower, never by letting an event through.
+ * `logEventFields`' rules written out, so the checks that run on every event
+ * (the pollers' pages, the event hooks' deliveries) decide a passing event
+ * without zod, whose safeParse (a result object, a parse context and the
+ * refinement per event) was most of a page's checking cost: a non-array object
+ * whose uuid meets `uuidOk` (by default the shared rule, a string of 1..128
+ * UTF-16 units; a caller with a tighter rule for uuid gives its own),
+ * published a strict ISO-8601 timestamp (the one parser, parseTimestamp),
+ * eventType a string of 1..512 units. False sends the caller to zod, which
+ * has the last word and says why, so the two can only differ by being
+ * slower, never by letting an event through.
  */
+export function meetsLogEventRules(item: unknown, uuidOk: (uuid: string) => boolean = UUID_OF_1_TO_128): boolean {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) return false;
+  const { uuid, published, eventType } = item as Record<string, unknown>;
+  return (
+    typeof uuid === 'string' &&
+    uuidOk(uuid) &&
+    typeof eventType === 'string' &&
+    eventType.length >= 1 &&
+    eventType.length <= 512 &&
+    parseTimestamp(published, { strict: true }) !== null
+  );
+}
+
+/** `logEventFields`' verdict, without zod for an event that passes (`meetsLogEventRules`). */
 export function checkLogEvent(item: unknown): LogEventCheck {
-  if (typeof item === 'object' && item !== null && !Array.isArray(item)) {
-    const { uuid, published, eventType } = item as Record<string, unknown>;
-    if (
-      typeof uuid === 'string' &&
-      uuid.length >= 1 &&
-      uuid.length <= 128 &&
-      typeof eventType === 'string' &&
-      eventType.length >= 1 &&
-      eventType.length <= 512 &&
-      parseTimestamp(published, { strict: true }) !== null
-    )
-      return { ok: true, published: published as string };
-  }
+  if (meetsLogEventRules(item)) return { ok: true, published: (item as { published: string }).published };
   const r = logEventFields.safeParse(item);
   return r.success ? { ok: true, published: r.data.published } : { ok: false, reason: describeIssues(r.error) };
 }
@@ -66,6 +72,43 @@ export const eventHookDeliverySchema = z.looseObject({
     events: z.array(z.unknown()),
   }),
 });
+
+/** The envelope fields a delivery is read by, once `eventHookDeliverySchema` accepts it. */
+export interface DeliveryEnvelope {
+  readonly eventId: string | undefined;
+  /** The id as older docs spell it; unchecked. */
+  readonly eventID: unknown;
+  readonly source: string | undefined;
+  readonly events: unknown[];
+}
+
+/**
+ * `eventHookDeliverySchema`'s verdict, without zod when the envelope passes:
+ * the loose object schema copies every field of the envelope (and the events
+ * array) into its result, a cost per delivery that one-event deliveries feel
+ * most. Anything the plain checks do not accept goes to zod, which decides and
+ * says why.
+ */
+export function checkDelivery(json: unknown): { ok: true; envelope: DeliveryEnvelope } | { ok: false; reason: string } {
+  if (typeof json === 'object' && json !== null && !Array.isArray(json)) {
+    const { eventType, eventId, source, data, eventID } = json as Record<string, unknown>;
+    const events =
+      typeof data === 'object' && data !== null && !Array.isArray(data)
+        ? (data as Record<string, unknown>).events
+        : undefined;
+    if (
+      eventType === 'com.okta.event_hook' &&
+      (eventId === undefined || (typeof eventId === 'string' && eventId.length >= 1 && eventId.length <= 256)) &&
+      (source === undefined || typeof source === 'string') &&
+      Array.isArray(events)
+    )
+      return { ok: true, envelope: { eventId, eventID, source, events } };
+  }
+  const r = eventHookDeliverySchema.safeParse(json);
+  if (!r.success) return { ok: false, reason: describeIssues(r.error) };
+  const d = r.data;
+  return { ok: true, envelope: { eventId: d.eventId, eventID: d.eventID, source: d.source, events: d.data.events } };
+}
 
 /** One-line, key-naming summary of a zod error, for dead-letter reasons and 400 bodies. */
 export function describeIssues(error: z.ZodError): string {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { delivery, messyLogEvents, validLogEvents } from '../../test/fixtures/index.js';
-import { MAX_JSON_DEPTH, hookEventSchema, parseDelivery, sourceMatches } from './delivery.js';
+import { describeIssues, eventHookDeliverySchema } from '../../schemas/logevent.js';
+import { eventEdgeCases } from '../../test/support/event-edge-cases.js';
+import { MAX_JSON_DEPTH, hookEventProblem, hookEventSchema, parseDelivery, sourceMatches } from './delivery.js';
 
 const ctx = { org: 'acme', hookId: 'h1', receivedAt: new Date('2026-11-21T00:00:00Z') };
 const body = (x: unknown) => Buffer.from(JSON.stringify(x));
@@ -62,14 +64,14 @@ describe('parseDelivery', () => {
       ' f790999f-fe87-467a-9880-6982a583986c',
       12345,
     ]) {
-      expect(hookEventSchema.safeParse(event({ uuid })).success, String(uuid)).toBe(false);
+      expect(hookEventProblem(event({ uuid })), String(uuid)).toMatch(/^uuid: /);
     }
     for (const uuid of [
       'f1d0b993-cc19-11ed-a688-db22c99ef6c4',
       'F790999F-FE87-467A-9880-6982A583986C',
       crypto.randomUUID(),
     ]) {
-      expect(hookEventSchema.safeParse(event({ uuid })).success, uuid).toBe(true);
+      expect(hookEventProblem(event({ uuid })), uuid).toBeUndefined();
     }
   });
 
@@ -102,7 +104,7 @@ describe('parseDelivery', () => {
       '1900-01-01T00:00:00Z',
       '2299-12-31T23:59:59Z',
     ]) {
-      expect(hookEventSchema.safeParse(event({ published })).success, published).toBe(true);
+      expect(hookEventProblem(event({ published })), published).toBeUndefined();
     }
   });
 
@@ -200,6 +202,49 @@ describe('parseDelivery', () => {
     expect(parseDelivery(withSource(42), pinned)).toMatchObject({ ok: false, rejection: 'not-delivery' });
     // Unpinned hooks take any source: sample deliveries in the docs name placeholder orgs.
     expect(parsedOk(withSource('https://{yourOktaDomain}/api/v1/eventHooks/x')).events).toHaveLength(1);
+  });
+});
+
+describe('the checks without zod', () => {
+  // Each fast path must never pass what zod refuses, and must say the same of what it refuses.
+  const valid = event({ uuid: 'f1d0b993-cc19-11ed-a688-db22c99ef6c4' });
+  it.each([
+    ...eventEdgeCases(valid),
+    ['an upper-case uuid', { ...valid, uuid: 'F790999F-FE87-467A-9880-6982A583986C' }],
+    ['a uuid one digit short', { ...valid, uuid: 'f1d0b993-cc19-11ed-a688-db22c99ef6c' }],
+    ['a uuid with a trailing newline', { ...valid, uuid: 'f1d0b993-cc19-11ed-a688-db22c99ef6c4\n' }],
+    ['no uuid', { published: valid.published, eventType: 'e' }],
+  ])('event, %s: the same verdict as zod', (_, item) => {
+    const r = hookEventSchema.safeParse(item);
+    expect(hookEventProblem(item)).toBe(r.success ? undefined : describeIssues(r.error));
+  });
+
+  const envelope = { eventType: 'com.okta.event_hook', eventId: 'd-1', source: 'https://a/b', data: { events: [] } };
+  it.each([
+    ['a delivery', envelope],
+    ['no eventId or source', { eventType: envelope.eventType, data: envelope.data }],
+    ['an empty eventId', { ...envelope, eventId: '' }],
+    ['an eventId of 256', { ...envelope, eventId: 'x'.repeat(256) }],
+    ['an eventId of 257', { ...envelope, eventId: 'x'.repeat(257) }],
+    ['a null eventId', { ...envelope, eventId: null }],
+    ['a null source', { ...envelope, source: null }],
+    ['another eventType', { ...envelope, eventType: 'com.okta.event_hook ' }],
+    ['data an array', { ...envelope, data: [[]] }],
+    ['data null', { ...envelope, data: null }],
+    ['events an object', { ...envelope, data: { events: {} } }],
+    ['events inherited', { ...envelope, data: JSON.parse('{"__proto__":{"events":[]}}') }],
+    ['an own __proto__ key', JSON.parse(`{"__proto__":${JSON.stringify(envelope)}}`)],
+    ['an array', [envelope]],
+  ])('envelope, %s: taken by parseDelivery exactly when zod takes it', (_, item) => {
+    const r = eventHookDeliverySchema.safeParse(item);
+    const parsed = parseDelivery(body(item), ctx);
+    if (r.success) expect(parsed).toMatchObject({ ok: true, deliveryId: r.data.eventId });
+    else
+      expect(parsed).toEqual({
+        ok: false,
+        rejection: 'not-delivery',
+        reason: `not an event hook delivery: ${describeIssues(r.error)}`,
+      });
   });
 });
 

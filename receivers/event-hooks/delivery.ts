@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { describeIssues, eventHookDeliverySchema, isoTimestamp, logEventSchema } from '../../schemas/logevent.js';
+import {
+  checkDelivery,
+  describeIssues,
+  isoTimestamp,
+  logEventSchema,
+  meetsLogEventRules,
+} from '../../schemas/logevent.js';
 import { Header, deadLetter } from '../../platform/stream/headers.js';
 import type { StreamRecord } from '../../platform/stream/types.js';
 import { nestingExceeds, tooDeep, utf8Text } from '../body.js';
@@ -63,6 +69,20 @@ export const hookEventSchema = z.object({
   published: isoTimestamp,
 });
 
+const isCanonicalUuid = (uuid: string): boolean => CANONICAL_UUID.test(uuid);
+
+/**
+ * `hookEventSchema`'s verdict on one event: undefined when it passes, else
+ * why not. A passing event is decided without zod (`meetsLogEventRules`, with
+ * the canonical UUID for uuid's rule, as the schema replaces it); anything
+ * else goes to zod, which has the last word and says why.
+ */
+export function hookEventProblem(event: unknown): string | undefined {
+  if (meetsLogEventRules(event, isCanonicalUuid)) return undefined;
+  const checked = hookEventSchema.safeParse(event);
+  return checked.success ? undefined : describeIssues(checked.error);
+}
+
 /**
  * Splits a delivery into records for the logs topic and dead letters. An
  * invalid event must not cost the valid ones their place: answering 4xx would
@@ -91,14 +111,10 @@ export function parseDelivery(body: Buffer, ctx: DeliveryContext): DeliveryParse
     const deep = tooDeep(MAX_JSON_DEPTH);
     return { ok: false, rejection: deep.reason, reason: deep.detail };
   }
-  const envelope = eventHookDeliverySchema.safeParse(json);
-  if (!envelope.success)
-    return {
-      ok: false,
-      rejection: 'not-delivery',
-      reason: `not an event hook delivery: ${describeIssues(envelope.error)}`,
-    };
-  if (ctx.expectedSource !== undefined && !sourceMatches(envelope.data.source, ctx.expectedSource)) {
+  const read = checkDelivery(json);
+  if (!read.ok) return { ok: false, rejection: 'not-delivery', reason: `not an event hook delivery: ${read.reason}` };
+  const envelope = read.envelope;
+  if (ctx.expectedSource !== undefined && !sourceMatches(envelope.source, ctx.expectedSource)) {
     return {
       ok: false,
       rejection: 'source-mismatch',
@@ -106,7 +122,7 @@ export function parseDelivery(body: Buffer, ctx: DeliveryContext): DeliveryParse
     };
   }
 
-  const deliveryId = envelope.data.eventId ?? legacyEventId(envelope.data);
+  const deliveryId = envelope.eventId ?? legacyEventId(envelope.eventID);
   const headers: Record<string, string> = {
     [Header.org]: ctx.org,
     [Header.source]: 'hook',
@@ -117,26 +133,23 @@ export function parseDelivery(body: Buffer, ctx: DeliveryContext): DeliveryParse
 
   const events: StreamRecord[] = [];
   const rejected: StreamRecord[] = [];
-  const parsedEvents = envelope.data.data.events;
+  const parsedEvents = envelope.events;
   const ranges = scan.ranges;
   // The scan and JSON.parse read the same valid JSON, so they always agree; were they ever not to,
   // the event's re-serialisation (deep-equal to what was sent) is kept rather than losing it.
   const exact = ranges !== null && ranges.length === parsedEvents.length;
-  parsedEvents.forEach((event, i) => {
+  for (let i = 0; i < parsedEvents.length; i++) {
+    const event = parsedEvents[i];
     const raw = exact ? body.subarray(ranges[i]![0], ranges[i]![1]) : Buffer.from(JSON.stringify(event));
-    const checked = hookEventSchema.safeParse(event);
-    if (checked.success) {
-      events.push({ key: ctx.org, value: raw, headers });
-    } else {
-      rejected.push(deadLetter(raw, `data.events.${i}: ${describeIssues(checked.error)}`, ORIGIN, headers, ctx.org));
-    }
-  });
+    const problem = hookEventProblem(event);
+    if (problem === undefined) events.push({ key: ctx.org, value: raw, headers });
+    else rejected.push(deadLetter(raw, `data.events.${i}: ${problem}`, ORIGIN, headers, ctx.org));
+  }
   return { ok: true, deliveryId, events, rejected };
 }
 
 /** Older docs (and two corpus deliveries) spell the envelope's id `eventID`. */
-function legacyEventId(envelope: Record<string, unknown>): string | undefined {
-  const id = envelope.eventID;
+function legacyEventId(id: unknown): string | undefined {
   return typeof id === 'string' && id.length > 0 && id.length <= 256 ? id : undefined;
 }
 
