@@ -106,7 +106,7 @@ export type JsonTextResult =
 export function jsonText(body: Buffer, maxDepth: number): JsonTextResult {
   if (!isUtf8(body)) return INVALID_UTF8;
   if (nestingExceeds(body, maxDepth)) return tooDeep(maxDepth);
-  return utf8Text(body);
+  return decoded(body);
 }
 
 /**
@@ -115,7 +115,11 @@ export function jsonText(body: Buffer, maxDepth: number): JsonTextResult {
  * with `tooDeep` before any recursive code sees the parsed value.
  */
 export function utf8Text(body: Buffer): JsonTextResult {
-  if (!isUtf8(body)) return INVALID_UTF8;
+  return isUtf8(body) ? decoded(body) : INVALID_UTF8;
+}
+
+/** The text of a body already checked to be UTF-8, a leading byte-order mark dropped. */
+function decoded(body: Buffer): JsonTextResult {
   const bom = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf;
   return { ok: true, text: body.toString('utf8', bom ? 3 : 0) };
 }
