@@ -82,6 +82,16 @@ export function anyOf(ps: readonly Pred[]): Needs {
   return out;
 }
 
+/** True when every one of `ps` is; needs what all of them need together (`allOf`). */
+export function everyOf(ps: readonly Pred[]): Pred {
+  return withNeeds((e) => ps.every((p) => p(e)), allOf(ps));
+}
+
+/** True when one of `ps` is; needs only what each of them needs (`anyOf`). */
+export function someOf(ps: readonly Pred[]): Pred {
+  return withNeeds((e) => ps.some((p) => p(e)), anyOf(ps));
+}
+
 /**
  * Rules by the values they need on one path (the one most rules constrain).
  * `candidates` gives, in the rules' order, those an event can match.

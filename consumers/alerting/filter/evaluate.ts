@@ -18,7 +18,7 @@
  * keys case- and `_`-insensitively, numeric segments are list positions.
  */
 import { compilePath, visit, type FieldPath } from '../fields.js';
-import { allOf, anyOf, needOne, withNeeds } from '../prefilter.js';
+import { everyOf, needOne, someOf, withNeeds } from '../prefilter.js';
 import type { Predicate } from '../sigma/detection.js';
 import { parseFilter, resolveFilterPath, type CompareOp, type FilterNode, type Literal } from './parse.js';
 
@@ -92,14 +92,10 @@ function present(v: unknown): boolean {
 
 function build(node: FilterNode): Predicate {
   switch (node.op) {
-    case 'and': {
-      const ps = node.items.map(build);
-      return withNeeds((e) => ps.every((p) => p(e)), allOf(ps));
-    }
-    case 'or': {
-      const ps = node.items.map(build);
-      return withNeeds((e) => ps.some((p) => p(e)), anyOf(ps));
-    }
+    case 'and':
+      return everyOf(node.items.map(build));
+    case 'or':
+      return someOf(node.items.map(build));
     case 'not': {
       const p = build(node.item);
       return (e) => !p(e);

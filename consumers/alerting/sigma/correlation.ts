@@ -15,7 +15,7 @@
  */
 import { AlertingError } from '../errors.js';
 import { compilePath } from '../fields.js';
-import { anyOf, withNeeds } from '../prefilter.js';
+import { someOf } from '../prefilter.js';
 import { compileRule, type CompileOptions } from '../rules/compile.js';
 import type { CompiledRule } from '../rules/types.js';
 import { parseTimeframe } from './load.js';
@@ -86,7 +86,7 @@ export function compileCorrelations(
       title: typeof doc['title'] === 'string' ? doc['title'] : id,
       severity: LEVELS.has(level) ? level : 'medium',
     };
-    const any = withNeeds((e: unknown) => named.some((b) => b.rule.where(e)), anyOf(named.map((b) => b.rule.where)));
+    const any = someOf(named.map((b) => b.rule.where));
     if (type === 'event_count' || type === 'value_count') {
       const cond = (c['condition'] ?? {}) as Record<string, unknown>;
       const n =

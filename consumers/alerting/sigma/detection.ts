@@ -12,7 +12,7 @@
  */
 import { AlertingError } from '../errors.js';
 import { compilePath, resolve, visit } from '../fields.js';
-import { allOf, anyOf, needOne, withNeeds } from '../prefilter.js';
+import { everyOf, needOne, someOf, withNeeds } from '../prefilter.js';
 import { expandPattern, parseCondition, type ConditionNode } from './condition.js';
 
 export type Predicate = (event: unknown) => boolean;
@@ -157,14 +157,14 @@ function fieldPredicate(spec: string, raw: unknown, opts: DetectionOptions, wher
 
 function mapPredicate(map: Record<string, unknown>, opts: DetectionOptions, where: string): Predicate {
   const parts = Object.entries(map).map(([k, v]) => fieldPredicate(k, v, opts, where));
-  return withNeeds((e) => parts.every((p) => p(e)), allOf(parts));
+  return everyOf(parts);
 }
 
 function selectionPredicate(sel: unknown, opts: DetectionOptions, where: string): Predicate {
   if (Array.isArray(sel)) {
     if (sel.every((s) => s !== null && typeof s === 'object')) {
       const alts = sel.map((s, i) => mapPredicate(s as Record<string, unknown>, opts, `${where}[${i}]`));
-      return withNeeds((e) => alts.some((p) => p(e)), anyOf(alts));
+      return someOf(alts);
     }
     // Keywords: any of these strings anywhere in the event, case-insensitively.
     const words = sel.map((s) => wildcardRe(String(s), '.*', '.*', false));
@@ -201,22 +201,16 @@ function build(node: ConditionNode, sels: Map<string, Predicate>, where: string)
       const p = build(node.item, sels, where);
       return (e) => !p(e);
     }
-    case 'and': {
-      const ps = node.items.map((n) => build(n, sels, where));
-      return withNeeds((e) => ps.every((p) => p(e)), allOf(ps));
-    }
-    case 'or': {
-      const ps = node.items.map((n) => build(n, sels, where));
-      return withNeeds((e) => ps.some((p) => p(e)), anyOf(ps));
-    }
+    case 'and':
+      return everyOf(node.items.map((n) => build(n, sels, where)));
+    case 'or':
+      return someOf(node.items.map((n) => build(n, sels, where)));
     case 'of': {
       const names = expandPattern(node.pattern, [...sels.keys()]);
       if (names.length === 0)
         throw new AlertingError('rule_invalid', `${where}: "${node.pattern}" matches no selection`);
       const ps = names.map((n) => sels.get(n)!);
-      return node.quantifier === 'all'
-        ? withNeeds((e) => ps.every((p) => p(e)), allOf(ps))
-        : withNeeds((e) => ps.some((p) => p(e)), anyOf(ps));
+      return node.quantifier === 'all' ? everyOf(ps) : someOf(ps);
     }
   }
 }
@@ -229,5 +223,5 @@ export function compileDetection(detection: Record<string, unknown>, opts: Detec
     throw new AlertingError('rule_invalid', `${where}: condition must be a string`);
   const sels = compileSelections(detection, opts, where);
   const ps = (conditions as string[]).map((c) => build(parseCondition(c), sels, where));
-  return ps.length === 1 ? ps[0]! : withNeeds((e) => ps.some((p) => p(e)), anyOf(ps));
+  return ps.length === 1 ? ps[0]! : someOf(ps);
 }
