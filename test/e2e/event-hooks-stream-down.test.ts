@@ -6,7 +6,7 @@
  * from ClickHouse, and once the broker is back the service's retries of the
  * refused deliveries must land, every event exactly once.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
 import { brokerAnswers, startKafkaBroker, type KafkaBroker } from '../kafka/broker.js';
 import { startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
 import { delivery, validLogEvents } from '../fixtures/index.js';
@@ -36,6 +36,9 @@ describe('event hooks with the stream down (Kafka)', () => {
       extra: { server: { host: '127.0.0.1', port: 0, ack_timeout_ms: BUDGET_MS } },
     });
     daemon = await startDaemon(['--config', inst.configPath]);
+    const started = daemon;
+    // CI keeps only what the test prints: on failure, hooklog's own warnings and errors say where it stuck.
+    onTestFailed(() => console.error(`hooklog's warnings and errors:\n${warnings(started.output())}`));
     const client = new ServiceClient({
       baseUrl: daemon.url,
       hookId: inst.hookId,
@@ -116,7 +119,10 @@ describe('event hooks with the stream down (Kafka)', () => {
           `SELECT uuid, count() AS n FROM events FINAL WHERE org = '${inst.org}' GROUP BY uuid`,
         );
         const present = new Set(got.map((r) => String(r.uuid)));
-        return [...acked].every((u) => present.has(u)) ? got : undefined;
+        const missing = [...acked].filter((u) => !present.has(u));
+        // waitFor keeps the last error, so a time-out says how many were still missing.
+        if (missing.length > 0) throw new Error(`${missing.length} of ${acked.size} missing, e.g. ${missing[0]}`);
+        return got;
       },
       { timeoutMs: 90_000, what: 'every acknowledged event in ClickHouse' },
     );
@@ -130,4 +136,12 @@ describe('event hooks with the stream down (Kafka)', () => {
 
 function countBy<T extends string | number>(xs: T[]): Record<string, number> {
   return xs.reduce<Record<string, number>>((m, x) => ({ ...m, [String(x)]: (m[String(x)] ?? 0) + 1 }), {});
+}
+
+/** hooklog's log lines at warn (40) or above. */
+function warnings(log: string): string {
+  return log
+    .split('\n')
+    .filter((l) => /"level":([4-9]\d)/.test(l))
+    .join('\n');
 }
