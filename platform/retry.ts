@@ -21,6 +21,8 @@ export const RetryPolicies = {
   sink: { initialMs: 200, multiplier: 2, maxMs: 30_000, retries: Infinity, jitter: 0.2 },
   /** Start-up connections (broker, store) before the process reports ready. */
   startup: { initialMs: 250, multiplier: 2, maxMs: 5_000, retries: 12, jitter: 0.2 },
+  /** A Kafka group member kafkajs gave up on: back in seconds, never hammering a broker that refuses it. */
+  rejoin: { initialMs: 1_000, multiplier: 2, maxMs: 30_000, retries: Infinity, jitter: 0.2 },
   /** A single request on someone's latency path. */
   request: { initialMs: 100, multiplier: 2, maxMs: 1_000, retries: 3, jitter: 0.2 },
 } as const satisfies Record<string, RetryPolicy>;

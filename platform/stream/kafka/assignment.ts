@@ -21,12 +21,13 @@ import type { Logger } from '../../log.js';
 import { partitionFor } from '../embedded/partitioner.js';
 import type { Assignment, AssignmentOptions } from '../types.js';
 import type { ResolvedKafkaOptions } from './options.js';
+import { ConsumerSupervisor } from './supervisor.js';
 
 export class KafkaAssignment implements Assignment {
   readonly partitions: number;
   readonly #o: ResolvedKafkaOptions;
   readonly #opts: AssignmentOptions;
-  readonly #consumer: KafkaJSConsumer;
+  readonly #member: ConsumerSupervisor;
   readonly #log: Logger;
   readonly #held = new Set<number>();
   /** Callbacks run one at a time, in the order the group's events came. */
@@ -40,16 +41,23 @@ export class KafkaAssignment implements Assignment {
     this.#o = o;
     this.#opts = opts;
     this.#log = o.logger.child({ component: 'kafka-assignment', topic: opts.topic, group: opts.group });
-    this.#consumer = kafka.consumer({
-      groupId: opts.group,
-      sessionTimeout: o.sessionTimeoutMs,
-      heartbeatInterval: o.heartbeatIntervalMs,
-      maxWaitTimeInMs: o.fetchMaxWaitMs,
-      allowAutoTopicCreation: false,
+    // A replacement joins under a new member id: its GROUP_JOIN starts the work afresh (not `continuous`).
+    this.#member = new ConsumerSupervisor({
+      kafka,
+      o,
+      group: opts.group,
+      name: opts.group,
+      wire: (c) => this.#wire(c),
+      run: (c) => this.#run(c),
+      log: this.#log,
     });
-    const ev = this.#consumer.events;
-    this.#consumer.on(ev.HEARTBEAT, () => (this.#confirmedAt = Date.now()));
-    this.#consumer.on(ev.GROUP_JOIN, (e) => {
+  }
+
+  #wire(consumer: KafkaJSConsumer): void {
+    const opts = this.#opts;
+    const ev = consumer.events;
+    consumer.on(ev.HEARTBEAT, () => (this.#confirmedAt = Date.now()));
+    consumer.on(ev.GROUP_JOIN, (e) => {
       // Kept partitions keep their work only if nobody else can have owned them since: same member
       // (not expelled and re-admitted under a new id) and no lapse of the lease in between.
       const continuous = e.payload.memberId === this.#memberId && this.#leaseHeld();
@@ -59,7 +67,7 @@ export class KafkaAssignment implements Assignment {
       if (!continuous) this.#apply(new Set(), 'new membership');
       this.#apply(now, 'rejoined');
     });
-    this.#consumer.on(ev.CRASH, (e) => {
+    consumer.on(ev.CRASH, (e) => {
       this.#log.warn(
         { err: e.payload.error, restart: e.payload.restart },
         'assignment consumer crashed; giving up its partitions',
@@ -70,11 +78,15 @@ export class KafkaAssignment implements Assignment {
   }
 
   async start(): Promise<void> {
-    await this.#consumer.connect();
-    await this.#consumer.subscribe({ topic: this.#opts.topic, fromBeginning: false });
-    await this.#consumer.run({ autoCommit: false, eachBatch: async () => undefined });
+    await this.#member.start();
     // kafkajs announced the first assignment (GROUP_JOIN) before run() resolved: let its work start.
     await this.#chain;
+  }
+
+  async #run(consumer: KafkaJSConsumer): Promise<void> {
+    await consumer.connect();
+    await consumer.subscribe({ topic: this.#opts.topic, fromBeginning: false });
+    await consumer.run({ autoCommit: false, eachBatch: async () => undefined });
   }
 
   partitionOf(key: string): number {
@@ -121,7 +133,7 @@ export class KafkaAssignment implements Assignment {
     this.#stopping ??= (async () => {
       this.#apply(new Set(), 'stopping');
       await this.#chain;
-      await this.#consumer.disconnect().catch((err) => this.#log.warn({ err }, 'leaving the group failed'));
+      await this.#member.stop().catch((err) => this.#log.warn({ err }, 'leaving the group failed'));
     })();
     return this.#stopping;
   }

@@ -22,6 +22,8 @@
  *   handler calls at once.
  * - REBALANCING is emitted before kafkajs rejoins, CRASH when it gives up the
  *   membership, GROUP_JOIN after a new assignment: each ends the generation.
+ *   A crash kafkajs does not restart itself gets a new kafkajs consumer
+ *   (supervisor.ts), whose GROUP_JOIN starts a generation like any other.
  * - autoCommit is off; we commit only the PartitionWorker's contiguous processed
  *   prefix, via consumer.commitOffsets, which commits under kafkajs's current
  *   generation. The broker refuses a commit from an old generation once the group
@@ -38,6 +40,7 @@ import { PartitionWorker } from '../partition-worker.js';
 import type { BatchRange, ConsumeOptions, Consumer } from '../types.js';
 import { toConsumed } from './client.js';
 import type { KafkaConsumerEvent, ResolvedKafkaOptions } from './options.js';
+import { ConsumerSupervisor } from './supervisor.js';
 
 interface Slot {
   readonly worker: PartitionWorker;
@@ -55,7 +58,7 @@ let consumerSeq = 0;
 export class KafkaGroupConsumer implements Consumer {
   readonly #o: ResolvedKafkaOptions;
   readonly #opts: ConsumeOptions;
-  readonly #consumer: KafkaJSConsumer;
+  readonly #member: ConsumerSupervisor;
   readonly #log: Logger;
   readonly #name: string;
   readonly #slots = new Map<number, Slot>();
@@ -73,35 +76,49 @@ export class KafkaGroupConsumer implements Consumer {
     this.#opts = opts;
     this.#name = `${opts.group}#${++consumerSeq}`;
     this.#log = o.logger.child({ component: 'kafka-consumer', topic: opts.topic, group: opts.group });
-    this.#consumer = kafka.consumer({
-      groupId: opts.group,
-      sessionTimeout: o.sessionTimeoutMs,
-      heartbeatInterval: o.heartbeatIntervalMs,
-      maxWaitTimeInMs: o.fetchMaxWaitMs,
-      allowAutoTopicCreation: false,
-      // read_committed is kafkajs's default: records of aborted transactions are never delivered.
+    this.#member = new ConsumerSupervisor({
+      kafka,
+      o,
+      group: opts.group,
+      name: this.#name,
+      wire: (c) => this.#wire(c),
+      run: (c) => this.#run(c),
+      log: this.#log,
     });
-    const ev = this.#consumer.events;
-    this.#consumer.on(ev.REBALANCING, () => this.#endGeneration('rebalancing'));
-    this.#consumer.on(ev.CRASH, (e) => {
+  }
+
+  /** The kafkajs consumer now in the group: the supervisor replaces one that kafkajs gave up on. */
+  get #consumer(): KafkaJSConsumer {
+    return this.#member.current;
+  }
+
+  #wire(consumer: KafkaJSConsumer): void {
+    const opts = this.#opts;
+    const ev = consumer.events;
+    consumer.on(ev.REBALANCING, () => this.#endGeneration('rebalancing'));
+    consumer.on(ev.CRASH, (e) => {
       this.#log.warn({ err: e.payload.error, restart: e.payload.restart }, 'kafka consumer crashed');
       this.#endGeneration('crash');
     });
-    this.#consumer.on(ev.GROUP_JOIN, (e) => {
+    consumer.on(ev.GROUP_JOIN, (e) => {
       this.#endGeneration('rejoined');
       this.#memberId = e.payload.memberId;
       const partitions = [...(e.payload.memberAssignment[opts.topic] ?? [])].sort((a, b) => a - b);
       this.#emit({ type: 'assigned', consumer: this.#name, memberId: this.#memberId, partitions });
       // Old workers may have paused partitions; new workers start empty and unpaused.
-      if (partitions.length > 0) this.#kafka(() => this.#consumer.resume([{ topic: opts.topic, partitions }]));
+      if (partitions.length > 0) this.#kafka(() => consumer.resume([{ topic: opts.topic, partitions }]));
     });
   }
 
   /** Joins the group and starts fetching; resolves once the first assignment is in. */
-  async start(): Promise<void> {
-    await this.#consumer.connect();
-    await this.#consumer.subscribe({ topic: this.#opts.topic, fromBeginning: true });
-    await this.#consumer.run({
+  start(): Promise<void> {
+    return this.#member.start();
+  }
+
+  async #run(consumer: KafkaJSConsumer): Promise<void> {
+    await consumer.connect();
+    await consumer.subscribe({ topic: this.#opts.topic, fromBeginning: true });
+    await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: 1,
@@ -119,9 +136,7 @@ export class KafkaGroupConsumer implements Consumer {
     // Hand buffered records to the handler once more and commit them while we are still a member.
     await Promise.all(slots.map((s) => s.worker.stop()));
     this.#slots.clear();
-    await this.#consumer
-      .disconnect()
-      .catch((err) => this.#log.warn({ err }, 'disconnecting the kafka consumer failed'));
+    await this.#member.stop().catch((err) => this.#log.warn({ err }, 'disconnecting the kafka consumer failed'));
     await Promise.all(this.#predecessors.values());
     this.#lag.close();
   }

@@ -7,6 +7,8 @@ export type KafkaConsumerEvent =
   | { type: 'assigned'; consumer: string; memberId: string; partitions: number[] }
   | { type: 'revoked'; consumer: string; partitions: number[]; reason: string }
   | { type: 'paused' | 'resumed'; consumer: string; partition: number }
+  /** kafkajs gave the member up after an error it does not retry; a new kafkajs consumer joins (supervisor.ts). */
+  | { type: 'replaced'; consumer: string; attempt: number; error: string }
   | {
       type: 'commit-issued' | 'commit-succeeded' | 'commit-failed';
       consumer: string;

@@ -1,6 +1,6 @@
 /**
  * The Kafka consumers' group events (assignments, revocations, pauses,
- * commits) in the process's registry and log: a rebalance storm or commits
+ * replacements, commits) in the process's registry and log: a rebalance storm or commits
  * the broker refuses are otherwise invisible. Labels: the consumer group and
  * the event type (a closed list).
  */
@@ -10,7 +10,7 @@ import type { KafkaConsumerEvent } from './options.js';
 
 const events = counter({
   name: 'hooklog_kafka_consumer_events_total',
-  help: 'Kafka consumer group events: assigned, revoked, paused, resumed, commit-issued, commit-succeeded, commit-failed.',
+  help: 'Kafka consumer group events: assigned, revoked, paused, resumed, replaced, commit-issued, commit-succeeded, commit-failed.',
   labelNames: ['group', 'type'],
 });
 
@@ -24,5 +24,6 @@ export function kafkaConsumerObserver(logger: Logger): (e: KafkaConsumerEvent) =
     if (e.type === 'assigned') log.info({ group, partitions: e.partitions }, 'kafka partitions assigned');
     else if (e.type === 'revoked')
       log.info({ group, partitions: e.partitions, reason: e.reason }, 'kafka partitions revoked');
+    else if (e.type === 'replaced') log.warn({ group, attempt: e.attempt, error: e.error }, 'kafka consumer replaced');
   };
 }
