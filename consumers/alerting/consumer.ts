@@ -38,21 +38,19 @@ export interface EngineConsumerOptions {
 export function eventTimeMs(event: Record<string, unknown>, fallback: number): number {
   const p = event['published'];
   if (typeof p === 'string') {
-    // The usual form (a digit first, `Z` last, no space) is what the general path below would hand Date.parse
-    // unchanged: parse it as is, without the trim, replace and zone test per event.
-    const last = p.charCodeAt(p.length - 1);
+    // The usual form (a digit first, `Z` last, no space) is one the normalising below leaves unchanged:
+    // it goes to Date.parse as is, without the trim, replace and zone test per event.
     const first = p.charCodeAt(0);
-    if (last === 90 && first >= 48 && first <= 57 && !p.includes(' ')) {
-      const t = Date.parse(p);
-      if (Number.isFinite(t)) return t;
-      return fallback;
-    }
-    let s = p.trim().replace(' ', 'T');
-    if (!/(Z|[+-]\d\d:?\d\d)$/.test(s)) s += 'Z';
-    const t = Date.parse(s);
+    const usual = p.charCodeAt(p.length - 1) === 90 && first >= 48 && first <= 57 && !p.includes(' ');
+    const t = Date.parse(usual ? p : withZone(p.trim().replace(' ', 'T')));
     if (Number.isFinite(t)) return t;
   }
   return fallback;
+}
+
+/** `s` with a `Z` added unless it ends with a zone. */
+function withZone(s: string): string {
+  return /(Z|[+-]\d\d:?\d\d)$/.test(s) ? s : `${s}Z`;
 }
 
 /**
