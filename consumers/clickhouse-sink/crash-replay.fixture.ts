@@ -77,6 +77,14 @@ function mortalStore(real: Store, afterInsert: (table: string) => boolean): Stor
         refuse();
       }
     },
+    async insertTsv(table, columns, body, opts) {
+      if (dead) refuse();
+      await real.insertTsv(table, columns, body, opts);
+      if (afterInsert(table)) {
+        dead = true;
+        refuse();
+      }
+    },
     readOnlyQuery: (sql) => real.readOnlyQuery(sql),
     ping: () => real.ping(),
     close: async () => undefined,

@@ -263,6 +263,10 @@ describe('sink errors by kind', () => {
       if (down) throw unavailable();
       return store.insertJson(table, rs, opts);
     };
+    flaky.insertTsv = async (table, columns, body, opts) => {
+      if (down) throw unavailable();
+      return store.insertTsv(table, columns, body, opts);
+    };
     const topics = await freshTopics();
     const org = randomName('initech');
     await stream.append(topics.logs, events(org, 30));
