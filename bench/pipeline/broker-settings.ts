@@ -6,7 +6,10 @@
  * brokers); the session time-out bounds refuse a client's requested session; the message size limits
  * decide how much one fetch may bring.
  */
-import { ConfigResourceTypes, type Admin } from 'kafkajs';
+import kafkajs, { type Admin } from 'kafkajs';
+
+// kafkajs is CommonJS and Node's ESM loader does not see this export by name.
+const { ConfigResourceTypes } = kafkajs;
 
 /** Kafka's own defaults for what the bench pins (the broker a user installs). */
 export const KAFKA_DEFAULTS: Readonly<Record<string, string>> = {

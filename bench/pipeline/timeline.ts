@@ -15,7 +15,11 @@ export interface Sample {
 export interface Phases {
   /** From the start (sink start, view creation) to the first rows visible. */
   readonly startupMs: number;
-  /** Rows per second over the steady window: between the polls that first saw `from` and `to` of N. */
+  /**
+   * Rows per second over the steady window: between the polls that first saw `from` and `to` of N. NaN
+   * when the drain crossed the window in one step (an engine flushing everything at once): it had no
+   * steady state to measure at this N.
+   */
   readonly steadyRate: number;
   /** Rows per CPU-second of the process over the same window. */
   readonly steadyPerCpuSecond: number;
@@ -27,7 +31,8 @@ export interface Phases {
  * Splits a drain of `n` rows started at `t0`. The steady window runs from the first poll that saw at
  * least `from`·n rows to the first that saw at least `to`·n: it leaves out the start-up (nothing visible
  * yet, then the first insert's step) and the tail (the last partial batches, cut by time). Throws when
- * the window holds fewer than two distinct polls, which means N is too small for the batch size.
+ * no row was ever visible; the steady figures are NaN when the window holds fewer than two distinct
+ * polls (N too small for the batch size).
  */
 export function phases(t0: number, n: number, samples: readonly Sample[], from = 0.1, to = 0.9): Phases {
   const first = samples.find((s) => s.rows > 0);
@@ -35,9 +40,7 @@ export function phases(t0: number, n: number, samples: readonly Sample[], from =
   const a = samples.find((s) => s.rows >= from * n);
   const b = samples.find((s) => s.rows >= to * n);
   if (!a || !b || b.t <= a.t || b.rows <= a.rows)
-    throw new Error(
-      `the steady window (${from}..${to} of ${n} rows) spans no time: the drain moved in too few steps; use more --events`,
-    );
+    return { startupMs: first.t - t0, steadyRate: NaN, steadyPerCpuSecond: NaN, window: [NaN, NaN] };
   const rows = b.rows - a.rows;
   return {
     startupMs: first.t - t0,

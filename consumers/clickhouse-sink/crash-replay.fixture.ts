@@ -20,6 +20,7 @@ import type { Logger } from '../../platform/log.js';
 import type { Store } from '../../platform/store/index.js';
 import { Header, topicNames } from '../../platform/stream/headers.js';
 import type { Stream, StreamRecord } from '../../platform/stream/types.js';
+import { inputTable } from './events-input.js';
 import { startClickHouseSink } from './index.js';
 import { EVENTS_TABLE } from '../../schemas/tables.js';
 
@@ -162,7 +163,7 @@ export async function crashReplay(o: CrashReplayOptions): Promise<CrashReplayRes
     while (crashes < o.crashes) {
       incarnations++;
       let insertsLeft = int(1, 5);
-      const mortal = mortalStore(store, (t) => t === table && --insertsLeft === 0);
+      const mortal = mortalStore(store, (t) => t === inputTable(table) && --insertsLeft === 0);
       const sink = await startClickHouseSink({
         stream,
         store: mortal,

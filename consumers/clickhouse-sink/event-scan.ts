@@ -77,7 +77,8 @@ interface Node {
   /** Slot range of the leaves under this object (cleared when it is seen again). */
   readonly from: number;
   readonly to: number;
-  readonly byLength: ReadonlyMap<number, readonly Member[]>;
+  /** Members by `keyCode` of their name's bytes (length, first and last byte): one probe per key read. */
+  readonly byCode: ReadonlyMap<number, readonly Member[]>;
   readonly byName: ReadonlyMap<string, Member>;
   /** Lists under this object (reset when it is seen again). */
   readonly lists: readonly ListId[];
@@ -129,12 +130,15 @@ function node(
     members.set(name, member(Buffer.from(name), { list, element }));
     listIds.push(list);
   }
-  const byLength = new Map<number, Member[]>();
-  for (const m of members.values()) byLength.set(m.bytes.length, [...(byLength.get(m.bytes.length) ?? []), m]);
+  const byCode = new Map<number, Member[]>();
+  for (const m of members.values()) {
+    const code = keyCode(m.bytes, 0, m.bytes.length);
+    byCode.set(code, [...(byCode.get(code) ?? []), m]);
+  }
   return {
     from: Number.isFinite(from) ? from : 0,
     to: Number.isFinite(to) ? to : 0,
-    byLength,
+    byCode,
     byName: members,
     lists: listIds,
   };
@@ -377,6 +381,12 @@ function skipValue(p: number): number {
   }
 }
 
+/** A key's bytes [from, to) reduced to one number: its length, first and last byte. */
+function keyCode(b: Uint8Array, from: number, to: number): number {
+  const n = to - from;
+  return n === 0 ? 0 : n * 65536 + b[from]! * 256 + b[to - 1]!;
+}
+
 /** The member of `node` the key at `p` names (undefined: not kept); `keyEnd` is past the key's closing quote. */
 let keyEnd = 0;
 function memberAt(node: Node, p: number): Member | undefined {
@@ -386,13 +396,14 @@ function memberAt(node: Node, p: number): Member | undefined {
     return node.byName.get(
       JSON.parse(Buffer.from(buf.buffer, buf.byteOffset + p, keyEnd - p).toString('utf8')) as string,
     );
-  const candidates = node.byLength.get(keyEnd - p - 2);
+  const candidates = node.byCode.get(keyCode(buf, p + 1, keyEnd - 1));
   if (candidates === undefined) return undefined;
   const b = buf;
   for (const m of candidates) {
     // A loop, not Buffer#compare, whose argument checks cost more than comparing a short key.
     const k = m.bytes;
     let j = 0;
+    if (k.length !== keyEnd - p - 2) continue;
     while (j < k.length && b[p + 1 + j] === k[j]) j++;
     if (j === k.length) return m;
   }

@@ -1,7 +1,8 @@
 /**
  * What ClickHouse stores from the fast path equals what it stores from rows.ts's rows: the same records
- * inserted both ways (mapEventRecord's objects as JSONEachRow, encodeEvent's TabSeparated bytes), into two
- * copies of the events table and two of arrivals, read back column by column. This is where the text
+ * inserted both ways (mapEventRecord's objects as JSONEachRow straight into a copy of the events table;
+ * encodeEvent's TabSeparated bytes into another copy through its Null input table and view, as the sink
+ * does), and two copies of arrivals, read back column by column. This is where the text
  * escaping, NULLs, arrays, numbers and timestamps of the TSV have to mean what the JSON meant.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { Header } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
 import { EVENTS_TABLE } from '../../schemas/tables.js';
 import { ARRIVAL_COLUMNS, EVENT_COLUMNS, encodeEvent } from './event-tsv.js';
+import { ensureEventsInput, inputTable } from './events-input.js';
 import { arrivalRow, mapEventRecord, type ArrivalRow } from './rows.js';
 
 const log = silentLogger();
@@ -76,6 +78,7 @@ describe('the fast path stores what rows.ts stores', () => {
   it('every column of events and arrivals, for fixtures and odd values', async () => {
     const db = store.database;
     for (const t of ['ev_json', 'ev_tsv']) await store.command(`CREATE TABLE ${db}.${t} AS ${db}.${EVENTS_TABLE}`);
+    await ensureEventsInput(store, 'ev_tsv'); // the sink's way in: a Null table and its view (migration 013)
     for (const t of ['arr_json', 'arr_tsv']) await store.command(`CREATE TABLE ${db}.${t} AS ${db}.arrivals`);
     const records = values().map(record);
     const events = new TsvWriter(64);
@@ -93,7 +96,7 @@ describe('the fast path stores what rows.ts stores', () => {
     }
     expect(rows.length).toBeGreaterThan(130);
     await store.insertJson('ev_json', rows);
-    await store.insertTsv('ev_tsv', EVENT_COLUMNS, events.view());
+    await store.insertTsv(inputTable('ev_tsv'), EVENT_COLUMNS, events.view());
     await store.insertJson('arr_json', arrivalRows);
     await store.insertTsv('arr_tsv', ARRIVAL_COLUMNS, arrivals.view());
 
@@ -112,6 +115,7 @@ describe('the fast path stores what rows.ts stores', () => {
   it('stores a lone surrogate escape in a column as U+FFFD, where the JSON rows were refused whole', async () => {
     const db = store.database;
     await store.command(`CREATE TABLE ${db}.ev_lone AS ${db}.${EVENTS_TABLE}`);
+    await ensureEventsInput(store, 'ev_lone');
     const e = JSON.parse(fixtureLines('logevents.valid.jsonl')[6]!) as Record<string, unknown>;
     const rec = record(JSON.stringify({ ...e, displayMessage: 'lone \ud800 surrogate' }), 1);
     const mapped = mapEventRecord(rec);
@@ -120,7 +124,7 @@ describe('the fast path stores what rows.ts stores', () => {
     await expect(store.insertJson('ev_lone', [mapped.row])).rejects.toThrow(/CANNOT_PARSE_ESCAPE_SEQUENCE/);
     const events = new TsvWriter(64);
     expect(encodeEvent(rec, events, null)).toBeNull();
-    await store.insertTsv('ev_lone', EVENT_COLUMNS, events.view());
+    await store.insertTsv(inputTable('ev_lone'), EVENT_COLUMNS, events.view());
     const [row] = await store.query<{ m: string; raw: string }>(`SELECT display_message AS m, raw FROM ${db}.ev_lone`);
     expect(row!.m).toBe('lone \ufffd surrogate');
     expect(row!.raw).toBe(rec.value.toString('utf8')); // raw keeps the escape as sent

@@ -137,6 +137,26 @@ describe('encodeEvent writes the row mapEventRecord makes', () => {
       { ...e, uuid: '  ' },
       { ...e, eventType: null },
       { ...e, displayMessage: 'ünïcødé \u2028 😀 "quoted"' },
+      // The byte-level fast paths' edges (event-bytes.ts): each either matches the general way or declines.
+      { ...e, uuid: 'ABCDEF01-2345-4678-9ABC-DEF012345678' },
+      { ...e, uuid: 'ümlaut-uuid' },
+      { ...e, uuid: 'has space' },
+      ...[
+        '2023-02-29T10:00:00.000Z',
+        '2024-02-29T10:00:00.000Z',
+        '1899-12-31T23:59:59.999Z',
+        '1900-01-01T00:00:00.000Z',
+        '2299-12-31T23:59:59.999Z',
+        '2300-01-01T00:00:00.000Z',
+        '2026-01-01T24:00:00.000Z',
+        '2026-01-01T23:60:00.000Z',
+        '2026-04-31T10:00:00.000Z',
+        '2026-13-01T10:00:00.000Z',
+        '2026-01-01t10:00:00.000Z',
+      ].map((published) => ({ ...e, published })),
+      ...['01.2.3.4', '1.2.3.4 ', '256.1.1.1', '1.2.3', '1.2.3.4.5', '0.0.0.0', '255.255.255.255', '1..2.3', ''].map(
+        (ipAddress) => ({ ...e, client: { ipAddress }, request: { ipChain: [{ ip: '9.9.9.9' }] } }),
+      ),
     ];
     for (const c of cases) agree(text(c));
     const deep = `${'[{"a":'.repeat(20_000)}1${'}]'.repeat(20_000)}`;

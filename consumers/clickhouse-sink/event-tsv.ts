@@ -14,6 +14,14 @@ import type { ConsumedRecord } from '../../platform/stream/types.js';
 import { formatDateTime64, parseTimestamp } from '../../platform/time.js';
 import { Kind, TARGET_INTS, leaf, scanEvent, type Scanned } from './event-scan.js';
 import { MAX_UUID_CHARS, asn, clientIp, receivedAt } from './rows.js';
+import {
+  RepeatedText,
+  canonicalPublished,
+  plainIpv4,
+  plainUuid,
+  writeCanonicalPublished,
+  writeLowerAscii,
+} from './event-bytes.js';
 
 /** The events table's columns in the order event rows are written (all but `ingested_at`, its default). */
 export const EVENT_COLUMNS = [
@@ -179,6 +187,11 @@ function numberColumn(w: TsvWriter, n: number | null): void {
 /** rows.ts clientIp: the address when usable, else the first usable hop of request.ipChain. */
 function clientIpColumn(w: TsvWriter, scan: Scanned): void {
   const s = scan.slots;
+  const at = IP * 3;
+  if (s[at] === Kind.STRING && plainIpv4(src, s[at + 1]! + 1, s[at + 2]! - 1)) {
+    w.bytes(src, s[at + 1]! + 1, s[at + 2]! - 1);
+    return;
+  }
   let ip = s[IP * 3] === Kind.ABSENT ? null : clientIp(value(s, IP * 3));
   if (ip === null && scan.hops > 0) {
     const hops = Array.from({ length: scan.hops }, (_, k) => ({ ip: value(scan.hopSlots, k * 3) }));
@@ -188,9 +201,15 @@ function clientIpColumn(w: TsvWriter, scan: Scanned): void {
   else w.text(ip);
 }
 
-/** `published` as DateTime64 text, re-used while records repeat the same receipt header. */
+/** `received_at` as DateTime64 text, re-used while records repeat the same receipt header. */
 let lastReceivedHeader: string | undefined;
 let lastReceived = '';
+/** Header columns, kept encoded while their values repeat. */
+const ORG = new RepeatedText();
+const SOURCE = new RepeatedText();
+const HOOK = new RepeatedText();
+const DELIVERY = new RepeatedText();
+const RECEIVED = new RepeatedText();
 
 /**
  * Appends `rec`'s events row to `events` (and, when the record came by a delivery path, its arrivals row
@@ -203,12 +222,23 @@ export function encodeEvent(rec: ConsumedRecord, events: TsvWriter, arrivals: Ts
   const s = scan.slots;
   src = rec.value;
   try {
-    const uuid = str(value(s, UUID * 3)).toLowerCase();
-    if (uuid.trim() === '') return 'event has no uuid (missing, empty or not a string)';
-    if (uuid.length > MAX_UUID_CHARS) return `event uuid is longer than ${MAX_UUID_CHARS} characters`;
-    const epoch = s[PUBLISHED * 3] === Kind.ABSENT ? null : parseTimestamp(value(s, PUBLISHED * 3));
-    if (epoch === null) return 'event has no usable published timestamp (missing or not ISO-8601 within 1900-2299)';
-    const published = formatDateTime64(epoch);
+    // The keys first, so a refused record writes nothing: their usual forms are copied from the bytes.
+    const u = UUID * 3;
+    const uuidPlain = s[u] === Kind.STRING && plainUuid(src, s[u + 1]! + 1, s[u + 2]! - 1);
+    let uuid = '';
+    if (!uuidPlain) {
+      uuid = str(value(s, u)).toLowerCase();
+      if (uuid.trim() === '') return 'event has no uuid (missing, empty or not a string)';
+      if (uuid.length > MAX_UUID_CHARS) return `event uuid is longer than ${MAX_UUID_CHARS} characters`;
+    }
+    const p = PUBLISHED * 3;
+    const publishedPlain = s[p] === Kind.STRING && canonicalPublished(src, s[p + 1]! + 1, s[p + 2]! - 1);
+    let published = '';
+    if (!publishedPlain) {
+      const epoch = s[p] === Kind.ABSENT ? null : parseTimestamp(value(s, p));
+      if (epoch === null) return 'event has no usable published timestamp (missing or not ISO-8601 within 1900-2299)';
+      published = formatDateTime64(epoch);
+    }
     const h = rec.headers;
     const org = h[Header.org] ?? '';
     const source = h[Header.source] ?? '';
@@ -223,11 +253,17 @@ export function encodeEvent(rec: ConsumedRecord, events: TsvWriter, arrivals: Ts
     const received = lastReceived;
 
     const w = events;
-    w.text(org);
+    ORG.write(w, org);
     w.tab();
-    w.text(uuid);
+    const uuidAt = w.length;
+    if (uuidPlain) writeLowerAscii(w, src, s[u + 1]! + 1, s[u + 2]! - 1);
+    else w.text(uuid);
+    const uuidEnd = w.length;
     w.tab();
-    w.plain(published);
+    const publishedAt = w.length;
+    if (publishedPlain) writeCanonicalPublished(w, src, s[p + 1]! + 1);
+    else w.plain(published);
+    const publishedEnd = w.length;
     w.tab();
     const eventTypeAt = w.length;
     textColumn(w, s, EVENT_TYPE * 3, true);
@@ -268,37 +304,36 @@ export function encodeEvent(rec: ConsumedRecord, events: TsvWriter, arrivals: Ts
       textColumn(w, s, at * 3, false);
     }
     w.tab();
-    w.text(source);
+    SOURCE.write(w, source);
     w.tab();
-    w.text(hookId);
+    HOOK.write(w, hookId);
     w.tab();
-    w.text(h[Header.deliveryId] ?? '');
+    DELIVERY.write(w, h[Header.deliveryId] ?? '');
     w.tab();
-    w.plain(received);
+    RECEIVED.write(w, received);
     w.tab();
     if (scan.needsEscape) w.escapedBytes(src, 0, src.length);
     else w.bytes(src, 0, src.length);
     w.endRow();
 
     if (arrivals && source !== '') {
-      const a = arrivals;
-      a.text(org);
-      a.tab();
-      // The event type exactly as the events row has it (already escaped there).
-      a.bytes(events.view(eventTypeAt, eventTypeEnd), 0, eventTypeEnd - eventTypeAt);
-      a.tab();
-      a.plain(published);
-      a.tab();
-      a.text(uuid);
-      a.tab();
-      a.text(source);
-      a.tab();
-      a.plain(received);
-      a.tab();
-      a.plain('1');
-      a.tab();
-      a.text(hookId);
-      a.endRow();
+      // The key columns exactly as the events row has them (already escaped there).
+      ORG.write(arrivals, org);
+      arrivals.tab();
+      arrivals.copyFrom(events, eventTypeAt, eventTypeEnd);
+      arrivals.tab();
+      arrivals.copyFrom(events, publishedAt, publishedEnd);
+      arrivals.tab();
+      arrivals.copyFrom(events, uuidAt, uuidEnd);
+      arrivals.tab();
+      SOURCE.write(arrivals, source);
+      arrivals.tab();
+      RECEIVED.write(arrivals, received);
+      arrivals.tab();
+      arrivals.byte(0x31); // copies: 1
+      arrivals.tab();
+      HOOK.write(arrivals, hookId);
+      arrivals.endRow();
     }
     return null;
   } finally {

@@ -1,1 +1,1 @@
-export { startClickHouseSink, type ClickHouseSink, type ClickHouseSinkOptions } from './sink.js';
+export { eventsPipeline, startClickHouseSink, type ClickHouseSink, type ClickHouseSinkOptions } from './sink.js';

@@ -54,7 +54,7 @@ export interface Store {
    * order) into `${database}.${table}` as one block, with the same dedup token rule as `insertJson`.
    * The bytes go to ClickHouse as they are; on the embedded kind several run at once (chdb-inserts.ts).
    */
-  insertTsv(table: string, columns: readonly string[], body: Buffer, opts?: { dedupToken?: string }): Promise<void>;
+  insertTsv(table: string, columns: readonly string[], body: Buffer, opts?: TsvInsertOptions): Promise<void>;
   /**
    * Runs untrusted, ad-hoc SQL on a separate read-only connection (writes,
    * DDL and setting changes are refused by ClickHouse); unqualified table
@@ -64,6 +64,16 @@ export interface Store {
   /** Throws a classified error when the store cannot answer a query. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface TsvInsertOptions {
+  readonly dedupToken?: string;
+  /**
+   * Fold rows with equal sorting keys within this block as the insert writes it (ClickHouse's
+   * optimize_on_insert, its default: true). A table that folds at merge time and under FINAL anyway
+   * (the events and arrivals tables) needs none of it from a writer whose blocks rarely hold copies.
+   */
+  readonly foldOnInsert?: boolean;
 }
 
 export interface OpenStoreOptions {
@@ -257,17 +267,20 @@ class ClickHouseStore implements Store {
     return result;
   }
 
-  async insertTsv(
-    table: string,
-    columns: readonly string[],
-    body: Buffer,
-    opts: { dedupToken?: string } = {},
-  ): Promise<void> {
+  async insertTsv(table: string, columns: readonly string[], body: Buffer, opts: TsvInsertOptions = {}): Promise<void> {
     assertIdentifier(table, 'table');
     for (const c of columns) assertIdentifier(c, 'column');
     if (body.length === 0) return;
     // As COMMON_SETTINGS, for this statement alone: synchronous, deduplicated by the token (empty: none).
-    const settings = { async_insert: 0, insert_deduplicate: 1, insert_deduplication_token: opts.dedupToken ?? '' };
+    // Parsed on the inserting thread: the sink already inserts partitions side by side, and splitting one
+    // body across threads as well cost more CPU than it saved time (chdb, 5,000-row batches).
+    const settings = {
+      async_insert: 0,
+      insert_deduplicate: 1,
+      insert_deduplication_token: opts.dedupToken ?? '',
+      input_format_parallel_parsing: 0,
+      optimize_on_insert: opts.foldOnInsert === false ? 0 : 1,
+    };
     try {
       if (this.#inserters) {
         await this.#inserters.insert({
@@ -284,7 +297,13 @@ class ClickHouseStore implements Store {
         values: Readable.from([body], { objectMode: false }),
         format: 'TabSeparated',
         columns: [...columns] as [string, ...string[]],
-        clickhouse_settings: { ...settings, async_insert: 0, insert_deduplicate: 1 },
+        clickhouse_settings: {
+          ...settings,
+          async_insert: 0,
+          insert_deduplicate: 1,
+          input_format_parallel_parsing: 0,
+          optimize_on_insert: settings.optimize_on_insert === 0 ? 0 : 1,
+        },
       });
     } catch (err) {
       throw classifyClickHouseError(err);

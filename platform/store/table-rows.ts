@@ -101,10 +101,15 @@ export function encodeBatch(
   return {
     items,
     refused,
-    insert: (store, run, token) =>
-      store.insertTsv(pipeline.table, pipeline.columns, rows.view(run[0]!.from, run[run.length - 1]!.to), {
+    insert: async (store, run, token) => {
+      const body = rows.view(run[0]!.from, run[run.length - 1]!.to);
+      await pipeline.beforeInsert?.(store);
+      await store.insertTsv(pipeline.insertInto ?? pipeline.table, pipeline.columns, body, {
         dedupToken: token,
-      }),
+        foldOnInsert: pipeline.foldOnInsert ?? true,
+      });
+      await pipeline.afterInsert?.(store);
+    },
     insertCompanion: async (store, run, token) => {
       if (!companion || !companionRows) return false;
       // Consecutive items' companion rows are one span, unless rows ClickHouse refused sit between them.
@@ -122,7 +127,10 @@ export function encodeBatch(
       if (start < 0) return false;
       spans.push(companionRows.view(start, end));
       const body = spans.length === 1 ? spans[0]! : Buffer.concat(spans);
-      await store.insertTsv(companion.table, companion.columns, body, { dedupToken: token });
+      await store.insertTsv(companion.table, companion.columns, body, {
+        dedupToken: token,
+        foldOnInsert: pipeline.foldOnInsert ?? true,
+      });
       return true;
     },
   };

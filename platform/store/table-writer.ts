@@ -46,7 +46,13 @@ export interface Pipeline {
  * events, where the JavaScript cost per record decides how fast the sink drains.
  */
 export interface TsvPipeline {
+  /** The table the rows are for (named in telemetry and logs). */
   readonly table: string;
+  /** Where they are inserted, when not `table` itself (a Null table whose view writes `table`). */
+  readonly insertInto?: string;
+  /** Run before and after each insert into `insertInto`; a throw fails the batch (held, offered again). */
+  readonly beforeInsert?: (store: Store) => Promise<void>;
+  readonly afterInsert?: (store: Store) => Promise<void>;
   /** The table's columns in the order `encode` writes each row's fields. */
   readonly columns: readonly string[];
   /**
@@ -57,6 +63,8 @@ export interface TsvPipeline {
   readonly onReject: 'deadletter' | 'drop';
   /** A second table written from the same records, as `Pipeline.companion`, with its columns. */
   readonly companion?: { readonly table: string; readonly columns: readonly string[] };
+  /** Both tables' inserts fold copies within a block (Store TsvInsertOptions.foldOnInsert). Default true. */
+  readonly foldOnInsert?: boolean;
 }
 
 export interface WriterDeps {

@@ -107,6 +107,20 @@ export class TsvWriter {
     this.#len += n;
   }
 
+  /** Bytes [from, to) of another writer, as they are (text already escaped there). */
+  copyFrom(other: TsvWriter, from: number, to: number): void {
+    this.bytes(other.#buf, from, to);
+  }
+
+  /** Lower-cases the ASCII letters already written in [from, to) (String#toLowerCase, for ASCII text). */
+  lowerAscii(from: number, to: number): void {
+    const buf = this.#buf;
+    for (let k = from; k < to; k++) {
+      const c = buf[k]!;
+      if (c >= 0x41 && c <= 0x5a) buf[k] = c + 0x20;
+    }
+  }
+
   /** Bytes of `src` in [from, to) as a quoted array element: the same, with `'` escaped. */
   quotedBytes(src: Uint8Array, from: number, to: number): void {
     this.#room((to - from) * 2 + 2);
