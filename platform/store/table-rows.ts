@@ -75,10 +75,11 @@ export function encodeBatch(
     };
   }
 
-  // A row is about the size of its record plus the columns taken out of it: sized so it rarely grows.
+  // A row is about the size of its record plus the columns taken out of it (an event's are some 600 bytes):
+  // sized so it rarely grows, and no larger, as each partition in flight holds one.
   let bytes = 0;
   for (const rec of records) bytes += rec.value.length;
-  const rows = new TsvWriter(Math.max(4096, bytes * 2 + records.length * 512));
+  const rows = new TsvWriter(4096 + bytes + records.length * 768);
   const companionRows = pipeline.companion ? new TsvWriter(Math.max(4096, records.length * 256)) : null;
   for (const rec of records) {
     if (rec.value.length > maxBytes) {
