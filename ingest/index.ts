@@ -6,23 +6,19 @@
  * budget, backoff, a blocked org's slow retry) happen outside the queue, so a
  * failing or throttled org never holds a slot the others need.
  */
-import { readFileSync } from 'node:fs';
 import PQueue from 'p-queue';
 import { retry, sleep } from '../platform/retry.js';
-import { HooklogError, errorMessage, isRetriable } from '../platform/errors.js';
+import { HooklogError, isRetriable } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import type { Topics } from '../platform/stream/headers.js';
 import type { Store } from '../platform/store/index.js';
 import type { Assignment, ConsumedRecord, Stream, Transactor } from '../platform/stream/types.js';
-import type { Authenticator } from './client/auth.js';
-import { SswsAuthenticator } from './client/auth.js';
-import { IdentityClient } from './client/client.js';
-import { DpopProver } from './client/dpop.js';
-import { loadSigningKey } from './client/keys.js';
-import { OAuthAuthenticator } from './client/oauth.js';
-import { withPolicies, type IdpPolicies } from './client/policies.js';
-import { BudgetLedger, ledgerPath } from './client/budget-ledger.js';
-import { RateBudget } from './client/rate-limit.js';
+import type { Authenticator } from '../platform/identity/auth.js';
+import { createAuthenticator } from '../platform/identity/authenticator.js';
+import { IdentityClient } from '../platform/identity/client.js';
+import { withPolicies, type IdpPolicies } from '../platform/identity/policies.js';
+import { BudgetLedger, ledgerPath } from '../platform/identity/budget-ledger.js';
+import { RateBudget } from '../platform/identity/rate-limit.js';
 import type { OrgConfig, PollSectionConfig } from './config.js';
 import { legacyEventsSource } from './legacy-events/source.js';
 import { cursorKey, isFollowable, readCursor, type PollSourceName } from './poller/cursor.js';
@@ -134,7 +130,7 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
 
   const units: Unit[] = [];
   for (const org of enabled) {
-    const auth = await createAuthenticator(org, opts.logger);
+    const auth = await pollerAuthenticator(org, opts.logger);
     const sections: Array<[PollSectionConfig, PollSource]> = [];
     const startOf = (s: PollSectionConfig) => (now: number) => parseStart(s.start, now) ?? now;
     if (org.system_log.enabled && org.system_log.mode === 'reconcile') {
@@ -449,32 +445,10 @@ function unitClient(
 }
 
 /** One authenticator per org, shared by its pollers (one token serves both scopes). */
-export async function createAuthenticator(org: OrgConfig, logger: Logger): Promise<Authenticator> {
-  if (org.auth.ssws) return new SswsAuthenticator(org.auth.ssws.token);
-  const o = org.auth.oauth!;
-  const where = `orgs[${org.id}].auth.oauth.${o.private_key !== undefined ? 'private_key' : 'private_key_path'}`;
-  let text: string;
-  try {
-    text = o.private_key ?? readFileSync(o.private_key_path!, 'utf8');
-  } catch (err) {
-    throw new HooklogError('CONFIG_INVALID', `${where}: cannot read ${o.private_key_path}: ${errorMessage(err)}`, {
-      cause: err,
-    });
-  }
-  const log = logger.child({ component: 'oauth', org: org.id });
-  const key = loadSigningKey(text, { kid: o.key_id, alg: o.algorithm }, where);
+export function pollerAuthenticator(org: OrgConfig, logger: Logger): Promise<Authenticator> {
   const scopes = [
     ...(org.system_log.enabled ? ['okta.logs.read'] : []),
     ...(org.legacy_events.enabled ? ['okta.events.read'] : []),
   ];
-  return new OAuthAuthenticator({
-    org: org.id,
-    tokenUrl: o.token_url ?? `${org.base_url.replace(/\/+$/, '')}/oauth2/v1/token`,
-    clientId: o.client_id,
-    key,
-    scopes,
-    dpop: o.dpop ? await DpopProver.create() : null,
-    timeoutMs: org.request_timeout_ms,
-    onToken: (t) => log.info({ renewal: t.renewal, expires_in_s: t.expiresInS, type: t.type }, 'oauth_token_obtained'),
-  });
+  return createAuthenticator(org, scopes, logger);
 }

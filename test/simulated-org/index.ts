@@ -6,3 +6,4 @@ export { SimulatedOrg, type RequestRecord } from './server.js';
 export { type StoredEvent } from './store.js';
 export { HookSender } from './hook-sender.js';
 export { history, logEvent, legacyEvent } from './generate.js';
+export type { SimApi } from './api.js';

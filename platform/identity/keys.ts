@@ -5,7 +5,7 @@
  * config key instead of at the first token request.
  */
 import { createPrivateKey, type KeyObject } from 'node:crypto';
-import { HooklogError, errorMessage } from '../../platform/errors.js';
+import { HooklogError, errorMessage } from '../errors.js';
 
 /** The algorithms the service accepts for client assertions (protocols.md §3). */
 export const ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512'] as const;

@@ -5,7 +5,7 @@
  * a refused key, an API the org does not have, a request the service rejects
  * — is thrown to the poller, which reports it once and retries slowly.
  */
-import type { RetryPolicy } from '../../platform/retry.js';
+import type { RetryPolicy } from '../retry.js';
 
 export interface IdpPolicies {
   /** 5xx, 500 E0000009 (a query that ran over 30 s), network errors, time-outs, unreadable bodies. */
@@ -18,6 +18,11 @@ export interface IdpPolicies {
   readonly blocked: RetryPolicy;
   /** The stream refused the page: retry the append (the page is held, not refetched). */
   readonly append: RetryPolicy;
+  /**
+   * Management calls (`IdentityClient.send`): transient failures retried a few times, since a caller
+   * waits (a command, a delivery loop that retries the whole call on its own schedule).
+   */
+  readonly management: RetryPolicy;
 }
 
 export const IdpRetryPolicies: IdpPolicies = {
@@ -27,6 +32,7 @@ export const IdpRetryPolicies: IdpPolicies = {
   resetJitter: { jitterMinMs: 100, jitterMaxMs: 1_000, maxMs: 300_000 },
   blocked: { initialMs: 60_000, multiplier: 2, maxMs: 1_800_000, retries: Infinity, jitter: 0.2 },
   append: { initialMs: 200, multiplier: 2, maxMs: 30_000, retries: Infinity, jitter: 0.2 },
+  management: { initialMs: 250, multiplier: 2, maxMs: 8_000, retries: 5, jitter: 0.3 },
 };
 
 /** The policies with some replaced (tests shorten the slow ones). */

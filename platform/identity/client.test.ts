@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HooklogError } from '../../platform/errors.js';
+import { HooklogError } from '../errors.js';
 import { SswsAuthenticator } from './auth.js';
 import { IdentityClient } from './client.js';
 import { withPolicies } from './policies.js';

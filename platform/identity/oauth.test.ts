@@ -18,7 +18,7 @@ import {
 } from '../../test/simulated-org/harness.js';
 import { history, logEvent, SimulatedOrg } from '../../test/simulated-org/index.js';
 import { waitFor } from '../../test/support/wait.js';
-import { startIngest, type Ingest } from '../index.js';
+import { startIngest, type Ingest } from '../../ingest/index.js';
 import { loadSigningKey } from './keys.js';
 import { OAuthAuthenticator, renewMarginMs } from './oauth.js';
 

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { HooklogError, isRetriable } from '../../platform/errors.js';
+import { HooklogError, isRetriable } from '../errors.js';
 import type { Authenticator } from './auth.js';
 import { DpopProver, wantsNonce } from './dpop.js';
 import { classifyIdpReply, classifyNetworkError, describeErrorBody, parseErrorBody } from './errors.js';

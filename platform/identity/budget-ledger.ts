@@ -18,7 +18,7 @@
  */
 import { mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { HooklogError } from '../../platform/errors.js';
+import { HooklogError } from '../errors.js';
 import { EMPTY_BUDGET_STATE, type BudgetState, type BudgetStore } from './rate-limit.js';
 
 const STALE_LOCK_MS = 1_000;

@@ -4,8 +4,8 @@
  * happen outside `schedule`, so an org that is waiting never holds one of the
  * process's request slots and cannot stall the other orgs.
  */
-import { HooklogError } from '../../platform/errors.js';
-import { backoffDelay, sleep } from '../../platform/retry.js';
+import { HooklogError } from '../errors.js';
+import { backoffDelay, sleep, type RetryPolicy } from '../retry.js';
 import type { Authenticator } from './auth.js';
 import { classifyIdpReply, classifyNetworkError } from './errors.js';
 import { splitJsonArray } from './json-array.js';
@@ -35,6 +35,8 @@ export interface ClientEvents {
 
 export interface IdentityClientOptions {
   readonly org: string;
+  /** The org's origin (`https://acme.okta.com`), where `send` resolves management paths. Pages come as full URLs. */
+  readonly baseUrl?: string;
   readonly auth: Authenticator;
   /** A reply must be complete (headers and body) within this. */
   readonly requestTimeoutMs: number;
@@ -54,6 +56,36 @@ export interface GetOptions {
   readonly signal?: AbortSignal;
   /** The legacy Events API: 403/404 mean "not enabled for this org". */
   readonly feature?: boolean;
+}
+
+/** One call of the management API (`IdentityClient.send`). */
+export interface SendRequest {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Path and query on the org's origin, e.g. `/api/v1/eventHooks/who123/lifecycle/verify`. */
+  readonly path: string;
+  /** Sent as JSON; a string is sent as it is (with `contentType`). */
+  readonly body?: unknown;
+  /** Content type of a body. Default `application/json`. */
+  readonly contentType?: string;
+  /** The bucket this endpoint's calls spend (the service limits each endpoint family on its own). */
+  readonly budget: RateBudget;
+  readonly signal?: AbortSignal;
+  /** Retry transient failures of a POST too: the caller made repeating it harmless. */
+  readonly retryUnsafe?: boolean;
+  /** Override of the transient retry policy (default `IdpPolicies.management`). */
+  readonly transient?: RetryPolicy;
+  /** What a 403 means this request lacks (a scope, an admin role), named in the error. */
+  readonly needs?: string;
+  /** Send no credentials: the body authenticates itself (a signed SET). */
+  readonly anonymous?: boolean;
+}
+
+export interface SendReply<T> {
+  readonly status: number;
+  readonly headers: Headers;
+  /** The JSON body, or null when empty or not JSON (`text` has it as sent). */
+  readonly body: T | null;
+  readonly text: string;
 }
 
 interface Reply {
@@ -85,24 +117,116 @@ export class IdentityClient {
    * for what waiting cannot fix, or the abort reason when `signal` aborts.
    */
   async getPage(url: string, opts: GetOptions): Promise<Page> {
-    const { budget, signal } = opts;
     const what = `org ${this.#o.org}: GET ${new URL(url).pathname}`;
+    return this.#exchange(what, () => this.#attempt('GET', url, what, opts.signal), {
+      ...opts,
+      transient: this.#p.transient,
+      retryTransient: true,
+      accept: (reply) => {
+        const parsed = parseArray(reply.body);
+        if (parsed === null) return undefined;
+        return {
+          url,
+          ...parsed,
+          next: resolveNext(findLink(reply.headers.get('link'), 'next'), url),
+          rateLimit: reply.rateLimit,
+        };
+      },
+    });
+  }
+
+  /**
+   * One call of the management API (`path` on the org's origin, JSON in and
+   * out), within `budget`, with the same auth, 401 renewal and 429 handling as
+   * a page. Transient failures (5xx, network, time-outs) are retried with
+   * `opts.transient` (default: the client's bounded `management` policy) only
+   * when repeating the call cannot do it twice: GET, PUT and DELETE, or any
+   * method with `retryUnsafe` (the caller made it idempotent, e.g. by a stable
+   * id the service dedupes on). Non-2xx answers throw an `IdpReplyError`
+   * carrying the service's errorCode, errorSummary and errorCauses.
+   */
+  async send<T = unknown>(req: SendRequest): Promise<SendReply<T>> {
+    const url = `${this.#origin()}${req.path}`;
+    const what = `org ${this.#o.org}: ${req.method} ${new URL(url).pathname}`;
+    const idempotent = req.method === 'GET' || req.method === 'PUT' || req.method === 'DELETE';
+    const body =
+      req.body === undefined ? undefined : typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      ...(body !== undefined ? { 'content-type': req.contentType ?? 'application/json' } : {}),
+    };
+    return this.#exchange(
+      what,
+      () => this.#attempt(req.method, url, what, req.signal, { headers, body, anonymous: req.anonymous === true }),
+      {
+        budget: req.budget,
+        ...(req.signal ? { signal: req.signal } : {}),
+        ...(req.needs ? { needs: req.needs } : {}),
+        transient: req.transient ?? this.#p.management,
+        retryTransient: idempotent || req.retryUnsafe === true,
+        accept: (reply) => {
+          const text = bodyText(reply.body);
+          let parsed: T | null = null;
+          if (text.trim() !== '') {
+            try {
+              parsed = JSON.parse(text) as T;
+            } catch {
+              parsed = null;
+            }
+          }
+          return { status: reply.status, headers: reply.headers, body: parsed, text };
+        },
+      },
+    );
+  }
+
+  /** The org's origin: where management paths are resolved (from `baseUrl`). */
+  #origin(): string {
+    const base = this.#o.baseUrl;
+    if (!base) throw new HooklogError('INTERNAL', `org ${this.#o.org}: the client has no baseUrl for management calls`);
+    return base.replace(/\/+$/, '');
+  }
+
+  /**
+   * The loop every call shares: budget, one attempt through `schedule`, the
+   * reply's rate-limit headers into the budget, 401 → one credential renewal,
+   * 429 → every request of the bucket waits until Reset plus jitter, a
+   * transient failure → backoff (when `retryTransient`, up to the policy's
+   * retries), anything else thrown classified. `accept` turns a 2xx into the
+   * result, or `undefined` for a 2xx that is not what was asked (retried as
+   * transient: the service answered, but not in full).
+   */
+  async #exchange<T>(
+    what: string,
+    attempt: () => Promise<Reply>,
+    opts: GetOptions & {
+      readonly transient: RetryPolicy;
+      readonly retryTransient: boolean;
+      readonly needs?: string;
+      readonly accept: (reply: Reply & { readonly rateLimit: RateLimitState | null }) => T | undefined;
+    },
+  ): Promise<T> {
+    const { budget, signal } = opts;
     let transient = 0;
     let limited = 0;
+    const backoff = async (err: HooklogError) => {
+      if (!opts.retryTransient || transient >= opts.transient.retries) throw err;
+      await this.#backoff(err, ++transient, opts.transient, signal);
+    };
     for (;;) {
       const claim = await budget.acquire(signal, this.#o.events?.budgetWait);
       if (claim === null) throw abortReason(signal);
       let reply: Reply;
       const started = this.#now();
       try {
-        reply = await (this.#o.schedule ?? run)(() => this.#attempt(url, what, signal), signal);
+        reply = await (this.#o.schedule ?? run)(attempt, signal);
       } catch (err) {
         // No longer in flight; if it reached the service, the next reply's Remaining counts it.
         budget.settle(claim, null);
         if (signal?.aborted) throw abortReason(signal);
         const e = classifyNetworkError(err, what, this.#o.requestTimeoutMs);
         if (!e.retriable) throw e;
-        await this.#backoff(e, ++transient, signal);
+        await backoff(e);
         continue;
       }
       this.#o.events?.reply?.(reply.status, this.#now() - started);
@@ -111,21 +235,18 @@ export class IdentityClient {
       const ok = reply.status >= 200 && reply.status < 300;
       this.#o.auth.observe(reply.headers, ok);
       if (ok) {
-        const parsed = parseArray(reply.body);
-        if (parsed)
-          return { url, ...parsed, next: resolveNext(findLink(reply.headers.get('link'), 'next'), url), rateLimit };
-        await this.#backoff(
+        const result = opts.accept({ ...reply, rateLimit });
+        if (result !== undefined) return result;
+        await backoff(
           new HooklogError('IDP_UNAVAILABLE', `${what}: ${reply.status} reply is not a JSON array`, {
             retriable: true,
           }),
-          ++transient,
-          signal,
         );
         continue;
       }
       const text = bodyText(reply.body);
       if (reply.status === 401 && this.#o.auth.unauthorized(reply.headers, text)) continue;
-      const err = classifyIdpReply(reply.status, text, what, opts.feature);
+      const err = classifyIdpReply(reply.status, text, what, { feature: opts.feature, needs: opts.needs });
       if (reply.status === 429) {
         const fallback = backoffDelay(this.#p.rateLimitedFallback, ++limited);
         const delay = rateLimitedDelay(rateLimit, this.#now(), fallback, this.#p.resetJitter);
@@ -135,15 +256,23 @@ export class IdentityClient {
         continue;
       }
       if (!err.retriable) throw err;
-      await this.#backoff(err, ++transient, signal);
+      await backoff(err);
     }
   }
 
-  async #attempt(url: string, what: string, signal?: AbortSignal): Promise<Reply> {
-    const auth = await this.#o.auth.headers('GET', url, signal);
+  async #attempt(
+    method: string,
+    url: string,
+    what: string,
+    signal?: AbortSignal,
+    extra: { headers?: Record<string, string>; body?: string; anonymous?: boolean } = {},
+  ): Promise<Reply> {
+    const auth = extra.anonymous ? {} : await this.#o.auth.headers(method, url, signal);
     const timeout = AbortSignal.timeout(this.#o.requestTimeoutMs);
     const res = await fetch(url, {
-      headers: { accept: 'application/json', ...auth },
+      method,
+      headers: { accept: 'application/json', ...extra.headers, ...auth },
+      ...(extra.body !== undefined ? { body: extra.body } : {}),
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       // Credentials go to the org only: a redirect is a reply to inspect, never to follow.
       redirect: 'manual',
@@ -155,8 +284,8 @@ export class IdentityClient {
     return { status: res.status, headers: res.headers, body };
   }
 
-  async #backoff(err: HooklogError, attempt: number, signal?: AbortSignal): Promise<void> {
-    const delay = backoffDelay(this.#p.transient, attempt);
+  async #backoff(err: HooklogError, attempt: number, policy: RetryPolicy, signal?: AbortSignal): Promise<void> {
+    const delay = backoffDelay(policy, attempt);
     this.#o.events?.retry?.(err, attempt, delay);
     await sleep(delay, signal);
     if (signal?.aborted) throw abortReason(signal);

@@ -14,7 +14,7 @@
  * polling both has a `rate_limit_share` of each (the config has one per API
  * section), never one share split between them.
  */
-import { sleep } from '../../platform/retry.js';
+import { sleep } from '../retry.js';
 
 export interface RateLimitState {
   readonly limit: number;
