@@ -12,6 +12,7 @@ import { mountHealth, type Probe } from '../receivers/health/routes.js';
 import { mountTokenHooks, tokenHookFastPath, type TokenHooks } from '../receivers/token-hook/index.js';
 import { mountQueryApi } from '../analytics/api.js';
 import type { Store } from '../platform/store/index.js';
+import { mountConsole, type ConsoleDeps } from '../console/index.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -25,6 +26,8 @@ export interface AppDeps {
   readonly tokenHooks?: TokenHooks;
   /** The store the query API (analytics/) reads; without it /api/queries is not served. */
   readonly store?: Store;
+  /** The console (console/), when enabled and this process serves HTTP for analysts. */
+  readonly console?: ConsoleDeps;
 }
 
 /**
@@ -78,6 +81,7 @@ export function createApp(deps: AppDeps): Koa {
     });
   if (deps.tokenHooks) mountTokenHooks(router, deps.tokenHooks);
   if (deps.store) mountQueryApi(router, { api: deps.config.api, store: deps.store, logger: deps.logger });
+  if (deps.console) mountConsole(router, deps.console);
   // Prometheus text. For your network only: route just /hooks/* from the internet (labels name hook ids).
   router.get('/metrics', async (ctx) => {
     const { contentType, body } = await renderMetrics();

@@ -20,6 +20,8 @@ import { startTokenHooks, tokenDecisionsPipeline } from '../receivers/token-hook
 import { collectProcessMetrics } from '../platform/metrics.js';
 import { applyRetention } from '../analytics/retention.js';
 import { registerCoverageMetrics } from '../analytics/coverage-metrics.js';
+import { alertStatesPipeline, alertStatesTopic } from '../console/index.js';
+import { consoleDeps } from './console.js';
 
 export interface Running {
   readonly stream: Stream;
@@ -61,9 +63,13 @@ export async function startHooklog(
   };
   try {
     const topics = await ensureHooklogTopics(stream, config);
+    // Alert triage travels on its own topic, which every sink of a console-enabled deployment writes to the store.
+    const consoleOn = config.console.enabled;
+    const statesTopic = alertStatesTopic(config.stream.topic_prefix);
+    if (consoleOn) await stream.ensureTopics([{ name: statesTopic, partitions: config.stream.partitions }]);
     // Embedded ClickHouse admits one process: only the roles that need the store open it. The query API
     // needs it before HTTP; the sink alone opens it after HTTP, so hooks are taken while migrations run.
-    const apiOn = has('receivers') && config.api.keys.length > 0;
+    const apiOn = has('receivers') && (config.api.keys.length > 0 || consoleOn);
     let store = null as Store | null;
     const current = () => store;
     const openTheStore = async () => {
@@ -105,6 +111,7 @@ export async function startHooklog(
       receivers: has('receivers'),
       ...(tokenHooks ? { tokenHooks } : {}),
       ...(apiOn && store ? { store } : {}),
+      ...(consoleOn && has('receivers') && store ? { console: consoleDeps(config, stream, store, logger) } : {}),
       logger,
       probes: [
         { name: 'stream', check: () => stream.ping() },
@@ -132,7 +139,11 @@ export async function startHooklog(
         maxBatchRecords: config.sink.max_batch_records,
         maxBatchWaitMs: config.sink.max_batch_wait_ms,
         maxRecordBytes: config.sink.max_record_bytes,
-        extraPipelines: [tokenDecisionsPipeline(topics.tokenDecisions), legacyEventsPipeline(topics.legacyEvents)],
+        extraPipelines: [
+          tokenDecisionsPipeline(topics.tokenDecisions),
+          legacyEventsPipeline(topics.legacyEvents),
+          ...(consoleOn ? [alertStatesPipeline(statesTopic)] : []),
+        ],
         logger,
       });
       closers.push(() => sink.stop());

@@ -14,6 +14,7 @@ import { eventHookReceiverSchema, eventHookSchema } from '../../receivers/event-
 import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
 import { instanceIdSchema, rolesSchema } from '../../platform/config/fleet.js';
 import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
+import { consoleSchema } from '../../console/config.js';
 
 /**
  * hooklog's whole configuration schema, composed where the process is
@@ -37,6 +38,7 @@ export const configSchema = z
     token_hooks: tokenHooksSchema,
     alerting: alertingSchema.optional(),
     api: apiSchema,
+    console: consoleSchema,
   })
   .superRefine((cfg, ctx) => {
     const seen = new Map<string, number>();
