@@ -162,17 +162,18 @@ export function alertStatesPipeline(topic: string): ExtraPipeline {
 }
 
 /**
- * The current state of every alert with a record, among the alerts `where`
+ * The current state (`state_status`, `state_resolution`, `state_assignee`,
+ * `state_updated_at`) of every alert with a record, among the alerts `where`
  * selects (a condition on org and alert_id with bound parameters): the status
  * and resolution of the latest status change, the latest assignee. Ties in
  * time are broken by change_id, so every instance folds the same way.
  */
 export function currentStateSql(db: string, where: string): string {
   return `SELECT org, alert_id,
-       argMaxIf(status, (at, change_id), status != '') AS status,
-       argMaxIf(resolution, (at, change_id), status != '') AS resolution,
-       argMaxIf(assignee, (at, change_id), assignee IS NOT NULL) AS assignee,
-       toString(max(at)) AS updated_at
+       argMaxIf(status, (at, change_id), status != '') AS state_status,
+       argMaxIf(resolution, (at, change_id), status != '') AS state_resolution,
+       argMaxIf(assignee, (at, change_id), assignee IS NOT NULL) AS state_assignee,
+       toString(max(at)) AS state_updated_at
 FROM ${db}.alert_states FINAL
 WHERE ${where}
 GROUP BY org, alert_id`;

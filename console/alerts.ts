@@ -48,8 +48,8 @@ function alertsSql(db: string, scope: Scope, where: string, outer: string): stri
   SELECT a.alert_id AS alert_id, a.org AS org, a.rule_id AS rule_id, a.rule_title AS rule_title, a.severity AS severity,
          a.kind AS kind, a.group_key AS group_key, toString(a.event_count) AS event_count, a.event_ids AS event_ids,
          toString(a.event_time) AS event_time, toString(a.first_event_time) AS first_event_time,
-         if(s.status = '', 'open', s.status) AS status, s.resolution AS resolution, s.assignee AS assignee,
-         if(s.updated_at = '', NULL, s.updated_at) AS updated_at
+         if(s.state_status = '', 'open', s.state_status) AS status, s.state_resolution AS resolution,
+         s.state_assignee AS assignee, if(s.state_updated_at = '', NULL, s.state_updated_at) AS updated_at
   FROM ${db}.alerts AS a FINAL
   LEFT JOIN (${currentStateSql(db, orgCondition('org', scope))}) AS s ON s.org = a.org AND s.alert_id = a.alert_id
   WHERE ${orgCondition('a.org', scope)} AND ${where}
@@ -139,9 +139,9 @@ export function alertEvents(store: Store, a: AlertRow): Promise<Array<Record<str
   return store.query(
     `SELECT uuid, toString(published) AS published, event_type, actor_alternate_id AS actor, actor_display_name,
        client_ip, geo_country, client_user_agent, outcome_result AS outcome, outcome_reason, display_message
-FROM ${store.database}.${EVENTS_TABLE} FINAL
-WHERE org = {org:String} AND uuid IN {ids:Array(String)}
-  AND published >= {since:${TIME}} - INTERVAL 1 DAY AND published <= {until:${TIME}} + INTERVAL 1 SECOND
+FROM ${store.database}.${EVENTS_TABLE} AS e FINAL
+WHERE e.org = {org:String} AND e.uuid IN {ids:Array(String)}
+  AND e.published >= {since:${TIME}} - INTERVAL 1 DAY AND e.published <= {until:${TIME}} + INTERVAL 1 SECOND
 ORDER BY published`,
     { org: a.org, ids: a.event_ids, since: a.first_event_time, until: a.event_time },
   );

@@ -80,11 +80,11 @@ export function mountChanges(router: Router, c: ConsoleContext): void {
       }
       const current = new Map(
         (
-          await c.store.query<{ alert_id: string; status: string }>(
+          await c.store.query<{ alert_id: string; state_status: string }>(
             currentStateSql(c.store.database, 'alert_id IN {ids:Array(String)}'),
             { ids },
           )
-        ).map((r) => [r.alert_id, (r.status || 'open') as AlertStatus]),
+        ).map((r) => [r.alert_id, (r.state_status || 'open') as AlertStatus]),
       );
       const refused = ids
         .map((id) => ({ id, why: refuseTransition(current.get(id) ?? 'open', body) }))

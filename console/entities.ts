@@ -12,9 +12,10 @@ import { bucketMinutes, type TimeRange } from './range.js';
 import { orgCondition, type Scope } from './scope.js';
 
 const TIME = "DateTime64(3, 'UTC')";
-export const IN_RANGE = `published >= {since:${TIME}} AND published < {until:${TIME}}`;
+/** On the events table read `AS e`: qualified, so a selected alias named `published` cannot shadow the column. */
+export const IN_RANGE = `e.published >= {since:${TIME}} AND e.published < {until:${TIME}}`;
 export const SIGN_IN = `event_type IN ${sqlList(SIGN_IN_EVENT_TYPES)}`;
-const FAILED = `outcome_result IN ${sqlList(FAILED_OUTCOMES)}`;
+export const FAILED = `outcome_result IN ${sqlList(FAILED_OUTCOMES)}`;
 /** What the console calls a device: browser, OS and device kind as the service parsed them. */
 export const DEVICE =
   "concat(ifNull(client_browser, '?'), ' / ', ifNull(client_os, '?'), ' / ', ifNull(client_device, '?'))";
@@ -27,7 +28,7 @@ export const FACTOR =
 export const ADMIN_TYPES =
   "(event_type LIKE 'user.account.%' OR event_type LIKE 'user.lifecycle.%' OR event_type LIKE 'group.%' OR event_type LIKE 'application.%' OR event_type LIKE 'policy.lifecycle.%' OR event_type LIKE 'policy.rule.%' OR event_type LIKE 'zone.%' OR event_type LIKE 'system.%' OR event_type LIKE 'app.oauth2.as.%' OR event_type LIKE 'iam.%' OR event_type LIKE 'user.mfa.factor.%')";
 
-const EVENTS = (db: string) => `${db}.${EVENTS_TABLE} FINAL`;
+const EVENTS = (db: string) => `${db}.${EVENTS_TABLE} AS e FINAL`;
 
 export interface Breakdown {
   readonly value: string;

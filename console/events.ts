@@ -5,7 +5,7 @@
  */
 import type { Store } from '../platform/store/index.js';
 import { EVENTS_TABLE } from '../schemas/tables.js';
-import { DEVICE, FACTOR, FACTOR_TYPES, IN_RANGE, SIGN_IN } from './entities.js';
+import { DEVICE, FACTOR, FACTOR_TYPES, FAILED, IN_RANGE, SIGN_IN } from './entities.js';
 import type { TimeRange } from './range.js';
 import { orgCondition, type Scope } from './scope.js';
 
@@ -22,9 +22,9 @@ const FILTERS: Readonly<Record<string, string>> = {
   outcome: "ifNull(outcome_result, '') = {outcome:String}",
 };
 /** Flags: a condition without a value. */
-const FLAGS: Readonly<Record<string, string>> = { sign_in: SIGN_IN };
+const FLAGS: Readonly<Record<string, string>> = { sign_in: SIGN_IN, failed: FAILED };
 
-export const EVENT_FILTERS = [...Object.keys(FILTERS), 'uuid', 'sign_in'] as const;
+export const EVENT_FILTERS = [...Object.keys(FILTERS), ...Object.keys(FLAGS), 'uuid'] as const;
 
 export interface EventQuery {
   readonly scope: Scope;
@@ -57,7 +57,7 @@ export function findEvents(store: Store, q: EventQuery): Promise<Array<Record<st
     `SELECT org, uuid, toString(published) AS published, event_type, actor_alternate_id AS actor,
        arrayStringConcat(arrayFilter(x -> x != '', target_alternate_id), ', ') AS targets, client_ip AS ip,
        geo_country AS country, ${DEVICE} AS device, outcome_result AS outcome, outcome_reason AS reason, display_message
-FROM ${store.database}.${EVENTS_TABLE} FINAL
+FROM ${store.database}.${EVENTS_TABLE} AS e FINAL
 WHERE ${where.join(' AND ')}
 ORDER BY published DESC LIMIT {limit:UInt32}`,
     { ...params, limit: q.limit },
