@@ -44,15 +44,35 @@ export interface TimePoint {
   readonly other: string;
 }
 
-function timeline(store: Store, where: string, params: Record<string, unknown>, r: TimeRange): Promise<TimePoint[]> {
-  return store.query<TimePoint>(
-    `SELECT toString(toStartOfInterval(published, toIntervalMinute({bucket:UInt32}))) AS t,
+/** Every bucket of the range, empty ones as zeros, so a chart spans the range asked for. */
+export function fillBuckets(points: readonly TimePoint[], r: TimeRange, minutes: number): TimePoint[] {
+  const step = minutes * 60_000;
+  const key = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+  const have = new Map(points.map((p) => [p.t, p]));
+  const out: TimePoint[] = [];
+  for (let t = Math.floor(r.sinceMs / step) * step; t < r.untilMs && out.length < 2000; t += step) {
+    const k = key(t);
+    out.push(have.get(k) ?? { t: k, success: '0', failure: '0', other: '0' });
+  }
+  return out;
+}
+
+async function timeline(
+  store: Store,
+  where: string,
+  params: Record<string, unknown>,
+  r: TimeRange,
+): Promise<TimePoint[]> {
+  const minutes = bucketMinutes(r);
+  const points = await store.query<TimePoint>(
+    `SELECT toString(toDateTime(toStartOfInterval(published, toIntervalMinute({bucket:UInt32})), 'UTC')) AS t,
        countIf(outcome_result = 'SUCCESS' OR outcome_result = 'ALLOW') AS success, countIf(${FAILED}) AS failure,
        count() - success - failure AS other
 FROM ${EVENTS(store.database)} WHERE ${where} AND ${IN_RANGE} AND ${SIGN_IN}
 GROUP BY t ORDER BY t`,
-    { ...params, since: r.since, until: r.until, bucket: bucketMinutes(r) },
+    { ...params, since: r.since, until: r.until, bucket: minutes },
   );
+  return fillBuckets(points, r, minutes);
 }
 
 /** Several breakdowns of one set of events in one scan; `dims` maps a name to its SQL expression. */

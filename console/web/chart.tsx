@@ -71,32 +71,31 @@ export function epochS(t: string): number {
 }
 
 /**
- * A chart for a query result, or null when it has nothing to draw: numeric
- * columns over the first time column (sorted by time), else over the first
- * text column as bars (the first 40 rows).
+ * A chart for a query result, or null when it has nothing to draw. When the
+ * first column is a time (a bucket, an hour), its numeric columns over time;
+ * otherwise bars of the numeric columns over the first column (first 40 rows).
  */
 export function chartOf(columns: readonly string[], rows: ReadonlyArray<Record<string, unknown>>): ChartData | null {
-  if (rows.length === 0) return null;
+  if (rows.length === 0 || columns.length < 2) return null;
   const all = (c: string, p: (v: unknown) => boolean) => rows.every((r) => p(r[c]));
-  const time = columns.find((c) => all(c, (v) => typeof v === 'string' && TIME_TEXT.test(v)));
-  const nums = columns.filter((c) => c !== time && all(c, isNum)).slice(0, 6);
+  const first = columns[0]!;
+  const isTime = all(first, (v) => typeof v === 'string' && TIME_TEXT.test(v));
+  const nums = columns.filter((c) => c !== first && all(c, isNum)).slice(0, isTime ? 6 : 3);
   if (nums.length === 0) return null;
-  if (time) {
-    const sorted = [...rows].sort((a, b) => epochS(String(a[time])) - epochS(String(b[time])));
+  if (isTime) {
+    const sorted = [...rows].sort((a, b) => epochS(String(a[first])) - epochS(String(b[first])));
     return {
-      x: sorted.map((r) => epochS(String(r[time]))),
+      x: sorted.map((r) => epochS(String(r[first]))),
       series: nums.map((c) => ({ label: c, values: sorted.map((r) => Number(r[c])) })),
     };
   }
-  const label = columns.find((c) => !nums.includes(c));
-  if (!label) return null;
   const top = rows.slice(0, 40);
   return {
     x: top.map((_, i) => i),
     categories: top.map((r) => {
-      const v = r[label];
+      const v = r[first];
       return typeof v === 'string' ? v : JSON.stringify(v);
     }),
-    series: nums.slice(0, 3).map((c) => ({ label: c, values: top.map((r) => Number(r[c])) })),
+    series: nums.map((c) => ({ label: c, values: top.map((r) => Number(r[c])) })),
   };
 }

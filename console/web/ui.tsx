@@ -101,17 +101,51 @@ export function Table<R extends Record<string, unknown>>({
   );
 }
 
-/** The time range form every data page has: GET, so the range lives in the URL. */
+/** A labelled control: the label names exactly the control (for/id), so assistive tech reads the label alone. */
+export function Field({
+  id,
+  label,
+  children,
+  help,
+}: {
+  id: string;
+  label: string;
+  children: ComponentChildren;
+  help?: string;
+}) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {children}
+      {help && (
+        <span id={`${id}-help`} class="help">
+          {help}
+        </span>
+      )}
+    </div>
+  );
+}
+
+/** The time range inputs every data page has (ISO-8601 text). */
+export function RangeFields({ p, sinceHint = '7 days ago' }: { p: Record<string, string>; sinceHint?: string }) {
+  return (
+    <>
+      <Field id="f-since" label="Since">
+        <input id="f-since" name="since" value={p.since ?? ''} placeholder={sinceHint} />
+      </Field>
+      <Field id="f-until" label="Until">
+        <input id="f-until" name="until" value={p.until ?? ''} placeholder="now" />
+      </Field>
+    </>
+  );
+}
+
+/** The time range form: GET, so the range lives in the URL. */
 export function RangeForm({ p, children }: { p: Record<string, string>; children?: ComponentChildren }) {
   return (
-    <form method="get" class="filters">
+    <form method="get" class="filters" aria-label="Time range">
       {children}
-      <label>
-        Since <input name="since" value={p.since ?? ''} placeholder="2026-01-05T00:00:00Z" />
-      </label>
-      <label>
-        Until <input name="until" value={p.until ?? ''} placeholder="now" />
-      </label>
+      <RangeFields p={p} />
       <button type="submit">Show</button>
     </form>
   );

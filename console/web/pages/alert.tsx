@@ -16,6 +16,9 @@ export function AlertPage({ id, me }: { id: string; me: Me }) {
   if (error) return <ErrorBox error={error} />;
   if (!data) return <Loading what="the alert" />;
   const a = data.alert;
+  // The events of the alert lie within its span (its first and last event).
+  const iso = (t: string, deltaMs: number) => new Date(Date.parse(`${t.replace(' ', 'T')}Z`) + deltaMs).toISOString();
+  const span = { since: iso(a.first_event_time, -86_400_000), until: iso(a.event_time, 1000) };
   const facts: Array<[string, string]> = [
     ['Org', a.org],
     ['Rule', `${a.rule_title} (${a.rule_id})`],

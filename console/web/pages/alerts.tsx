@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { getJson, params, seg, type Me } from '../api.js';
 import { ChangeForm } from './change-form.js';
-import { ErrorBox, Keep, Loading, Table, text, useData } from '../ui.js';
+import { ErrorBox, Field, Keep, Loading, RangeFields, Table, text, useData } from '../ui.js';
 
 export interface AlertRow extends Record<string, unknown> {
   alert_id: string;
@@ -39,15 +39,14 @@ export function AlertsPage({ me }: { me: Me }) {
       return n;
     });
   const select = (label: string, name: string, options: ReadonlyArray<[string, string]>) => (
-    <label>
-      {label}{' '}
-      <select name={name} value={p[name] ?? ''}>
+    <Field id={`f-${name}`} label={label}>
+      <select id={`f-${name}`} name={name} value={p[name] ?? ''}>
         <option value="">any</option>
         {options.map(([v, t]) => (
           <option value={v}>{t}</option>
         ))}
       </select>
-    </label>
+    </Field>
   );
   return (
     <section>
@@ -73,12 +72,7 @@ export function AlertsPage({ me }: { me: Me }) {
           'status',
           ['open', 'acknowledged', 'closed'].map((s) => [s, s]),
         )}
-        <label>
-          Since <input name="since" value={p.since ?? ''} placeholder="30 days ago" />
-        </label>
-        <label>
-          Until <input name="until" value={p.until ?? ''} placeholder="now" />
-        </label>
+        <RangeFields p={p} sinceHint="30 days ago" />
         <Keep p={p} names={['assignee']} />
         <button type="submit">Filter</button>
       </form>

@@ -1,7 +1,7 @@
 /** Acknowledge, close (with a resolution and a note), reopen, assign or comment: one alert or many. */
 import { useState } from 'preact/hooks';
 import { ApiError, postJson, type Me } from '../api.js';
-import { ErrorBox } from '../ui.js';
+import { ErrorBox, Field } from '../ui.js';
 
 export function ChangeForm({ me, ids, onDone }: { me: Me; ids: readonly string[]; onDone: () => void }) {
   const [action, setAction] = useState('acknowledge');
@@ -36,34 +36,48 @@ export function ChangeForm({ me, ids, onDone }: { me: Me; ids: readonly string[]
         <legend>
           Change {ids.length} selected alert{ids.length === 1 ? '' : 's'}
         </legend>
-        <label>
-          Action{' '}
-          <select name="action" value={action} onChange={(e) => setAction(e.currentTarget.value)}>
+        <Field id="c-action" label="Action">
+          <select id="c-action" name="action" value={action} onChange={(e) => setAction(e.currentTarget.value)}>
             <option value="acknowledge">Acknowledge</option>
             <option value="close">Close</option>
             <option value="reopen">Reopen</option>
             <option value="assign">Assign</option>
             <option value="comment">Comment</option>
           </select>
-        </label>
+        </Field>
         {action === 'close' && (
-          <label>
-            Resolution{' '}
-            <select name="resolution" value={resolution} onChange={(e) => setResolution(e.currentTarget.value)}>
+          <Field id="c-resolution" label="Resolution">
+            <select
+              id="c-resolution"
+              name="resolution"
+              value={resolution}
+              onChange={(e) => setResolution(e.currentTarget.value)}
+            >
               <option value="true_positive">True positive</option>
               <option value="false_positive">False positive</option>
               <option value="benign">Benign</option>
             </select>
-          </label>
+          </Field>
         )}
         {action === 'assign' && (
-          <label>
-            Assignee <input name="assignee" value={assignee} onInput={(e) => setAssignee(e.currentTarget.value)} />
-          </label>
+          <Field id="c-assignee" label="Assignee">
+            <input
+              id="c-assignee"
+              name="assignee"
+              value={assignee}
+              onInput={(e) => setAssignee(e.currentTarget.value)}
+            />
+          </Field>
         )}
-        <label>
-          Note <input name="note" value={note} maxLength={4000} onInput={(e) => setNote(e.currentTarget.value)} />
-        </label>
+        <Field id="c-note" label="Note">
+          <input
+            id="c-note"
+            name="note"
+            value={note}
+            maxLength={4000}
+            onInput={(e) => setNote(e.currentTarget.value)}
+          />
+        </Field>
         <button type="submit">Apply</button>
       </fieldset>
       {error && <ErrorBox error={error} />}

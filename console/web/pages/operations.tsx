@@ -1,7 +1,7 @@
 /** `hooklog status` and `hooklog coverage` as pages, for the orgs you may see. */
 import { getJson, params, type Me } from '../api.js';
 import { Chart, chartOf } from '../chart.js';
-import { ErrorBox, Loading, RangeForm, Table, text, useData } from '../ui.js';
+import { ErrorBox, Field, Loading, RangeForm, Table, text, useData } from '../ui.js';
 
 export function StatusPage() {
   const { data, error } = useData(
@@ -50,14 +50,13 @@ export function CoveragePage({ me }: { me: Me }) {
     <section>
       <h1>Hook coverage</h1>
       <RangeForm p={p}>
-        <label>
-          Org{' '}
-          <select name="org" value={org ?? me.orgs[0] ?? ''}>
+        <Field id="f-org" label="Org">
+          <select id="f-org" name="org" value={org ?? me.orgs[0] ?? ''}>
             {me.orgs.map((o) => (
               <option value={o}>{o}</option>
             ))}
           </select>
-        </label>
+        </Field>
       </RangeForm>
       {!org && <p class="muted">Pick an org.</p>}
       {error && <ErrorBox error={error} />}

@@ -1,7 +1,7 @@
 /** The named query library: a form per query (its parameters, in the URL), results as a table, a chart and CSV. */
 import { getJson, params, seg, withQuery, type Me } from '../api.js';
 import { Chart, chartOf } from '../chart.js';
-import { ErrorBox, Loading, Table, useData } from '../ui.js';
+import { ErrorBox, Field, Loading, Table, useData } from '../ui.js';
 
 interface Param {
   name: string;
@@ -91,11 +91,9 @@ export function QueryPage({ name, me }: { name: string; me: Me }) {
           const id = `param-${param.name}`;
           const value = p[param.name] ?? (param.name in hint ? hint[param.name] : '');
           return (
-            <label for={id} title={param.description}>
-              {param.name}
-              {param.required ? ' *' : ''}{' '}
+            <Field id={id} label={`${param.name}${param.required ? ' (required)' : ''}`} help={param.description}>
               {param.name === 'org' ? (
-                <select id={id} name="org" value={p.org ?? me.orgs[0] ?? ''}>
+                <select id={id} name="org" value={p.org ?? me.orgs[0] ?? ''} aria-describedby={`${id}-help`}>
                   {me.orgs.map((o) => (
                     <option value={o}>{o}</option>
                   ))}
@@ -110,10 +108,7 @@ export function QueryPage({ name, me }: { name: string; me: Me }) {
                   aria-describedby={`${id}-help`}
                 />
               )}
-              <span id={`${id}-help`} class="help">
-                {param.description}
-              </span>
-            </label>
+            </Field>
           );
         })}
         <button type="submit">Run</button>
