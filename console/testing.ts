@@ -58,6 +58,8 @@ export interface WorldOptions {
   /** Share these across instances of a fleet (Kafka only). */
   readonly topicPrefix?: string;
   readonly sim?: { sim: SimulatedOrg; oidc: OidcSignIn };
+  /** Listen here (a fleet's redirect URIs are registered before its instances start). */
+  readonly port?: number;
   readonly sessionTtlMinutes?: number;
   readonly signInAttemptsPerMinute?: number;
 }
@@ -70,65 +72,68 @@ export async function startSimulatedIdp(
   return { sim, oidc };
 }
 
-/** Starts hooklog with the console on (and alerting on the test rule), signed in through `sim`. */
-export async function startConsoleWorld(o: WorldOptions = {}): Promise<ConsoleWorld> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const idp = o.sim ?? (await startSimulatedIdp([`${url}/console/auth/callback`]));
+/** hooklog's config (as YAML would hold it) for a console test instance listening on `port`, signing in at `issuer`. */
+export function consoleConfigInput(o: WorldOptions & { port: number; issuer: string }): Record<string, unknown> {
+  const url = `http://127.0.0.1:${o.port}`;
   const dir = mkdtempSync(join(tmpdir(), 'hooklog-console-'));
-  const config = parseConfig(
-    {
-      data_dir: join(dir, 'data'),
-      server: { host: '127.0.0.1', port },
-      stream: {
-        topic_prefix: o.topicPrefix ?? randomName('console'),
-        partitions: 2,
-        ...(o.kafkaBrokers ? { kafka: { brokers: o.kafkaBrokers.split(','), client_id: randomName('console') } } : {}),
-      },
-      store: { database: randomName('console') },
-      sink: { group: randomName('sink'), max_batch_wait_ms: 100 },
-      event_hooks: [ORG_A, ORG_B].map((org) => ({
-        id: `hook-${org}`,
-        org,
-        auth: { header: 'authorization', secrets: [TEST_SECRET] },
-      })),
-      alerting: {
-        group: randomName('alerting'),
-        max_batch_wait_ms: 50,
-        rules: [
-          {
-            id: RULE_ID,
-            title: 'Failed sign-in',
-            severity: 'medium',
-            type: 'match',
-            group_by: ['actor.alternateId'],
-            suppress_ms: 0,
-            detection: { sel: { eventType: 'user.session.start', 'outcome.result': 'FAILURE' }, condition: 'sel' },
-          },
+  return {
+    data_dir: join(dir, 'data'),
+    server: { host: '127.0.0.1', port: o.port },
+    stream: {
+      topic_prefix: o.topicPrefix ?? randomName('console'),
+      partitions: 2,
+      ...(o.kafkaBrokers ? { kafka: { brokers: o.kafkaBrokers.split(','), client_id: randomName('console') } } : {}),
+    },
+    store: { database: randomName('console') },
+    sink: { group: randomName('sink'), max_batch_wait_ms: 100 },
+    event_hooks: [ORG_A, ORG_B].map((org) => ({
+      id: `hook-${org}`,
+      org,
+      auth: { header: 'authorization', secrets: [TEST_SECRET] },
+    })),
+    alerting: {
+      group: randomName('alerting'),
+      max_batch_wait_ms: 50,
+      rules: [
+        {
+          id: RULE_ID,
+          title: 'Failed sign-in',
+          severity: 'medium',
+          type: 'match',
+          group_by: ['actor.alternateId'],
+          suppress_ms: 0,
+          detection: { sel: { eventType: 'user.session.start', 'outcome.result': 'FAILURE' }, condition: 'sel' },
+        },
+      ],
+    },
+    api: {
+      keys: [KEY_ALL, { name: 'org-a-tool', secret: KEY_A, orgs: [ORG_A], role: 'analyst' }],
+    },
+    console: {
+      enabled: true,
+      public_url: url,
+      session_secret: SESSION_SECRET,
+      session_ttl_minutes: o.sessionTtlMinutes ?? 60,
+      sign_in_attempts_per_minute: o.signInAttemptsPerMinute ?? 1000,
+      oidc: {
+        issuer: o.issuer,
+        client_id: CLIENT_ID,
+        grants: [
+          { group: 'sec-a', orgs: [ORG_A], role: 'analyst' },
+          { group: 'sec-b', orgs: [ORG_B], role: 'analyst' },
+          { group: 'view-a', orgs: [ORG_A], role: 'viewer' },
         ],
       },
-      api: {
-        keys: [KEY_ALL, { name: 'org-a-tool', secret: KEY_A, orgs: [ORG_A], role: 'analyst' }],
-      },
-      console: {
-        enabled: true,
-        public_url: url,
-        session_secret: SESSION_SECRET,
-        session_ttl_minutes: o.sessionTtlMinutes ?? 60,
-        sign_in_attempts_per_minute: o.signInAttemptsPerMinute ?? 1000,
-        oidc: {
-          issuer: idp.sim.url,
-          client_id: CLIENT_ID,
-          grants: [
-            { group: 'sec-a', orgs: [ORG_A], role: 'analyst' },
-            { group: 'sec-b', orgs: [ORG_B], role: 'analyst' },
-            { group: 'view-a', orgs: [ORG_A], role: 'viewer' },
-          ],
-        },
-      },
     },
-    {},
-  );
+  };
+}
+
+/** Starts hooklog in this process with the console on (and alerting on the test rule), signed in through `sim`. */
+export async function startConsoleWorld(o: WorldOptions = {}): Promise<ConsoleWorld> {
+  const port = o.port ?? (await freePort());
+  const url = `http://127.0.0.1:${port}`;
+  const idp = o.sim ?? (await startSimulatedIdp([`${url}/console/auth/callback`]));
+  const config = parseConfig(consoleConfigInput({ ...o, port, issuer: idp.sim.url }), {});
   const hooklog = await startHooklog(config, silentLogger());
   return {
     ...idp,
