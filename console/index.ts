@@ -22,7 +22,6 @@ import { AttemptLimiter } from './rate-limit.js';
 import { SessionKeys } from './session.js';
 import { mountSignIn } from './sign-in.js';
 
-export { consoleSchema, type ConsoleConfig } from './config.js';
 export { alertStatesPipeline, alertStatesTopic } from './alert-states.js';
 export type { Operations, QueryLibrary, RuleInfo } from './context.js';
 

@@ -74,11 +74,7 @@ export function AlertPage({ id, me }: { id: string; me: Me }) {
           {
             key: 'uuid',
             label: 'Event',
-            render: (e) => (
-              <a href={withQuery('/console/events', { org: a.org, uuid: e.uuid, since: '2000-01-01T00:00:00Z' })}>
-                {e.uuid}
-              </a>
-            ),
+            render: (e) => <a href={withQuery('/console/events', { org: a.org, uuid: e.uuid, ...span })}>{e.uuid}</a>,
           },
         ]}
       />
