@@ -29,7 +29,13 @@ export function Chart({ data, title, onPick }: { data: ChartData; title: string;
       width,
       height: 260,
       title,
-      scales: { x: { time: !cats } },
+      // Bars start at zero; a time series' y range is uPlot's own.
+      scales: cats
+        ? {
+            x: { time: false, range: () => [-0.5, cats.length - 0.5] },
+            y: { range: (_u, _min, max) => [0, Math.max(1, max)] },
+          }
+        : { x: { time: true } },
       series: [
         cats ? { label: 'item', value: (_u, v) => (v === null ? '' : (cats[v] ?? '')) } : { label: 'time' },
         ...data.series.map((s, i) => ({
@@ -73,14 +79,15 @@ export function epochS(t: string): number {
 /**
  * A chart for a query result, or null when it has nothing to draw. When the
  * first column is a time (a bucket, an hour), its numeric columns over time;
- * otherwise bars of the numeric columns over the first column (first 40 rows).
+ * otherwise bars of the first numeric column over the first column (first 40
+ * rows; the table beside it has the rest).
  */
 export function chartOf(columns: readonly string[], rows: ReadonlyArray<Record<string, unknown>>): ChartData | null {
   if (rows.length === 0 || columns.length < 2) return null;
   const all = (c: string, p: (v: unknown) => boolean) => rows.every((r) => p(r[c]));
   const first = columns[0]!;
   const isTime = all(first, (v) => typeof v === 'string' && TIME_TEXT.test(v));
-  const nums = columns.filter((c) => c !== first && all(c, isNum)).slice(0, isTime ? 6 : 3);
+  const nums = columns.filter((c) => c !== first && all(c, isNum)).slice(0, isTime ? 6 : 1);
   if (nums.length === 0) return null;
   if (isTime) {
     const sorted = [...rows].sort((a, b) => epochS(String(a[first])) - epochS(String(b[first])));
