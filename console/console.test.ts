@@ -32,7 +32,7 @@ const USER_B = 'dave@b.example';
 const IP_B = '198.51.100.9';
 
 beforeAll(async () => {
-  w = await startConsoleWorld();
+  w = await startConsoleWorld({ signInAttemptsPerMinute: 30 });
   alertsA = await deliverAndAlert(w, ORG_A, [failedSignIn(USER_A), failedSignIn(USER_A), failedSignIn(USER_A)]);
   alertsB = await deliverAndAlert(w, ORG_B, [failedSignIn(USER_B, { ip: IP_B }), failedSignIn(USER_B, { ip: IP_B })]);
   alice = await signIn(w, USERS.alice);
@@ -273,6 +273,52 @@ describe('changes', () => {
   });
 });
 
+describe('entities', () => {
+  it("shows a user's risk once the risk table exists, and says it is not available before", async () => {
+    const path = `/console/api/users/${ORG_A}/${encodeURIComponent(USER_A)}`;
+    const before = (await (await get(path, alice)).json()) as { risk: unknown; signIns: unknown[]; ip: unknown[] };
+    expect(before.risk).toBeNull();
+    expect(before.ip).toEqual([{ value: '203.0.113.7', n: '3', failed: '3', last: expect.any(String) }]);
+    const store = w.hooklog.store!;
+    // The shape schemas/risk.ts gives a risk change (issue 23 adds the table).
+    await store.command(
+      `CREATE TABLE ${store.database}.risk_changes (at DateTime64(3, 'UTC'), org String, entity_id String, entity_login String,
+       previous String, current String, cause String, rule_id String, alert_id String, reason String, change_id String)
+       ENGINE = MergeTree ORDER BY (org, at)`,
+    );
+    await store.insertJson('risk_changes', [
+      {
+        at: '2026-01-05 00:00:00.000',
+        org: ORG_A,
+        entity_id: '00u1',
+        entity_login: USER_A,
+        previous: 'none',
+        current: 'high',
+        cause: 'finding',
+        rule_id: RULE_ID,
+        alert_id: alertsA[0],
+        reason: 'failed sign-ins',
+        change_id: 'c',
+      },
+      {
+        at: '2026-01-05 00:00:00.000',
+        org: ORG_B,
+        entity_id: '00u1',
+        entity_login: USER_A,
+        previous: 'none',
+        current: 'low',
+        cause: 'finding',
+        rule_id: RULE_ID,
+        alert_id: 'x',
+        reason: 'other org',
+        change_id: 'd',
+      },
+    ]);
+    const after = (await (await get(path, alice)).json()) as { risk: Array<Record<string, string>> };
+    expect(after.risk.map((r) => [r.previous, r.current, r.reason])).toEqual([['none', 'high', 'failed sign-ins']]);
+  });
+});
+
 describe('headers', () => {
   it('serves every console response with a strict Content-Security-Policy and no caching of data', async () => {
     for (const path of ['/console/alerts', '/console/api/alerts', '/console/assets/app.js']) {
@@ -288,5 +334,20 @@ describe('headers', () => {
     expect((await get('/console/alerts', alice)).headers.get('cache-control')).toBe('no-store');
     const shell = await (await get('/console/alerts', alice)).text();
     expect(shell).not.toMatch(/<script>|<style>|style=/);
+  });
+});
+
+describe('sign-in attempts', () => {
+  it('are limited per address: past the limit, 429 with Retry-After', async () => {
+    let refused: Response | undefined;
+    for (let i = 0; i < 40 && !refused; i++) {
+      const res = await fetch(`${w.url}/console/auth/login`, { redirect: 'manual' });
+      if (res.status === 429) refused = res;
+      else expect(res.status).toBe(302);
+    }
+    expect(refused?.status).toBe(429);
+    expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0);
+    // The callback counts too.
+    expect((await get('/console/auth/callback?code=x&state=y', null)).status).toBe(429);
   });
 });
