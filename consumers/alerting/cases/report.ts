@@ -33,7 +33,13 @@ function counts(r: CasesReport) {
   return { passed: by('passed'), failed: by('failed'), errors: by('error') };
 }
 
-const where = (file: string, line: number, cwd: string) => `${relative(cwd, file) || file}:${line}`;
+/** A file as shown: relative to the working directory when under it, else as given. */
+function shown(file: string, cwd: string): string {
+  const rel = relative(cwd, file);
+  return rel && !rel.startsWith('..') ? rel : file;
+}
+
+const where = (file: string, line: number, cwd: string) => `${shown(file, cwd)}:${line}`;
 
 /** One line per case that did not pass, one per rule lacking cases, and a closing count. */
 export function renderTable(r: CasesReport, o: ReportOptions = {}): string {
@@ -47,7 +53,7 @@ export function renderTable(r: CasesReport, o: ReportOptions = {}): string {
   }
   const missing = missingCases(r);
   for (const m of missing)
-    lines.push(`${o.requireCases ? 'MISSING' : 'note'} ${m.rule.id} (${relative(cwd, m.file) || m.file}): ${m.lacks}`);
+    lines.push(`${o.requireCases ? 'MISSING' : 'note'} ${m.rule.id} (${shown(m.file, cwd)}): ${m.lacks}`);
   const c = counts(r);
   const none = missing.filter((m) => m.lacks === 'no cases').length;
   lines.push(
@@ -75,7 +81,7 @@ export function renderJson(r: CasesReport, o: ReportOptions = {}): string {
         })),
         missing: missingCases(r).map((m) => ({
           rule: m.rule.id,
-          file: relative(cwd, m.file) || m.file,
+          file: shown(m.file, cwd),
           lacks: m.lacks,
         })),
       },
@@ -102,7 +108,7 @@ export function renderJunit(r: CasesReport, o: ReportOptions = {}): string {
   const files = new Map<string, string[]>();
   const stats = new Map<string, { tests: number; failures: number; errors: number; skipped: number; ms: number }>();
   const add = (file: string, body: string, kind: 'ok' | 'failure' | 'error' | 'skipped', ms: number) => {
-    const f = relative(cwd, file) || file;
+    const f = shown(file, cwd);
     const s = stats.get(f) ?? { tests: 0, failures: 0, errors: 0, skipped: 0, ms: 0 };
     s.tests++;
     s.ms += ms;
@@ -113,7 +119,7 @@ export function renderJunit(r: CasesReport, o: ReportOptions = {}): string {
     files.set(f, [...(files.get(f) ?? []), body]);
   };
   for (const x of r.results) {
-    const f = relative(cwd, x.file) || x.file;
+    const f = shown(x.file, cwd);
     const attrs = `classname="${xml(x.rule || f)}" name="${xml(x.name || '(file)')}" file="${xml(f)}" line="${x.line}" time="${(x.ms / 1000).toFixed(3)}"`;
     const tag = x.status === 'failed' ? 'failure' : 'error';
     const inner =
@@ -123,7 +129,7 @@ export function renderJunit(r: CasesReport, o: ReportOptions = {}): string {
     add(x.file, `    <testcase ${attrs}>${inner}</testcase>`, x.status === 'passed' ? 'ok' : tag, x.ms);
   }
   for (const m of missingCases(r)) {
-    const attrs = `classname="${xml(m.rule.id)}" name="(cases)" file="${xml(relative(cwd, m.file) || m.file)}" time="0"`;
+    const attrs = `classname="${xml(m.rule.id)}" name="(cases)" file="${xml(shown(m.file, cwd))}" time="0"`;
     const inner = o.requireCases
       ? `<failure message="${xml(m.lacks)}">${xml(m.lacks)}</failure>`
       : `<skipped message="${xml(m.lacks)}"/>`;
