@@ -30,7 +30,10 @@ export interface BacktestOptions {
   readonly onProgress?: (done: number, total: number) => void;
   /** Named analytics queries, for scheduled rules with `query:`. */
   readonly resolveQuery?: QueryResolver;
-  /** Length of the event-time slices the range is cut into (default 6 h); empty ones are never read. */
+  /**
+   * Length of the event-time slices the range is cut into (default 6 h, or the shortest scheduled look-back if
+   * shorter); empty ones are never read.
+   */
   readonly sliceMs?: number;
   /** Most events one read takes (default 100 000): consecutive non-empty slices share a read up to it. */
   readonly maxReadEvents?: number;
@@ -74,7 +77,13 @@ export async function backtest(
   const streamRules = rules.filter((r) => r.kind !== 'scheduled');
   const range = { since: chTime(o.since), until: chTime(o.until), ...(o.org !== undefined ? { org: o.org } : {}) };
   const where = `published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}${o.org !== undefined ? ' AND org = {org:String}' : ''}`;
-  const sliceMs = o.sliceMs ?? 6 * 3_600_000;
+  // Finer than the shortest scheduled look-back, so a run is skipped exactly when its window holds no event
+  // (a minute at least, which bounds the slice counts' size).
+  const scheduledRules = rules.filter((r) => r.kind === 'scheduled');
+  const sliceMs = Math.max(
+    60_000,
+    Math.min(o.sliceMs ?? 6 * 3_600_000, ...scheduledRules.map((r) => r.scheduled!.lookbackMs)),
+  );
   let queries = 0;
   // Which slices hold events, in one query: reads and scheduled runs skip the empty ones (backtest-slices.ts).
   queries++;
@@ -125,7 +134,7 @@ export async function backtest(
     }
     o.onProgress?.(events, total);
   }
-  for (const rule of rules.filter((r) => r.kind === 'scheduled')) {
+  for (const rule of scheduledRules) {
     let state: ScheduledState = { last: 0, seen: {} };
     const step = rule.scheduled!.lookbackMs;
     for (let until = Math.min(o.since + step, o.until); ; until = Math.min(until + step, o.until)) {
