@@ -8,7 +8,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadCases } from '../consumers/alerting/cases/load.js';
 import { CONTENT_DIR } from '../consumers/alerting/index.js';
+import { configSchema, type Config } from './config/schema.js';
+import { defaultCasePaths } from './rules-test.js';
 import { runCli } from '../test/support/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hooklog-rules-test-'));
@@ -17,6 +20,22 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const config = join(dir, 'hooklog.yaml');
 writeFileSync(config, 'log_level: warn\n');
 const cli = (args: string[]) => runCli(['--config', config, ...args]);
+
+describe('which rules --cases tests without paths', () => {
+  it('the configured ones with the built-in rules, each once; with none configured, the shipped content', () => {
+    const ids = (c: Config) => loadCases(defaultCasePaths(c)).rules.map((r) => r.rule.id);
+    const content = ids(configSchema.parse({}));
+    expect(content).toHaveLength(44);
+    // The content directory configured (as the README advises) holds the built-in file too: still once each.
+    expect(ids(configSchema.parse({ alerting: { rule_paths: [CONTENT_DIR] } })).sort()).toEqual([...content].sort());
+    const own = join(dir, 'own.yaml');
+    writeFileSync(own, '- { id: own.rule, detection: \'eventType eq "x"\' }\n');
+    expect(ids(configSchema.parse({ alerting: { rule_files: [own] } }))).toEqual([
+      'hooklog.hook.delivery.lost',
+      'own.rule',
+    ]);
+  });
+});
 
 describe('hooklog rules test --cases', () => {
   it('passes over the shipped content by default, with JUnit and JSON reports beside the table', async () => {

@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { LineCounter, isMap, isSeq, parseDocument, type Node } from 'yaml';
 import { eventTimeMs } from '../consumer.js';
 import type { CompileOptions } from '../rules/compile.js';
@@ -73,11 +74,12 @@ export function ruleFilesFor(paths: readonly string[]): { files: string[]; orpha
   for (const p of paths) {
     if (statSync(p).isFile() && isCaseFile(p)) {
       const rule = ruleFileOf(p);
-      if (rule) files.add(rule);
+      if (rule) files.add(resolve(rule));
       else orphans.push(p);
       continue;
     }
-    for (const f of ruleFilesUnder([p])) files.add(f);
+    // Absolute, so a file reached twice (a configured directory and a built-in file in it) is tested once.
+    for (const f of ruleFilesUnder([p])) files.add(resolve(f));
     if (statSync(p).isDirectory()) orphans.push(...caseFilesUnder([p]).filter((c) => !ruleFileOf(c)));
   }
   return { files: [...files], orphans };
