@@ -89,6 +89,11 @@ describe('hooklog rules test --cases', () => {
       1,
       'hooklog: QUERY_INVALID: --since, --until and --org are for the backtest, not --cases\n',
     ]);
+    const missing = await cli(['rules', 'test', '--cases', join(dir, 'nothing-here')]);
+    expect([missing.code, missing.stderr]).toEqual([
+      1,
+      `hooklog: CONFIG_INVALID: ${join(dir, 'nothing-here')}: no such rule file or directory\n`,
+    ]);
     const backtest = await cli(['rules', 'test', sigma]);
     expect(backtest.code).toBe(1);
     expect(backtest.stderr).toContain('a backtest takes one <file|dir|rule-id> and --since');

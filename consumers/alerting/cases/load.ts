@@ -15,6 +15,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LineCounter, isMap, isSeq, parseDocument, type Node } from 'yaml';
 import { eventTimeMs } from '../consumer.js';
+import { AlertingError } from '../errors.js';
 import type { CompileOptions } from '../rules/compile.js';
 import { caseFilesUnder, isCaseFile, loadRulePaths, ruleFileOf, ruleFilesUnder } from '../rules/sources.js';
 import type { CompiledRule } from '../rules/types.js';
@@ -72,6 +73,7 @@ export function ruleFilesFor(paths: readonly string[]): { files: string[]; orpha
   const files = new Set<string>();
   const orphans: string[] = [];
   for (const p of paths) {
+    if (!existsSync(p)) throw new AlertingError('rule_invalid', `${p}: no such rule file or directory`);
     if (statSync(p).isFile() && isCaseFile(p)) {
       const rule = ruleFileOf(p);
       if (rule) files.add(resolve(rule));
