@@ -121,8 +121,7 @@ export async function handlePush(ctx: Context, r: Receiver, facts: PushFacts, de
         : undefined;
     if (seen?.state === 'done' || prior === 'ok') {
       deps.telemetry.duplicate(facts, (performance.now() - started) / 1000);
-      ctx.status = 202;
-      return;
+      return accepted(ctx);
     }
     if (prior === 'timeout')
       return unavailable(ctx, r, facts, deps, 'not-durable', 'an earlier copy of this SET is still being appended');
@@ -147,7 +146,7 @@ export async function handlePush(ctx: Context, r: Receiver, facts: PushFacts, de
     if (outcome !== 'ok')
       return unavailable(ctx, r, facts, deps, 'not-durable', outcome === 'timeout' ? 'timeout' : outcome.message);
     deps.telemetry.accepted(facts, (performance.now() - started) / 1000);
-    ctx.status = 202;
+    accepted(ctx);
   } finally {
     if (!kept) permit.release();
   }
@@ -219,6 +218,13 @@ function unavailable(
           ? `the transmitter's keys could not be fetched, retry later (receiver ${r.cfg.id})`
           : 'not durable in time, retry',
   });
+}
+
+/** RFC 8935 §2.2: 202 with an empty body (Koa would otherwise write the status text). */
+function accepted(ctx: Context): void {
+  ctx.status = 202;
+  ctx.body = '';
+  ctx.remove('Content-Type');
 }
 
 function answer(ctx: Context, status: number, body: Record<string, string>): void {
