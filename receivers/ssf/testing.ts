@@ -195,9 +195,6 @@ export async function setCount(labels: Record<string, string>): Promise<number> 
 export const jtiOf = (set: string): string =>
   (JSON.parse(Buffer.from(set.split('.')[1]!, 'base64url').toString()) as { jti: string }).jti;
 
-export const headerOf = (r: ConsumedRecord, name: string): string | undefined => r.headers[name];
-export { Header };
-
 /** The receiver's Done-when, on `open()`'s stream. */
 export function describeSsfReceiver(kind: string, open: () => Promise<Stream>): void {
   describe(`SSF receiver (${kind} stream, chdb)`, () => {
@@ -239,11 +236,13 @@ export function describeSsfReceiver(kind: string, open: () => Promise<Stream>): 
         eventType: 'user.mfa.factor.deactivate',
         actor: { id: user.id, alternateId: user.login },
       });
-      for (const d of [...ended, ...factor]) {
+      // The stream's verification (SSF §8.1.4) is a SET like the others.
+      const verified = await w.transmitter.verify(w.pushStream, 'state-1');
+      for (const d of [...ended, ...factor, verified]) {
         expect(d).toMatchObject({ status: 202, body: '', attempts: 1 });
         accepted.add(d.jti);
       }
-      expect(accepted.size).toBe(2);
+      expect(accepted.size).toBe(3);
       expect(w.sim.violations).toEqual([]);
     });
 

@@ -18,7 +18,7 @@ import { SsfStreams, type SsfStream } from './ssf-streams.js';
 
 export const CAEP_SESSION_REVOKED = 'https://schemas.openid.net/secevent/caep/event-type/session-revoked';
 export const CAEP_CREDENTIAL_CHANGE = 'https://schemas.openid.net/secevent/caep/event-type/credential-change';
-export const SSF_VERIFICATION = 'https://schemas.openid.net/secevent/ssf/event-type/verification';
+const SSF_VERIFICATION = 'https://schemas.openid.net/secevent/ssf/event-type/verification';
 const PUSH = 'urn:ietf:rfc:8935';
 
 export type SigningAlg = 'RS256' | 'ES256';
@@ -217,6 +217,13 @@ export class SsfTransmitter implements SimApi {
       out.push(await this.deliver(set, stream));
     }
     return out;
+  }
+
+  /** SSF stream verification (SSF 1.0 §8.1.4): a SET carrying the receiver's `state`, pushed to the stream. */
+  async verify(stream: SsfStream, state: string): Promise<Delivery> {
+    const subject = { format: 'opaque', id: stream.stream_id };
+    const set = await this.sign({ [SSF_VERIFICATION]: { state } }, { sub_id: subject }, { aud: stream.aud });
+    return this.deliver(set, stream);
   }
 
   /** Pushes `set` to `stream` as RFC 8935 says, retrying 5xx and network failures unchanged (at most `attempts`). */
