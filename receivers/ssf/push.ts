@@ -71,7 +71,7 @@ export async function handlePush(ctx: Context, r: Receiver, facts: PushFacts, de
     // The stream's own Authorization header, when configured: an unauthenticated push is not read or kept.
     if (r.authorization && !r.authorization.matches(ctx.get('authorization'))) {
       ctx.req.resume();
-      deps.telemetry.refused(facts, 'authentication_failed', 'Authorization header missing or wrong');
+      deps.telemetry.refused(facts, 'authentication_failed');
       return answer(ctx, 400, {
         err: 'authentication_failed',
         description: 'the Authorization header is missing or wrong',
@@ -195,7 +195,7 @@ async function refuse(
     );
     return kept;
   }
-  deps.telemetry.refused(facts, err, description);
+  deps.telemetry.refused(facts, err);
   answer(ctx, 400, { err, description: description.slice(0, 1000) });
   return kept;
 }

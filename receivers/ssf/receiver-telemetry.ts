@@ -51,10 +51,13 @@ export function createSsfReceiverTelemetry(logger: Logger) {
       ackSeconds.observe({ receiver: f.receiver }, seconds);
       log.info({ receiver: f.receiver, request_id: f.requestId }, 'ssf_set_duplicate');
     },
-    /** `description` is ours (verify.ts words it without claim values); it also goes to the transmitter. */
-    refused(f: PushFacts, err: SetError, description: string): void {
+    /**
+     * The description goes to the transmitter and the dead letter, never to the log: it can quote the SET's
+     * header (a kid, a typ, an event type), which is untrusted. The request id finds the dead letter.
+     */
+    refused(f: PushFacts, err: SetError): void {
       sets.inc({ receiver: f.receiver, result: 'refused', err });
-      log.warn({ receiver: f.receiver, request_id: f.requestId, err, description }, 'ssf_set_refused');
+      log.warn({ receiver: f.receiver, request_id: f.requestId, err }, 'ssf_set_refused');
     },
     unavailable(f: PushFacts, reason: UnavailableReason, why: string): void {
       sets.inc({ receiver: f.receiver, result: 'unavailable', err: '' });
