@@ -1,6 +1,6 @@
 /**
  * The SSF receiver end to end inside one process, run over the embedded
- * stream and over the real Kafka broker (receiver-*.test.ts): the simulated
+ * stream and over the real Kafka broker (receivers/ssf/receiver-*.test.ts): the simulated
  * org as transmitter (keys at its SSF configuration's jwks_uri, a push stream
  * registered over HTTP, CAEP SETs pushed by RFC 8935), hooklog's app as
  * `hooklog start` builds it from parsed config, and the ClickHouse sink into
@@ -23,11 +23,11 @@ import { renderMetrics } from '../../platform/metrics.js';
 import { migrate, openStore, type Store } from '../../platform/store/index.js';
 import { Header, topicNames, type Topics } from '../../platform/stream/headers.js';
 import type { ConsumedRecord, Stream } from '../../platform/stream/types.js';
-import { SimulatedOrg, SsfTransmitter, type SsfStream } from '../../test/simulated-org/index.js';
-import { randomName, waitFor } from '../../test/support/wait.js';
-import { CAEP_CREDENTIAL_CHANGE, CAEP_SESSION_REVOKED, SSF_VERIFICATION } from './receiver-config.js';
-import { startSsfReceivers } from './routes.js';
-import { securityEventsPipeline } from './security-event-row.js';
+import { SimulatedOrg, SsfTransmitter, type SsfStream } from '../simulated-org/index.js';
+import { randomName, waitFor } from './wait.js';
+import { CAEP_CREDENTIAL_CHANGE, CAEP_SESSION_REVOKED, SSF_VERIFICATION } from '../../receivers/ssf/receiver-config.js';
+import { startSsfReceivers } from '../../receivers/ssf/routes.js';
+import { securityEventsPipeline } from '../../receivers/ssf/security-event-row.js';
 
 export const AUTH_SECRET = 'Bearer ssf-push-secret-0123456789';
 
