@@ -17,6 +17,8 @@ import { startIngest } from '../ingest/index.js';
 import { legacyEventsPipeline } from '../ingest/legacy-events/rows.js';
 import { createApp } from './app.js';
 import { startTokenHooks, tokenDecisionsPipeline } from '../receivers/token-hook/index.js';
+import { startSsfReceivers } from '../receivers/ssf/routes.js';
+import { securityEventsPipeline } from '../receivers/ssf/security-event-row.js';
 import { collectProcessMetrics } from '../platform/metrics.js';
 import { applyRetention } from '../analytics/retention.js';
 import { registerCoverageMetrics } from '../analytics/coverage-metrics.js';
@@ -88,6 +90,11 @@ export async function startHooklog(
         })
       : undefined;
     if (tokenHooks) closers.push(() => tokenHooks.stop());
+    // Each transmitter's SSF configuration and keys are read before HTTP (an unreachable one is retried by pushes).
+    const ssf =
+      has('receivers') && config.ssf_receivers.length > 0
+        ? await startSsfReceivers(config.ssf_receivers, logger)
+        : undefined;
 
     const started = new Set<Role>(has('receivers') ? ['receivers'] : []);
     const roleProbe = (role: Role) => ({
@@ -104,6 +111,7 @@ export async function startHooklog(
       topics,
       receivers: has('receivers'),
       ...(tokenHooks ? { tokenHooks } : {}),
+      ...(ssf ? { ssf } : {}),
       ...(apiOn && store ? { store } : {}),
       logger,
       probes: [
@@ -132,7 +140,11 @@ export async function startHooklog(
         maxBatchRecords: config.sink.max_batch_records,
         maxBatchWaitMs: config.sink.max_batch_wait_ms,
         maxRecordBytes: config.sink.max_record_bytes,
-        extraPipelines: [tokenDecisionsPipeline(topics.tokenDecisions), legacyEventsPipeline(topics.legacyEvents)],
+        extraPipelines: [
+          tokenDecisionsPipeline(topics.tokenDecisions),
+          legacyEventsPipeline(topics.legacyEvents),
+          securityEventsPipeline(topics.securityEvents),
+        ],
         logger,
       });
       closers.push(() => sink.stop());
@@ -187,6 +199,7 @@ export async function startHooklog(
         stream: stream.kind,
         store: opened?.kind ?? null,
         hooks: has('receivers') ? config.event_hooks.map((h) => h.id) : [],
+        ssf_receivers: has('receivers') ? config.ssf_receivers.map((r) => r.id) : [],
       },
       'hooklog started',
     );
