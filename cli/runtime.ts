@@ -17,6 +17,8 @@ import { startIngest } from '../ingest/index.js';
 import { legacyEventsPipeline } from '../ingest/legacy-events/rows.js';
 import { createApp } from './app.js';
 import { startTokenHooks, tokenDecisionsPipeline } from '../receivers/token-hook/index.js';
+import { startSsfReceivers } from '../receivers/ssf/routes.js';
+import { securityEventsPipeline } from '../receivers/ssf/security-event-row.js';
 import { collectProcessMetrics } from '../platform/metrics.js';
 import { applyRetention } from '../analytics/retention.js';
 import { registerCoverageMetrics } from '../analytics/coverage-metrics.js';
@@ -94,6 +96,11 @@ export async function startHooklog(
         })
       : undefined;
     if (tokenHooks) closers.push(() => tokenHooks.stop());
+    // Each transmitter's SSF configuration and keys are read before HTTP (an unreachable one is retried by pushes).
+    const ssf =
+      has('receivers') && config.ssf_receivers.length > 0
+        ? await startSsfReceivers(config.ssf_receivers, logger)
+        : undefined;
 
     const started = new Set<Role>(has('receivers') ? ['receivers'] : []);
     const roleProbe = (role: Role) => ({
@@ -110,6 +117,7 @@ export async function startHooklog(
       topics,
       receivers: has('receivers'),
       ...(tokenHooks ? { tokenHooks } : {}),
+      ...(ssf ? { ssf } : {}),
       ...(apiOn && store ? { store } : {}),
       ...(consoleOn && has('receivers') && store ? { console: consoleDeps(config, stream, store, logger) } : {}),
       logger,
@@ -142,6 +150,7 @@ export async function startHooklog(
         extraPipelines: [
           tokenDecisionsPipeline(topics.tokenDecisions),
           legacyEventsPipeline(topics.legacyEvents),
+          securityEventsPipeline(topics.securityEvents),
           ...(consoleOn ? [alertStatesPipeline(statesTopic)] : []),
         ],
         logger,
@@ -198,6 +207,7 @@ export async function startHooklog(
         stream: stream.kind,
         store: opened?.kind ?? null,
         hooks: has('receivers') ? config.event_hooks.map((h) => h.id) : [],
+        ssf_receivers: has('receivers') ? config.ssf_receivers.map((r) => r.id) : [],
       },
       'hooklog started',
     );

@@ -12,6 +12,7 @@ import {
 } from '../../platform/config/schema.js';
 import { eventHookReceiverSchema, eventHookSchema } from '../../receivers/event-hooks/config.js';
 import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
+import { ssfReceiversSchema } from '../../receivers/ssf/receiver-config.js';
 import { instanceIdSchema, rolesSchema } from '../../platform/config/fleet.js';
 import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
 import { consoleSchema } from '../../console/config.js';
@@ -36,6 +37,7 @@ export const configSchema = z
     event_hook_receiver: eventHookReceiverSchema,
     orgs: orgsSchema,
     token_hooks: tokenHooksSchema,
+    ssf_receivers: ssfReceiversSchema,
     alerting: alertingSchema.optional(),
     api: apiSchema,
     console: consoleSchema,

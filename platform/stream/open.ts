@@ -41,7 +41,7 @@ export async function openStream(
     maxBytes: s.embedded.max_bytes,
     // The cap refuses what comes in from outside; consumers' own writes (dead letters, alerts,
     // their state, cursors) must still go, or a full log could never drain.
-    cappedTopics: [topics.logs, topics.legacyEvents, topics.tokenDecisions],
+    cappedTopics: [topics.logs, topics.legacyEvents, topics.tokenDecisions, topics.securityEvents],
     logger,
   });
 }
@@ -56,6 +56,7 @@ export async function ensureHooklogTopics(stream: Stream, config: PlatformConfig
     { name: topics.deadletter, partitions },
     { name: topics.cursors, partitions, compacted: true },
     { name: topics.tokenDecisions, partitions },
+    { name: topics.securityEvents, partitions },
   ]);
   return topics;
 }
