@@ -22,6 +22,8 @@ import { securityEventsPipeline } from '../receivers/ssf/security-event-row.js';
 import { collectProcessMetrics } from '../platform/metrics.js';
 import { applyRetention } from '../analytics/retention.js';
 import { registerCoverageMetrics } from '../analytics/coverage-metrics.js';
+import { alertStatesPipeline, alertStatesTopic } from '../console/index.js';
+import { consoleDeps } from './console.js';
 
 export interface Running {
   readonly stream: Stream;
@@ -63,9 +65,13 @@ export async function startHooklog(
   };
   try {
     const topics = await ensureHooklogTopics(stream, config);
+    // Alert triage travels on its own topic, which every sink of a console-enabled deployment writes to the store.
+    const consoleOn = config.console.enabled;
+    const statesTopic = alertStatesTopic(config.stream.topic_prefix);
+    if (consoleOn) await stream.ensureTopics([{ name: statesTopic, partitions: config.stream.partitions }]);
     // Embedded ClickHouse admits one process: only the roles that need the store open it. The query API
     // needs it before HTTP; the sink alone opens it after HTTP, so hooks are taken while migrations run.
-    const apiOn = has('receivers') && config.api.keys.length > 0;
+    const apiOn = has('receivers') && (config.api.keys.length > 0 || consoleOn);
     let store = null as Store | null;
     const current = () => store;
     const openTheStore = async () => {
@@ -113,6 +119,7 @@ export async function startHooklog(
       ...(tokenHooks ? { tokenHooks } : {}),
       ...(ssf ? { ssf } : {}),
       ...(apiOn && store ? { store } : {}),
+      ...(consoleOn && has('receivers') && store ? { console: consoleDeps(config, stream, store, logger) } : {}),
       logger,
       probes: [
         { name: 'stream', check: () => stream.ping() },
@@ -144,6 +151,7 @@ export async function startHooklog(
           tokenDecisionsPipeline(topics.tokenDecisions),
           legacyEventsPipeline(topics.legacyEvents),
           securityEventsPipeline(topics.securityEvents),
+          ...(consoleOn ? [alertStatesPipeline(statesTopic)] : []),
         ],
         logger,
       });

@@ -15,6 +15,7 @@ import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
 import { ssfReceiversSchema } from '../../receivers/ssf/receiver-config.js';
 import { instanceIdSchema, rolesSchema } from '../../platform/config/fleet.js';
 import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
+import { consoleSchema } from '../../console/config.js';
 
 /**
  * hooklog's whole configuration schema, composed where the process is
@@ -39,6 +40,7 @@ export const configSchema = z
     ssf_receivers: ssfReceiversSchema,
     alerting: alertingSchema.optional(),
     api: apiSchema,
+    console: consoleSchema,
   })
   .superRefine((cfg, ctx) => {
     const seen = new Map<string, number>();
