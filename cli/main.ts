@@ -40,7 +40,11 @@ program
     '--roles <list>',
     "comma-separated roles to run here, overriding the config's `roles` (receivers,pollers,sink,alerting)",
   )
-  .action(async (opts: { roles?: string }) => runStart(program.opts<{ config?: string }>().config, opts.roles));
+  .option('--port <port>', "this process's HTTP port, over server.port (else $HOOKLOG_PORT)")
+  .option('--instance-id <id>', "this process's instance_id (else $HOOKLOG_INSTANCE_ID)")
+  .action(async (opts: { roles?: string; port?: string; instanceId?: string }) =>
+    runStart(program.opts<{ config?: string }>().config, opts.roles, { port: opts.port, instanceId: opts.instanceId }),
+  );
 
 program
   .command('alert')

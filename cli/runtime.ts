@@ -1,6 +1,7 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Config } from './config/schema.js';
@@ -184,6 +185,7 @@ export async function startHooklog(
       {
         url,
         roles,
+        instance: config.instance_id ?? `${hostname()}-${process.pid}`,
         stream: stream.kind,
         store: opened?.kind ?? null,
         hooks: has('receivers') ? config.event_hooks.map((h) => h.id) : [],
