@@ -21,6 +21,8 @@ import { startTokenHooks, tokenDecisionsPipeline } from '../receivers/token-hook
 import { collectProcessMetrics } from '../platform/metrics.js';
 import { applyRetention } from '../analytics/retention.js';
 import { registerCoverageMetrics } from '../analytics/coverage-metrics.js';
+import { desiredHooks } from '../receivers/registration/desired.js';
+import { startHookWatch } from '../receivers/registration/watch.js';
 
 export interface Running {
   readonly stream: Stream;
@@ -177,6 +179,18 @@ export async function startHooklog(
         ...(pollStore ? { store: pollStore } : {}),
       });
       closers.push(() => ingest.stop());
+      // The hooks hooklog registers, compared with what the service holds (drift metrics and the built-in alert).
+      if (config.hook_registration.watch_interval_ms > 0 && desiredHooks(config).length > 0) {
+        const watch = startHookWatch({
+          config,
+          stream,
+          topic: topics.logs,
+          logger,
+          intervalMs: config.hook_registration.watch_interval_ms,
+          budgetDir,
+        });
+        closers.push(() => watch.stop());
+      }
     }
     for (const r of roles) started.add(r);
 

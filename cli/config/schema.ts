@@ -14,6 +14,8 @@ import { eventHookReceiverSchema, eventHookSchema } from '../../receivers/event-
 import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
 import { instanceIdSchema, rolesSchema } from '../../platform/config/fleet.js';
 import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
+import { hookRegistrationSchema } from '../../receivers/registration/config.js';
+import { registrationIssues } from '../../receivers/registration/desired.js';
 
 /**
  * hooklog's whole configuration schema, composed where the process is
@@ -35,6 +37,7 @@ export const configSchema = z
     event_hook_receiver: eventHookReceiverSchema,
     orgs: orgsSchema,
     token_hooks: tokenHooksSchema,
+    hook_registration: hookRegistrationSchema,
     alerting: alertingSchema.optional(),
     api: apiSchema,
   })
@@ -51,6 +54,7 @@ export const configSchema = z
       }
       seen.set(h.id, i);
     });
+    for (const issue of registrationIssues(cfg)) ctx.addIssue({ code: 'custom', ...issue });
     const k = cfg.stream.kafka;
     if (k && k.heartbeat_interval_ms * 3 > k.session_timeout_ms) {
       ctx.addIssue({

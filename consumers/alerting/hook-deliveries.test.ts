@@ -22,8 +22,8 @@ function delivery(uuid: string, hook: string, result: string): Record<string, un
 
 describe('built-in rule: hook delivery lost', () => {
   it('fires once per lost delivery, per org and hook, and on nothing else', () => {
-    const rules = loadRuleFile(RULES);
-    expect(rules.map((r) => r.id)).toEqual(['hooklog.hook.delivery.lost']);
+    const rules = loadRuleFile(RULES).filter((r) => r.id === 'hooklog.hook.delivery.lost');
+    expect(rules).toHaveLength(1);
     const engine = new PartitionEngine(rules, { allowedLatenessMs: 60_000 });
     const t0 = Date.parse('2026-11-20T10:00:00Z');
     const events: Array<[string, Record<string, unknown>]> = [
@@ -44,6 +44,44 @@ describe('built-in rule: hook delivery lost', () => {
       ['acme', '["who1"]'],
       ['acme', '["who2"]'],
       ['globex', '["who1"]'],
+    ]);
+  });
+});
+
+function drift(uuid: string, hook: string, reason: string, result = 'FAILURE'): Record<string, unknown> {
+  return {
+    uuid,
+    eventType: 'hooklog.hook.drift',
+    published: '2026-11-20T10:00:00.000Z',
+    outcome: { result, reason },
+    target: [{ id: `who-${hook}`, type: 'EventHook', alternateId: hook, displayName: `hooklog:${hook}` }],
+  };
+}
+
+describe('built-in rule: managed hook drifted', () => {
+  it('fires once per drift finding, per org and hook, and on nothing else', () => {
+    const rules = loadRuleFile(RULES);
+    expect(rules.map((r) => r.id)).toEqual(['hooklog.hook.delivery.lost', 'hooklog.hook.registration.drift']);
+    const engine = new PartitionEngine(
+      rules.filter((r) => r.id === 'hooklog.hook.registration.drift'),
+      { allowedLatenessMs: 60_000 },
+    );
+    const t0 = Date.parse('2026-11-20T10:00:00Z');
+    const events: Array<[string, Record<string, unknown>]> = [
+      ['acme', drift('d1', 'okta-main', 'deactivated')],
+      ['acme', drift('d1', 'okta-main', 'deactivated')], // the same finding appended by a second instance
+      ['acme', drift('d2', 'okta-main', 'unverified')],
+      ['acme', drift('d3', 'okta-tokens', 'missing')],
+      ['acme', drift('s1', 'okta-main', 'repaired', 'SUCCESS')],
+      ['acme', delivery('x1', 'who1', 'SUCCESS')],
+    ];
+    const alerts = events.flatMap(([org, e], i) =>
+      engine.process(e, { org, timeMs: t0 + i * 1000, id: String(e.uuid) }),
+    );
+    expect(alerts.map((a) => [a.org, a.key])).toEqual([
+      ['acme', '["okta-main"]'],
+      ['acme', '["okta-main"]'],
+      ['acme', '["okta-tokens"]'],
     ]);
   });
 });

@@ -7,3 +7,4 @@ export { type StoredEvent } from './store.js';
 export { HookSender } from './hook-sender.js';
 export { history, logEvent, legacyEvent } from './generate.js';
 export type { SimApi } from './api.js';
+export { HookManagementApi } from './hooks-api.js';
