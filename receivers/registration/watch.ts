@@ -5,8 +5,10 @@
  * config. Gauges per hook say registered, active, verified and matches the
  * config; a hook found deactivated, unverified or gone is appended to the
  * logs topic as a `hooklog.hook.drift` event (drift-event.ts), once per
- * finding, for the built-in alert. It never changes a hook: `hooks apply`
- * repairs.
+ * finding, for the built-in alert, once two passes in a row have seen it: a
+ * hook that `hooks apply` is creating or verifying at that moment is briefly
+ * missing or unverified, and that is no finding. It never changes a hook:
+ * `hooks apply` repairs.
  */
 import type { OrgIdentity } from '../../platform/identity/config.js';
 import type { IdpPolicies } from '../../platform/identity/policies.js';
@@ -41,6 +43,8 @@ export function startHookWatch(o: WatchOptions): HookWatch {
   const by = hooksByOrg(o.config);
   /** The finding last appended per hook (`<org>/<kind>/<id>`), so each is appended once. */
   const appended = new Map<string, string>();
+  /** The finding each hook had in the last pass (finding and the service's id of the hook). */
+  const previous = new Map<string, string>();
   let passes = 0;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -75,10 +79,15 @@ export function startHookWatch(o: WatchOptions): HookWatch {
               ? 'unverified'
               : null;
         const key = `${d.org}/${d.kind}/${d.id}`;
+        const seen = finding ? `${finding}/${p.registered?.id ?? ''}` : null;
+        const confirmed = seen !== null && previous.get(key) === seen;
+        if (seen) previous.set(key, seen);
+        else previous.delete(key);
         if (!finding) {
           appended.delete(key);
           continue;
         }
+        if (!confirmed) continue;
         const event = driftEvent(d, p.registered, finding, Date.now());
         if (appended.get(key) === event.uuid) continue;
         await o.stream.append(o.topic, [
