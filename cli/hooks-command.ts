@@ -12,7 +12,14 @@ import type { Config } from './config/schema.js';
 import { render, type OutputFormat } from './format.js';
 import { HooklogError } from '../platform/errors.js';
 import { createLogger } from '../platform/log.js';
-import { applyPlans, describePlan, hooksByOrg, readOrg, type HookOutcome, type OrgState } from '../receivers/registration/index.js';
+import {
+  applyPlans,
+  describePlan,
+  hooksByOrg,
+  readOrg,
+  type HookOutcome,
+  type OrgState,
+} from '../receivers/registration/index.js';
 import { othersOf, statusRows } from '../receivers/registration/status.js';
 
 interface Selection {
@@ -77,7 +84,9 @@ export function registerHooksCommands(program: Command): void {
 
   hooks
     .command('plan')
-    .description('Show what `hooks apply` would change, hook by hook, like a diff (+ create, ~ change, - delete, = in sync). Changes nothing.')
+    .description(
+      'Show what `hooks apply` would change, hook by hook, like a diff (+ create, ~ change, - delete, = in sync). Changes nothing.',
+    )
     .option('--org <id>', 'only the hooks this org manages')
     .option('--prune', "also plan the removal of hooklog's hooks that are no longer configured")
     .action(async (opts: Selection) => {
@@ -142,7 +151,9 @@ export function registerHooksCommands(program: Command): void {
       const rows = statusRows(states);
       const columns = ['org', 'kind', 'hook', 'id', 'status', 'verification', 'events', 'uri', 'drift'];
       process.stdout.write(
-        opts.format === 'json' ? JSON.stringify(rows, null, 2) + '\n' : render({ columns, rows: rows.map((r) => ({ ...r })) }, opts.format),
+        opts.format === 'json'
+          ? JSON.stringify(rows, null, 2) + '\n'
+          : render({ columns, rows: rows.map((r) => ({ ...r })) }, opts.format),
       );
       if (opts.format === 'table')
         for (const s of states) {

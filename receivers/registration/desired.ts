@@ -109,7 +109,8 @@ export function registrationIssues(cfg: RegistrationInput): Array<{ path: Proper
     if (h.auth.type !== 'header')
       issues.push({
         path: ['token_hooks', i, 'register'],
-        message: 'hooklog registers token hooks with a header secret (auth.type header); an OAuth one is set up in the admin console',
+        message:
+          'hooklog registers token hooks with a header secret (auth.type header); an OAuth one is set up in the admin console',
       });
   });
   return issues;

@@ -74,7 +74,8 @@ export function compare(d: DesiredHook, r: RegisteredHook): Drift {
   if (key?.toLowerCase() !== d.header.toLowerCase()) channel(`auth header ${key ?? '(none)'}`);
   const headers = c.headers ?? [];
   const id = headers.find((h) => h.key.toLowerCase() === SECRET_ID_HEADER)?.value ?? null;
-  const secret = id === secretId(d.secrets[0]!) ? 1 : d.secrets[1] !== undefined && id === secretId(d.secrets[1]) ? 2 : null;
+  const secret =
+    id === secretId(d.secrets[0]!) ? 1 : d.secrets[1] !== undefined && id === secretId(d.secrets[1]) ? 2 : null;
   if (secret === 2) channel('secret: the service holds the second (old) one');
   else if (secret === null) channel('secret: not one of auth.secrets');
   const foreign = headers.filter((h) => h.key.toLowerCase() !== SECRET_ID_HEADER).map((h) => h.key);
@@ -115,7 +116,17 @@ export function planOrg(
       notes.push(
         'the service holds the first secret: once no delivery carries the second, remove it from auth.secrets',
       );
-    plans.push({ kind: d.kind, id: d.id, org: opts.org, desired: d, registered: r, drift, steps: stepsFor(d, r, drift), notes, refused: null });
+    plans.push({
+      kind: d.kind,
+      id: d.id,
+      org: opts.org,
+      desired: d,
+      registered: r,
+      drift,
+      steps: stepsFor(d, r, drift),
+      notes,
+      refused: null,
+    });
   }
   // hooklog's hooks no one configures any more, and second hooks of one name (the oldest listed is kept).
   const orphans: HookPlan[] = (['event', 'inline'] as const).flatMap((kind) =>
@@ -134,7 +145,8 @@ export function planOrg(
       })),
   );
   // The inline-hook limit counts every inline hook of the org, hooklog's or not.
-  let inline = (hooks.inline?.length ?? 0) - orphans.filter((o) => o.kind === 'inline' && o.steps.includes('delete')).length;
+  let inline =
+    (hooks.inline?.length ?? 0) - orphans.filter((o) => o.kind === 'inline' && o.steps.includes('delete')).length;
   const limited = plans.map((p) => {
     if (p.kind !== 'inline' || !p.steps.includes('create')) return p;
     if (inline < INLINE_HOOK_LIMIT) {
@@ -147,7 +159,7 @@ export function planOrg(
       steps: [],
       refused:
         `the org has ${inline} inline hooks and the service allows ${INLINE_HOOK_LIMIT} per org (all types); delete one it no longer needs` +
-        (ownOrphans ? ' (`hooklog hooks apply --prune` deletes hooklog\'s own that are no longer configured)' : ''),
+        (ownOrphans ? " (`hooklog hooks apply --prune` deletes hooklog's own that are no longer configured)" : ''),
     };
   });
   return [...orphans, ...limited];
@@ -157,14 +169,19 @@ export function planOrg(
 export function describePlan(p: HookPlan): string {
   const who = `${hookLabel(p)} (org ${p.org}${p.registered ? `, ${p.registered.id}` : ''})`;
   if (p.refused) return `! ${who}: cannot create: ${p.refused}`;
-  if (!p.desired) return p.steps.length ? `- ${who}: ${p.steps.join(', ')} (not in the config)` : `? ${who}: ${p.notes.join('; ')}`;
+  if (!p.desired)
+    return p.steps.length ? `- ${who}: ${p.steps.join(', ')} (not in the config)` : `? ${who}: ${p.notes.join('; ')}`;
   const notes = p.notes.length ? ` [${p.notes.join('; ')}]` : '';
   if (!p.registered) {
     const what = p.kind === 'event' ? ` [${p.desired.eventTypes.join(', ')}]` : '';
     return `+ ${who}: ${p.steps.join(', ')} "${p.desired.name}" -> ${p.desired.uri}${what}`;
   }
   if (p.steps.length === 0) return `= ${who}: in sync (${stateOf(p.registered)})${notes}`;
-  const why = [...(p.drift?.differences ?? []), ...(p.drift?.active ? [] : ['INACTIVE']), ...(p.drift?.verified === false ? ['UNVERIFIED'] : [])];
+  const why = [
+    ...(p.drift?.differences ?? []),
+    ...(p.drift?.active ? [] : ['INACTIVE']),
+    ...(p.drift?.verified === false ? ['UNVERIFIED'] : []),
+  ];
   return `~ ${who}: ${p.steps.join(', ')} (${why.join('; ')})${notes}`;
 }
 

@@ -110,7 +110,13 @@ export class HookService {
     return parsed.data;
   }
 
-  async #send(kind: HookKind, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, access: 'read' | 'manage', body?: unknown) {
+  async #send(
+    kind: HookKind,
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    access: 'read' | 'manage',
+    body?: unknown,
+  ) {
     const reply = await this.#m.client.send({
       method,
       path,

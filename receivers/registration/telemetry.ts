@@ -61,7 +61,10 @@ export function createWatchTelemetry(logger: Logger) {
     },
     drift(d: DesiredHook, finding: Finding): void {
       drifts.inc({ ...labels(d), finding });
-      log.warn({ org: d.org, hook: d.id, kind: d.kind, finding }, 'managed hook drifted; `hooklog hooks apply` repairs it');
+      log.warn(
+        { org: d.org, hook: d.id, kind: d.kind, finding },
+        'managed hook drifted; `hooklog hooks apply` repairs it',
+      );
     },
     checked(org: string): void {
       lastChecked.set({ org }, Date.now() / 1000);

@@ -190,7 +190,8 @@ export class AuthServer {
     const [scheme, value] = (authorization ?? '').split(' ', 2);
     if (scheme === 'SSWS') {
       if (value && this.#o.ssws?.includes(value)) {
-        const granted = this.#o.sswsScopes && Object.hasOwn(this.#o.sswsScopes, value) ? this.#o.sswsScopes[value] : null;
+        const granted =
+          this.#o.sswsScopes && Object.hasOwn(this.#o.sswsScopes, value) ? this.#o.sswsScopes[value] : null;
         if (granted && !granted.includes(scope))
           return oktaError(403, 'E0000006', 'You do not have permission to perform the requested action', {
             violation: `scope ${scope} missing`,

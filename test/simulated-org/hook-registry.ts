@@ -104,13 +104,21 @@ function readChannel(v: unknown, problems: Array<[string, string]>): Channel | n
     if (!isObj(a) || a.type !== 'HEADER' || !str(a.key))
       problems.push(['channel.config.authScheme', 'type must be HEADER, with a key']);
     else if (!str(a.value))
-      problems.push(['channel.config.authScheme.value', 'is required (it is never returned, so send it on every update)']);
+      problems.push([
+        'channel.config.authScheme.value',
+        'is required (it is never returned, so send it on every update)',
+      ]);
     else authScheme = { type: 'HEADER', key: a.key, value: a.value };
   }
   return {
     type: 'HTTP',
     version: typeof v.version === 'string' ? v.version : '1.0.0',
-    config: { uri, method: 'POST', headers: Array.isArray(headers) ? (headers as Channel['config']['headers']) : [], authScheme },
+    config: {
+      uri,
+      method: 'POST',
+      headers: Array.isArray(headers) ? (headers as Channel['config']['headers']) : [],
+      authScheme,
+    },
   };
 }
 
@@ -159,7 +167,14 @@ export class HookRegistry {
       ]);
     const at = new Date(this.#now()).toISOString();
     const id = `${kind === 'event' ? 'who' : 'cal'}${randomBytes(8).toString('hex')}`;
-    const common = { id, name: read.name, status: 'ACTIVE' as const, channel: read.channel, created: at, lastUpdated: at };
+    const common = {
+      id,
+      name: read.name,
+      status: 'ACTIVE' as const,
+      channel: read.channel,
+      created: at,
+      lastUpdated: at,
+    };
     const hook: SimHook =
       kind === 'event'
         ? { ...common, kind, verificationStatus: 'UNVERIFIED', events: read.events! }
@@ -211,7 +226,13 @@ export class HookRegistry {
     let version: string | undefined;
     if (kind === 'event') {
       const e = body.events;
-      if (!isObj(e) || e.type !== 'EVENT_TYPE' || !Array.isArray(e.items) || !e.items.every(str) || e.items.length === 0)
+      if (
+        !isObj(e) ||
+        e.type !== 'EVENT_TYPE' ||
+        !Array.isArray(e.items) ||
+        !e.items.every(str) ||
+        e.items.length === 0
+      )
         problems.push(['events', 'must be {type: EVENT_TYPE, items: [event types]} with at least one item']);
       else if (e.items.length > 300) problems.push(['events.items', 'at most 300 event types per hook']);
       else events = { type: 'EVENT_TYPE', items: [...(e.items as string[])] };

@@ -21,7 +21,8 @@ import { HookSender } from './hook-sender.js';
 import type { SimulatedOrg } from './server.js';
 import type { StoredEvent } from './store.js';
 
-const ROUTE = /^\/api\/v1\/(eventHooks|inlineHooks)(?:\/([A-Za-z0-9]+)(?:\/lifecycle\/(verify|activate|deactivate))?)?$/;
+const ROUTE =
+  /^\/api\/v1\/(eventHooks|inlineHooks)(?:\/([A-Za-z0-9]+)(?:\/lifecycle\/(verify|activate|deactivate))?)?$/;
 
 export interface HooksApiOptions {
   /** CA certificate(s) the org trusts when it calls hook endpoints (the test's own). */
