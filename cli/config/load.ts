@@ -44,9 +44,7 @@ export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path: str
   }
   if (Array.isArray(value)) return value.map((v, i) => interpolateEnv(v, env, [...path, String(i)], whole));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, interpolateEnv(v, env, [...path, k], whole)]),
-    );
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolateEnv(v, env, [...path, k], whole)]));
   }
   return value;
 }

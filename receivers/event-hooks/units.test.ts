@@ -20,7 +20,9 @@ describe('SecretMatcher', () => {
     expect(m.matchIndex('second-secret-012345')).toBe(1);
     expect(m.matchIndex('first-secret-012345')).toBe(-1);
     expect(m.matchIndex(undefined)).toBe(-1);
-    expect(new SecretMatcher(['same-secret-01234567', 'same-secret-01234567']).matchIndex('same-secret-01234567')).toBe(0);
+    expect(new SecretMatcher(['same-secret-01234567', 'same-secret-01234567']).matchIndex('same-secret-01234567')).toBe(
+      0,
+    );
   });
 
   it('takes a Basic auth value as a header value, with the scheme matched case-insensitively and the credentials exactly', () => {

@@ -70,5 +70,3 @@ export const hookRegistrationSchema = z
   .describe('Registering event and token hooks with the identity service (`hooklog hooks plan|apply|status`).');
 
 export type HookRegistrationConfig = z.output<typeof hookRegistrationSchema>;
-export type EventHookRegistration = z.output<typeof eventHookRegistrationSchema>;
-export type TokenHookRegistration = z.output<typeof tokenHookRegistrationSchema>;

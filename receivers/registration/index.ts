@@ -15,7 +15,6 @@ import { HookService, scopesFor, type RegisteredHook } from './service.js';
 
 export { applyPlans, type HookOutcome } from './apply.js';
 export { describePlan, type HookPlan } from './plan.js';
-export { desiredHooks, type RegistrationInput } from './desired.js';
 
 export interface OrgState {
   readonly org: string;

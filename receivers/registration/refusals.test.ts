@@ -26,7 +26,10 @@ let api: HookManagementApi | undefined;
 const servers: Server[] = [];
 afterEach(async () => {
   await sim?.stop();
-  for (const s of servers.splice(0)) (s.close(), s.closeAllConnections());
+  for (const s of servers.splice(0)) {
+    s.close();
+    s.closeAllConnections();
+  }
 });
 
 async function org(opts: Parameters<typeof SimulatedOrg.start>[0] = {}) {

@@ -116,7 +116,7 @@ describe('simulated org: hook management API', () => {
       },
       {},
     );
-    const [[, desired]] = [...hooksByOrg(config)];
+    const desired = hooksByOrg(config).get('acme');
     const state = await readOrg(config, config.orgs[0]!, desired!, {
       access: 'manage',
       prune: true,
