@@ -33,6 +33,8 @@ export interface ReadOptions {
   readonly logger: Logger;
   readonly budgetDir?: string;
   readonly policies?: IdpPolicies;
+  /** A client opened before for this org and these kinds (the watch keeps one: one OAuth token, one budget). */
+  readonly service?: HookService;
 }
 
 /** The orgs that manage a configured hook, each with its hooks (config order). */
@@ -54,14 +56,17 @@ export async function readOrg(
   let service: HookService | null = null;
   let failed: { what: string; err: unknown } | null = null;
   try {
-    const management = await openManagement({
-      org,
-      scopes: scopesFor(kinds, opts.access),
-      logger: opts.logger,
-      ...(opts.budgetDir ? { budgetDir: opts.budgetDir } : {}),
-      ...(opts.policies ? { policies: opts.policies } : {}),
-    });
-    service = new HookService(management);
+    service =
+      opts.service ??
+      new HookService(
+        await openManagement({
+          org,
+          scopes: scopesFor(kinds, opts.access),
+          logger: opts.logger,
+          ...(opts.budgetDir ? { budgetDir: opts.budgetDir } : {}),
+          ...(opts.policies ? { policies: opts.policies } : {}),
+        }),
+      );
     for (const kind of kinds) {
       try {
         hooks[kind] = await service.list(kind);

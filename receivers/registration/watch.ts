@@ -18,6 +18,7 @@ import type { Stream } from '../../platform/stream/types.js';
 import type { RegistrationInput } from './desired.js';
 import { driftEvent, type Finding } from './drift-event.js';
 import { hooksByOrg, readOrg } from './index.js';
+import type { HookService } from './service.js';
 import { healthOf } from './status.js';
 import { createWatchTelemetry } from './telemetry.js';
 
@@ -45,6 +46,8 @@ export function startHookWatch(o: WatchOptions): HookWatch {
   const appended = new Map<string, string>();
   /** The finding each hook had in the last pass (finding and the service's id of the hook). */
   const previous = new Map<string, string>();
+  /** One client per org for the life of the watch: one OAuth token while it lasts, one budget. */
+  const services = new Map<string, HookService>();
   let passes = 0;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -60,7 +63,9 @@ export function startHookWatch(o: WatchOptions): HookWatch {
         logger: o.logger,
         ...(o.budgetDir ? { budgetDir: o.budgetDir } : {}),
         ...(o.policies ? { policies: o.policies } : {}),
+        ...(services.has(orgId) ? { service: services.get(orgId)! } : {}),
       });
+      if (state.service) services.set(orgId, state.service);
       if (state.errors.length) {
         telemetry.failed(orgId, state.errors[0]!);
         continue;
