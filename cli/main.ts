@@ -21,6 +21,7 @@ import { backfillCommand } from '../ingest/backfill/run.js';
 import { prepareQuery } from '../analytics/run.js';
 import { describeRuleFiles, lintRuleFiles, runHunt } from '../consumers/alerting/commands.js';
 import { addRulesTestCommand } from './rules-test.js';
+import { registerHooksCommands } from './hooks-command.js';
 
 const program = new Command('hooklog')
   .description(
@@ -41,7 +42,11 @@ program
     '--roles <list>',
     "comma-separated roles to run here, overriding the config's `roles` (receivers,pollers,sink,alerting)",
   )
-  .action(async (opts: { roles?: string }) => runStart(program.opts<{ config?: string }>().config, opts.roles));
+  .option('--port <port>', "this process's HTTP port, over server.port (else $HOOKLOG_PORT)")
+  .option('--instance-id <id>', "this process's instance_id (else $HOOKLOG_INSTANCE_ID)")
+  .action(async (opts: { roles?: string; port?: string; instanceId?: string }) =>
+    runStart(program.opts<{ config?: string }>().config, opts.roles, { port: opts.port, instanceId: opts.instanceId }),
+  );
 
 program
   .command('alert')
@@ -240,6 +245,8 @@ program
     const { config } = loadConfig(program.opts<{ config?: string }>().config);
     process.stdout.write(renderCoverage(await coverageReport(config, opts), opts.format));
   });
+
+registerHooksCommands(program);
 
 program
   .command('check-config')

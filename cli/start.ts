@@ -1,4 +1,4 @@
-import { loadConfig } from './config/load.js';
+import { loadConfig, type ProcessOverrides } from './config/load.js';
 import { createLogger } from '../platform/log.js';
 import { serveAdminSocket } from './admin-socket.js';
 import { startHooklog } from './runtime.js';
@@ -9,8 +9,12 @@ import { runNamedQuery } from '../analytics/run.js';
 const SHUTDOWN_DEADLINE_MS = 60_000;
 
 /** `hooklog start`: run until SIGINT/SIGTERM, then stop in order. */
-export async function runStart(configPath: string | undefined, rolesFlag?: string): Promise<void> {
-  const loaded = loadConfig(configPath);
+export async function runStart(
+  configPath: string | undefined,
+  rolesFlag?: string,
+  flags: ProcessOverrides = {},
+): Promise<void> {
+  const loaded = loadConfig(configPath, process.env, flags);
   const { config } = loaded;
   const roles = rolesFlag === undefined ? config.roles : parseRoles(rolesFlag);
   const logger = createLogger({ level: config.log_level, format: config.log.format });

@@ -69,6 +69,50 @@ describe('config', () => {
     );
   });
 
+  it('types values from the environment by the schema: numbers and booleans where the key needs one, text elsewhere', () => {
+    const c = parseConfig(
+      {
+        server: { port: '${PORT}', trust_proxy: '${TRUST:-false}', host: '${HOST}' },
+        stream: { partitions: '${PARTS:-4}' },
+        event_hooks: [hook({ auth: { secrets: ['${DIGITS}'] } })],
+      },
+      { PORT: '8081', HOST: '127.0.0.1', TRUST: 'TRUE', DIGITS: '1234567890123456' },
+    );
+    expect(c.server.port).toBe(8081);
+    expect(c.server.trust_proxy).toBe(true);
+    expect(c.server.host).toBe('127.0.0.1');
+    expect(c.stream.partitions).toBe(4);
+    // A secret of digits stays text: the schema wants a string there.
+    expect(c.event_hooks[0]!.auth.secrets).toEqual(['1234567890123456']);
+    // What the environment gives must still read as the type, and pass the key's own rules.
+    expect(() => parseConfig({ server: { port: '${PORT}' } }, { PORT: 'eighty' })).toThrow(
+      /server\.port": expected number, the environment gave "eighty"/,
+    );
+    expect(() => parseConfig({ server: { port: '${PORT}' } }, { PORT: '70000' })).toThrow(/server\.port/);
+    expect(() => parseConfig({ server: { trust_proxy: '${T}' } }, { T: 'yes' })).toThrow(/server\.trust_proxy/);
+    // Text written in the file is the user's string, never converted; nor is a placeholder inside other text.
+    expect(() => parseConfig({ server: { port: '8080' } }, {})).toThrow(/server\.port.*expected number/);
+    expect(() => parseConfig({ server: { port: '80${P}' } }, { P: '80' })).toThrow(/server\.port/);
+  });
+
+  it('takes server.port and instance_id per process: a flag, else HOOKLOG_PORT / HOOKLOG_INSTANCE_ID, over the file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hooklog-cfg-'));
+    const file = join(dir, 'shared.yaml');
+    writeFileSync(file, 'instance_id: from-file\nserver:\n  host: 127.0.0.1\n  port: ${PORT:-8080}\n');
+    expect(loadConfig(file, {}).config.server).toMatchObject({ port: 8080, host: '127.0.0.1' });
+    expect(loadConfig(file, { PORT: '8082' }).config.server.port).toBe(8082);
+    const env = { PORT: '8082', HOOKLOG_PORT: '8083', HOOKLOG_INSTANCE_ID: 'env-b' };
+    expect(loadConfig(file, env).config).toMatchObject({ instance_id: 'env-b', server: { port: 8083 } });
+    expect(loadConfig(file, env, { port: '8084', instanceId: 'flag-c' }).config).toMatchObject({
+      instance_id: 'flag-c',
+      server: { port: 8084, host: '127.0.0.1' },
+    });
+    expect(() => loadConfig(file, {}, { port: 'x' })).toThrow(/server\.port": expected number/);
+    expect(() => loadConfig(file, {}, { instanceId: 'a b' })).toThrow(/instance_id/);
+    // The built-in default takes them too.
+    expect(defaultConfig({}, { port: '9001' }).config.server.port).toBe(9001);
+  });
+
   it('runs the documented default without a file: embedded, port 8080, one demo hook', () => {
     const generated = defaultConfig({});
     expect(generated.config.event_hooks.map((h) => h.id)).toEqual(['demo']);

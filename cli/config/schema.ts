@@ -16,6 +16,8 @@ import { ssfReceiversSchema } from '../../receivers/ssf/receiver-config.js';
 import { instanceIdSchema, rolesSchema } from '../../platform/config/fleet.js';
 import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
 import { consoleSchema } from '../../console/config.js';
+import { hookRegistrationSchema } from '../../receivers/registration/config.js';
+import { registrationIssues } from '../../receivers/registration/desired.js';
 
 /**
  * hooklog's whole configuration schema, composed where the process is
@@ -38,6 +40,7 @@ export const configSchema = z
     orgs: orgsSchema,
     token_hooks: tokenHooksSchema,
     ssf_receivers: ssfReceiversSchema,
+    hook_registration: hookRegistrationSchema,
     alerting: alertingSchema.optional(),
     api: apiSchema,
     console: consoleSchema,
@@ -55,6 +58,7 @@ export const configSchema = z
       }
       seen.set(h.id, i);
     });
+    for (const issue of registrationIssues(cfg)) ctx.addIssue({ code: 'custom', ...issue });
     const k = cfg.stream.kafka;
     if (k && k.heartbeat_interval_ms * 3 > k.session_timeout_ms) {
       ctx.addIssue({

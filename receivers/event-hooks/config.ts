@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { eventHookRegistrationSchema } from '../registration/config.js';
 
 /**
  * Config of the event-hook receiver: the hooks themselves (`event_hooks`, a
@@ -46,6 +47,7 @@ export const eventHookSchema = z
       })
       .describe('How deliveries prove they come from the org.'),
     expected_source: expectedSourceSchema.optional(),
+    register: eventHookRegistrationSchema.optional(),
   })
   .describe('An event hook registered with the identity service.');
 

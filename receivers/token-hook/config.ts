@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { compileRules, placeholderTables } from './rules.js';
 import { lookupTableSchema, ruleSchema, slug } from './rule-schema.js';
 import { JWS_ASYMMETRIC_ALGORITHMS } from './jwks.js';
+import { tokenHookRegistrationSchema } from '../registration/config.js';
 
 const headerAuthSchema = z
   .strictObject({
@@ -142,6 +143,7 @@ export const tokenHookSchema = z
       .default(1024 * 1024)
       .describe('Largest request accepted; larger ones get 413.'),
     audit: auditSchema,
+    register: tokenHookRegistrationSchema.optional(),
   })
   .superRefine((hook, ctx) => {
     const tables = new Set<string>();

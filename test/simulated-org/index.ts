@@ -10,3 +10,4 @@ export type { SimApi } from './api.js';
 export { OidcSignIn, type SimUser } from './oidc.js';
 export { SsfTransmitter } from './ssf-transmitter.js';
 export { type SsfStream } from './ssf-streams.js';
+export { HookManagementApi } from './hooks-api.js';
