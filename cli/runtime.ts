@@ -11,7 +11,8 @@ import { ensureHooklogTopics, openStream } from '../platform/stream/open.js';
 import type { Topics } from '../platform/stream/headers.js';
 import type { Stream } from '../platform/stream/types.js';
 import { startClickHouseSink } from '../consumers/clickhouse-sink/index.js';
-import { startAlerting } from '../consumers/alerting/index.js';
+import { riskChangesPipeline, startAlerting } from '../consumers/alerting/index.js';
+import { riskTopics } from '../schemas/risk.js';
 import { prepareQuery } from '../analytics/run.js';
 import { startIngest } from '../ingest/index.js';
 import { legacyEventsPipeline } from '../ingest/legacy-events/rows.js';
@@ -85,6 +86,7 @@ export async function startHooklog(
           topic: topics.tokenDecisions,
           spoolDir: join(config.data_dir, 'token-hook-audit'),
           logger,
+          riskTopic: riskTopics(config.stream.topic_prefix).state,
         })
       : undefined;
     if (tokenHooks) closers.push(() => tokenHooks.stop());
@@ -132,7 +134,11 @@ export async function startHooklog(
         maxBatchRecords: config.sink.max_batch_records,
         maxBatchWaitMs: config.sink.max_batch_wait_ms,
         maxRecordBytes: config.sink.max_record_bytes,
-        extraPipelines: [tokenDecisionsPipeline(topics.tokenDecisions), legacyEventsPipeline(topics.legacyEvents)],
+        extraPipelines: [
+          tokenDecisionsPipeline(topics.tokenDecisions),
+          legacyEventsPipeline(topics.legacyEvents),
+          riskChangesPipeline(riskTopics(config.stream.topic_prefix).changes),
+        ],
         logger,
       });
       closers.push(() => sink.stop());

@@ -15,6 +15,7 @@ import { startClickHouseOutput } from './outputs/clickhouse.js';
 import { startWebhookOutput } from './outputs/webhook.js';
 import { loadAllRules } from './rules/load.js';
 export { loadAllRules } from './rules/load.js';
+export { riskChangesPipeline } from './risk/rows.js';
 import type { CompiledRule } from './rules/types.js';
 import { createAlertingTelemetry, type AlertingCounters } from './telemetry.js';
 import type { RetryPolicy } from '../../platform/retry.js';
