@@ -20,6 +20,7 @@ import { coverageReport, renderCoverage } from './coverage.js';
 import { backfillCommand } from '../ingest/backfill/run.js';
 import { prepareQuery } from '../analytics/run.js';
 import { describeRuleFiles, lintRuleFiles, progress, runHunt, runRulesTest } from '../consumers/alerting/commands.js';
+import { registerRiskCommand } from './risk-command.js';
 
 const program = new Command('hooklog')
   .description(
@@ -163,7 +164,7 @@ program
 program
   .command('sql')
   .description(
-    'Run a read-only SQL query against the configured store and print the result. Tables: events (one row per event), legacy_events, token_decisions, alerts, deadletter, schema_migrations.',
+    'Run a read-only SQL query against the configured store and print the result. Tables: events (one row per event), legacy_events, token_decisions, alerts, risk_changes, deadletter, schema_migrations.',
   )
   .argument('<query>', 'the SQL query (read-only: writes are refused by ClickHouse)')
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
@@ -291,6 +292,8 @@ program
     const { config, origin } = loadConfig(program.opts<{ config?: string }>().config);
     process.stdout.write(`# config OK (${origin})\n${stringify(redactSecrets(config))}`);
   });
+
+registerRiskCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof HooklogError) {

@@ -1,4 +1,5 @@
 /** Test events and a rule set with known findings, shared by the alerting tests and the kill -9 fixture. */
+import { createHash } from 'node:crypto';
 import { Header } from '../../../platform/stream/headers.js';
 import type { StreamRecord } from '../../../platform/stream/types.js';
 
@@ -122,6 +123,12 @@ export function travelEvents(
   return { records, expectedFindings: rounds * orgs.length };
 }
 
+/** A canonical UUID derived from `name` (an event hook refuses any other), the same for the same name. */
+function uuidOf(name: string): string {
+  const h = createHash('sha256').update(name).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
 /** Impossible travel declaring risk: a finding holds its user at `level` for `ttl` (event time). */
 export function riskTravelRules(ttl: string, level: 'low' | 'medium' | 'high' = 'high') {
   return [{ ...TRAVEL_RULES[0]!, risk: { level, ttl, reason: 'Sign-ins too far apart for the time between them' } }];
@@ -139,11 +146,11 @@ export function riskTravelEvents(
   gapMs = 3_600_000,
 ) {
   const records: StreamRecord[] = [];
-  const mk = (uuid: string, at: number, user: string | null, lat: number, lon: number) => ({
+  const mk = (name: string, at: number, user: string | null, lat: number, lon: number) => ({
     key: org,
     value: Buffer.from(
       JSON.stringify({
-        uuid,
+        uuid: uuidOf(name),
         published: new Date(at).toISOString(),
         eventType: user ? 'user.session.start' : 'system.tick',
         outcome: { result: 'SUCCESS' },
