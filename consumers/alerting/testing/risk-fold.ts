@@ -17,20 +17,34 @@ import { decodeState } from '../risk/records.js';
 
 const log = silentLogger();
 
-/** Every change on the topic, read by a group of its own from the beginning. */
+/**
+ * Every change on the topic, read by a group of its own from the beginning. `toEnd` resolves once the reader has
+ * committed past everything appended before the call (a repeat would be in `all` by then).
+ */
 export async function readChanges(
   stream: Stream,
   topic: string,
-): Promise<{ all: RiskChange[]; stop: () => Promise<void> }> {
+): Promise<{ all: RiskChange[]; toEnd: () => Promise<void>; stop: () => Promise<void> }> {
   const all: RiskChange[] = [];
+  const group = randomName('changes-reader');
+  const toEnd = async () => {
+    const end = await stream.latestOffsets(topic);
+    await waitFor(
+      async () => {
+        const c = await stream.committedOffsets(topic, group);
+        return [...end].every(([p, next]) => (c.get(p) ?? 0) >= next);
+      },
+      { timeoutMs: 60_000, what: `reading ${topic} to its end` },
+    );
+  };
   const reader: Consumer = await stream.consume({
     topic,
-    group: randomName('changes-reader'),
+    group,
     maxBatchWaitMs: 20,
     handler: async (b) =>
       void all.push(...b.records.map((r) => riskChangeSchema.parse(JSON.parse(r.value.toString())))),
   });
-  return { all, stop: () => reader.stop() };
+  return { all, toEnd, stop: () => reader.stop() };
 }
 
 /**
