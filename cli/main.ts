@@ -22,6 +22,7 @@ import { prepareQuery } from '../analytics/run.js';
 import { describeRuleFiles, lintRuleFiles, runHunt } from '../consumers/alerting/commands.js';
 import { addRulesTestCommand } from './rules-test.js';
 import { registerHooksCommands } from './hooks-command.js';
+import { registerRiskCommand } from './risk-command.js';
 
 const program = new Command('hooklog')
   .description(
@@ -85,11 +86,19 @@ rules
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
   .action((paths: string[], opts: { format: OutputFormat }) => {
     let use = paths;
-    if (use.length === 0) {
-      const a = loadConfig(program.opts<{ config?: string }>().config).config.alerting;
-      use = a ? [...a.rule_paths, ...a.rule_files, ...a.sigma_paths] : [];
+    let loaded: ReturnType<typeof loadConfig> | undefined;
+    try {
+      loaded = loadConfig(program.opts<{ config?: string }>().config);
+    } catch (err) {
+      // Linting given files needs no config; the config's own paths do.
+      if (paths.length === 0) throw err;
     }
-    const { result, errors } = lintRuleFiles(use);
+    const a = loaded?.config.alerting;
+    if (use.length === 0) use = a ? [...a.rule_paths, ...a.rule_files, ...a.sigma_paths] : [];
+    // The config's risk for rules loaded as published; an unknown id is an error only for the config's own paths.
+    const risk = a &&
+      loaded && { file: loaded.origin, byId: a.risk.rules, inline: a.rules, strict: paths.length === 0 };
+    const { result, errors } = lintRuleFiles(use, risk);
     process.stdout.write(render(result, opts.format));
     if (errors) process.exitCode = 1;
   });
@@ -130,7 +139,7 @@ program
 program
   .command('sql')
   .description(
-    'Run a read-only SQL query against the configured store and print the result. Tables: events (one row per event), legacy_events, token_decisions, alerts, deadletter, schema_migrations.',
+    'Run a read-only SQL query against the configured store and print the result. Tables: events (one row per event), legacy_events, token_decisions, alerts, risk_changes, deadletter, schema_migrations.',
   )
   .argument('<query>', 'the SQL query (read-only: writes are refused by ClickHouse)')
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
@@ -260,6 +269,8 @@ program
     const { config, origin } = loadConfig(program.opts<{ config?: string }>().config);
     process.stdout.write(`# config OK (${origin})\n${stringify(redactSecrets(config))}`);
   });
+
+registerRiskCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof HooklogError) {

@@ -5,6 +5,7 @@ import { startHooklog } from './runtime.js';
 import { collectStatus } from './status.js';
 import { parseRoles } from '../platform/config/fleet.js';
 import { runNamedQuery } from '../analytics/run.js';
+import { riskRoute } from './risk-command.js';
 
 const SHUTDOWN_DEADLINE_MS = 60_000;
 
@@ -30,6 +31,7 @@ export async function runStart(
         logger,
         (name, params) => runNamedQuery(store, name, params),
         () => collectStatus(config, running.stream, store),
+        { '/risk': riskRoute(config, running.stream, store) },
       )
     : async () => undefined;
 

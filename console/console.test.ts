@@ -274,18 +274,13 @@ describe('changes', () => {
 });
 
 describe('entities', () => {
-  it("shows a user's risk once the risk table exists, and says it is not available before", async () => {
+  it("shows a user's risk changes from the risk_changes table (migration 020), the org's only", async () => {
     const path = `/console/api/users/${ORG_A}/${encodeURIComponent(USER_A)}`;
     const before = (await (await get(path, alice)).json()) as { risk: unknown; signIns: unknown[]; ip: unknown[] };
-    expect(before.risk).toBeNull();
+    expect(before.risk).toEqual([]);
     expect(before.ip).toEqual([{ value: '203.0.113.7', n: '3', failed: '3', last: expect.any(String) }]);
     const store = w.hooklog.store!;
-    // The shape schemas/risk.ts gives a risk change (issue 23 adds the table).
-    await store.command(
-      `CREATE TABLE ${store.database}.risk_changes (at DateTime64(3, 'UTC'), org String, entity_id String, entity_login String,
-       previous String, current String, cause String, rule_id String, alert_id String, reason String, change_id String)
-       ENGINE = MergeTree ORDER BY (org, at)`,
-    );
+    // Rows as the sink writes them from <prefix>.risk-changes (consumers/alerting/risk/rows.ts).
     await store.insertJson('risk_changes', [
       {
         at: '2026-01-05 00:00:00.000',
