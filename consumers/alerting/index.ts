@@ -4,8 +4,8 @@
  * (they read `<prefix>.alerts`), then the engine on `<prefix>.logs`. Stop
  * in reverse: the engine first (no new alerts), then the outputs.
  */
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve, sep } from 'node:path';
+import { assetPath } from '../../platform/assets.js';
 import type { Logger } from '../../platform/log.js';
 import type { Store } from '../../platform/store/index.js';
 import type { Consumer, Stream } from '../../platform/stream/types.js';
@@ -59,20 +59,37 @@ export interface Alerting {
 
 /**
  * Rules every alerting consumer runs besides the configured ones: hooklog's
- * own health findings (content/hook-deliveries.yaml: a lost hook delivery).
- * A configured file naming the same path is not loaded twice.
+ * own health findings (content/hook-deliveries.yaml: a lost hook delivery),
+ * read from the package's alerting content (platform/assets.ts).
  */
-export const BUILTIN_RULE_FILES: readonly string[] = [
-  fileURLToPath(new URL('./content/hook-deliveries.yaml', import.meta.url)),
-];
+export function builtinRuleFiles(): string[] {
+  return [assetPath('alertingContent', 'hook-deliveries.yaml')];
+}
+
+/**
+ * Every rule the alerting consumer runs: the built-in ones and the configured
+ * ones, compiled. A built-in file the config names too (in rule_files, or
+ * inside a rule_paths entry such as the shipped content directory) is loaded
+ * once. `hooklog check-config` calls this too, so a rule that would stop
+ * `start` fails the check.
+ */
+export function loadConfiguredRules(c: AlertingConfig): CompiledRule[] {
+  const named = [...c.rule_files, ...c.rule_paths, ...c.sigma_paths].map((p) => resolve(p));
+  const covered = (f: string) => named.some((p) => f === p || f.startsWith(p + sep));
+  return loadAllRules(
+    {
+      rules: c.rules,
+      ruleFiles: [...builtinRuleFiles().filter((f) => !covered(f)), ...c.rule_files],
+      sigmaPaths: c.sigma_paths,
+      rulePaths: c.rule_paths,
+    },
+    { placeholders: c.sigma_placeholders, defaultSuppressMs: c.suppression_ms },
+  );
+}
 
 export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
   const c = o.config;
-  const ruleFiles = [...BUILTIN_RULE_FILES.filter((f) => !c.rule_files.some((r) => resolve(r) === f)), ...c.rule_files];
-  const rules = loadAllRules(
-    { rules: c.rules, ruleFiles, sigmaPaths: c.sigma_paths, rulePaths: c.rule_paths },
-    { placeholders: c.sigma_placeholders, defaultSuppressMs: c.suppression_ms },
-  );
+  const rules = loadConfiguredRules(c);
   const telemetry = createAlertingTelemetry(o.logger);
   const topics = alertingTopics(o.topicPrefix);
   await o.stream.ensureTopics([
