@@ -63,7 +63,7 @@ export function describeRuleFiles(paths: readonly string[]): ResultSet {
       notes: l.notes.join('; '),
     };
   });
-  return { columns: ['file', 'format', 'rules', 'runs', 'notes'], rows };
+  return { columns: ['file', 'format', 'rules', 'runs', 'notes'], rows, whole: ['file'] };
 }
 
 export interface HuntOptions {
@@ -105,13 +105,14 @@ export async function runHunt(config: Config, file: string, o: HuntOptions): Pro
   });
 }
 
-/** `hooklog rules lint`: one row per problem, with file and line. */
+/** `hooklog rules lint`: one row per problem, with file and line, never shortened (a lint report is read whole). */
 export function lintRuleFiles(paths: readonly string[]): { result: ResultSet; errors: number } {
   const problems = lintPaths(paths);
   return {
     result: {
       columns: ['where', 'severity', 'problem'],
       rows: problems.map((p) => ({ where: `${p.file}:${p.line}`, severity: p.severity, problem: p.message })),
+      whole: ['where', 'severity', 'problem'],
     },
     errors: problems.filter((p) => p.severity === 'error').length,
   };
