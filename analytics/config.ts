@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { secret } from '../platform/config/secrets.js';
 
 /**
  * The `api` section: who may call the query API (/api/queries). Without keys
@@ -6,13 +7,14 @@ import { z } from 'zod';
  */
 export const apiSchema = z
   .strictObject({
-    keys: z
-      .array(z.string().min(24, 'API keys must be at least 24 characters'))
-      .max(16)
-      .default([])
-      .describe(
-        'Accepted API keys, sent as "Authorization: Bearer <key>" (use ${ENV_VAR}). Several allow rotation. Empty: the query API is off.',
-      ),
+    keys: secret(
+      z
+        .array(z.string().min(24, 'API keys must be at least 24 characters'))
+        .max(16)
+        .describe(
+          'Accepted API keys, sent as "Authorization: Bearer <key>" (use ${ENV_VAR}). Several allow rotation. Empty: the query API is off.',
+        ),
+    ).default([]),
   })
   .prefault({})
   .describe(

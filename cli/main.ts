@@ -1,10 +1,9 @@
 import { Command, Option } from 'commander';
 import { loadConfig } from './config/load.js';
-import { redactSecrets } from '../platform/config/secrets.js';
-import { configSchema } from './config/schema.js';
+import { redactConfig } from '../platform/config/secrets.js';
+import { configJsonSchema } from './config/schema.js';
 import { createLogger } from '../platform/log.js';
 import { stringify } from 'yaml';
-import { z } from 'zod';
 import { HooklogError } from '../platform/errors.js';
 import { render, type OutputFormat } from './format.js';
 import { runSql } from './sql.js';
@@ -285,11 +284,11 @@ program
   .option('--schema', "print the config schema (JSON Schema, with every option's description and default) instead")
   .action((opts: { schema?: boolean }) => {
     if (opts.schema) {
-      process.stdout.write(JSON.stringify(z.toJSONSchema(configSchema, { io: 'input' }), null, 2) + '\n');
+      process.stdout.write(JSON.stringify(configJsonSchema(), null, 2) + '\n');
       return;
     }
     const { config, origin } = loadConfig(program.opts<{ config?: string }>().config);
-    process.stdout.write(`# config OK (${origin})\n${stringify(redactSecrets(config))}`);
+    process.stdout.write(`# config OK (${origin})\n${stringify(redactConfig(config, configJsonSchema()))}`);
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {

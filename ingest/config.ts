@@ -5,6 +5,7 @@
  * with a default, units in names, cross-field mistakes named at boot).
  */
 import { z } from 'zod';
+import { secret } from '../platform/config/secrets.js';
 import { ASSERTION_ALGS, loadSigningKey } from './client/keys.js';
 import { checkLegacyFilter } from './legacy-events/first-request.js';
 import { parseStart } from './start.js';
@@ -158,7 +159,7 @@ const legacyEventsSchema = z
 
 const sswsSchema = z
   .strictObject({
-    token: z.string().min(1).describe('API token, sent as "Authorization: SSWS <token>". Use ${ENV_VAR}.'),
+    token: secret(z.string().min(1).describe('API token, sent as "Authorization: SSWS <token>". Use ${ENV_VAR}.')),
   })
   .describe('Authenticate with an API token.');
 
@@ -168,11 +169,14 @@ const oauthSchema = z
       .string()
       .min(1)
       .describe('Client id of the OAuth 2.0 service app (public key / private key client authentication).'),
-    private_key: z
-      .string()
-      .min(1)
-      .optional()
-      .describe("The app's private key: PEM, or a JWK as JSON. Use ${ENV_VAR}. One of private_key, private_key_path."),
+    private_key: secret(
+      z
+        .string()
+        .min(1)
+        .describe(
+          "The app's private key: PEM, or a JWK as JSON. Use ${ENV_VAR}. One of private_key, private_key_path.",
+        ),
+    ).optional(),
     private_key_path: z.string().min(1).optional().describe('File holding the private key (PEM or JWK JSON).'),
     key_id: z
       .string()

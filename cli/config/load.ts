@@ -3,7 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { HooklogError } from '../../platform/errors.js';
-import { configSchema, type Config } from './schema.js';
+import { unexpandedSecrets } from '../../platform/config/secrets.js';
+import { configJsonSchema, configSchema, type Config } from './schema.js';
 
 export const DEFAULT_CONFIG_PATH = './hooklog.yaml';
 
@@ -19,19 +20,27 @@ export interface LoadedConfig {
  * Replaces `${NAME}` (and `${NAME:-fallback}`) in every string of the parsed
  * YAML tree. Interpolating values after parsing, not text before it, means a
  * secret can never change the document's structure and errors can name the key.
+ * A `${` that does not open such a placeholder (`${HOOK_SECRET` without its
+ * brace, `${1X}`) is an error naming the key, never literal text: it would
+ * otherwise become the value itself, a secret anyone could read in the file.
+ * `$${` writes a literal `${`.
  */
 export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path: string[] = []): unknown {
   if (typeof value === 'string') {
+    const key = path.join('.') || '(root)';
     return value.replace(
-      /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
-      (_, name: string, fallback: string | undefined) => {
+      /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{/g,
+      (whole: string, name: string | undefined, fallback: string | undefined) => {
+        if (whole === '$${') return '${';
+        if (name === undefined)
+          throw new HooklogError(
+            'CONFIG_INVALID',
+            `config key "${key}": "\${" does not open a placeholder here; write \${NAME} or \${NAME:-default} (NAME: letters, digits, _), or $\${ for a literal "\${"`,
+          );
         const v = env[name];
         if (v !== undefined && v !== '') return v;
         if (fallback !== undefined) return fallback;
-        throw new HooklogError(
-          'CONFIG_INVALID',
-          `config key "${path.join('.') || '(root)'}": environment variable ${name} is not set`,
-        );
+        throw new HooklogError('CONFIG_INVALID', `config key "${key}": environment variable ${name} is not set`);
       },
     );
   }
@@ -44,6 +53,8 @@ export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path: str
 
 /** Validates an already-parsed config tree; errors name each offending key. */
 export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env): Config {
+  const unexpanded = unexpandedSecrets(raw, configJsonSchema());
+  if (unexpanded.length > 0) throw new HooklogError('CONFIG_INVALID', unexpanded.join('\n'));
   const result = configSchema.safeParse(interpolateEnv(raw ?? {}, env));
   if (!result.success) throw new HooklogError('CONFIG_INVALID', formatIssues(result.error));
   return deepFreeze(result.data);
