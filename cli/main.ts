@@ -8,6 +8,7 @@ import { HooklogError } from '../platform/errors.js';
 import { render, type OutputFormat } from './format.js';
 import { runSql } from './sql.js';
 import { runStart } from './start.js';
+import { preflight } from './preflight.js';
 import { collectParams, listQueries, runQueryCommand } from './query.js';
 import { runStatus, statusResultSet, type StatusLine } from './status.js';
 import { statusViaAdminSocket } from './admin-socket.js';
@@ -280,14 +281,18 @@ program
 
 program
   .command('check-config')
-  .description('Validate the config and print it, defaults filled in and secrets redacted.')
+  .description(
+    'Validate the config, and the files and keys start would load (TLS, lookup tables, OAuth keys, rules, migrations); print it, defaults filled in and secrets redacted.',
+  )
   .option('--schema', "print the config schema (JSON Schema, with every option's description and default) instead")
-  .action((opts: { schema?: boolean }) => {
+  .action(async (opts: { schema?: boolean }) => {
     if (opts.schema) {
       process.stdout.write(JSON.stringify(configJsonSchema(), null, 2) + '\n');
       return;
     }
     const { config, origin } = loadConfig(program.opts<{ config?: string }>().config);
+    // What start would refuse beyond the schema: the files it reads and the keys it loads.
+    await preflight(config);
     process.stdout.write(`# config OK (${origin})\n${stringify(redactConfig(config, configJsonSchema()))}`);
   });
 

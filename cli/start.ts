@@ -1,6 +1,7 @@
 import { loadConfig } from './config/load.js';
 import { createLogger } from '../platform/log.js';
 import { serveAdminSocket } from './admin-socket.js';
+import { preflight } from './preflight.js';
 import { startHooklog } from './runtime.js';
 import { collectStatus } from './status.js';
 import { parseRoles } from '../platform/config/fleet.js';
@@ -13,6 +14,8 @@ export async function runStart(configPath: string | undefined, rolesFlag?: strin
   const loaded = loadConfig(configPath);
   const { config } = loaded;
   const roles = rolesFlag === undefined ? config.roles : parseRoles(rolesFlag);
+  // The same checks as check-config, before anything opens: a file start cannot read fails here, in those words.
+  await preflight(config);
   const logger = createLogger({ level: config.log_level, format: config.log.format });
   logger.info({ config: loaded.origin, roles }, 'starting hooklog');
   const running = await startHooklog(config, logger, roles);

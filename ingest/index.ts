@@ -18,7 +18,7 @@ import type { Authenticator } from './client/auth.js';
 import { SswsAuthenticator } from './client/auth.js';
 import { IdentityClient } from './client/client.js';
 import { DpopProver } from './client/dpop.js';
-import { loadSigningKey } from './client/keys.js';
+import { loadSigningKey, type SigningKey } from './client/keys.js';
 import { OAuthAuthenticator } from './client/oauth.js';
 import { withPolicies, type IdpPolicies } from './client/policies.js';
 import { BudgetLedger, ledgerPath } from './client/budget-ledger.js';
@@ -448,10 +448,12 @@ function unitClient(
   });
 }
 
-/** One authenticator per org, shared by its pollers (one token serves both scopes). */
-export async function createAuthenticator(org: OrgConfig, logger: Logger): Promise<Authenticator> {
-  if (org.auth.ssws) return new SswsAuthenticator(org.auth.ssws.token);
-  const o = org.auth.oauth!;
+/**
+ * The OAuth signing key of an org (read from `private_key_path` when given),
+ * or CONFIG_INVALID naming the key. What start loads, and `check-config`
+ * checks (`checkOrgKeys`).
+ */
+function orgSigningKey(org: OrgConfig, o: NonNullable<OrgConfig['auth']['oauth']>): SigningKey {
   const where = `orgs[${org.id}].auth.oauth.${o.private_key !== undefined ? 'private_key' : 'private_key_path'}`;
   let text: string;
   try {
@@ -461,8 +463,20 @@ export async function createAuthenticator(org: OrgConfig, logger: Logger): Promi
       cause: err,
     });
   }
+  return loadSigningKey(text, { kid: o.key_id, alg: o.algorithm }, where);
+}
+
+/** Loads every org's OAuth key as start would, without starting anything; throws CONFIG_INVALID for the first bad one. */
+export function checkOrgKeys(orgs: readonly OrgConfig[]): void {
+  for (const org of orgs) if (org.auth.oauth) orgSigningKey(org, org.auth.oauth);
+}
+
+/** One authenticator per org, shared by its pollers (one token serves both scopes). */
+export async function createAuthenticator(org: OrgConfig, logger: Logger): Promise<Authenticator> {
+  if (org.auth.ssws) return new SswsAuthenticator(org.auth.ssws.token);
+  const o = org.auth.oauth!;
   const log = logger.child({ component: 'oauth', org: org.id });
-  const key = loadSigningKey(text, { kid: o.key_id, alg: o.algorithm }, where);
+  const key = orgSigningKey(org, o);
   const scopes = [
     ...(org.system_log.enabled ? ['okta.logs.read'] : []),
     ...(org.legacy_events.enabled ? ['okta.events.read'] : []),

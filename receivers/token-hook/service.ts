@@ -53,8 +53,12 @@ export interface BadRequest {
   readonly error: string;
 }
 
-async function startHook(config: TokenHookConfig, opts: TokenHooksOptions, started: TokenHook[]): Promise<void> {
-  const telemetry = createTelemetry(config.id, opts.logger);
+/**
+ * A hook's rules compiled and its lookup tables loaded (not yet watched), or
+ * CONFIG_INVALID naming the hook: what start needs before it takes a request,
+ * and what `check-config` checks (`checkTokenHooks`).
+ */
+async function prepareHook(config: TokenHookConfig): Promise<Pick<TokenHook, 'rules' | 'tables'>> {
   const tables = new Map(config.lookups.map((l) => [l.name, new LookupTable(l)]));
   const { rules, issues } = compileRules(config.rules, (name, column) => {
     const table = tables.get(name);
@@ -70,6 +74,17 @@ async function startHook(config: TokenHookConfig, opts: TokenHooksOptions, start
       throw new HooklogError('CONFIG_INVALID', `token hook "${config.id}": ${(err as Error).message}`, { cause: err });
     }
   }
+  return { rules, tables };
+}
+
+/** Compiles every hook's rules and loads its lookup files as start would, starting nothing. */
+export async function checkTokenHooks(hooks: readonly TokenHookConfig[]): Promise<void> {
+  for (const config of hooks) await prepareHook(config);
+}
+
+async function startHook(config: TokenHookConfig, opts: TokenHooksOptions, started: TokenHook[]): Promise<void> {
+  const telemetry = createTelemetry(config.id, opts.logger);
+  const { rules, tables } = await prepareHook(config);
   const auth = createAuthenticator(config.auth, {
     fetched: (url, keys, ms) => telemetry.jwksFetched(url, keys, ms),
     fetchFailed: (url, err) => telemetry.jwksFetchFailed(url, err),
