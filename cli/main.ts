@@ -5,6 +5,7 @@ import { configJsonSchema } from './config/schema.js';
 import { createLogger } from '../platform/log.js';
 import { stringify } from 'yaml';
 import { HooklogError } from '../platform/errors.js';
+import { refuseBesideRunningHooklog } from '../platform/data-dir.js';
 import { render, type OutputFormat } from './format.js';
 import { runSql } from './sql.js';
 import { runStart } from './start.js';
@@ -19,7 +20,8 @@ import { runAlert } from './alert.js';
 import { coverageReport, renderCoverage } from './coverage.js';
 import { backfillCommand } from '../ingest/backfill/run.js';
 import { prepareQuery } from '../analytics/run.js';
-import { describeRuleFiles, lintRuleFiles, progress, runHunt, runRulesTest } from '../consumers/alerting/commands.js';
+import { describeRuleFiles, lintRuleFiles, progress } from '../consumers/alerting/commands.js';
+import { huntCommand, rulesTestCommand } from './alerting-commands.js';
 
 const program = new Command('hooklog')
   .description(
@@ -106,7 +108,7 @@ rules
     ) => {
       const { config } = loadConfig(program.opts<{ config?: string }>().config);
       const bar = progress(process.stderr);
-      const r = await runRulesTest(
+      const r = await rulesTestCommand(
         config,
         target,
         {
@@ -116,7 +118,6 @@ rules
           sample: Number(opts.first) || 3,
         },
         bar.onProgress,
-        prepareQuery,
       );
       bar.done();
       if (opts.format === 'json') {
@@ -148,7 +149,7 @@ program
         throw new HooklogError('QUERY_INVALID', '--limit must be a whole number from 1 to 1000000');
       process.stdout.write(
         render(
-          await runHunt(config, file, {
+          await huntCommand(config, file, {
             org: opts.org,
             since: opts.since,
             ...(opts.until ? { until: opts.until } : {}),
@@ -255,6 +256,8 @@ program
   .requiredOption('--until <time>', 'end of the window, exclusive (ISO-8601)')
   .action(async (opts: { org: string; source: 'logs' | 'events'; since: string; until: string }) => {
     const { config } = loadConfig(program.opts<{ config?: string }>().config);
+    // The embedded log admits one process: beside a running hooklog, say so at once instead of waiting for it.
+    if (!config.stream.kafka) await refuseBesideRunningHooklog(config.data_dir, 'the embedded log');
     const logger = createLogger({
       level: config.log_level === 'debug' ? 'debug' : 'warn',
       destination: process.stderr,

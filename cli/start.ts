@@ -6,6 +6,7 @@ import { startHooklog } from './runtime.js';
 import { collectStatus } from './status.js';
 import { parseRoles } from '../platform/config/fleet.js';
 import { runNamedQuery } from '../analytics/run.js';
+import { alertingAdminRoutes } from './alerting-commands.js';
 
 const SHUTDOWN_DEADLINE_MS = 60_000;
 
@@ -23,13 +24,15 @@ export async function runStart(configPath: string | undefined, rolesFlag?: strin
   // The admin socket serves `hooklog sql` while this process holds embedded ClickHouse; without the store, nothing to
   // serve.
   const closeAdmin = store
-    ? await serveAdminSocket(
-        config.data_dir,
-        (sql) => store.readOnlyQuery(sql),
-        logger,
-        (name, params) => runNamedQuery(store, name, params),
-        () => collectStatus(config, running.stream, store),
-      )
+    ? await serveAdminSocket(config.data_dir, logger, {
+        '/sql': (body) => store.readOnlyQuery((body as { query: string }).query),
+        '/query': (body) => {
+          const { name, params } = body as { name: string; params: Record<string, string> };
+          return runNamedQuery(store, name, params);
+        },
+        '/status': () => collectStatus(config, running.stream, store),
+        ...alertingAdminRoutes(config, store),
+      })
     : async () => undefined;
 
   for (const hook of roles.includes('receivers') ? config.event_hooks : []) {

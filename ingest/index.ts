@@ -466,7 +466,7 @@ function orgSigningKey(org: OrgConfig, o: NonNullable<OrgConfig['auth']['oauth']
   return loadSigningKey(text, { kid: o.key_id, alg: o.algorithm }, where);
 }
 
-/** Loads every org's OAuth key as start would, without starting anything; throws CONFIG_INVALID for the first bad one. */
+/** Loads every org's OAuth key as start would, starting nothing; throws CONFIG_INVALID for the first bad one. */
 export function checkOrgKeys(orgs: readonly OrgConfig[]): void {
   for (const org of orgs) if (org.auth.oauth) orgSigningKey(org, org.auth.oauth);
 }

@@ -9,7 +9,14 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ASSETS, assetFileMatches, assetPath, findPackageRoot, packageRoot, type AssetName } from '../platform/assets.js';
+import {
+  ASSETS,
+  assetFileMatches,
+  assetPath,
+  findPackageRoot,
+  packageRoot,
+  type AssetName,
+} from '../platform/assets.js';
 import { layOutFinalStage, parseDockerfile } from './support/dockerfile.js';
 import { REPO_DIR } from './support/cli.js';
 

@@ -92,7 +92,8 @@ export function forEachSecret(
   if (typeof value !== 'object') return;
   for (const [k, v] of Object.entries(value)) {
     const child =
-      schema.properties?.[k] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+      schema.properties?.[k] ??
+      (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
     if (child) forEachSecret(child, v, visit, [...path, k]);
   }
 }

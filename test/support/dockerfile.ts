@@ -82,12 +82,19 @@ function ignored(rel: string, patterns: readonly string[]): boolean {
 
 /** Context-relative paths a COPY source names: a path, or a pattern with `*` in its last segment. */
 function expand(context: string, source: string): string[] {
-  const rel = posix.normalize(source).replace(/^\.\/?/, '').replace(/\/+$/, '');
+  const rel = posix
+    .normalize(source)
+    .replace(/^\.\/?/, '')
+    .replace(/\/+$/, '');
   if (!basename(rel).includes('*')) return [rel === '' ? '.' : rel];
   const dir = posix.dirname(rel);
   const re = globToRegExp(posix.basename(rel));
   const abs = join(context, dir);
-  return existsSync(abs) ? readdirSync(abs).filter((f) => re.test(f)).map((f) => posix.join(dir, f)) : [];
+  return existsSync(abs)
+    ? readdirSync(abs)
+        .filter((f) => re.test(f))
+        .map((f) => posix.join(dir, f))
+    : [];
 }
 
 /**
