@@ -1,4 +1,4 @@
-/** The org and hooklog themselves: rate limits, threat detections, event volume and its gaps, reused uuids, dead letters. */
+/** The org and hooklog themselves: rate limits, threats, event volume and its gaps, reused uuids, dead letters. */
 import { EVENTS, IN_RANGE, type NamedQuery } from '../query.js';
 
 export const operationsQueries: readonly NamedQuery[] = [
