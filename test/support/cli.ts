@@ -70,13 +70,15 @@ export async function startDaemon(
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const url = await waitFor(
-    () => {
-      if (child.exitCode !== null) throw new Error(`hooklog exited with ${child.exitCode}:\n${out}`);
-      return /"url":"(http[^"]+)"/.exec(out)?.[1];
-    },
-    { timeoutMs, what: 'hooklog to start' },
+  // A process that exits while starting fails the wait at once, with its output.
+  const exited = new Promise<never>((_, fail) =>
+    child.once('exit', (code, signal) => fail(new Error(`hooklog exited with ${code ?? signal}:\n${out}`))),
   );
+  exited.catch(() => undefined);
+  const url = await Promise.race([
+    waitFor(() => /"url":"(http[^"]+)"/.exec(out)?.[1], { timeoutMs, what: 'hooklog to start' }),
+    exited,
+  ]);
   return { child, output: () => out, url };
 }
 
