@@ -124,4 +124,23 @@ describe('preflight: what start would refuse', () => {
     expect(start.code).toBe(1);
     expect(start.stderr).toMatch(/CONFIG_INVALID: token_hooks: .*lookup "employees" .*nope\.csv/);
   });
+
+  it("checks only what the roles load: a receivers-only instance does not read the pollers' keys or the rule files", async () => {
+    const config = parseConfig(
+      {
+        orgs: [
+          {
+            id: 'o1',
+            base_url: 'https://o1.okta.com',
+            auth: { oauth: { client_id: 'c', key_id: 'k', private_key_path: join(dir, 'gone.pem') } },
+          },
+        ],
+        alerting: { rule_files: [join(dir, 'missing-rules.yaml')] },
+      },
+      {},
+    );
+    await expect(preflight(config, ['receivers'])).resolves.toBeUndefined();
+    await expect(preflight(config, ['pollers'])).rejects.toThrow(/gone\.pem/);
+    await expect(preflight(config, ['alerting'])).rejects.toThrow(/missing-rules\.yaml/);
+  });
 });

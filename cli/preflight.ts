@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import type { Config } from './config/schema.js';
+import type { Role } from '../platform/config/fleet.js';
 import { HooklogError, errorMessage } from '../platform/errors.js';
 import { defaultMigrationsDir, loadMigrations } from '../platform/store/index.js';
 import { checkTokenHooks } from '../receivers/token-hook/index.js';
@@ -20,9 +21,11 @@ interface Check {
   readonly run: () => void | Promise<unknown>;
 }
 
-function checks(config: Config): Check[] {
+function checks(config: Config, roles: readonly Role[]): Check[] {
   const tls = config.server.tls;
   const alerting = config.alerting;
+  const has = (r: Role) => roles.includes(r);
+  // What each role loads at start (cli/runtime.ts): a receivers-only instance never reads the rule files.
   return [
     ...(tls
       ? [
@@ -50,19 +53,22 @@ function checks(config: Config): Check[] {
         ]
       : []),
     { what: 'store migrations', run: () => loadMigrations(defaultMigrationsDir()) },
-    { what: 'token_hooks', run: () => checkTokenHooks(config.token_hooks) },
-    { what: 'orgs', run: () => checkOrgKeys(config.orgs) },
-    ...(alerting?.enabled ? [{ what: 'alerting', run: () => void loadConfiguredRules(alerting) }] : []),
+    ...(has('receivers') ? [{ what: 'token_hooks', run: () => checkTokenHooks(config.token_hooks) }] : []),
+    ...(has('pollers') ? [{ what: 'orgs', run: () => checkOrgKeys(config.orgs) }] : []),
+    ...(alerting?.enabled && (has('alerting') || (has('sink') && alerting.clickhouse))
+      ? [{ what: 'alerting', run: () => void loadConfiguredRules(alerting) }]
+      : []),
   ];
 }
 
 /**
- * Runs every check and throws one CONFIG_INVALID listing each failure (not
- * only the first), each led by the section it concerns.
+ * Runs every check for `roles` (the config's, unless `start --roles` says
+ * otherwise) and throws one CONFIG_INVALID listing each failure (not only the
+ * first), each led by the section it concerns.
  */
-export async function preflight(config: Config): Promise<void> {
+export async function preflight(config: Config, roles: readonly Role[] = config.roles): Promise<void> {
   const problems: string[] = [];
-  for (const c of checks(config)) {
+  for (const c of checks(config, roles)) {
     try {
       await c.run();
     } catch (err) {

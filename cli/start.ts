@@ -16,7 +16,7 @@ export async function runStart(configPath: string | undefined, rolesFlag?: strin
   const { config } = loaded;
   const roles = rolesFlag === undefined ? config.roles : parseRoles(rolesFlag);
   // The same checks as check-config, before anything opens: a file start cannot read fails here, in those words.
-  await preflight(config);
+  await preflight(config, roles);
   const logger = createLogger({ level: config.log_level, format: config.log.format });
   logger.info({ config: loaded.origin, roles }, 'starting hooklog');
   const running = await startHooklog(config, logger, roles);
