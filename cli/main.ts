@@ -1,14 +1,15 @@
 import { Command, Option } from 'commander';
 import { loadConfig } from './config/load.js';
-import { redactSecrets } from '../platform/config/secrets.js';
-import { configSchema } from './config/schema.js';
+import { redactConfig } from '../platform/config/secrets.js';
+import { configJsonSchema } from './config/schema.js';
 import { createLogger } from '../platform/log.js';
 import { stringify } from 'yaml';
-import { z } from 'zod';
 import { HooklogError } from '../platform/errors.js';
+import { refuseBesideRunningHooklog } from '../platform/data-dir.js';
 import { render, type OutputFormat } from './format.js';
 import { runSql } from './sql.js';
 import { runStart } from './start.js';
+import { preflight } from './preflight.js';
 import { collectParams, listQueries, runQueryCommand } from './query.js';
 import { runStatus, statusResultSet, type StatusLine } from './status.js';
 import { statusViaAdminSocket } from './admin-socket.js';
@@ -19,7 +20,8 @@ import { runAlert } from './alert.js';
 import { coverageReport, renderCoverage } from './coverage.js';
 import { backfillCommand } from '../ingest/backfill/run.js';
 import { prepareQuery } from '../analytics/run.js';
-import { describeRuleFiles, lintRuleFiles, runHunt } from '../consumers/alerting/commands.js';
+import { describeRuleFiles, lintRuleFiles } from '../consumers/alerting/commands.js';
+import { huntCommand } from './alerting-commands.js';
 import { addRulesTestCommand } from './rules-test.js';
 import { registerHooksCommands } from './hooks-command.js';
 import { registerRiskCommand } from './risk-command.js';
@@ -124,7 +126,7 @@ program
         throw new HooklogError('QUERY_INVALID', '--limit must be a whole number from 1 to 1000000');
       process.stdout.write(
         render(
-          await runHunt(config, file, {
+          await huntCommand(config, file, {
             org: opts.org,
             since: opts.since,
             ...(opts.until ? { until: opts.until } : {}),
@@ -231,6 +233,8 @@ program
   .requiredOption('--until <time>', 'end of the window, exclusive (ISO-8601)')
   .action(async (opts: { org: string; source: 'logs' | 'events'; since: string; until: string }) => {
     const { config } = loadConfig(program.opts<{ config?: string }>().config);
+    // The embedded log admits one process: beside a running hooklog, say so at once instead of waiting for it.
+    if (!config.stream.kafka) await refuseBesideRunningHooklog(config.data_dir, 'the embedded log');
     const logger = createLogger({
       level: config.log_level === 'debug' ? 'debug' : 'warn',
       destination: process.stderr,
@@ -259,15 +263,19 @@ registerHooksCommands(program);
 
 program
   .command('check-config')
-  .description('Validate the config and print it, defaults filled in and secrets redacted.')
+  .description(
+    'Validate the config, and the files and keys start would load (TLS, lookup tables, OAuth keys, rules, migrations); print it, defaults filled in and secrets redacted.',
+  )
   .option('--schema', "print the config schema (JSON Schema, with every option's description and default) instead")
-  .action((opts: { schema?: boolean }) => {
+  .action(async (opts: { schema?: boolean }) => {
     if (opts.schema) {
-      process.stdout.write(JSON.stringify(z.toJSONSchema(configSchema, { io: 'input' }), null, 2) + '\n');
+      process.stdout.write(JSON.stringify(configJsonSchema(), null, 2) + '\n');
       return;
     }
     const { config, origin } = loadConfig(program.opts<{ config?: string }>().config);
-    process.stdout.write(`# config OK (${origin})\n${stringify(redactSecrets(config))}`);
+    // What start would refuse beyond the schema: the files it reads and the keys it loads.
+    await preflight(config);
+    process.stdout.write(`# config OK (${origin})\n${stringify(redactConfig(config, configJsonSchema()))}`);
   });
 
 registerRiskCommand(program);

@@ -3,7 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { HooklogError } from '../../platform/errors.js';
-import { configSchema, type Config } from './schema.js';
+import { unexpandedSecrets } from '../../platform/config/secrets.js';
+import { configJsonSchema, configSchema, type Config } from './schema.js';
 import { coerceEnvValues, pathKey, type EnvPaths } from './env-types.js';
 
 export const DEFAULT_CONFIG_PATH = './hooklog.yaml';
@@ -23,22 +24,30 @@ const WHOLE_PLACEHOLDER = /^\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}$/;
  * Replaces `${NAME}` (and `${NAME:-fallback}`) in every string of the parsed
  * YAML tree. Interpolating values after parsing, not text before it, means a
  * secret can never change the document's structure and errors can name the key.
- * The paths of values that were one placeholder and nothing else are added to
- * `whole`, so the schema can type them (`port: ${PORT}`).
+ * A `${` that does not open such a placeholder (`${HOOK_SECRET` without its
+ * brace, `${1X}`) is an error naming the key, never literal text: it would
+ * otherwise become the value itself, a secret anyone could read in the file.
+ * `$${` writes a literal `${`. The paths of values that were one placeholder
+ * and nothing else are added to `whole`, so the schema can type them
+ * (`port: ${PORT}`).
  */
 export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path: string[] = [], whole?: EnvPaths): unknown {
   if (typeof value === 'string') {
     if (whole && WHOLE_PLACEHOLDER.test(value)) whole.add(pathKey(path));
+    const key = path.join('.') || '(root)';
     return value.replace(
-      /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
-      (_, name: string, fallback: string | undefined) => {
+      /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{/g,
+      (match: string, name: string | undefined, fallback: string | undefined) => {
+        if (match === '$${') return '${';
+        if (name === undefined)
+          throw new HooklogError(
+            'CONFIG_INVALID',
+            `config key "${key}": "\${" does not open a placeholder here; write \${NAME} or \${NAME:-default} (NAME: letters, digits, _), or $\${ for a literal "\${"`,
+          );
         const v = env[name];
         if (v !== undefined && v !== '') return v;
         if (fallback !== undefined) return fallback;
-        throw new HooklogError(
-          'CONFIG_INVALID',
-          `config key "${path.join('.') || '(root)'}": environment variable ${name} is not set`,
-        );
+        throw new HooklogError('CONFIG_INVALID', `config key "${key}": environment variable ${name} is not set`);
       },
     );
   }
@@ -87,6 +96,9 @@ export function parseConfig(
   env: NodeJS.ProcessEnv = process.env,
   overrides: ProcessOverrides = {},
 ): Config {
+  // Before interpolation: a secret written like an unexpanded variable ($HOOK_SECRET) would become the secret.
+  const unexpanded = unexpandedSecrets(raw, configJsonSchema());
+  if (unexpanded.length > 0) throw new HooklogError('CONFIG_INVALID', unexpanded.join('\n'));
   const fromEnv: EnvPaths = new Set();
   const tree = applyOverrides(interpolateEnv(raw ?? {}, env, [], fromEnv), overrides, fromEnv);
   let result = configSchema.safeParse(tree);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SchemaNode } from '../../platform/config/secrets.js';
 import { alertingSchema } from '../../consumers/alerting/config.js';
 import { apiSchema } from '../../analytics/config.js';
 import { orgsSchema } from '../../ingest/config.js';
@@ -77,3 +78,13 @@ export const configSchema = z
   });
 
 export type Config = z.output<typeof configSchema>;
+
+let jsonSchema: SchemaNode | undefined;
+
+/**
+ * The config schema as JSON Schema (what `check-config --schema` prints), made
+ * once: it says which fields are secrets (`"secret": true`, platform/config/secrets.ts).
+ */
+export function configJsonSchema(): SchemaNode {
+  return (jsonSchema ??= z.toJSONSchema(configSchema, { io: 'input' }) as SchemaNode);
+}

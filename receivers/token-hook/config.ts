@@ -6,6 +6,7 @@
  * reach an answer is refused at load, with the rule named.
  */
 import { z } from 'zod';
+import { secret } from '../../platform/config/secrets.js';
 import { compileRules, placeholderTables } from './rules.js';
 import { lookupTableSchema, ruleSchema, slug } from './rule-schema.js';
 import { JWS_ASYMMETRIC_ALGORITHMS } from './jwks.js';
@@ -19,11 +20,13 @@ const headerAuthSchema = z
       .regex(/^[A-Za-z0-9-]+$/, 'must be an HTTP header name')
       .default('authorization')
       .describe('Header carrying the secret. Case-insensitive.'),
-    secrets: z
-      .array(z.string().min(16, 'secrets must be at least 16 characters'))
-      .min(1)
-      .max(2)
-      .describe('Accepted values: one, or two during a rotation.'),
+    secrets: secret(
+      z
+        .array(z.string().min(16, 'secrets must be at least 16 characters'))
+        .min(1)
+        .max(2)
+        .describe('Accepted values: one, or two during a rotation.'),
+    ),
   })
   .describe('Header secret authentication.');
 
