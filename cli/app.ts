@@ -10,8 +10,10 @@ import type { Stream } from '../platform/stream/types.js';
 import { mountEventHooks } from '../receivers/event-hooks/routes.js';
 import { mountHealth, type Probe } from '../receivers/health/routes.js';
 import { mountTokenHooks, tokenHookFastPath, type TokenHooks } from '../receivers/token-hook/index.js';
+import { mountSsfReceivers, type SsfReceivers } from '../receivers/ssf/routes.js';
 import { mountQueryApi } from '../analytics/api.js';
 import type { Store } from '../platform/store/index.js';
+import { mountConsole, type ConsoleDeps } from '../console/index.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -23,8 +25,12 @@ export interface AppDeps {
   readonly receivers?: boolean;
   /** Started token hooks (receivers/token-hook); without them /hooks/token/* is not served. */
   readonly tokenHooks?: TokenHooks;
+  /** Started SSF receivers (receivers/ssf); without them /hooks/ssf/* is not served. */
+  readonly ssf?: SsfReceivers;
   /** The store the query API (analytics/) reads; without it /api/queries is not served. */
   readonly store?: Store;
+  /** The console (console/), when enabled and this process serves HTTP for analysts. */
+  readonly console?: ConsoleDeps;
 }
 
 /**
@@ -77,7 +83,9 @@ export function createApp(deps: AppDeps): Koa {
       logger: deps.logger,
     });
   if (deps.tokenHooks) mountTokenHooks(router, deps.tokenHooks);
+  if (deps.ssf) mountSsfReceivers(router, { ssf: deps.ssf, stream: deps.stream, topics: deps.topics });
   if (deps.store) mountQueryApi(router, { api: deps.config.api, store: deps.store, logger: deps.logger });
+  if (deps.console) mountConsole(router, deps.console);
   // Prometheus text. For your network only: route just /hooks/* from the internet (labels name hook ids).
   router.get('/metrics', async (ctx) => {
     const { contentType, body } = await renderMetrics();

@@ -1,14 +1,15 @@
 import { Command, Option } from 'commander';
 import { loadConfig } from './config/load.js';
-import { redactSecrets } from '../platform/config/secrets.js';
-import { configSchema } from './config/schema.js';
+import { redactConfig } from '../platform/config/secrets.js';
+import { configJsonSchema } from './config/schema.js';
 import { createLogger } from '../platform/log.js';
 import { stringify } from 'yaml';
-import { z } from 'zod';
 import { HooklogError } from '../platform/errors.js';
+import { refuseBesideRunningHooklog } from '../platform/data-dir.js';
 import { render, type OutputFormat } from './format.js';
 import { runSql } from './sql.js';
 import { runStart } from './start.js';
+import { preflight } from './preflight.js';
 import { collectParams, listQueries, runQueryCommand } from './query.js';
 import { runStatus, statusResultSet, type StatusLine } from './status.js';
 import { statusViaAdminSocket } from './admin-socket.js';
@@ -19,7 +20,11 @@ import { runAlert } from './alert.js';
 import { coverageReport, renderCoverage } from './coverage.js';
 import { backfillCommand } from '../ingest/backfill/run.js';
 import { prepareQuery } from '../analytics/run.js';
-import { describeRuleFiles, lintRuleFiles, progress, runHunt, runRulesTest } from '../consumers/alerting/commands.js';
+import { describeRuleFiles, lintRuleFiles } from '../consumers/alerting/commands.js';
+import { huntCommand } from './alerting-commands.js';
+import { addRulesTestCommand } from './rules-test.js';
+import { registerHooksCommands } from './hooks-command.js';
+import { registerRiskCommand } from './risk-command.js';
 
 const program = new Command('hooklog')
   .description(
@@ -40,7 +45,11 @@ program
     '--roles <list>',
     "comma-separated roles to run here, overriding the config's `roles` (receivers,pollers,sink,alerting)",
   )
-  .action(async (opts: { roles?: string }) => runStart(program.opts<{ config?: string }>().config, opts.roles));
+  .option('--port <port>', "this process's HTTP port, over server.port (else $HOOKLOG_PORT)")
+  .option('--instance-id <id>', "this process's instance_id (else $HOOKLOG_INSTANCE_ID)")
+  .action(async (opts: { roles?: string; port?: string; instanceId?: string }) =>
+    runStart(program.opts<{ config?: string }>().config, opts.roles, { port: opts.port, instanceId: opts.instanceId }),
+  );
 
 program
   .command('alert')
@@ -79,55 +88,24 @@ rules
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
   .action((paths: string[], opts: { format: OutputFormat }) => {
     let use = paths;
-    if (use.length === 0) {
-      const a = loadConfig(program.opts<{ config?: string }>().config).config.alerting;
-      use = a ? [...a.rule_paths, ...a.rule_files, ...a.sigma_paths] : [];
+    let loaded: ReturnType<typeof loadConfig> | undefined;
+    try {
+      loaded = loadConfig(program.opts<{ config?: string }>().config);
+    } catch (err) {
+      // Linting given files needs no config; the config's own paths do.
+      if (paths.length === 0) throw err;
     }
-    const { result, errors } = lintRuleFiles(use);
+    const a = loaded?.config.alerting;
+    if (use.length === 0) use = a ? [...a.rule_paths, ...a.rule_files, ...a.sigma_paths] : [];
+    // The config's risk for rules loaded as published; an unknown id is an error only for the config's own paths.
+    const risk = a &&
+      loaded && { file: loaded.origin, byId: a.risk.rules, inline: a.rules, strict: paths.length === 0 };
+    const { result, errors } = lintRuleFiles(use, risk);
     process.stdout.write(render(result, opts.format));
     if (errors) process.exitCode = 1;
   });
 
-rules
-  .command('test')
-  .description(
-    'Backtest: replay rules over the events in ClickHouse and print what they would have raised (per rule counts, the first alerts). Sends nothing.',
-  )
-  .argument('<target>', 'a rule file or directory, or the id of a configured rule')
-  .requiredOption('--since <time>', 'start: ISO-8601, or a duration back from now (30d, 12h)')
-  .option('--until <time>', 'end, exclusive (default: now)')
-  .option('--org <org>', 'only this org')
-  .option('--first <n>', 'alerts shown per rule', '3')
-  .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
-  .action(
-    async (
-      target: string,
-      opts: { since: string; until?: string; org?: string; first: string; format: OutputFormat },
-    ) => {
-      const { config } = loadConfig(program.opts<{ config?: string }>().config);
-      const bar = progress(process.stderr);
-      const r = await runRulesTest(
-        config,
-        target,
-        {
-          since: opts.since,
-          ...(opts.until ? { until: opts.until } : {}),
-          ...(opts.org ? { org: opts.org } : {}),
-          sample: Number(opts.first) || 3,
-        },
-        bar.onProgress,
-        prepareQuery,
-      );
-      bar.done();
-      if (opts.format === 'json') {
-        process.stdout.write(
-          JSON.stringify({ rules: r.summary.rows, first: r.first.rows, summary: r.footer }, null, 2) + '\n',
-        );
-        return;
-      }
-      process.stdout.write(render(r.summary, opts.format) + '\n' + render(r.first, opts.format) + r.footer + '\n');
-    },
-  );
+addRulesTestCommand(rules, () => program.opts<{ config?: string }>().config);
 
 program
   .command('hunt')
@@ -148,7 +126,7 @@ program
         throw new HooklogError('QUERY_INVALID', '--limit must be a whole number from 1 to 1000000');
       process.stdout.write(
         render(
-          await runHunt(config, file, {
+          await huntCommand(config, file, {
             org: opts.org,
             since: opts.since,
             ...(opts.until ? { until: opts.until } : {}),
@@ -163,7 +141,7 @@ program
 program
   .command('sql')
   .description(
-    'Run a read-only SQL query against the configured store and print the result. Tables: events (one row per event), legacy_events, token_decisions, alerts, deadletter, schema_migrations.',
+    'Run a read-only SQL query against the configured store and print the result. Tables: events (one row per event), legacy_events, token_decisions, alerts, risk_changes, deadletter, schema_migrations.',
   )
   .argument('<query>', 'the SQL query (read-only: writes are refused by ClickHouse)')
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
@@ -255,6 +233,8 @@ program
   .requiredOption('--until <time>', 'end of the window, exclusive (ISO-8601)')
   .action(async (opts: { org: string; source: 'logs' | 'events'; since: string; until: string }) => {
     const { config } = loadConfig(program.opts<{ config?: string }>().config);
+    // The embedded log admits one process: beside a running hooklog, say so at once instead of waiting for it.
+    if (!config.stream.kafka) await refuseBesideRunningHooklog(config.data_dir, 'the embedded log');
     const logger = createLogger({
       level: config.log_level === 'debug' ? 'debug' : 'warn',
       destination: process.stderr,
@@ -279,18 +259,26 @@ program
     process.stdout.write(renderCoverage(await coverageReport(config, opts), opts.format));
   });
 
+registerHooksCommands(program);
+
 program
   .command('check-config')
-  .description('Validate the config and print it, defaults filled in and secrets redacted.')
+  .description(
+    'Validate the config, and the files and keys start would load (TLS, lookup tables, OAuth keys, rules, migrations); print it, defaults filled in and secrets redacted.',
+  )
   .option('--schema', "print the config schema (JSON Schema, with every option's description and default) instead")
-  .action((opts: { schema?: boolean }) => {
+  .action(async (opts: { schema?: boolean }) => {
     if (opts.schema) {
-      process.stdout.write(JSON.stringify(z.toJSONSchema(configSchema, { io: 'input' }), null, 2) + '\n');
+      process.stdout.write(JSON.stringify(configJsonSchema(), null, 2) + '\n');
       return;
     }
     const { config, origin } = loadConfig(program.opts<{ config?: string }>().config);
-    process.stdout.write(`# config OK (${origin})\n${stringify(redactSecrets(config))}`);
+    // What start would refuse beyond the schema: the files it reads and the keys it loads.
+    await preflight(config);
+    process.stdout.write(`# config OK (${origin})\n${stringify(redactConfig(config, configJsonSchema()))}`);
   });
+
+registerRiskCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof HooklogError) {

@@ -1,6 +1,7 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Config } from './config/schema.js';
@@ -11,15 +12,22 @@ import { ensureHooklogTopics, openStream } from '../platform/stream/open.js';
 import type { Topics } from '../platform/stream/headers.js';
 import type { Stream } from '../platform/stream/types.js';
 import { startClickHouseSink } from '../consumers/clickhouse-sink/index.js';
-import { startAlerting } from '../consumers/alerting/index.js';
+import { riskChangesPipeline, startAlerting } from '../consumers/alerting/index.js';
+import { riskTopics } from '../schemas/risk.js';
 import { prepareQuery } from '../analytics/run.js';
 import { startIngest } from '../ingest/index.js';
 import { legacyEventsPipeline } from '../ingest/legacy-events/rows.js';
 import { createApp } from './app.js';
 import { startTokenHooks, tokenDecisionsPipeline } from '../receivers/token-hook/index.js';
+import { startSsfReceivers } from '../receivers/ssf/routes.js';
+import { securityEventsPipeline } from '../receivers/ssf/security-event-row.js';
 import { collectProcessMetrics } from '../platform/metrics.js';
 import { applyRetention } from '../analytics/retention.js';
 import { registerCoverageMetrics } from '../analytics/coverage-metrics.js';
+import { alertStatesPipeline, alertStatesTopic } from '../console/index.js';
+import { consoleDeps } from './console.js';
+import { desiredHooks } from '../receivers/registration/desired.js';
+import { startHookWatch } from '../receivers/registration/watch.js';
 
 export interface Running {
   readonly stream: Stream;
@@ -61,9 +69,13 @@ export async function startHooklog(
   };
   try {
     const topics = await ensureHooklogTopics(stream, config);
+    // Alert triage travels on its own topic, which every sink of a console-enabled deployment writes to the store.
+    const consoleOn = config.console.enabled;
+    const statesTopic = alertStatesTopic(config.stream.topic_prefix);
+    if (consoleOn) await stream.ensureTopics([{ name: statesTopic, partitions: config.stream.partitions }]);
     // Embedded ClickHouse admits one process: only the roles that need the store open it. The query API
     // needs it before HTTP; the sink alone opens it after HTTP, so hooks are taken while migrations run.
-    const apiOn = has('receivers') && config.api.keys.length > 0;
+    const apiOn = has('receivers') && (config.api.keys.length > 0 || consoleOn);
     let store = null as Store | null;
     const current = () => store;
     const openTheStore = async () => {
@@ -85,9 +97,15 @@ export async function startHooklog(
           topic: topics.tokenDecisions,
           spoolDir: join(config.data_dir, 'token-hook-audit'),
           logger,
+          riskTopic: riskTopics(config.stream.topic_prefix).state,
         })
       : undefined;
     if (tokenHooks) closers.push(() => tokenHooks.stop());
+    // Each transmitter's SSF configuration and keys are read before HTTP (an unreachable one is retried by pushes).
+    const ssf =
+      has('receivers') && config.ssf_receivers.length > 0
+        ? await startSsfReceivers(config.ssf_receivers, logger)
+        : undefined;
 
     const started = new Set<Role>(has('receivers') ? ['receivers'] : []);
     const roleProbe = (role: Role) => ({
@@ -104,7 +122,9 @@ export async function startHooklog(
       topics,
       receivers: has('receivers'),
       ...(tokenHooks ? { tokenHooks } : {}),
+      ...(ssf ? { ssf } : {}),
       ...(apiOn && store ? { store } : {}),
+      ...(consoleOn && has('receivers') && store ? { console: consoleDeps(config, stream, store, logger) } : {}),
       logger,
       probes: [
         { name: 'stream', check: () => stream.ping() },
@@ -133,7 +153,13 @@ export async function startHooklog(
         maxBatchWaitMs: config.sink.max_batch_wait_ms,
         maxRecordBytes: config.sink.max_record_bytes,
         fetchMaxBytesPerPartition: config.sink.fetch_max_bytes_per_partition,
-        extraPipelines: [tokenDecisionsPipeline(topics.tokenDecisions), legacyEventsPipeline(topics.legacyEvents)],
+        extraPipelines: [
+          tokenDecisionsPipeline(topics.tokenDecisions),
+          legacyEventsPipeline(topics.legacyEvents),
+          riskChangesPipeline(riskTopics(config.stream.topic_prefix).changes),
+          securityEventsPipeline(topics.securityEvents),
+          ...(consoleOn ? [alertStatesPipeline(statesTopic)] : []),
+        ],
         logger,
       });
       closers.push(() => sink.stop());
@@ -177,6 +203,18 @@ export async function startHooklog(
         ...(pollStore ? { store: pollStore } : {}),
       });
       closers.push(() => ingest.stop());
+      // The hooks hooklog registers, compared with what the service holds (drift metrics and the built-in alert).
+      if (config.hook_registration.watch_interval_ms > 0 && desiredHooks(config).length > 0) {
+        const watch = startHookWatch({
+          config,
+          stream,
+          topic: topics.logs,
+          logger,
+          intervalMs: config.hook_registration.watch_interval_ms,
+          budgetDir,
+        });
+        closers.push(() => watch.stop());
+      }
     }
     for (const r of roles) started.add(r);
 
@@ -185,9 +223,11 @@ export async function startHooklog(
       {
         url,
         roles,
+        instance: config.instance_id ?? `${hostname()}-${process.pid}`,
         stream: stream.kind,
         store: opened?.kind ?? null,
         hooks: has('receivers') ? config.event_hooks.map((h) => h.id) : [],
+        ssf_receivers: has('receivers') ? config.ssf_receivers.map((r) => r.id) : [],
       },
       'hooklog started',
     );

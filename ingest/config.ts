@@ -5,13 +5,9 @@
  * with a default, units in names, cross-field mistakes named at boot).
  */
 import { z } from 'zod';
-import { ASSERTION_ALGS, loadSigningKey } from './client/keys.js';
+import { orgIdentityFields } from '../platform/identity/config.js';
 import { checkLegacyFilter } from './legacy-events/first-request.js';
 import { parseStart } from './start.js';
-
-const slug = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be 1-128 of letters, digits, . _ - (not starting with . _ -)');
 
 const start = (fallback: string) =>
   z
@@ -156,96 +152,9 @@ const legacyEventsSchema = z
   .prefault({})
   .describe('Polling the legacy Events API.');
 
-const sswsSchema = z
-  .strictObject({
-    token: z.string().min(1).describe('API token, sent as "Authorization: SSWS <token>". Use ${ENV_VAR}.'),
-  })
-  .describe('Authenticate with an API token.');
-
-const oauthSchema = z
-  .strictObject({
-    client_id: z
-      .string()
-      .min(1)
-      .describe('Client id of the OAuth 2.0 service app (public key / private key client authentication).'),
-    private_key: z
-      .string()
-      .min(1)
-      .optional()
-      .describe("The app's private key: PEM, or a JWK as JSON. Use ${ENV_VAR}. One of private_key, private_key_path."),
-    private_key_path: z.string().min(1).optional().describe('File holding the private key (PEM or JWK JSON).'),
-    key_id: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('kid of the public key registered with the app; optional when the JWK carries one.'),
-    algorithm: z
-      .enum(ASSERTION_ALGS)
-      .optional()
-      .describe('Client-assertion algorithm. Default: RS256 for RSA keys, ES256/384/512 by curve for EC keys.'),
-    dpop: z
-      .boolean()
-      .default(false)
-      .describe('Bind access tokens with DPoP (when the app requires proof of possession). Nonces are handled.'),
-    token_url: z
-      .url()
-      .optional()
-      .describe(
-        'Token endpoint. Default <base_url>/oauth2/v1/token (the org authorization server, the only one that issues okta.* scopes).',
-      ),
-  })
-  .superRefine((o, ctx) => {
-    if ((o.private_key === undefined) === (o.private_key_path === undefined)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['private_key'],
-        message: 'set exactly one of private_key and private_key_path',
-      });
-      return;
-    }
-    if (o.private_key !== undefined) {
-      try {
-        loadSigningKey(o.private_key, { kid: o.key_id, alg: o.algorithm }, '');
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', path: ['private_key'], message: (err as Error).message });
-      }
-    }
-  })
-  .describe(
-    'Authenticate as an OAuth 2.0 service app: client credentials with private_key_jwt, scopes okta.logs.read / okta.events.read.',
-  );
-
-const authSchema = z
-  .strictObject({
-    ssws: sswsSchema.optional(),
-    oauth: oauthSchema.optional(),
-  })
-  .superRefine((a, ctx) => {
-    if ((a.ssws === undefined) === (a.oauth === undefined))
-      ctx.addIssue({ code: 'custom', message: 'set exactly one of auth.ssws and auth.oauth' });
-  })
-  .describe('How hooklog authenticates to the org: exactly one of ssws, oauth.');
-
 export const orgSchema = z
   .strictObject({
-    id: slug.describe(
-      "The org's name in hooklog: the stream key and the org column. Use the same name as event_hooks[].org so pushed and polled copies of an event merge.",
-    ),
-    base_url: z
-      .url()
-      .refine(
-        (u) => /^https?:\/\/[^/?#]+\/?$/.test(u),
-        "must be the org's origin only, e.g. https://acme.okta.com (no path or query)",
-      )
-      .describe("The org's URL, e.g. https://acme.okta.com."),
-    auth: authSchema,
-    request_timeout_ms: z
-      .number()
-      .int()
-      .min(1000)
-      .max(600_000)
-      .default(60_000)
-      .describe("A reply must be complete within this; above the service's own 30 s query limit (500 E0000009)."),
+    ...orgIdentityFields,
     system_log: systemLogSchema,
     legacy_events: legacyEventsSchema,
   })

@@ -6,23 +6,19 @@
  * budget, backoff, a blocked org's slow retry) happen outside the queue, so a
  * failing or throttled org never holds a slot the others need.
  */
-import { readFileSync } from 'node:fs';
 import PQueue from 'p-queue';
 import { retry, sleep } from '../platform/retry.js';
-import { HooklogError, errorMessage, isRetriable } from '../platform/errors.js';
+import { HooklogError, isRetriable } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import type { Topics } from '../platform/stream/headers.js';
 import type { Store } from '../platform/store/index.js';
 import type { Assignment, ConsumedRecord, Stream, Transactor } from '../platform/stream/types.js';
-import type { Authenticator } from './client/auth.js';
-import { SswsAuthenticator } from './client/auth.js';
-import { IdentityClient } from './client/client.js';
-import { DpopProver } from './client/dpop.js';
-import { loadSigningKey } from './client/keys.js';
-import { OAuthAuthenticator } from './client/oauth.js';
-import { withPolicies, type IdpPolicies } from './client/policies.js';
-import { BudgetLedger, ledgerPath } from './client/budget-ledger.js';
-import { RateBudget } from './client/rate-limit.js';
+import type { Authenticator } from '../platform/identity/auth.js';
+import { createAuthenticator } from '../platform/identity/authenticator.js';
+import { IdentityClient } from '../platform/identity/client.js';
+import { withPolicies, type IdpPolicies } from '../platform/identity/policies.js';
+import { BudgetLedger, ledgerPath } from '../platform/identity/budget-ledger.js';
+import { RateBudget } from '../platform/identity/rate-limit.js';
 import type { OrgConfig, PollSectionConfig } from './config.js';
 import { legacyEventsSource } from './legacy-events/source.js';
 import { cursorKey, isFollowable, readCursor, type PollSourceName } from './poller/cursor.js';
@@ -134,7 +130,7 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
 
   const units: Unit[] = [];
   for (const org of enabled) {
-    const auth = await createAuthenticator(org, opts.logger);
+    const auth = await pollerAuthenticator(org, opts.logger);
     const sections: Array<[PollSectionConfig, PollSource]> = [];
     const startOf = (s: PollSectionConfig) => (now: number) => parseStart(s.start, now) ?? now;
     if (org.system_log.enabled && org.system_log.mode === 'reconcile') {
@@ -299,18 +295,20 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
     if (mine.length > 0) log.info({ partitions, pollers: mine.length, why }, 'pollers_revoked');
   };
 
-  // The cursors' reader joins its group beside the assignment's: a partition handed over later then
-  // restores its cursors without waiting for a new group to form (Stream.follow).
-  const [, assignment] = await Promise.all([
-    opts.stream.follow(opts.topics.cursors),
-    opts.stream.assign({
-      topic: opts.topics.cursors,
-      group: opts.group ?? `${opts.topics.cursors}.pollers`,
-      onAssigned: assigned,
-      onRevoked: (partitions) => revoke(partitions, 'revoked'),
-      onError: (err) => log.error({ err }, 'pollers_assignment_failed'),
-    }),
-  ]);
+  // The cursors' reader joins its own group first, then this process joins the pollers' group: a
+  // partition handed over (now or later) restores its cursors without waiting for a group to form
+  // (Stream.follow). Not both at once: joining the pollers' group takes partitions from the instances
+  // polling them at once, and this process's reader, a new group, reaches the broker's
+  // group.initial.rebalance.delay.ms later — orgs polled by nobody in between. So the old owners poll
+  // until this process can resume at once (test/e2e/fleet-handover.test.ts).
+  await opts.stream.follow(opts.topics.cursors);
+  const assignment = await opts.stream.assign({
+    topic: opts.topics.cursors,
+    group: opts.group ?? `${opts.topics.cursors}.pollers`,
+    onAssigned: assigned,
+    onRevoked: (partitions) => revoke(partitions, 'revoked'),
+    onError: (err) => log.error({ err }, 'pollers_assignment_failed'),
+  });
 
   let stopped: Promise<void> | null = null;
   return {
@@ -449,32 +447,10 @@ function unitClient(
 }
 
 /** One authenticator per org, shared by its pollers (one token serves both scopes). */
-export async function createAuthenticator(org: OrgConfig, logger: Logger): Promise<Authenticator> {
-  if (org.auth.ssws) return new SswsAuthenticator(org.auth.ssws.token);
-  const o = org.auth.oauth!;
-  const where = `orgs[${org.id}].auth.oauth.${o.private_key !== undefined ? 'private_key' : 'private_key_path'}`;
-  let text: string;
-  try {
-    text = o.private_key ?? readFileSync(o.private_key_path!, 'utf8');
-  } catch (err) {
-    throw new HooklogError('CONFIG_INVALID', `${where}: cannot read ${o.private_key_path}: ${errorMessage(err)}`, {
-      cause: err,
-    });
-  }
-  const log = logger.child({ component: 'oauth', org: org.id });
-  const key = loadSigningKey(text, { kid: o.key_id, alg: o.algorithm }, where);
+export function pollerAuthenticator(org: OrgConfig, logger: Logger): Promise<Authenticator> {
   const scopes = [
     ...(org.system_log.enabled ? ['okta.logs.read'] : []),
     ...(org.legacy_events.enabled ? ['okta.events.read'] : []),
   ];
-  return new OAuthAuthenticator({
-    org: org.id,
-    tokenUrl: o.token_url ?? `${org.base_url.replace(/\/+$/, '')}/oauth2/v1/token`,
-    clientId: o.client_id,
-    key,
-    scopes,
-    dpop: o.dpop ? await DpopProver.create() : null,
-    timeoutMs: org.request_timeout_ms,
-    onToken: (t) => log.info({ renewal: t.renewal, expires_in_s: t.expiresInS, type: t.type }, 'oauth_token_obtained'),
-  });
+  return createAuthenticator(org, scopes, logger);
 }

@@ -15,9 +15,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findLink } from '../../ingest/client/link.js';
+import { findLink } from '../../platform/identity/link.js';
 import { startIngest } from '../../ingest/index.js';
-import { RateBudget } from '../../ingest/client/rate-limit.js';
+import { RateBudget } from '../../platform/identity/rate-limit.js';
 import { SYSTEM_LOG_PAGE_LIMIT, systemLogFirstUrl } from '../../ingest/system-log/first-request.js';
 import { parseConfig } from '../../cli/config/load.js';
 import { createLogger } from '../../platform/log.js';

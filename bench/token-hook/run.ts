@@ -2,7 +2,7 @@
  * Token hook latency bench (not part of `npm test`):
  *
  *   npx tsx bench/token-hook/run.ts [--rates 500,1000,2000] [--slices 5] [--slice-s 1] [--warmup-s 2]
- *   [--initial-warmup-s 10] [--runs 3] [--modes baseline,hooklog]
+ *   [--initial-warmup-s 10] [--runs 3] [--risk on] [--modes baseline,hooklog]
  *   (npm run bench:token-hook -- …)
  *
  * One server process per mode (server.ts), all up for the whole run:
@@ -19,7 +19,9 @@
  * (load.ts) in alternating slices — baseline, hooklog, hooklog, baseline, … —
  * (with more modes, each slice round visits them all, in an order that reverses every round)
  * so that whatever else the machine is doing falls on both alike; each
- * mode's latencies are pooled over its slices. One process loads while one
+ * mode's latencies are pooled over its slices. `--risk on`: both servers
+ * also hold 10 000 users' risk states and two risk rules come first (the
+ * baseline answers what hooklog answers with them). One process loads while one
  * serves: two processes for two cores. Prints every run to stderr and, per
  * rate, the medians over runs, hooklog's beside the baseline's.
  */
@@ -31,7 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { summarize } from '../pipeline/stats.js';
 import { quantile, runLoad } from './load.js';
-import { BENCH_SECRET, TABLE_ROWS, benchRequest, writeTable } from './workload.js';
+import { BENCH_SECRET, RISK_USERS, TABLE_ROWS, benchRequest, writeTable } from './workload.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -42,6 +44,7 @@ const { values: args } = parseArgs({
     'initial-warmup-s': { type: 'string', default: '10' },
     runs: { type: 'string', default: '3' },
     modes: { type: 'string', default: 'baseline,hooklog' },
+    risk: { type: 'string', default: 'off' },
   },
   strict: true,
 });
@@ -59,9 +62,12 @@ if (
   !(WARMUP_MS >= 0) ||
   !(INITIAL_WARMUP_MS >= 0) ||
   !Number.isInteger(RUNS) ||
-  RUNS < 1
+  RUNS < 1 ||
+  (args.risk !== 'on' && args.risk !== 'off')
 ) {
-  throw new Error('--rates are integers 1..20000, --slices >= 1, --slice-s > 0, --warmup-s >= 0, --runs >= 1');
+  throw new Error(
+    '--rates are integers 1..20000, --slices >= 1, --slice-s > 0, --warmup-s >= 0, --runs >= 1, --risk on|off',
+  );
 }
 const ALL_MODES = ['baseline', 'decide', 'no-audit', 'hooklog'] as const;
 type Mode = (typeof ALL_MODES)[number];
@@ -80,7 +86,7 @@ async function startServer(mode: Mode, dir: string, table: string): Promise<Serv
   const script = fileURLToPath(new URL('./server.ts', import.meta.url));
   const child: ChildProcess = fork(
     script,
-    ['--mode', mode, '--dir', join(dir, `${mode}-${Date.now()}`), '--table', table],
+    ['--mode', mode, '--dir', join(dir, `${mode}-${Date.now()}`), '--table', table, '--risk', args.risk],
     {
       execArgv: ['--import', 'tsx'],
       stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
@@ -201,7 +207,7 @@ async function main(): Promise<void> {
   const body = benchRequest();
   const results = new Map<string, Measurement[]>();
   say(
-    `token-hook bench: rates ${RATES.join(', ')} req/s, ${SLICES} alternating ${SLICE_MS / 1000} s slices per mode after ${WARMUP_MS / 1000} s warm-up (${INITIAL_WARMUP_MS / 1000} s at 1000 req/s after start), ${RUNS} runs; 20 rules, ${TABLE_ROWS} lookup rows; ${cpus().length} cores, load ${loadavg()
+    `token-hook bench: rates ${RATES.join(', ')} req/s, ${SLICES} alternating ${SLICE_MS / 1000} s slices per mode after ${WARMUP_MS / 1000} s warm-up (${INITIAL_WARMUP_MS / 1000} s at 1000 req/s after start), ${RUNS} runs; 20 rules${args.risk === 'on' ? ` + 2 risk rules over ${RISK_USERS} users` : ''}, ${TABLE_ROWS} lookup rows; ${cpus().length} cores, load ${loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`,
   );

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SchemaNode } from '../../platform/config/secrets.js';
 import { alertingSchema } from '../../consumers/alerting/config.js';
 import { apiSchema } from '../../analytics/config.js';
 import { orgsSchema } from '../../ingest/config.js';
@@ -12,8 +13,12 @@ import {
 } from '../../platform/config/schema.js';
 import { eventHookReceiverSchema, eventHookSchema } from '../../receivers/event-hooks/config.js';
 import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
+import { ssfReceiversSchema } from '../../receivers/ssf/receiver-config.js';
 import { instanceIdSchema, rolesSchema } from '../../platform/config/fleet.js';
 import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
+import { consoleSchema } from '../../console/config.js';
+import { hookRegistrationSchema } from '../../receivers/registration/config.js';
+import { registrationIssues } from '../../receivers/registration/desired.js';
 
 /**
  * hooklog's whole configuration schema, composed where the process is
@@ -35,8 +40,11 @@ export const configSchema = z
     event_hook_receiver: eventHookReceiverSchema,
     orgs: orgsSchema,
     token_hooks: tokenHooksSchema,
+    ssf_receivers: ssfReceiversSchema,
+    hook_registration: hookRegistrationSchema,
     alerting: alertingSchema.optional(),
     api: apiSchema,
+    console: consoleSchema,
   })
   .superRefine((cfg, ctx) => {
     const seen = new Map<string, number>();
@@ -51,6 +59,7 @@ export const configSchema = z
       }
       seen.set(h.id, i);
     });
+    for (const issue of registrationIssues(cfg)) ctx.addIssue({ code: 'custom', ...issue });
     const k = cfg.stream.kafka;
     if (k && k.heartbeat_interval_ms * 3 > k.session_timeout_ms) {
       ctx.addIssue({
@@ -69,3 +78,13 @@ export const configSchema = z
   });
 
 export type Config = z.output<typeof configSchema>;
+
+let jsonSchema: SchemaNode | undefined;
+
+/**
+ * The config schema as JSON Schema (what `check-config --schema` prints), made
+ * once: it says which fields are secrets (`"secret": true`, platform/config/secrets.ts).
+ */
+export function configJsonSchema(): SchemaNode {
+  return (jsonSchema ??= z.toJSONSchema(configSchema, { io: 'input' }) as SchemaNode);
+}

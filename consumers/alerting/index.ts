@@ -4,8 +4,8 @@
  * (they read `<prefix>.alerts`), then the engine on `<prefix>.logs`. Stop
  * in reverse: the engine first (no new alerts), then the outputs.
  */
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
+import { assetPath } from '../../platform/assets.js';
 import type { Logger } from '../../platform/log.js';
 import type { Store } from '../../platform/store/index.js';
 import type { Consumer, Stream } from '../../platform/stream/types.js';
@@ -14,12 +14,18 @@ import { startEngineConsumer } from './consumer.js';
 import { startClickHouseOutput } from './outputs/clickhouse.js';
 import { startWebhookOutput } from './outputs/webhook.js';
 import { loadAllRules } from './rules/load.js';
+import { ruleFilesUnder } from './rules/sources.js';
 export { loadAllRules } from './rules/load.js';
+export { riskChangesPipeline } from './risk/rows.js';
 import type { CompiledRule } from './rules/types.js';
 import { createAlertingTelemetry, type AlertingCounters } from './telemetry.js';
 import type { RetryPolicy } from '../../platform/retry.js';
 import { HooklogError } from '../../platform/errors.js';
 import { startScheduler, type QueryResolver, type Scheduler } from './scheduled.js';
+import { riskTopics } from '../../schemas/risk.js';
+import { attachRisk } from './risk/declaration.js';
+import { startRiskFold } from './risk/consumer.js';
+import { createRiskTelemetry, type RiskCounters } from './risk/telemetry.js';
 
 export type { AlertingConfig } from './config.js';
 
@@ -53,39 +59,73 @@ export interface AlertingOptions {
 export interface Alerting {
   readonly rules: readonly CompiledRule[];
   readonly counters: Readonly<AlertingCounters>;
+  /** The risk fold's counters (zero where it does not run). */
+  readonly riskCounters: Readonly<RiskCounters>;
   readonly topics: ReturnType<typeof alertingTopics>;
   stop(): Promise<void>;
 }
 
 /**
- * Rules every alerting consumer runs besides the configured ones: hooklog's
- * own health findings (content/hook-deliveries.yaml: a lost hook delivery).
- * A configured file naming the same path is not loaded twice.
+ * The content hooklog ships (content/*.yaml: rules with their test cases), an
+ * asset read from the package root (platform/assets.ts): the built-in rules,
+ * `hooklog rules test --cases` (their cases sit in the same files) and the
+ * tests all go through it, from source, from dist/ and in the image alike.
  */
-export const BUILTIN_RULE_FILES: readonly string[] = [
-  fileURLToPath(new URL('./content/hook-deliveries.yaml', import.meta.url)),
-];
+export const CONTENT_DIR: string = assetPath('alertingContent');
 
-export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
-  const c = o.config;
-  const ruleFiles = [...BUILTIN_RULE_FILES.filter((f) => !c.rule_files.some((r) => resolve(r) === f)), ...c.rule_files];
+/**
+ * Rules every alerting consumer runs besides the configured ones: hooklog's
+ * own health findings (content/hook-deliveries.yaml: a lost hook delivery),
+ * read from the package's alerting content (platform/assets.ts).
+ */
+export const BUILTIN_RULE_FILES: readonly string[] = [join(CONTENT_DIR, 'hook-deliveries.yaml')];
+
+/**
+ * Every rule the alerting consumer runs: the built-in ones and the configured
+ * ones, compiled, with the config's risk declarations attached. A built-in
+ * file the config names too (in rule_files, or under a rule path such as the
+ * shipped content directory, as the README advises) is loaded once: loading
+ * it twice is a duplicate id. `hooklog check-config` calls this too, so a rule
+ * that would stop `start` fails the check.
+ */
+export function loadConfiguredRules(c: AlertingConfig): CompiledRule[] {
+  const configured = new Set(
+    [...c.rule_files, ...ruleFilesUnder([...c.rule_paths, ...c.sigma_paths])].map((f) => resolve(f)),
+  );
+  const ruleFiles = [...BUILTIN_RULE_FILES.filter((f) => !configured.has(f)), ...c.rule_files];
   const rules = loadAllRules(
     { rules: c.rules, ruleFiles, sigmaPaths: c.sigma_paths, rulePaths: c.rule_paths },
     { placeholders: c.sigma_placeholders, defaultSuppressMs: c.suppression_ms },
   );
+  try {
+    return attachRisk(rules, c.risk.rules);
+  } catch (err) {
+    throw new HooklogError('CONFIG_INVALID', (err as Error).message, { cause: err });
+  }
+}
+
+export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
+  const c = o.config;
+  const rules = loadConfiguredRules(c);
   const telemetry = createAlertingTelemetry(o.logger);
+  const riskTelemetry = createRiskTelemetry(o.logger);
   const topics = alertingTopics(o.topicPrefix);
+  const risk = riskTopics(o.topicPrefix);
   await o.stream.ensureTopics([
     { name: topics.alerts, partitions: o.partitions },
     { name: topics.state, partitions: 1, compacted: true },
+    { name: risk.state, partitions: o.partitions, compacted: true },
+    { name: risk.changes, partitions: o.partitions },
   ]);
   const abort = new AbortController();
   const outputs: Consumer[] = [];
   let scheduler: Scheduler | undefined;
   let engine: Consumer | undefined;
+  let riskFold: Consumer | undefined;
   const stopAll = async (engine?: Consumer) => {
     await scheduler?.stop();
     await engine?.stop();
+    await riskFold?.stop();
     abort.abort();
     for (const out of outputs.splice(0)) await out.stop();
   };
@@ -133,6 +173,21 @@ export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
           maxBatchWaitMs: c.max_batch_wait_ms,
           telemetry,
         });
+    // Beside the engine: it folds the alerts into users' levels, and lowers them as contributions expire (also
+    // when no rule declares risk any more: the states already written still expire).
+    if (parts.engine && c.risk.enabled) {
+      riskFold = await startRiskFold({
+        stream: o.stream,
+        alertsTopic: topics.alerts,
+        stateTopic: topics.state,
+        riskTopic: risk.state,
+        changesTopic: risk.changes,
+        group: `${c.group}.risk`,
+        maxBatchRecords: c.risk.max_batch_records,
+        expiryCheckIntervalMs: c.risk.expiry_check_interval_ms,
+        telemetry: riskTelemetry,
+      });
+    }
     const scheduled = rules.filter((r) => r.kind === 'scheduled');
     if (scheduled.length && c.scheduled && parts.engine) {
       if (!o.store)
@@ -157,11 +212,18 @@ export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
         scheduled: c.scheduled ? scheduled.length : 0,
         webhooks: c.webhooks.length,
         clickhouse: c.clickhouse,
+        risk: riskFold ? rules.filter((r) => r.risk).length : null,
         parts,
       },
       'alerting started',
     );
-    return { rules, counters: telemetry.counters, topics, stop: () => stopAll(engine) };
+    return {
+      rules,
+      counters: telemetry.counters,
+      riskCounters: riskTelemetry.counters,
+      topics,
+      stop: () => stopAll(engine),
+    };
   } catch (err) {
     await stopAll(engine);
     throw err;

@@ -1,1 +1,7 @@
-export { eventsPipeline, startClickHouseSink, type ClickHouseSink, type ClickHouseSinkOptions } from './sink.js';
+export {
+  eventsPipeline,
+  sinkGroup,
+  startClickHouseSink,
+  type ClickHouseSink,
+  type ClickHouseSinkOptions,
+} from './sink.js';

@@ -13,9 +13,9 @@ import type { Consumer, ConsumedRecord, Stream } from '../../platform/stream/typ
 import { kafkaBrokerList } from '../../test/kafka/inject.js';
 import { validLogEvents } from '../../test/fixtures/index.js';
 import { randomName, waitFor } from '../../test/support/wait.js';
-import type { IdentityClient, Page } from '../client/client.js';
-import { withPolicies } from '../client/policies.js';
-import { RateBudget } from '../client/rate-limit.js';
+import type { IdentityClient, Page } from '../../platform/identity/client.js';
+import { withPolicies } from '../../platform/identity/policies.js';
+import { RateBudget } from '../../platform/identity/rate-limit.js';
 import { runBackfill } from './backfill.js';
 
 describe('backfill on Kafka', () => {

@@ -19,9 +19,9 @@ import { Header, deadLetter, type Topics } from '../../platform/stream/headers.j
 import { MAX_RECORD_BYTES, recordBytes, storableLetter } from '../../platform/stream/record-size.js';
 import type { ConsumedRecord, Stream, StreamRecord } from '../../platform/stream/types.js';
 import { describeIssues, logEventFields } from '../../schemas/logevent.js';
-import type { IdentityClient, Page } from '../client/client.js';
-import type { IdpPolicies } from '../client/policies.js';
-import type { RateBudget } from '../client/rate-limit.js';
+import type { IdentityClient, Page } from '../../platform/identity/client.js';
+import type { IdpPolicies } from '../../platform/identity/policies.js';
+import type { RateBudget } from '../../platform/identity/rate-limit.js';
 import { isFollowable } from '../poller/cursor.js';
 import { LEGACY_EVENTS_PATH, LEGACY_PAGE_LIMIT, formatLegacyDate } from '../legacy-events/first-request.js';
 import { SYSTEM_LOG_PATH } from '../system-log/first-request.js';

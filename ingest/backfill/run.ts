@@ -11,9 +11,9 @@ import type { OrgConfig } from '../config.js';
 import { HooklogError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/log.js';
 import { ensureHooklogTopics, openStream } from '../../platform/stream/open.js';
-import { IdentityClient } from '../client/client.js';
-import { withPolicies, type IdpPolicies } from '../client/policies.js';
-import { budgetFor, createAuthenticator } from '../index.js';
+import { IdentityClient } from '../../platform/identity/client.js';
+import { withPolicies, type IdpPolicies } from '../../platform/identity/policies.js';
+import { budgetFor, pollerAuthenticator } from '../index.js';
 import { backfillKey, checkWindow, runBackfill, type BackfillProgress, type BackfillSource } from './backfill.js';
 import { progressWriter } from './progress.js';
 
@@ -56,7 +56,7 @@ export async function backfillCommand(
     let requests = 0;
     const client = new IdentityClient({
       org: org.id,
-      auth: await createAuthenticator(org, logger),
+      auth: await pollerAuthenticator(org, logger),
       requestTimeoutMs: org.request_timeout_ms,
       policies,
       events: {

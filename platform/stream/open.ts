@@ -5,6 +5,7 @@ import { topicNames, type Topics } from './headers.js';
 import { openKafkaStream } from './kafka/index.js';
 import { kafkaConsumerObserver } from './kafka/telemetry.js';
 import type { Stream } from './types.js';
+import { riskTopics } from '../../schemas/risk.js';
 
 /**
  * Kafka when `stream.kafka` is configured, otherwise the embedded log under
@@ -41,12 +42,16 @@ export async function openStream(
     maxBytes: s.embedded.max_bytes,
     // The cap refuses what comes in from outside; consumers' own writes (dead letters, alerts,
     // their state, cursors) must still go, or a full log could never drain.
-    cappedTopics: [topics.logs, topics.legacyEvents, topics.tokenDecisions],
+    cappedTopics: [topics.logs, topics.legacyEvents, topics.tokenDecisions, topics.securityEvents],
     logger,
   });
 }
 
-/** Creates hooklog's topics (missing ones only). Cursors are compacted: only the latest per key matters. */
+/**
+ * Creates hooklog's topics (missing ones only). Cursors and risk states are compacted: only the latest per key
+ * matters. The risk topics (schemas/risk.ts) are made here, not by alerting, because their readers (the token
+ * hook's view, the Shared Signals transmitter) may start before any alerting process has.
+ */
 export async function ensureHooklogTopics(stream: Stream, config: PlatformConfig): Promise<Topics> {
   const topics = topicNames(config.stream.topic_prefix);
   const partitions = config.stream.partitions;
@@ -56,6 +61,9 @@ export async function ensureHooklogTopics(stream: Stream, config: PlatformConfig
     { name: topics.deadletter, partitions },
     { name: topics.cursors, partitions, compacted: true },
     { name: topics.tokenDecisions, partitions },
+    { name: riskTopics(config.stream.topic_prefix).state, partitions, compacted: true },
+    { name: riskTopics(config.stream.topic_prefix).changes, partitions },
+    { name: topics.securityEvents, partitions },
   ]);
   return topics;
 }

@@ -15,7 +15,8 @@ import type { TokenHookConfig } from './config.js';
 import { LookupTable } from './lookup.js';
 import { jsonText } from '../body.js';
 import { MAX_JSON_DEPTH, parseTokenRequest } from './request.js';
-import { compileRules, evaluate, type CompiledRule, type Decision } from './rules.js';
+import { compileRules, evaluate, usesRisk, type CompiledRule, type Decision } from './rules.js';
+import { RiskView, type RiskLookup } from './risk-view.js';
 import { createTelemetry, type Outcome, type TokenHookTelemetry } from './telemetry.js';
 
 /** One hook, ready to answer. */
@@ -45,6 +46,8 @@ export interface TokenHooksOptions {
   /** Where each hook's audit spool lives (`<data_dir>/token-hook-audit` in production). */
   readonly spoolDir: string;
   readonly logger: Logger;
+  /** `<prefix>.risk`: watched (risk-view.ts) when a rule asks for the user's risk. */
+  readonly riskTopic?: string;
 }
 
 /** A request refused before any rule ran. */
@@ -53,14 +56,27 @@ export interface BadRequest {
   readonly error: string;
 }
 
-async function startHook(config: TokenHookConfig, opts: TokenHooksOptions, started: TokenHook[]): Promise<void> {
-  const telemetry = createTelemetry(config.id, opts.logger);
+/**
+ * A hook's rules compiled and its lookup tables loaded (not yet watched), or
+ * CONFIG_INVALID naming the hook: what start needs before it takes a request,
+ * and what `check-config` checks (`checkTokenHooks`). `risk` answers rules
+ * that ask for the user's level (the process's view of `<prefix>.risk`).
+ */
+async function prepareHook(
+  config: TokenHookConfig,
+  risk: RiskLookup | undefined,
+): Promise<Pick<TokenHook, 'rules' | 'tables'>> {
   const tables = new Map(config.lookups.map((l) => [l.name, new LookupTable(l)]));
-  const { rules, issues } = compileRules(config.rules, (name, column) => {
-    const table = tables.get(name);
-    table?.require(column);
-    return table;
-  });
+  const org = config.org;
+  const { rules, issues } = compileRules(
+    config.rules,
+    (name, column) => {
+      const table = tables.get(name);
+      table?.require(column);
+      return table;
+    },
+    risk ? { userRisk: (ctx) => risk.level(org, ctx.userId, Date.now()) } : undefined,
+  );
   if (issues.length > 0)
     throw new HooklogError('CONFIG_INVALID', `token hook "${config.id}": ${issues.map((i) => i.message).join('; ')}`);
   for (const table of tables.values()) {
@@ -70,6 +86,24 @@ async function startHook(config: TokenHookConfig, opts: TokenHooksOptions, start
       throw new HooklogError('CONFIG_INVALID', `token hook "${config.id}": ${(err as Error).message}`, { cause: err });
     }
   }
+  return { rules, tables };
+}
+
+/** Compiles every hook's rules and loads its lookup files as start would, starting nothing. */
+export async function checkTokenHooks(hooks: readonly TokenHookConfig[]): Promise<void> {
+  // Risk rules compile against a view that knows no one: checking needs the rules, not the levels.
+  const nobody: RiskLookup = { level: () => 'none' };
+  for (const config of hooks) await prepareHook(config, nobody);
+}
+
+async function startHook(
+  config: TokenHookConfig,
+  opts: TokenHooksOptions,
+  started: TokenHook[],
+  risk: RiskLookup | undefined,
+): Promise<void> {
+  const telemetry = createTelemetry(config.id, opts.logger);
+  const { rules, tables } = await prepareHook(config, risk);
   const auth = createAuthenticator(config.auth, {
     fetched: (url, keys, ms) => telemetry.jwksFetched(url, keys, ms),
     fetchFailed: (url, err) => telemetry.jwksFetchFailed(url, err),
@@ -120,9 +154,22 @@ async function stopHook(hook: TokenHook): Promise<void> {
  */
 export async function startTokenHooks(opts: TokenHooksOptions): Promise<TokenHooks> {
   const started: TokenHook[] = [];
+  // One view for every hook of the process, started only when a rule asks for risk; current before any answer.
+  let view: RiskView | undefined;
   try {
-    for (const config of opts.hooks) await startHook(config, opts, started);
+    const asking = opts.hooks.find((h) => usesRisk(h.rules));
+    if (asking) {
+      if (!opts.riskTopic)
+        throw new HooklogError(
+          'CONFIG_INVALID',
+          `token hook "${asking.id}": a rule asks for risk, and no risk topic was given`,
+        );
+      view = new RiskView(opts.logger);
+      await view.start(opts.stream, opts.riskTopic);
+    }
+    for (const config of opts.hooks) await startHook(config, opts, started, view);
   } catch (err) {
+    view?.stop();
     await Promise.allSettled(started.map(stopHook));
     throw err;
   }
@@ -131,6 +178,7 @@ export async function startTokenHooks(opts: TokenHooksOptions): Promise<TokenHoo
     get: (id) => byId.get(id),
     logger: opts.logger.child({ component: 'token-hook' }),
     stop: async () => {
+      view?.stop();
       await Promise.all(started.map(stopHook));
     },
   };

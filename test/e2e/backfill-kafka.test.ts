@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { queryViaAdminSocket } from '../../cli/admin-socket.js';
-import { RateBudget } from '../../ingest/client/rate-limit.js';
+import { RateBudget } from '../../platform/identity/rate-limit.js';
 import { kafkaBrokers } from '../kafka/inject.js';
 import { history, logEvent, SimulatedOrg } from '../simulated-org/index.js';
 import { hooklogArgs, REPO_DIR, startDaemon, stopDaemon, type Daemon } from '../support/cli.js';

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import type { IdpPolicies } from '../../ingest/client/policies.js';
+import type { IdpPolicies } from '../../platform/identity/policies.js';
 import type { OrgConfig } from '../../ingest/config.js';
 import { parseConfig } from '../../cli/config/load.js';
 import { createLogger, type Logger } from '../../platform/log.js';

@@ -6,3 +6,8 @@ export { SimulatedOrg, type RequestRecord } from './server.js';
 export { type StoredEvent } from './store.js';
 export { HookSender } from './hook-sender.js';
 export { history, logEvent, legacyEvent } from './generate.js';
+export type { SimApi } from './api.js';
+export { OidcSignIn, type SimUser } from './oidc.js';
+export { SsfTransmitter } from './ssf-transmitter.js';
+export { type SsfStream } from './ssf-streams.js';
+export { HookManagementApi } from './hooks-api.js';

@@ -9,6 +9,7 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isRawReply, type RawReply, type RequestRecord, type SimApi, type SimOrg, type SimRequest } from './api.js';
 import { AuthServer, oktaError, type AuthOptions, type Reply } from './auth.js';
 import { FaultPlan, type Fault } from './faults.js';
 import { eventsPage, logsPage, type PageResult, type PagingContext } from './pages.js';
@@ -20,7 +21,12 @@ export interface SimulatedOrgOptions {
   /** Default: one SSWS token, `sim-token`. */
   readonly auth?: AuthOptions;
   /** Per API; `false` turns the limit off. Default 120 requests per minute each. */
-  readonly rateLimit?: { readonly logs?: BucketOptions | false; readonly events?: BucketOptions | false };
+  readonly rateLimit?: {
+    readonly logs?: BucketOptions | false;
+    readonly events?: BucketOptions | false;
+    /** Each management endpoint family's own bucket (`admit(name)`). Default 100 requests per minute each. */
+    readonly management?: BucketOptions | false;
+  };
   /** `missing` leaves the X-Rate-Limit-* headers off every reply. Default honest. */
   readonly rateLimitHeaders?: 'honest' | 'missing';
   /** The legacy Events API answers 403 E0000015 when false. Default true. */
@@ -31,22 +37,11 @@ export interface SimulatedOrgOptions {
   readonly port?: number;
 }
 
-export interface RequestRecord {
-  readonly at: number;
-  readonly method: string;
-  readonly path: string;
-  readonly params: Readonly<Record<string, string>>;
-  status: number;
-  /** Who asked: the Authorization header (tests give each hooklog instance its own token to tell them apart). */
-  readonly client?: string;
-  fault?: string;
-  /** When the reply finished (or the connection closed); unset while it is being written. */
-  doneAt?: number;
-}
-
 const DAY = 86_400_000;
 
-export class SimulatedOrg extends EventEmitter {
+export type { RequestRecord };
+
+export class SimulatedOrg extends EventEmitter implements SimOrg {
   readonly logs = new EventLog('uuid');
   readonly legacy = new EventLog('eventId');
   readonly faults = new FaultPlan();
@@ -61,6 +56,8 @@ export class SimulatedOrg extends EventEmitter {
   readonly #o: SimulatedOrgOptions;
   readonly #now: () => number;
   readonly #issued = new Set<string>();
+  readonly #apis: SimApi[] = [];
+  readonly #familyBuckets = new Map<string, Bucket | null>();
   readonly #server: Server;
   #url = '';
 
@@ -105,6 +102,48 @@ export class SimulatedOrg extends EventEmitter {
     return `${this.#url}/oauth2/v1/token`;
   }
 
+  /** Adds an API module (see api.ts); modules are asked in the order they were added. */
+  use(api: SimApi): this {
+    this.#apis.push(api);
+    return this;
+  }
+
+  /**
+   * Authenticates a module's request as the log APIs do (SSWS, or an OAuth token holding `scope`, with
+   * its DPoP proof): null when allowed, else the service's 401/403 reply.
+   */
+  authorize(req: SimRequest, scope: string): Promise<Reply | null> {
+    return this.auth.authenticate(
+      req.header('authorization'),
+      req.header('dpop'),
+      req.method,
+      req.url.toString(),
+      scope,
+    );
+  }
+
+  /**
+   * Spends one request of endpoint family `family`'s bucket (`rateLimit.management`): the headers to
+   * send, and a 429 reply (recorded as a violation) when the bucket is empty.
+   */
+  admit(family: string, now: number = this.#now()): { headers: Record<string, string>; refused: Reply | null } {
+    let bucket = this.#familyBuckets.get(family);
+    if (bucket === undefined) {
+      const o = this.#o.rateLimit?.management;
+      bucket = o === false ? null : new Bucket(o ?? { limit: 100, windowMs: 60_000 });
+      this.#familyBuckets.set(family, bucket);
+    }
+    if (!bucket) return { headers: {}, refused: null };
+    const admission = bucket.admit(now);
+    const headers = this.#o.rateLimitHeaders === 'missing' ? {} : admission.headers;
+    if (admission.allowed) return { headers, refused: null };
+    const refused = oktaError(429, 'E0000047', 'API call exceeded rate limit due to too many requests.', {
+      headers,
+      violation: `rate limit exceeded (${family})`,
+    });
+    return { headers, refused };
+  }
+
   addLogEvents(items: readonly NewEvent[]): StoredEvent[] {
     return this.logs.add(items, this.#now());
   }
@@ -142,10 +181,34 @@ export class SimulatedOrg extends EventEmitter {
     res.once('close', () => (rec.doneAt = this.#now()));
     this.emit('request', rec);
     if (url.pathname === '/oauth2/v1/token' && req.method === 'POST') {
-      const form = new URLSearchParams(await readBody(req));
+      const text = await readBody(req);
+      const form = new URLSearchParams(text);
+      // Grants other than the service apps' client credentials (a sign-in's code) belong to a module.
+      if (form.get('grant_type') !== 'client_credentials') {
+        const simReq: SimRequest = {
+          method: rec.method,
+          url,
+          header: (n) => header(req, n),
+          body: Buffer.from(text),
+          rec,
+          now,
+        };
+        for (const module of this.#apis) {
+          const reply = await module.handle(simReq, this);
+          if (reply) return this.#replyAny(res, rec, reply);
+        }
+      }
       return this.#reply(res, rec, await this.auth.token(form, header(req, 'dpop'), this.tokenUrl), {});
     }
     const api = url.pathname === '/api/v1/logs' ? 'logs' : url.pathname === '/api/v1/events' ? 'events' : null;
+    if (!api && this.#apis.length > 0) {
+      const body = await readBytes(req);
+      const simReq: SimRequest = { method: rec.method, url, header: (n) => header(req, n), body, rec, now };
+      for (const module of this.#apis) {
+        const reply = await module.handle(simReq, this);
+        if (reply) return this.#replyAny(res, rec, reply);
+      }
+    }
     if (!api || req.method !== 'GET')
       return this.#reply(
         res,
@@ -265,7 +328,24 @@ export class SimulatedOrg extends EventEmitter {
     this.#send(res, reply, headers);
   }
 
+  #replyAny(res: ServerResponse, rec: RequestRecord, reply: Reply | RawReply): void {
+    if (!isRawReply(reply)) return this.#reply(res, rec, reply, {});
+    rec.status = reply.status;
+    if (reply.violation)
+      this.violations.push(
+        `${reply.status} ${rec.method} ${rec.path} ${JSON.stringify(rec.params)}: ${reply.violation}`,
+      );
+    res.writeHead(reply.status, { ...reply.headers });
+    res.end(reply.raw);
+  }
+
   #send(res: ServerResponse, reply: Reply, headers: Record<string, string>): void {
+    // A 204 (or any reply without a body) is sent empty, as the service does.
+    if (reply.body === undefined || reply.status === 204) {
+      res.writeHead(reply.status, { ...headers, ...reply.headers });
+      res.end();
+      return;
+    }
     res.writeHead(reply.status, { 'content-type': 'application/json', ...headers, ...reply.headers });
     res.end(JSON.stringify(reply.body));
   }
@@ -312,6 +392,15 @@ function body(r: { errorCode: string; summary: string }): unknown {
     errorId: 'simrejected',
     errorCauses: [{ errorSummary: r.summary }],
   };
+}
+
+function readBytes(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

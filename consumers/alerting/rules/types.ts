@@ -22,6 +22,7 @@ import { z } from 'zod';
 import type { FieldPath } from '../fields.js';
 import type { Predicate } from '../sigma/detection.js';
 import type { Expr } from '../state/expr.js';
+import { riskDeclarationSchema, type CompiledRisk } from '../risk/declaration.js';
 
 const detection = z
   .union([z.record(z.string(), z.unknown()), z.string().min(1)])
@@ -127,6 +128,12 @@ export const ruleSpecSchema = z.strictObject({
     .string()
     .default('event_time')
     .describe("Scheduled: result column giving the finding's event time (default: the run time)."),
+  cases: z
+    .array(z.unknown())
+    .optional()
+    .describe(
+      'Labelled examples run by `hooklog rules test --cases` (consumers/alerting/cases/schema.ts); the engine ignores them.',
+    ),
   suppress_ms: z
     .number()
     .int()
@@ -135,6 +142,9 @@ export const ruleSpecSchema = z.strictObject({
     .describe(
       'After an alert for (rule, key), further findings within this long (event time) are suppressed. Default: alerting.suppression_ms.',
     ),
+  risk: riskDeclarationSchema
+    .optional()
+    .describe("What a finding means for the user's risk level (risk/declaration.ts): { level, ttl, reason }."),
 });
 
 export type RuleSpec = z.infer<typeof ruleSpecSchema>;
@@ -169,6 +179,8 @@ export interface CompiledRule {
   readonly ttlMs: number;
   /** Scheduled rules only. */
   readonly scheduled?: ScheduledSpec;
+  /** What a finding means for a user's risk (the rule's `risk:`, or alerting.risk.rules). */
+  readonly risk?: CompiledRisk;
   /**
    * Temporal correlations (Sigma `temporal`, `temporal_ordered`): one step per base rule, each with its group fields.
    */

@@ -6,7 +6,9 @@
  * arrival order and a replay could differ from the live run. So matching
  * events wait in `p` (sorted by time, then id) until the watermark passes
  * them — by then no on-time event can come before them — and are taken in
- * that order. Alerts of these rules therefore come `allowed_lateness_ms`
+ * that order (ties by org: one partition holds many orgs, and event ids are
+ * unique only within an org, so (org, id) is what tells two waiting events
+ * apart). Alerts of these rules therefore come `allowed_lateness_ms`
  * (in event time) after the event; events behind the watermark are late and
  * do not enter (counted in `late`, as for window rules).
  *
@@ -21,6 +23,7 @@ import type { EventMeta } from '../meta.js';
 import type { CompiledRule } from '../rules/types.js';
 import type { Value } from './expr.js';
 import { readFields } from './values.js';
+import { user, type RiskUser } from '../risk/declaration.js';
 
 /** [event time, event id, org, group key, the rule's fields] */
 export type Pending = [number, string, string, string, Record<string, Value>];
@@ -48,13 +51,28 @@ export interface KeyedFinding {
   readonly firstMs: number;
   readonly lastMs: number;
   readonly ids: string[];
+  /** Rules declaring risk: the user the finding's last event names. */
+  readonly user: RiskUser | null;
+}
+
+/** A rule declaring risk keeps the user each held event names beside its fields (`$`: no `when` can read them). */
+const RISK_ID = '$risk_id';
+const RISK_LOGIN = '$risk_login';
+
+function userOf(vals: Record<string, Value>): RiskUser | null {
+  const id = vals[RISK_ID];
+  return typeof id === 'string' ? user(id, typeof vals[RISK_LOGIN] === 'string' ? vals[RISK_LOGIN] : '') : null;
 }
 
 function before(a: Pending, b: Pending): boolean {
-  return a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+  return a[0] < b[0] || (a[0] === b[0] && (a[1] < b[1] || (a[1] === b[1] && a[2] < b[2])));
 }
 
-/** Queues a matching, on-time event. A repeat of an event id already queued is dropped. */
+/**
+ * Queues a matching, on-time event. A repeat of one already queued (same org
+ * and event id: the service sent it twice) is dropped; another org's event with
+ * the same id is another event.
+ */
 export function enqueueKeyed(
   all: Record<string, KeyedRuleState>,
   rule: CompiledRule,
@@ -66,8 +84,13 @@ export function enqueueKeyed(
   const fields = readFields(rule.fields, event, meta.timeMs);
   if (rule.kind === 'first_seen')
     fields['$value'] = readFields([['v', rule.distinct!]], event, meta.timeMs)['v'] ?? null;
+  if (rule.risk) {
+    const u = rule.risk.entityOf(event);
+    fields[RISK_ID] = u?.id ?? null;
+    fields[RISK_LOGIN] = u?.login ?? null;
+  }
   const e: Pending = [meta.timeMs, meta.id, meta.org, key, fields];
-  if (st.p.some((x) => x[1] === meta.id)) return;
+  if (st.p.some((x) => x[1] === meta.id && x[2] === meta.org)) return;
   let lo = 0;
   let hi = st.p.length;
   while (lo < hi) {
@@ -108,6 +131,7 @@ export function drainKeyed(st: KeyedRuleState, rule: CompiledRule, watermark: nu
           firstMs: prev?.t ?? t,
           lastMs: t,
           ids: prev ? [prev.id, id] : [id],
+          user: rule.risk ? userOf(vals) : null,
         });
       }
       touch(st, gk, { t, id, v: vals }, rule.maxKeys);
@@ -121,7 +145,7 @@ export function drainKeyed(st: KeyedRuleState, rule: CompiledRule, watermark: nu
     for (const [x, at] of Object.entries(seen)) if (at < t - rule.windowMs) delete seen[x];
     const hasHistory = Object.keys(seen).length > 0;
     if (hasHistory && !(v in seen) && (rule.when === null || rule.when({ cur: vals, prev: null }) === true)) {
-      out.push({ org, key, identity: id, firstMs: t, lastMs: t, ids: [id] });
+      out.push({ org, key, identity: id, firstMs: t, lastMs: t, ids: [id], user: rule.risk ? userOf(vals) : null });
     }
     delete seen[v];
     seen[v] = t;

@@ -1,0 +1,69 @@
+/**
+ * The org's management API as its users get it: one `IdentityClient` with the
+ * scopes the caller needs, and one rate budget per endpoint family. The service
+ * limits each family on its own (hooks, users, groups, …), and its management
+ * limits are shared with every admin and integration of the org, so each
+ * family gets `management.rate_limit_share` of its bucket, kept in the same
+ * host-wide ledger as the pollers' (`<data_dir>/rate-budget/`), so a command
+ * (`hooklog hooks apply`) and a running instance stay within it together.
+ */
+import type { Logger } from '../log.js';
+import type { Authenticator } from './auth.js';
+import { createAuthenticator } from './authenticator.js';
+import { BudgetLedger, ledgerPath } from './budget-ledger.js';
+import { IdentityClient, type ClientEvents } from './client.js';
+import type { OrgIdentity } from './config.js';
+import type { IdpPolicies } from './policies.js';
+import { RateBudget } from './rate-limit.js';
+
+/** An endpoint family with its own bucket. */
+export type ManagementBucket = 'event-hooks' | 'inline-hooks' | 'users' | 'groups' | 'security-events';
+
+export interface ManagementOptions {
+  readonly org: OrgIdentity;
+  /** OAuth scopes this user of the API needs (ignored for SSWS tokens). */
+  readonly scopes: readonly string[];
+  readonly logger: Logger;
+  /** `<data_dir>/rate-budget`: budgets shared with the host's other hooklog processes; in memory without it. */
+  readonly budgetDir?: string;
+  readonly policies?: IdpPolicies;
+  readonly events?: ClientEvents;
+  /** Tests: a ready authenticator instead of one built from the config. */
+  readonly auth?: Authenticator;
+}
+
+export interface Management {
+  readonly org: string;
+  readonly client: IdentityClient;
+  /** The org's share of one family's bucket (one budget per family for the life of this object). */
+  budget(bucket: ManagementBucket): RateBudget;
+}
+
+export async function openManagement(opts: ManagementOptions): Promise<Management> {
+  const { org } = opts;
+  const auth = opts.auth ?? (await createAuthenticator(org, opts.scopes, opts.logger));
+  const client = new IdentityClient({
+    org: org.id,
+    baseUrl: org.base_url,
+    auth,
+    requestTimeoutMs: Math.min(org.request_timeout_ms, 30_000),
+    ...(opts.policies ? { policies: opts.policies } : {}),
+    ...(opts.events ? { events: opts.events } : {}),
+  });
+  const budgets = new Map<ManagementBucket, RateBudget>();
+  return {
+    org: org.id,
+    client,
+    budget(bucket) {
+      let b = budgets.get(bucket);
+      if (!b) {
+        b = new RateBudget({
+          share: org.management.rate_limit_share,
+          ...(opts.budgetDir ? { store: new BudgetLedger(ledgerPath(opts.budgetDir, org.id, `mgmt-${bucket}`)) } : {}),
+        });
+        budgets.set(bucket, b);
+      }
+      return b;
+    },
+  };
+}
