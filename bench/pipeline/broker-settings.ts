@@ -52,19 +52,3 @@ export async function describeBroker(admin: Admin): Promise<string> {
   }
   return lines.join('\n');
 }
-
-/** The one setting that decides a fresh group's join time, as the broker has it (ms). */
-export async function initialRebalanceDelayMs(admin: Admin): Promise<number> {
-  const { brokers } = await admin.describeCluster();
-  const { resources } = await admin.describeConfigs({
-    includeSynonyms: false,
-    resources: [
-      {
-        type: ConfigResourceTypes.BROKER,
-        name: String(brokers[0]!.nodeId),
-        configNames: ['group.initial.rebalance.delay.ms'],
-      },
-    ],
-  });
-  return Number(resources[0]?.configEntries[0]?.configValue ?? NaN);
-}

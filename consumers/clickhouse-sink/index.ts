@@ -1,7 +1,1 @@
-export {
-  eventsPipeline,
-  sinkGroup,
-  startClickHouseSink,
-  type ClickHouseSink,
-  type ClickHouseSinkOptions,
-} from './sink.js';
+export { sinkGroup, startClickHouseSink, type ClickHouseSink, type ClickHouseSinkOptions } from './sink.js';

@@ -5,7 +5,7 @@
  */
 import type { ConsumedRecord } from '../stream/types.js';
 import type { Store } from './store.js';
-import type { Pipeline, TsvPipeline } from './table-writer.js';
+import type { Pipeline, TsvPipeline } from './pipeline.js';
 import { TsvWriter } from './tsv.js';
 
 /** One record that became a row, in offset order. */

@@ -64,3 +64,14 @@ ENGINE = Null;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.events_v3_input_mv TO {db}.events_v3
 AS SELECT * FROM {db}.events_v3_input;
+
+-- Queries over every org at once (the query library's org=*) filter on event_type without an org: the
+-- sorting key (org, event_type, …) cannot prune them, as each org's rows of one type are smaller than a
+-- granule at provider scale. A set index of the event types in each granule lets such a query skip every
+-- granule holding none of its types (with FINAL too: copies of an event share its type, and ClickHouse
+-- widens to newer parts in exact mode). Measured on 9.8M events over 1,000 orgs (busy machine): queries
+-- over rare types (impersonation, admin-console access) 2.6-2.9 s -> 0.1 s; common ones (sign-ins) unchanged.
+-- MATERIALIZE builds it for the parts already there, as a background mutation (start is not held up).
+ALTER TABLE {db}.events_v3 ADD INDEX IF NOT EXISTS event_type_set event_type TYPE set(256) GRANULARITY 1;
+
+ALTER TABLE {db}.events_v3 MATERIALIZE INDEX event_type_set;
