@@ -17,12 +17,17 @@ import { QUERIES } from './registry.js';
 import { TEST_DATA, RANGE } from './testing.js';
 
 const KEY = 'analyst-key-0123456789abcdef';
+const SCOPED = 'scoped-key-0123456789abcdef';
 let instance: TestInstance;
 let daemon: Daemon;
 let planted = 0;
 
 beforeAll(async () => {
-  instance = writeTestConfig({ extra: { api: { keys: ['other-key-0123456789abcdefgh', KEY] } } });
+  instance = writeTestConfig({
+    extra: {
+      api: { keys: ['other-key-0123456789abcdefgh', KEY, { name: 'one-org', secret: SCOPED, orgs: ['some-org'] }] },
+    },
+  });
   daemon = await startDaemon(['--config', instance.configPath]);
   const { events } = plant(TEST_DATA);
   planted = events.length;
@@ -95,6 +100,16 @@ describe('GET /api/queries', () => {
     expect(body.columns.slice(0, 4)).toEqual(['ip', 'bucket', 'users', 'failures']);
     // UInt64 counts arrive quoted (64-bit safe).
     expect(body.rows).toEqual([expect.objectContaining({ ip: SPRAY_IP, users: '25' })]);
+  });
+
+  it('runs a query for every org with org=*, for a key that may see every org only', async () => {
+    const all = `/api/queries/password_spraying?${new URLSearchParams({ org: '*', ...RANGE, min_users: '10' })}`;
+    const res = await get(all);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { rows: Array<Record<string, unknown>> };
+    expect(body.rows).toEqual([expect.objectContaining({ ip: SPRAY_IP, users: '25' })]);
+    // A key scoped to orgs cannot read every org: the same 404 as an org it may not see.
+    expect((await get(all, SCOPED)).status).toBe(404);
   });
 
   it('answers 400 naming the wrong parameter, 404 for an unknown query', async () => {

@@ -30,7 +30,11 @@ export const CLICKHOUSE_TYPE: Readonly<Record<ParamKind, string>> = {
 
 /** Every query takes these: the org, the half-open time range [since, until), and a row limit. */
 export const COMMON_PARAMS: readonly ParamSpec[] = [
-  { name: 'org', kind: 'string', description: 'The org (as configured: the org column).' },
+  {
+    name: 'org',
+    kind: 'string',
+    description: 'The org (as configured: the org column), or * for every org at once (rows are not split by org).',
+  },
   {
     name: 'since',
     kind: 'datetime',

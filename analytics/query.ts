@@ -29,8 +29,19 @@ export function allParams(q: NamedQuery): readonly ParamSpec[] {
  * event-type filter. Unknown values are NULL: `col != ''` and `col != 0` leave them out.
  */
 export const EVENTS = `{db}.${EVENTS_TABLE} FINAL`;
-export const IN_RANGE =
-  "org = {org:String} AND published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}";
+/**
+ * The org condition, written the same in every query so that `org=*` (ALL_ORGS) can lift it: run for every
+ * org at once, a query reads all orgs' events as one population (rows are not split by org).
+ */
+export const ORG_MATCH = 'org = {org:String}';
+/** The `org` value that means every org. */
+export const ALL_ORGS = '*';
+export const IN_RANGE = `${ORG_MATCH} AND published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}`;
+
+/** `sql` with its org conditions lifted (`org=*`): every org's rows; the sorting key's other columns still prune. */
+export function forAllOrgs(sql: string): string {
+  return sql.replaceAll(ORG_MATCH, '1 = 1');
+}
 
 /** Sign-in events whose outcome says whether a sign-in attempt failed. */
 export const SIGN_IN_TYPES = sqlList(SIGN_IN_EVENT_TYPES);

@@ -5,7 +5,7 @@
 import type { Store } from '../platform/store/index.js';
 import { classifyClickHouseError } from '../platform/store/errors.js';
 import { parseParams } from './params.js';
-import { allParams } from './query.js';
+import { ALL_ORGS, allParams, forAllOrgs } from './query.js';
 import { findQuery } from './registry.js';
 
 export interface QueryResult {
@@ -26,7 +26,8 @@ export function prepareQuery(
 ): { sql: string; params: Record<string, string | number> } {
   const q = findQuery(name);
   const params = parseParams(allParams(q), raw);
-  return { sql: q.sql.replaceAll('{db}', database), params };
+  const sql = params.org === ALL_ORGS ? forAllOrgs(q.sql) : q.sql;
+  return { sql: sql.replaceAll('{db}', database), params };
 }
 
 /** Runs the named query; rows as JSON values (64-bit integers as strings), columns in SELECT order. */

@@ -152,6 +152,7 @@ export async function startHooklog(
         maxBatchRecords: config.sink.max_batch_records,
         maxBatchWaitMs: config.sink.max_batch_wait_ms,
         maxRecordBytes: config.sink.max_record_bytes,
+        fetchMaxBytesPerPartition: config.sink.fetch_max_bytes_per_partition,
         extraPipelines: [
           tokenDecisionsPipeline(topics.tokenDecisions),
           legacyEventsPipeline(topics.legacyEvents),

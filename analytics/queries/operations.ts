@@ -1,5 +1,5 @@
 /** The org and hooklog themselves: rate limits, threats, event volume and its gaps, reused uuids, dead letters. */
-import { EVENTS, IN_RANGE, type NamedQuery } from '../query.js';
+import { EVENTS, IN_RANGE, ORG_MATCH, type NamedQuery } from '../query.js';
 
 export const operationsQueries: readonly NamedQuery[] = [
   {
@@ -79,7 +79,7 @@ LIMIT {limit:UInt32}`,
     params: [],
     sql: `SELECT origin, reason, count() AS records, min(received_at) AS first, max(received_at) AS last, any(substring(raw, 1, 200)) AS sample
 FROM {db}.deadletter FINAL
-WHERE org = {org:String} AND received_at >= {since:DateTime64(3, 'UTC')} AND received_at < {until:DateTime64(3, 'UTC')}
+WHERE ${ORG_MATCH} AND received_at >= {since:DateTime64(3, 'UTC')} AND received_at < {until:DateTime64(3, 'UTC')}
 GROUP BY origin, reason
 ORDER BY records DESC
 LIMIT {limit:UInt32}`,

@@ -1,5 +1,5 @@
 /** Where and how users sign in: session anomalies, new countries and networks, impossible travel. */
-import { EVENTS, IN_RANGE, SIGN_IN_TYPES, type NamedQuery } from '../query.js';
+import { EVENTS, IN_RANGE, ORG_MATCH, SIGN_IN_TYPES, type NamedQuery } from '../query.js';
 
 const OK_SIGN_IN = `event_type IN ${SIGN_IN_TYPES} AND outcome_result IN ('SUCCESS', 'ALLOW') AND actor_type = 'User'`;
 const BASELINE_DAYS = {
@@ -10,8 +10,7 @@ const BASELINE_DAYS = {
   min: 1,
   max: 400,
 } as const;
-const BASELINE_RANGE =
-  "org = {org:String} AND published >= {since:DateTime64(3, 'UTC')} - toIntervalDay({baseline_days:UInt32}) AND published < {since:DateTime64(3, 'UTC')}";
+const BASELINE_RANGE = `${ORG_MATCH} AND published >= {since:DateTime64(3, 'UTC')} - toIntervalDay({baseline_days:UInt32}) AND published < {since:DateTime64(3, 'UTC')}`;
 
 /**
  * Sign-ins in range whose `column` value the user never had in the baseline (users without a baseline are left out).

@@ -11,7 +11,10 @@
  *   receiver      closed loop at each concurrency for `--cell-ms`: events/s acknowledged, p50/p99
  *                 (the deliveries are built before the cell, each sent once)
  *   baseline      the same events appended straight to the stream (baseline.ts), same sizes and concurrency
- * Receiver and baseline cells alternate in order per run. Uses KAFKA_BROKERS
+ * Receiver and baseline cells alternate in order per run. The goal figure is CPU per event: the receiver
+ * process's (read from its /metrics) against the appending process's in the baseline cells, each on its
+ * own process, so the load generator and the broker (which share the cores) stay out of it and the
+ * ratio holds on any machine. Uses KAFKA_BROKERS
  * when set, otherwise starts a broker of its own. Every run's cells go to
  * stderr; the summary (medians over runs, min-max) to stdout.
  * RECEIVER_NODE_ARGS (space-separated) go to the receiver's node, e.g.
@@ -362,6 +365,30 @@ function report(cells: Map<string, Cell[]>, loads: number[]): void {
       ),
     ),
   );
+  // The figure that holds on any machine: CPU per event of the receiver process against CPU per event of
+  // the process appending the same records straight to the stream, each measured on its own process (the
+  // load generator, the broker and whatever else the machine runs excluded).
+  out("\nreceiver CPU per event ÷ direct append CPU per event, closed loop (medians over runs of each cell's ratio):");
+  const ratio = (s: number, conc: number) =>
+    median(
+      get(key('receiver', s, conc)).map((rc, i) => {
+        const bc = get(key('baseline', s, conc))[i];
+        return bc ? perEvent(rc, rc.cpuSeconds) / perEvent(bc, bc.cpuSeconds) : NaN;
+      }),
+    );
+  out(
+    table(
+      ['events/delivery', ...CONCURRENCY.map((c) => `concurrency ${c}`)],
+      SIZES.map((s) => [String(s), ...CONCURRENCY.map((c) => `${ratio(s, c).toFixed(2)}x`)]),
+    ),
+  );
+  for (const s of SIZES.filter((x) => x === 10 || x === 50)) {
+    const loaded = CONCURRENCY.filter((c) => c >= 16);
+    const worst = Math.max(...loaded.map((c) => ratio(s, c)));
+    out(
+      `goal receiver CPU/event <= 1.3x a direct append's at ${s} events per delivery (concurrency ${loaded.join(', ')}): worst ${worst.toFixed(2)}x -> ${worst <= 1.3 ? 'met' : 'NOT met'}`,
+    );
+  }
   const worstP99AtRate = Math.max(...SIZES.map((s) => p(get(key('rate', s, 0)), 99)));
   out(
     `\ngoal p99 < 100 ms at ${int(RATE)} ev/s: worst p99 over delivery sizes ${ms(worstP99AtRate)} ms -> ${worstP99AtRate < 100 ? 'met' : 'NOT met'}`,

@@ -21,23 +21,26 @@ export interface EngineVariant {
 }
 
 /**
- * `tuned` batches like hooklog's sink does by default (5000 records or 1 s,
- * whichever first) and runs one consumer thread per core (ClickHouse refuses
- * more consumers than physical cores); `defaults` is what a user gets without
- * tuning (one consumer, blocks up to max_insert_block_size, 7.5 s flushes).
+ * `tuned` batches like hooklog's sink (`batchRecords`, the sink's max_batch_records, or 1 s, whichever
+ * first) and runs one consumer thread per core (ClickHouse refuses more consumers than physical cores);
+ * `defaults` is what a user gets without tuning (one consumer, blocks up to max_insert_block_size, 7.5 s
+ * flushes).
  */
-export const ENGINE_VARIANTS: readonly EngineVariant[] = [
-  {
-    label: 'kafka-engine tuned',
-    settings: {
-      kafka_num_consumers: 2,
-      kafka_thread_per_consumer: 1,
-      kafka_max_block_size: 5000,
-      kafka_flush_interval_ms: 1000,
+export function engineVariants(batchRecords: number): readonly EngineVariant[] {
+  return [
+    {
+      label: TUNED,
+      settings: {
+        kafka_num_consumers: 2,
+        kafka_thread_per_consumer: 1,
+        kafka_max_block_size: batchRecords,
+        kafka_flush_interval_ms: 1000,
+      },
     },
-  },
-  { label: 'kafka-engine defaults', settings: {} },
-];
+    { label: 'kafka-engine defaults', settings: {} },
+  ];
+}
+export const TUNED = 'kafka-engine tuned';
 
 /** Where the view reads: the table, and how it names a record header and the receipt time. */
 export interface ViewSource {

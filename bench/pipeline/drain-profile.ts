@@ -20,6 +20,7 @@ import type { Topics } from '../../platform/stream/headers.js';
 import { quietKafka } from '../../platform/stream/kafka/client.js';
 import { openKafkaStream } from '../../platform/stream/kafka/index.js';
 import { randomName } from '../../test/support/wait.js';
+import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
 import { buildWorkload } from './events.js';
 import { deleteTopics, measureSinkDrain, prefill, type BenchContext } from './measure.js';
 
@@ -47,7 +48,7 @@ function heaviest(profile: Profile, top = 25): string[] {
   const self = new Map<string, number>();
   for (const id of profile.samples) {
     const f = byId.get(id)!.callFrame;
-    const key = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(node_modules|wt\/sink)\//, '')}:${f.lineNumber + 1}`;
+    const key = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(node_modules|wt\/[^/]+)\//, '')}:${f.lineNumber + 1}`;
     self.set(key, (self.get(key) ?? 0) + 1);
   }
   const total = profile.samples.length;
@@ -85,6 +86,8 @@ async function main(): Promise<void> {
       appendBatch: 500,
       appendConcurrency: 4,
       partitions: 4,
+      steadyWindow: [0.1, 0.9],
+      batchRecords: sinkSchema.parse({}).max_batch_records,
     };
     const { topics } = await prefill(ctx);
     for (let run = 1; run <= runs; run++) {
@@ -94,7 +97,9 @@ async function main(): Promise<void> {
       }
       const m = await measureSinkDrain(ctx, topics);
       process.stdout.write(
-        `drain ${run}: ${Math.round(m.rate)} ev/s, ${Math.round(m.perCpuSecond)} ev/CPU-s, ${m.inserts} inserts\n`,
+        `drain ${run}: ${Math.round(m.rate)} ev/s, ${Math.round(m.perCpuSecond)} ev/CPU-s, ${m.inserts} inserts; ` +
+          `start-up ${Math.round(m.phases!.startupMs)} ms, steady ${Math.round(m.phases!.steadyRate)} ev/s, ` +
+          `${Math.round(m.phases!.steadyPerCpuSecond)} ev/CPU-s\n`,
       );
       if (args.profile) {
         const { profile } = (await session.post('Profiler.stop')) as { profile: Profile };

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Admin } from 'kafkajs';
 import { startClickHouseSink } from '../../consumers/clickhouse-sink/index.js';
+import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
 import type { Logger } from '../../platform/log.js';
 import { migrate, openStore, type Store } from '../../platform/store/index.js';
 import { openEmbeddedStream } from '../../platform/stream/embedded/index.js';
@@ -20,6 +21,8 @@ import type { Stream, StreamRecord } from '../../platform/stream/types.js';
 import { randomName } from '../../test/support/wait.js';
 import { createQueue, createView, dropQueue, engineConsumers, type EngineVariant } from './baseline.js';
 import { batches } from './events.js';
+import { phases, type Phases, type Sample } from './timeline.js';
+import { EVENTS_TABLE } from '../../schemas/tables.js';
 
 export interface BenchContext {
   readonly records: readonly StreamRecord[];
@@ -43,11 +46,17 @@ export interface BenchContext {
   readonly appendConcurrency: number;
   /** Partitions of every topic: hooklog's default. */
   readonly partitions: number;
+  /** The drains' steady window, as fractions of N (timeline.ts). */
+  readonly steadyWindow: readonly [number, number];
+  /** The sink's batch (and the tuned engine's block) size: config `max_batch_records`. */
+  readonly batchRecords: number;
 }
 
 export interface Measurement {
   /** Events per second, start to all N visible in ClickHouse. */
   readonly rate: number;
+  /** For the drains: start-up and steady state apart (timeline.ts). */
+  readonly phases?: Phases;
   /** For the append modes: events per second until the last append was acknowledged. */
   readonly appendRate?: number;
   /**
@@ -62,8 +71,14 @@ export interface Measurement {
   readonly inserts?: number;
 }
 
-/** The sink's defaults (config `max_batch_records`, `max_batch_wait_ms`). */
-const SINK_BATCH = { maxBatchRecords: 5000, maxBatchWaitMs: 1000 };
+/**
+ * The sink's batching: `max_batch_records` as the bench was told (by default the config's), and
+ * `max_batch_wait_ms` as the config has it by default.
+ */
+const sinkBatch = (ctx: BenchContext) => ({
+  maxBatchRecords: ctx.batchRecords,
+  maxBatchWaitMs: sinkSchema.parse({}).max_batch_wait_ms,
+});
 /** An engine that reported exceptions and shows no row after this long has failed, not started slowly. */
 const ENGINE_EXCEPTION_GRACE_MS = 15_000;
 
@@ -78,8 +93,13 @@ async function dropStore(store: Store): Promise<void> {
   await store.close();
 }
 
+/**
+ * Rows in the events table, without FINAL: the bench's events are distinct, so this is the rows visible,
+ * and it is read from the parts' row counts instead of merging keys every 50 ms (which would charge both
+ * sides' CPU figures for the bench's own polling).
+ */
 async function countEvents(store: Store): Promise<number> {
-  const [row] = await store.query<{ n: string }>(`SELECT count() AS n FROM ${store.database}.events`);
+  const [row] = await store.query<{ n: string }>(`SELECT count() AS n FROM ${store.database}.${EVENTS_TABLE}`);
   return Number(row?.n ?? 0);
 }
 
@@ -93,28 +113,39 @@ interface Watch {
 
 /**
  * When the first rows, and then all n, were visible (performance.now()).
- * Polled every 50 ms, which bounds the timing error. Throws, with the watch's
+ * Polled every 50 ms until the first rows, then every 100 ms, which bounds the timing error. Throws, with the watch's
  * diagnosis, as soon as no new row was visible for `ctx.stallMs`, so a consumer
  * that never starts costs a bounded wait and says why.
  */
+interface Visible {
+  readonly first: number;
+  readonly all: number;
+  /** Every poll, with the process's CPU time since the measurement's clocks started. */
+  readonly samples: Sample[];
+}
+
 async function visibleAt(
   ctx: BenchContext,
   store: Store,
   n: number,
   watch: Watch,
   stop?: AbortSignal,
-): Promise<{ first: number; all: number }> {
+  cpu0: NodeJS.CpuUsage = process.cpuUsage(),
+): Promise<Visible> {
   const t0 = performance.now();
   let first = 0;
   let last = 0;
   let progressAt = t0;
   let checkedAt = t0;
+  const samples: Sample[] = [];
   for (;;) {
     stop?.throwIfAborted();
     const count = await countEvents(store);
     const now = performance.now();
+    const cpu = process.cpuUsage(cpu0);
+    samples.push({ t: now, rows: count, cpuUs: cpu.user + cpu.system });
     if (count > 0 && first === 0) first = now;
-    if (count >= n) return { first, all: now };
+    if (count >= n) return { first, all: now, samples };
     if (count > last) {
       last = count;
       progressAt = now;
@@ -133,7 +164,9 @@ async function visibleAt(
         `stalled: ${count} of ${n} rows visible in ${store.database}.events after ${Math.round((now - t0) / 1000)} s (${reason}). ${state}`,
       );
     }
-    await sleep(50);
+    // Every 50 ms until the first rows (the start-up's resolution), then every 100 ms: a poll costs the
+    // process about 2 ms of CPU (chdb, busy machine), which both sides' CPU figures carry.
+    await sleep(first === 0 ? 50 : 100);
   }
 }
 
@@ -168,7 +201,7 @@ function start(): { t0: number; cpu0: NodeJS.CpuUsage } {
 function measured(
   n: number,
   s: { t0: number; cpu0: NodeJS.CpuUsage },
-  visible: { first: number; all: number },
+  visible: Visible,
   extra: Partial<Measurement> = {},
 ): Measurement {
   const cpu = process.cpuUsage(s.cpu0);
@@ -178,6 +211,17 @@ function measured(
     firstVisibleMs: visible.first - s.t0,
     ...extra,
   };
+}
+
+/** A drain's measurement: the whole, and its start-up and steady state apart. */
+function drained(
+  ctx: BenchContext,
+  n: number,
+  s: { t0: number; cpu0: NodeJS.CpuUsage },
+  visible: Visible,
+  extra: Partial<Measurement> = {},
+): Measurement {
+  return measured(n, s, visible, { ...extra, phases: phases(s.t0, n, visible.samples, ...ctx.steadyWindow) });
 }
 
 /** Untimed: exactly n rows, n distinct uuids. */
@@ -252,7 +296,7 @@ async function appendThroughSink(
   const store = await freshStore(ctx, label);
   const topics = await ensureTopics(ctx, stream, topicNames(prefix));
   const group = `${prefix}.sink`;
-  const sink = await startClickHouseSink({ stream, store, topics, group, logger: ctx.logger, ...SINK_BATCH });
+  const sink = await startClickHouseSink({ stream, store, topics, group, logger: ctx.logger, ...sinkBatch(ctx) });
   try {
     const s = start();
     // Rows are watched for from the first append, while the appends run: watched only after the last
@@ -333,16 +377,23 @@ export async function measureEngine(ctx: BenchContext, variant: EngineVariant, t
     await createQueue(store, variant, { brokers: ctx.brokers, topic: topics.logs, group });
     const s = start();
     await createView(store);
-    const visible = await visibleAt(ctx, store, n, {
-      diagnose: async () =>
-        `${variant.label}: ${(await engineConsumers(store)).text}; ${await describeGroup(ctx.admin, group, topics.logs)}`,
-      // An engine whose every block fails keeps retrying quietly; say so instead of waiting out the stall.
-      failed: async (visible, elapsedMs) =>
-        visible === 0 && elapsedMs > ENGINE_EXCEPTION_GRACE_MS && (await engineConsumers(store)).exceptions.length > 0
-          ? `the engine reports exceptions and no row after ${Math.round(elapsedMs / 1000)} s`
-          : null,
-    });
-    const m = measured(n, s, visible);
+    const visible = await visibleAt(
+      ctx,
+      store,
+      n,
+      {
+        diagnose: async () =>
+          `${variant.label}: ${(await engineConsumers(store)).text}; ${await describeGroup(ctx.admin, group, topics.logs)}`,
+        // An engine whose every block fails keeps retrying quietly; say so instead of waiting out the stall.
+        failed: async (visible, elapsedMs) =>
+          visible === 0 && elapsedMs > ENGINE_EXCEPTION_GRACE_MS && (await engineConsumers(store)).exceptions.length > 0
+            ? `the engine reports exceptions and no row after ${Math.round(elapsedMs / 1000)} s`
+            : null,
+      },
+      undefined,
+      s.cpu0,
+    );
+    const m = drained(ctx, n, s, visible);
     await dropQueue(store);
     await checkLoaded(store, n);
     return m;
@@ -377,11 +428,18 @@ export async function measureSinkDrain(ctx: BenchContext, topics: Topics): Promi
       topics,
       group,
       logger: ctx.logger,
-      ...SINK_BATCH,
+      ...sinkBatch(ctx),
     });
     try {
-      const visible = await visibleAt(ctx, store, n, sinkWatch(ctx, ctx.kafka, sink, group, topics.logs));
-      const m = measured(n, s, visible, { inserts: sink.counters.inserts });
+      const visible = await visibleAt(
+        ctx,
+        store,
+        n,
+        sinkWatch(ctx, ctx.kafka, sink, group, topics.logs),
+        undefined,
+        s.cpu0,
+      );
+      const m = drained(ctx, n, s, visible, { inserts: sink.counters.inserts });
       await checkLoaded(store, n);
       return m;
     } finally {

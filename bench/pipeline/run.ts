@@ -2,7 +2,15 @@
  * Pipeline throughput bench (not part of `npm test`):
  *
  *   npx tsx bench/pipeline/run.ts [--events N] [--runs R] [--batch 500] [--concurrency 4] [--stall-s 60]
- *   npm run bench:pipeline -- --events 50000 --runs 5        (what BENCHMARKS.md quotes)
+ *                                 [--broker-defaults] [--batch-records N] [--steady 0.1,0.9]
+ *   npm run bench:pipeline -- --events 200000 --runs 5       (what BENCHMARKS.md quotes)
+ *
+ * The broker: without KAFKA_BROKERS the bench starts its own, pinning the settings the drains depend on
+ * (broker-settings.ts: group.initial.rebalance.delay.ms 0, the test brokers' value); with
+ * --broker-defaults that broker runs Kafka's own defaults instead (3 s). Either way, and on a broker named
+ * by KAFKA_BROKERS, the settings are read back from the broker and printed before the figures. The
+ * drains' ratios must agree on both kinds of broker: what a setting costs one side only shows in the
+ * start-up column, never in the steady state.
  *
  * Per run, with N generated events (events.ts):
  *   embedded        append to the embedded log with the sink running; first append → N rows visible
@@ -11,7 +19,10 @@
  *   then a fresh topic is pre-filled with the N events (untimed), and drained by:
  *   kafka-engine *  ClickHouse's Kafka table engine + materialized view (baseline.ts); view creation → N visible
  *   sink drain      hooklog's sink; sink start → N visible
- * The drains run one after another, never at once, in an order that alternates per run.
+ * The drains run one after another, never at once, in an order that alternates per run. Each drain is
+ * also split (timeline.ts) into its start-up (start → first rows visible: group join, first fetch, first
+ * insert) and its steady state (rows per second, and per CPU-second, between the polls that first saw
+ * 10% and 90% of N; --steady changes the window): the goal figures are the steady ones.
  * Uses KAFKA_BROKERS when set, otherwise starts a broker of its own (test/kafka/broker.ts).
  * Prints every run's figures to stderr and the summary table (medians, min, max, ratios) to stdout.
  * A measurement that sees no new row for --stall-s seconds fails the bench with what stalled: the
@@ -30,7 +41,10 @@ import type { Topics } from '../../platform/stream/headers.js';
 import { openKafkaStream } from '../../platform/stream/kafka/index.js';
 import { startKafkaBroker, type KafkaBroker } from '../../test/kafka/broker.js';
 import { randomName } from '../../test/support/wait.js';
-import { ENGINE_VARIANTS } from './baseline.js';
+import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
+import { engineVariants } from './baseline.js';
+import { BENCH_BROKER, KAFKA_DEFAULTS, describeBroker } from './broker-settings.js';
+import type { Phases } from './timeline.js';
 import { buildWorkload } from './events.js';
 import {
   deleteTopics,
@@ -47,18 +61,37 @@ import { formatTable, type Row } from './stats.js';
 
 const { values: args } = parseArgs({
   options: {
-    events: { type: 'string', default: '100000' },
+    events: { type: 'string', default: '200000' },
     runs: { type: 'string', default: '5' },
     /** Records per append, and appends in flight. */
     batch: { type: 'string', default: '500' },
     concurrency: { type: 'string', default: '4' },
     /** A measurement fails when no new row became visible for this long. */
     'stall-s': { type: 'string', default: '60' },
+    /** Start the bench's own broker with Kafka's defaults (group.initial.rebalance.delay.ms 3000) instead. */
+    'broker-defaults': { type: 'boolean', default: false },
+    /** The sink's max_batch_records and the tuned engine's kafka_max_block_size. Default: the sink config's. */
+    'batch-records': { type: 'string' },
+    /** The drains' steady window, as fractions of N. */
+    steady: { type: 'string', default: '0.1,0.9' },
   },
   strict: true,
 });
 const N = positiveInt('events', args.events);
 const RUNS = positiveInt('runs', args.runs);
+const BATCH_RECORDS = positiveInt(
+  'batch-records',
+  args['batch-records'] ?? String(sinkSchema.parse({}).max_batch_records),
+);
+const ENGINE_VARIANTS = engineVariants(BATCH_RECORDS);
+const STEADY = steadyWindow(args.steady);
+
+function steadyWindow(v: string | undefined): readonly [number, number] {
+  const [from, to] = (v ?? '').split(',').map(Number);
+  if (!(from! >= 0 && to! <= 1 && from! < to!))
+    throw new Error(`--steady must be two fractions a,b with 0 <= a < b <= 1, got ${v}`);
+  return [from!, to!];
+}
 
 function positiveInt(name: string, v: string | undefined): number {
   const n = Number(v);
@@ -73,21 +106,35 @@ const fmt = (m: Measurement) =>
   (Number.isFinite(m.perCpuSecond) ? ` (${Math.round(m.perCpuSecond).toLocaleString('en-US')} per CPU-second)` : '') +
   (m.firstVisibleMs !== undefined ? `; first rows visible after ${Math.round(m.firstVisibleMs)} ms` : '') +
   (m.appendRate ? `; appends acked at ${Math.round(m.appendRate).toLocaleString('en-US')} ev/s` : '') +
-  (m.inserts ? `; ${m.inserts} inserts, ${Math.round(N / m.inserts)} rows each on average` : '');
+  (m.inserts ? `; ${m.inserts} inserts, ${Math.round(N / m.inserts)} rows each on average` : '') +
+  (m.phases
+    ? `; start-up ${Math.round(m.phases.startupMs)} ms, steady ${Math.round(m.phases.steadyRate).toLocaleString('en-US')} ev/s` +
+      ` (${Math.round(m.phases.steadyPerCpuSecond).toLocaleString('en-US')} per CPU-second) over ` +
+      `${Math.round(m.phases.window[0] * 100)}-${Math.round(m.phases.window[1] * 100)}% of N`
+    : '');
 
 async function main(): Promise<void> {
   // Warnings only: a sink retrying or dead-lettering during a run must be seen, not timed silently.
   const logger = createLogger({ level: process.env.HOOKLOG_LOG_LEVEL ?? 'warn', destination: process.stderr });
   let broker: KafkaBroker | null = null;
   let brokers = process.env.KAFKA_BROKERS;
+  if (brokers && args['broker-defaults'])
+    throw new Error("--broker-defaults starts the bench's own broker with Kafka's defaults: unset KAFKA_BROKERS");
   if (!brokers) {
-    say('starting a Kafka broker…');
-    broker = await startKafkaBroker();
+    const pinned = args['broker-defaults'] ? KAFKA_DEFAULTS : BENCH_BROKER;
+    say(
+      `starting a Kafka broker with ${Object.entries(pinned)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')}…`,
+    );
+    broker = await startKafkaBroker({ serverProperties: pinned });
     brokers = broker.brokers;
   }
   const chdbDir = await mkdtemp(join(tmpdir(), 'hooklog-bench-chdb-'));
   const admin = quietKafka({ brokers: brokers.split(','), clientId: 'hooklog-bench-admin' }).admin();
   await admin.connect();
+  const brokerSettings = await describeBroker(admin);
+  say(brokerSettings);
   // Each mode opens and closes a store of its own (the sink writes to its
   // store's database); closing a chdb session can shut the engine down under
   // the next one, so this one holds the engine open for the whole run.
@@ -113,6 +160,8 @@ async function main(): Promise<void> {
       appendBatch: positiveInt('batch', args.batch),
       appendConcurrency: positiveInt('concurrency', args.concurrency),
       partitions: 4,
+      steadyWindow: STEADY,
+      batchRecords: BATCH_RECORDS,
     };
     const results = new Map<string, Measurement[]>();
     const loads: number[] = [];
@@ -157,6 +206,35 @@ async function main(): Promise<void> {
     const out = (text: string) => process.stdout.write(`${text}\n`);
     out(
       `\nN = ${N} events, ${RUNS} runs, ${cpus().length} CPUs; 1-minute load average after each run: ${loads.map((l) => l.toFixed(2)).join(', ')}`,
+    );
+    out(`${broker ? "the bench's own broker" : `the broker at ${brokers}`}:\n${brokerSettings}`);
+    out(
+      `sink max_batch_records ${BATCH_RECORDS} (= tuned engine kafka_max_block_size); steady window ${STEADY[0]}..${STEADY[1]} of N`,
+    );
+    const drains = [DRAIN, ...baselines];
+    const phase = (mode: string, f: (p: Phases) => number) => results.get(mode)!.map((m) => f(m.phases!));
+    out("\ndrains, steady state (the goal figures): events/s between the polls that first saw the window's ends\n");
+    out(
+      formatTable(
+        drains.map((mode): Row => ({ mode, rates: phase(mode, (p) => p.steadyRate), compare: true })),
+        baselines,
+      ),
+    );
+    out('\ndrains, steady state: events per CPU-second of the bench process over the same window\n');
+    out(
+      formatTable(
+        drains.map((mode): Row => ({ mode, rates: phase(mode, (p) => p.steadyPerCpuSecond), compare: true })),
+        baselines,
+        'ev/cpu-s',
+      ),
+    );
+    out('\ndrains, start-up: ms from start (sink start, view creation) to the first rows visible\n');
+    out(
+      formatTable(
+        drains.map((mode): Row => ({ mode, rates: phase(mode, (p) => p.startupMs), compare: false })),
+        [],
+        'ms',
+      ),
     );
     out(
       '\nevents/s, start to all N visible in ClickHouse (appends: to the last acknowledgement); ratios are median / median\n',

@@ -10,7 +10,9 @@ export interface Summary {
 /** Median (mean of the middle two for an even count), min and max. */
 export function summarize(values: readonly number[]): Summary {
   if (values.length === 0) throw new Error('summarize: no values');
-  const s = [...values].sort((a, b) => a - b);
+  // NaN is a run without this figure (a drain with no steady state at this N): left out, and all-NaN is NaN.
+  const s = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  if (s.length === 0) return { median: NaN, min: NaN, max: NaN, runs: 0 };
   const mid = Math.floor(s.length / 2);
   const median = s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
   return { median, min: s[0]!, max: s[s.length - 1]!, runs: s.length };
@@ -34,10 +36,12 @@ export function formatTable(rows: readonly Row[], baselines: readonly string[], 
     const s = summarize(r.rates);
     const ratios = baselines.map((b) => {
       const base = medians.get(b);
-      return r.compare && base ? `${(s.median / base).toFixed(2)}x` : '-';
+      return r.compare && base && !Number.isNaN(s.median) ? `${(s.median / base).toFixed(2)}x` : '-';
     });
     const fmt = (v: number) =>
-      v.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+      Number.isNaN(v)
+        ? '-'
+        : v.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
     return [r.mode, fmt(s.median), fmt(s.min), fmt(s.max), String(s.runs), ...ratios];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));

@@ -2,16 +2,22 @@
  * Token hook latency bench (not part of `npm test`):
  *
  *   npx tsx bench/token-hook/run.ts [--rates 500,1000,2000] [--slices 5] [--slice-s 1] [--warmup-s 2]
- *   [--initial-warmup-s 10] [--runs 3] [--risk on]
+ *   [--initial-warmup-s 10] [--runs 3] [--risk on] [--modes baseline,hooklog]
  *   (npm run bench:token-hook -- …)
  *
- * Two server processes (server.ts), both up for the whole run:
+ * One server process per mode (server.ts), all up for the whole run:
  *   baseline  bare node:http answering the same JSON
  *   hooklog   the Koa app, 20 rules, a 10 000-row lookup table, audit trail on
+ * and, with --modes baseline,decide,no-audit,hooklog, what hooklog's cost is made of:
+ *   decide    bare node:http answering what `decide` makes of the body (the decision alone)
+ *   no-audit  hooklog without the audit trail
+ * so hooklog − decide is what remains per request besides the decision (auth, routing, the fast path,
+ * the audit path, telemetry), and hooklog − no-audit the audit path's share of it.
  * Each server first gets an initial warm-up (JIT tiering, lazily loaded code,
  * first segment files: a freshly started process answers far slower than a
  * running one), then for each rate both are warmed up, then loaded open-loop from this process
  * (load.ts) in alternating slices — baseline, hooklog, hooklog, baseline, … —
+ * (with more modes, each slice round visits them all, in an order that reverses every round)
  * so that whatever else the machine is doing falls on both alike; each
  * mode's latencies are pooled over its slices. `--risk on`: both servers
  * also hold 10 000 users' risk states and two risk rules come first (the
@@ -37,6 +43,7 @@ const { values: args } = parseArgs({
     'warmup-s': { type: 'string', default: '2' },
     'initial-warmup-s': { type: 'string', default: '10' },
     runs: { type: 'string', default: '3' },
+    modes: { type: 'string', default: 'baseline,hooklog' },
     risk: { type: 'string', default: 'off' },
   },
   strict: true,
@@ -62,8 +69,11 @@ if (
     '--rates are integers 1..20000, --slices >= 1, --slice-s > 0, --warmup-s >= 0, --runs >= 1, --risk on|off',
   );
 }
-const MODES = ['baseline', 'hooklog'] as const;
-type Mode = (typeof MODES)[number];
+const ALL_MODES = ['baseline', 'decide', 'no-audit', 'hooklog'] as const;
+type Mode = (typeof ALL_MODES)[number];
+const MODES = (args.modes ?? '').split(',') as Mode[];
+if (!MODES.includes('baseline') || MODES.some((m) => !ALL_MODES.includes(m)) || new Set(MODES).size !== MODES.length)
+  throw new Error(`--modes: baseline and any of ${ALL_MODES.slice(1).join(', ')}, each once`);
 const say = (msg: string) => process.stderr.write(`${msg}\n`);
 
 interface Server {
@@ -136,14 +146,14 @@ interface Measurement {
 
 /** One rate of one run: warm-up, then SLICES alternating slices per mode, latencies pooled per mode. */
 async function measureRate(
-  servers: Record<Mode, Server>,
+  servers: Partial<Record<Mode, Server>>,
   rate: number,
   body: Buffer,
   expectLength: number,
 ): Promise<Record<Mode, Measurement>> {
   const load = (mode: Mode, durationMs: number) =>
     runLoad({
-      port: servers[mode].port,
+      port: servers[mode]!.port,
       path: '/hooks/token/bench',
       body,
       rate,
@@ -152,16 +162,15 @@ async function measureRate(
       headers: { 'content-type': 'application/json', authorization: BENCH_SECRET },
     });
   for (const mode of MODES) if (WARMUP_MS > 0) await load(mode, WARMUP_MS);
-  const pooled: Record<Mode, { lat: Float64Array[]; ok: number; ms: number; cpuUs: number; lost: number }> = {
-    baseline: { lat: [], ok: 0, ms: 0, cpuUs: 0, lost: 0 },
-    hooklog: { lat: [], ok: 0, ms: 0, cpuUs: 0, lost: 0 },
-  };
+  const pooled = Object.fromEntries(
+    MODES.map((m) => [m, { lat: [] as Float64Array[], ok: 0, ms: 0, cpuUs: 0, lost: 0 }]),
+  ) as Record<Mode, { lat: Float64Array[]; ok: number; ms: number; cpuUs: number; lost: number }>;
   for (let slice = 0; slice < SLICES; slice++) {
     for (const mode of slice % 2 === 0 ? MODES : [...MODES].reverse()) {
-      const cpu0 = await servers[mode].cpuUs();
+      const cpu0 = await servers[mode]!.cpuUs();
       const r = await load(mode, SLICE_MS);
       const p = pooled[mode];
-      p.cpuUs += (await servers[mode].cpuUs()) - cpu0;
+      p.cpuUs += (await servers[mode]!.cpuUs()) - cpu0;
       p.lat.push(r.latencies);
       p.ok += r.ok;
       p.ms += SLICE_MS; // answered per second of offered load (a backlog shows in latency and `lost`)
@@ -204,18 +213,16 @@ async function main(): Promise<void> {
   );
   try {
     for (let run = 1; run <= RUNS; run++) {
-      const servers = {
-        baseline: await startServer('baseline', dir, table),
-        hooklog: await startServer('hooklog', dir, table),
-      };
+      const servers: Partial<Record<Mode, Server>> = {};
+      for (const mode of MODES) servers[mode] = await startServer(mode, dir, table);
       try {
-        const answers = await Promise.all(MODES.map((m) => probe(servers[m].port, body)));
-        if (answers[0] !== answers[1])
-          throw new Error(`the modes answer different bytes:\n${answers[0]}\n${answers[1]}`);
+        const answers = await Promise.all(MODES.map((m) => probe(servers[m]!.port, body)));
+        if (answers.some((a) => a !== answers[0]))
+          throw new Error(`the modes answer different bytes:\n${answers.join('\n')}`);
         if (INITIAL_WARMUP_MS > 0) {
           for (const mode of MODES) {
             await runLoad({
-              port: servers[mode].port,
+              port: servers[mode]!.port,
               path: '/hooks/token/bench',
               body,
               rate: 1000,
@@ -236,13 +243,38 @@ async function main(): Promise<void> {
           }
         }
       } finally {
-        await Promise.all(MODES.map((m) => servers[m].stop()));
+        await Promise.all(MODES.map((m) => servers[m]!.stop()));
       }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   process.stdout.write(`${formatTable(results)}\n`);
+  if (MODES.length > 2) process.stdout.write(`\n${formatCosts(results)}\n`);
+}
+
+/** What hooklog's CPU per request is made of, by differences of the modes measured (medians over runs). */
+function formatCosts(results: Map<string, Measurement[]>): string {
+  const cpu = (mode: Mode, rate: number) =>
+    MODES.includes(mode) ? summarize(results.get(`${mode}@${rate}`)!.map((m) => m.cpuPerRequestUs)).median : NaN;
+  const lines = ['CPU µs per request: what hooklog pays beyond the bare handler, by part (medians over runs)'];
+  for (const rate of RATES) {
+    const [base, dec, noAudit, full] = (['baseline', 'decide', 'no-audit', 'hooklog'] as const).map((m) =>
+      cpu(m, rate),
+    );
+    const part = (name: string, v: number) => (Number.isNaN(v) ? [] : [`${name} ${v.toFixed(0)}`]);
+    lines.push(
+      `  ${rate} req/s: ` +
+        [
+          ...part('bare handler', base!),
+          ...part('decision (decide - baseline)', dec! - base!),
+          ...part('beyond the decision (hooklog - decide)', full! - dec!),
+          ...part('of which the audit path (hooklog - no-audit)', full! - noAudit!),
+          ...part('hooklog', full!),
+        ].join(', '),
+    );
+  }
+  return lines.join('\n');
 }
 
 function formatTable(results: Map<string, Measurement[]>): string {

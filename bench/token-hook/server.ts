@@ -6,7 +6,11 @@
  *             secret auth, audit trail on into the embedded stream (fsync);
  *   baseline  a bare node:http handler that drains the body and answers the
  *             very bytes hooklog answers for the bench request (computed once
- *             at start by the same rules, off the measured path).
+ *             at start by the same rules, off the measured path);
+ *   no-audit  hooklog without the audit trail (what the audit path costs is hooklog minus this);
+ *   decide    a bare node:http handler that reads the body and answers what `decide` (the rules, the
+ *             lookups, the answer's JSON) makes of it, no audit: what remains per request besides the
+ *             decision is hooklog minus this.
  * Prints `READY <port>` when listening; answers `cpu` IPC messages with its
  * CPU time so far (µs), so run.ts can give CPU per request. `--audit off`
  * runs hooklog without the audit trail, to isolate its cost by hand;
@@ -34,12 +38,16 @@ const { values: args } = parseArgs({
   },
   strict: true,
 });
-if ((args.mode !== 'hooklog' && args.mode !== 'baseline') || !args.dir || !args.table)
-  throw new Error('usage: server.ts --mode hooklog|baseline --dir <data dir> --table <csv> [--audit off] [--risk on]');
+const SERVER_MODES = ['baseline', 'hooklog', 'no-audit', 'decide'];
+if (!SERVER_MODES.includes(args.mode ?? '') || !args.dir || !args.table)
+  throw new Error(
+    `usage: server.ts --mode ${SERVER_MODES.join('|')} --dir <data dir> --table <csv> [--audit off] [--risk on]`,
+  );
 
 const logger = createLogger({ level: 'warn', destination: process.stderr });
 // The audit trail is part of what hooklog does per answer; `--audit off` isolates its cost.
 const audit = args.mode === 'hooklog' && args.audit !== 'off';
+const app = args.mode === 'hooklog' || args.mode === 'no-audit';
 const config = parseConfig(
   {
     data_dir: args.dir,
@@ -64,8 +72,20 @@ const hooks = await startTokenHooks({
 });
 
 let handler: Parameters<typeof createServer>[1];
-if (args.mode === 'hooklog') {
+if (app) {
   handler = createApp({ config, stream, topics, probes: [], logger, tokenHooks: hooks }).callback();
+} else if (args.mode === 'decide') {
+  const hook = hooks.get('bench')!;
+  handler = (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const answer = decide(hook, Buffer.concat(chunks), undefined);
+      const body = answer.status === 200 ? answer.body : '';
+      res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    });
+  };
 } else {
   const answer = decide(hooks.get('bench')!, benchRequest(), 'baseline');
   if (answer.status !== 200) throw new Error(`bench request answered ${answer.status}, expected 200 with commands`);
@@ -92,7 +112,7 @@ process.on('SIGTERM', () => {
   server.close();
   server.closeAllConnections();
   void (async () => {
-    if (args.mode === 'hooklog') await hooks.stop();
+    if (args.mode !== 'baseline') await hooks.stop();
     await stream.close();
     process.exit(0);
   })();

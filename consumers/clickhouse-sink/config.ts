@@ -18,6 +18,15 @@ export const sinkSchema = z
       .describe(
         'At most one partial batch per partition per this interval: a partial batch is inserted once this long has passed since the previous batch was cut, so the first events after a quiet spell are inserted at once.',
       ),
+    fetch_max_bytes_per_partition: z
+      .number()
+      .int()
+      .min(64 * 1024)
+      .max(64 * 1024 * 1024)
+      .default(4 * 1024 * 1024)
+      .describe(
+        "Kafka: the most one fetch of the events topic brings per partition, in (compressed) bytes. 4 MiB fills a 5,000-event batch in one round trip (kafkajs defaults to 1 MiB: a batch took several fetches, and time cut it short); one fetch holds at most four partitions' worth (16 MiB) whatever the number of partitions.",
+      ),
     max_record_bytes: z
       .number()
       .int()

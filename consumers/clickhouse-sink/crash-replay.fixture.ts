@@ -20,6 +20,7 @@ import type { Logger } from '../../platform/log.js';
 import type { Store } from '../../platform/store/index.js';
 import { Header, topicNames } from '../../platform/stream/headers.js';
 import type { Stream, StreamRecord } from '../../platform/stream/types.js';
+import { inputTable } from './events-input.js';
 import { startClickHouseSink } from './index.js';
 import { EVENTS_TABLE } from '../../schemas/tables.js';
 
@@ -72,6 +73,14 @@ function mortalStore(real: Store, afterInsert: (table: string) => boolean): Stor
       if (dead) refuse();
       await real.insertJson(table, rows, opts);
       // The insert is confirmed; crashing now is crashing between insert and commit.
+      if (afterInsert(table)) {
+        dead = true;
+        refuse();
+      }
+    },
+    async insertTsv(table, columns, body, opts) {
+      if (dead) refuse();
+      await real.insertTsv(table, columns, body, opts);
       if (afterInsert(table)) {
         dead = true;
         refuse();
@@ -154,7 +163,7 @@ export async function crashReplay(o: CrashReplayOptions): Promise<CrashReplayRes
     while (crashes < o.crashes) {
       incarnations++;
       let insertsLeft = int(1, 5);
-      const mortal = mortalStore(store, (t) => t === table && --insertsLeft === 0);
+      const mortal = mortalStore(store, (t) => t === inputTable(table) && --insertsLeft === 0);
       const sink = await startClickHouseSink({
         stream,
         store: mortal,

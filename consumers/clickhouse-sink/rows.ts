@@ -114,11 +114,11 @@ export interface DeadletterRow {
 }
 
 /** When hooklog received the record: the header if it parses, else the stream's timestamp. */
-function receivedAt(rec: ConsumedRecord): string {
+export function receivedAt(rec: ConsumedRecord): string {
   return formatDateTime64(parseTimestamp(rec.headers[Header.receivedAt]) ?? rec.timestamp);
 }
 
-const MAX_UUID_CHARS = 256;
+export const MAX_UUID_CHARS = 256;
 
 /**
  * One spelling per address, so copies of an event and rows copied from v2 (whose IPv6 column printed
@@ -157,7 +157,7 @@ export function clientIp(v: unknown, ipChain: unknown = undefined): string | nul
 }
 
 /** securityContext.asNumber as a UInt32, null when absent or not a number in range. */
-function asn(v: unknown): number | null {
+export function asn(v: unknown): number | null {
   const n = num(v);
   return n !== null && Number.isInteger(n) && n >= 0 && n <= 0xffff_ffff ? n : null;
 }

@@ -20,13 +20,22 @@
 import type { Logger } from '../../platform/log.js';
 import type { Store } from '../../platform/store/index.js';
 import type { Topics } from '../../platform/stream/headers.js';
-import type { Consumer, Stream } from '../../platform/stream/types.js';
+import type { Stream } from '../../platform/stream/types.js';
 import type { RetryPolicy } from '../../platform/retry.js';
 import { EVENTS_TABLE } from '../../schemas/tables.js';
+import { sinkSchema } from './config.js';
+import { checkEventsInput, ensureEventsInput, inputTable } from './events-input.js';
 import { clickHouseBatchPlans } from './plans.js';
-import { arrivalRow, mapDeadletterRecord, mapEventRecord } from './rows.js';
+import { ARRIVAL_COLUMNS, EVENT_COLUMNS, encodeEvent } from './event-tsv.js';
+import { mapDeadletterRecord } from './rows.js';
 import { createSinkTelemetry, type SinkCounters } from '../../platform/store/table-writer-telemetry.js';
-import { writeBatch, type ExtraPipeline, type Pipeline, type WriterDeps } from '../../platform/store/table-writer.js';
+import {
+  writeBatch,
+  type ExtraPipeline,
+  type Pipeline,
+  type TsvPipeline,
+  type WriterDeps,
+} from '../../platform/store/table-writer.js';
 
 export interface ClickHouseSinkOptions {
   readonly stream: Stream;
@@ -46,7 +55,7 @@ export interface ClickHouseSinkOptions {
   readonly maxBatchWaitMs?: number;
   /**
    * Table for events, in the store's database. Default `EVENTS_TABLE` (`events` is the deduplicating view over it);
-   * tests point it at a variant.
+   * tests point it at a variant shaped like it, which gets its own input table and view (events-input.ts).
    */
   readonly eventsTable?: string;
   /**
@@ -59,6 +68,8 @@ export interface ClickHouseSinkOptions {
   readonly consumeDeadletter?: boolean;
   /** A record larger than this is dead-lettered (RECORD_INVALID) without an insert attempt. Default 1 MiB. */
   readonly maxRecordBytes?: number;
+  /** Kafka: the most one fetch of the events topic brings per partition (config sink.fetch_max_bytes_per_partition). */
+  readonly fetchMaxBytesPerPartition?: number;
   /** Backoff for store retries. Default RetryPolicies.sink (unbounded, capped). */
   readonly retryPolicy?: RetryPolicy;
   /**
@@ -69,11 +80,49 @@ export interface ClickHouseSinkOptions {
   readonly extraPipelines?: readonly ExtraPipeline[];
 }
 
+const DEFAULT_FETCH_BYTES = sinkSchema.parse({}).fetch_max_bytes_per_partition;
+
 export interface ClickHouseSink {
   /** Stops fetching, abandons retries in progress (their batches stay uncommitted), commits finished batches. */
   stop(): Promise<void>;
   /** Live counters of the sink's internal events (see telemetry.ts). */
   readonly counters: Readonly<SinkCounters>;
+}
+
+/**
+ * The events pipeline: TabSeparated bytes copied from the records (event-tsv.ts: rows.ts's columns, value
+ * for value), the one pipeline whose cost per record decides how fast the sink drains; with `arrivals`,
+ * each record's arrival row beside it.
+ */
+export function eventsPipeline(table: string, arrivals: string | null): TsvPipeline {
+  // A variant table's input and view are made before its first insert (not at start: the store may be
+  // down then, or the table not there yet), and again whenever the check after an insert finds the view gone.
+  let ensured = table === EVENTS_TABLE;
+  return {
+    table,
+    // Through a Null table and its view (migration 013): typed on whole columns there, not field by field.
+    insertInto: inputTable(table),
+    beforeInsert: async (store) => {
+      if (ensured) return;
+      await ensureEventsInput(store, table);
+      ensured = true;
+    },
+    afterInsert: async (store) => {
+      try {
+        await checkEventsInput(store, table);
+      } catch (err) {
+        ensured = table === EVENTS_TABLE;
+        throw err;
+      }
+    },
+    columns: EVENT_COLUMNS,
+    encode: encodeEvent,
+    onReject: 'deadletter',
+    // Both tables fold copies at merge time and under FINAL; a batch rarely holds two copies of one
+    // event, so folding each block as it is written was work for nothing (about a sixth of the insert).
+    foldOnInsert: false,
+    ...(arrivals === null ? {} : { companion: { table: arrivals, columns: ARRIVAL_COLUMNS } }),
+  };
 }
 
 /**
@@ -98,18 +147,12 @@ export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<
     ...(opts.retryPolicy ? { retryPolicy: opts.retryPolicy } : {}),
     ...(opts.maxRecordBytes ? { maxRecordBytes: opts.maxRecordBytes } : {}),
   };
-  const plans: Array<{ topic: string; group: string; pipeline: Pipeline }> = [
+  const eventsTable = opts.eventsTable ?? EVENTS_TABLE;
+  const plans: Array<{ topic: string; group: string; pipeline: Pipeline | TsvPipeline }> = [
     {
       topic: opts.topics.logs,
       group: sinkGroup(opts.group, 'events'),
-      pipeline: {
-        table: opts.eventsTable ?? EVENTS_TABLE,
-        map: mapEventRecord,
-        onReject: 'deadletter',
-        ...(opts.arrivalsTable === null
-          ? {}
-          : { companion: { table: opts.arrivalsTable ?? 'arrivals', map: arrivalRow } }),
-      },
+      pipeline: eventsPipeline(eventsTable, opts.arrivalsTable === null ? null : (opts.arrivalsTable ?? 'arrivals')),
     },
   ];
   if (opts.consumeDeadletter ?? true) {
@@ -123,34 +166,39 @@ export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<
   for (const extra of opts.extraPipelines ?? [])
     plans.push({ topic: extra.topic, group: sinkGroup(opts.group, extra.name), pipeline: extra });
 
-  const consumers: Consumer[] = [];
-  try {
-    for (const plan of plans) {
-      consumers.push(
-        await opts.stream.consume({
-          topic: plan.topic,
+  // Every topic's group joins at once: joined one after another, the sink's start-up was the sum of the joins.
+  const started = await Promise.allSettled(
+    plans.map(async (plan) => {
+      const consumer = await opts.stream.consume({
+        topic: plan.topic,
+        group: plan.group,
+        maxBatchRecords: opts.maxBatchRecords ?? 5000,
+        maxBatchWaitMs: opts.maxBatchWaitMs ?? 1000,
+        ...(plan.topic === opts.topics.logs
+          ? { fetchMaxBytesPerPartition: opts.fetchMaxBytesPerPartition ?? DEFAULT_FETCH_BYTES }
+          : {}),
+        handler: (batch) => writeBatch(deps, plan.pipeline, batch),
+        batchPlans: clickHouseBatchPlans({
+          store: opts.store,
           group: plan.group,
-          maxBatchRecords: opts.maxBatchRecords ?? 5000,
-          maxBatchWaitMs: opts.maxBatchWaitMs ?? 1000,
-          handler: (batch) => writeBatch(deps, plan.pipeline, batch),
-          batchPlans: clickHouseBatchPlans({
-            store: opts.store,
-            group: plan.group,
-            topic: plan.topic,
-            signal: abort.signal,
-            ...(opts.retryPolicy ? { retryPolicy: opts.retryPolicy } : {}),
-            onError: (err, op, partition) => telemetry.planFailed({ topic: plan.topic, partition }, op, err),
-          }),
-          onHandlerError: (err, batch, attempt) =>
-            telemetry.handlerFailed({ topic: batch.topic, partition: batch.partition }, err, attempt),
+          topic: plan.topic,
+          signal: abort.signal,
+          ...(opts.retryPolicy ? { retryPolicy: opts.retryPolicy } : {}),
+          onError: (err, op, partition) => telemetry.planFailed({ topic: plan.topic, partition }, op, err),
         }),
-      );
+        onHandlerError: (err, batch, attempt) =>
+          telemetry.handlerFailed({ topic: batch.topic, partition: batch.partition }, err, attempt),
+      });
       telemetry.started(plan.topic, plan.group, plan.pipeline.table);
-    }
-  } catch (err) {
+      return consumer;
+    }),
+  );
+  const consumers = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
     abort.abort();
     await Promise.allSettled(consumers.map((c) => c.stop()));
-    throw err;
+    throw failed.reason;
   }
 
   let stopping: Promise<void> | null = null;

@@ -119,6 +119,18 @@ describe('migrate (embedded chdb)', () => {
     );
     expect(view).toMatchObject({ engine: 'View', as_select: expect.stringMatching(/FROM \w+\.events_v3 FINAL/) });
     expect(t!.create_table_query).toMatch(/non_replicated_deduplication_window = 10000/);
+    // 013: a set index of event types per granule, for queries over every org (org=*).
+    const indices = await store.query<{ name: string; expr: string; type_full: string }>(
+      `SELECT name, expr, type_full FROM system.data_skipping_indices WHERE database = {db:String} AND table = {t:String}`,
+      { db: store.database, t: EVENTS_TABLE },
+    );
+    expect(indices).toEqual([{ name: 'event_type_set', expr: 'event_type', type_full: 'set(256)' }]);
+    // 013: the sink's way in, a Null table of the same columns and its view into the events table.
+    const [input] = await store.query<{ engine: string }>(
+      `SELECT engine FROM system.tables WHERE database = {db:String} AND name = {t:String}`,
+      { db: store.database, t: `${EVENTS_TABLE}_input` },
+    );
+    expect(input).toEqual({ engine: 'Null' });
     const cols = await store.query<{ name: string; type: string }>(
       `SELECT name, type FROM system.columns WHERE database = {db:String} AND table = {t:String}`,
       { db: store.database, t: EVENTS_TABLE },

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { Readable } from 'node:stream';
 import {
   ClickHouseLogLevel,
   createClient,
@@ -12,6 +13,7 @@ import { createRequire } from 'node:module';
 import { HooklogError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { classifyClickHouseError } from './errors.js';
+import { ChdbInserters } from './chdb-inserts.js';
 import { ReadOnlyRunner, type ReadOnlyResult } from './read-only.js';
 
 /** Query parameters, bound server-side as `{name:Type}` placeholders; never spliced into SQL. */
@@ -48,6 +50,12 @@ export interface Store {
    */
   insertJson(table: string, rows: readonly object[], opts?: { dedupToken?: string }): Promise<void>;
   /**
+   * Inserts ready-made TabSeparated rows (`body`, each row ending in a line feed, fields in `columns`'
+   * order) into `${database}.${table}` as one block, with the same dedup token rule as `insertJson`.
+   * The bytes go to ClickHouse as they are; on the embedded kind several run at once (chdb-inserts.ts).
+   */
+  insertTsv(table: string, columns: readonly string[], body: Buffer, opts?: TsvInsertOptions): Promise<void>;
+  /**
    * Runs untrusted, ad-hoc SQL on a separate read-only connection (writes,
    * DDL and setting changes are refused by ClickHouse); unqualified table
    * names resolve to `database`. For `hooklog sql` and the admin socket.
@@ -56,6 +64,16 @@ export interface Store {
   /** Throws a classified error when the store cannot answer a query. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface TsvInsertOptions {
+  readonly dedupToken?: string;
+  /**
+   * Fold rows with equal sorting keys within this block as the insert writes it (ClickHouse's
+   * optimize_on_insert, its default: true). A table that folds at merge time and under FINAL anyway
+   * (the events and arrivals tables) needs none of it from a writer whose blocks rarely hold copies.
+   */
+  readonly foldOnInsert?: boolean;
 }
 
 export interface OpenStoreOptions {
@@ -97,6 +115,12 @@ const COMMON_SETTINGS: ClickHouseSettings = {
   insert_deduplicate: 1,
 };
 
+/**
+ * Embedded raw inserts that may run at once: one per core of the machines hooklog is sized for (the sink
+ * inserts a partition's batch at a time, so more would only queue), each its own chdb connection.
+ */
+const EMBEDDED_INSERT_CONNECTIONS = 2;
+
 /** Opens a store. Does not contact it: call `ping()` (readiness) and `migrate()` (schema). */
 export function openStore(opts: OpenStoreOptions): Store {
   const database = assertIdentifier(opts.database, 'store database');
@@ -112,7 +136,7 @@ export function openStore(opts: OpenStoreOptions): Store {
     const client = createClient({ ...server, clickhouse_settings: COMMON_SETTINGS });
     const readOnly = () =>
       createClient({ ...server, database, clickhouse_settings: { ...COMMON_SETTINGS, readonly: '2' } });
-    return new ClickHouseStore(client, 'server', database, opts.logger, readOnly);
+    return new ClickHouseStore(client, 'server', database, opts.logger, readOnly, null);
   }
   const path = resolve(opts.dataDir, 'clickhouse');
   mkdirSync(path, { recursive: true });
@@ -128,7 +152,8 @@ export function openStore(opts: OpenStoreOptions): Store {
   // No client-wide settings on the read-only connection: they would be re-SET
   // before every query, which readonly=1 refuses.
   const readOnly = () => createClient({ connection: chdb(), log });
-  return new ClickHouseStore(client, 'embedded', database, opts.logger, readOnly);
+  const inserters = new ChdbInserters(() => createChdbConnection({ path }), EMBEDDED_INSERT_CONNECTIONS);
+  return new ClickHouseStore(client, 'embedded', database, opts.logger, readOnly, inserters);
 }
 
 function loadChdb(): typeof import('chdb/connection') {
@@ -170,6 +195,8 @@ class ClickHouseStore implements Store {
   readonly #readOnly: ReadOnlyRunner;
   /** Tail of the embedded insert queue; see `insertJson`. */
   #insertTail: Promise<unknown> = Promise.resolve();
+  /** Embedded only: connections for raw inserts. */
+  readonly #inserters: ChdbInserters | null;
 
   constructor(
     client: ClickHouseClient,
@@ -177,7 +204,9 @@ class ClickHouseStore implements Store {
     database: string,
     logger: Logger,
     readOnly: () => ClickHouseClient,
+    inserters: ChdbInserters | null,
   ) {
+    this.#inserters = inserters;
     this.client = client;
     this.kind = kind;
     this.database = database;
@@ -238,6 +267,49 @@ class ClickHouseStore implements Store {
     return result;
   }
 
+  async insertTsv(table: string, columns: readonly string[], body: Buffer, opts: TsvInsertOptions = {}): Promise<void> {
+    assertIdentifier(table, 'table');
+    for (const c of columns) assertIdentifier(c, 'column');
+    if (body.length === 0) return;
+    // As COMMON_SETTINGS, for this statement alone: synchronous, deduplicated by the token (empty: none).
+    // Parsed on the inserting thread: the sink already inserts partitions side by side, and splitting one
+    // body across threads as well cost more CPU than it saved time (chdb, 5,000-row batches).
+    const settings = {
+      async_insert: 0,
+      insert_deduplicate: 1,
+      insert_deduplication_token: opts.dedupToken ?? '',
+      input_format_parallel_parsing: 0,
+      optimize_on_insert: opts.foldOnInsert === false ? 0 : 1,
+    };
+    try {
+      if (this.#inserters) {
+        await this.#inserters.insert({
+          table: `${this.database}.${table}`,
+          columns,
+          format: 'TabSeparated',
+          body,
+          settings,
+        });
+        return;
+      }
+      await this.client.insert({
+        table: `${this.database}.${table}`,
+        values: Readable.from([body], { objectMode: false }),
+        format: 'TabSeparated',
+        columns: [...columns] as [string, ...string[]],
+        clickhouse_settings: {
+          ...settings,
+          async_insert: 0,
+          insert_deduplicate: 1,
+          input_format_parallel_parsing: 0,
+          optimize_on_insert: settings.optimize_on_insert === 0 ? 0 : 1,
+        },
+      });
+    } catch (err) {
+      throw classifyClickHouseError(err);
+    }
+  }
+
   async ping(): Promise<void> {
     let result: Awaited<ReturnType<ClickHouseClient['ping']>>;
     try {
@@ -251,6 +323,7 @@ class ClickHouseStore implements Store {
   async close(): Promise<void> {
     await this.#insertTail;
     try {
+      await this.#inserters?.close();
       await this.#readOnly.close();
       await this.client.close();
     } catch (err) {

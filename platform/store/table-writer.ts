@@ -13,31 +13,14 @@ import { Header, deadLetter } from '../stream/headers.js';
 import { TRUNCATED_LETTER_BYTES } from '../stream/record-size.js';
 import type { ConsumedRecord, RecordBatch, Stream } from '../stream/types.js';
 import type { SinkTelemetry, Where } from './table-writer-telemetry.js';
+import { encodeBatch, type BatchRows, type Item } from './table-rows.js';
+import type { Pipeline, TsvPipeline } from './pipeline.js';
 
 // Shared by the ClickHouse sink (consumers/clickhouse-sink) and every other stream → table writer
 // (alerting's alerts table, and the sink's further pipelines that components define): so it lives on
 // the ground floor, and components meet it here instead of in each other's files.
 
-export type MapResult<Row> = { readonly ok: true; readonly row: Row } | { readonly ok: false; readonly reason: string };
-
-/** Which table a topic feeds and how its records become rows. */
-export interface Pipeline {
-  readonly table: string;
-  readonly map: (rec: ConsumedRecord) => MapResult<object>;
-  /**
-   * What happens to a record that cannot be inserted: re-routed to the
-   * deadletter topic, or (for the deadletter topic itself, which must not
-   * feed itself) logged and skipped.
-   */
-  readonly onReject: 'deadletter' | 'drop';
-  /**
-   * A second table written from the same records (events → arrivals), after
-   * the first insert and before the batch counts as handled, from the records
-   * that table accepted. Its insert's dedup token is the batch's plus
-   * `-<table>`, so a redelivered batch is dropped there too.
-   */
-  readonly companion?: { readonly table: string; readonly map: (rec: ConsumedRecord, row: object) => object | null };
-}
+export type { MapResult, Pipeline, TsvPipeline } from './pipeline.js';
 
 export interface WriterDeps {
   readonly store: Store;
@@ -75,11 +58,6 @@ export const TRUNCATED_HEADER = Header.truncatedFromBytes;
 /** Name of the component in dead letters' origin header. */
 export const ORIGIN = 'clickhouse-sink';
 
-interface Item {
-  readonly rec: ConsumedRecord;
-  readonly row: object;
-}
-
 interface Rejected {
   readonly rec: ConsumedRecord;
   /** The error code the dead letter carries (header and reason). */
@@ -90,32 +68,24 @@ interface Rejected {
   readonly summary: string;
 }
 
-export async function writeBatch(deps: WriterDeps, pipeline: Pipeline, batch: RecordBatch): Promise<void> {
+export async function writeBatch(
+  deps: WriterDeps,
+  pipeline: Pipeline | TsvPipeline,
+  batch: RecordBatch,
+): Promise<void> {
   const started = Date.now();
   const where: Where = { topic: batch.topic, partition: batch.partition };
-  const items: Item[] = [];
-  const rejected: Rejected[] = [];
-  const maxBytes = deps.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
-  for (const rec of batch.records) {
-    // What can never succeed is set aside at once, its reason led by the error code.
-    if (rec.value.length > maxBytes) {
-      const reason = `RECORD_INVALID: record of ${rec.value.length} bytes is over sink.max_record_bytes (${maxBytes})`;
-      rejected.push({ rec, code: 'RECORD_INVALID', reason, summary: reason });
-      continue;
-    }
-    const mapped = pipeline.map(rec);
-    if (mapped.ok) items.push({ rec, row: mapped.row });
-    else
-      rejected.push({
-        rec,
-        code: 'RECORD_INVALID',
-        reason: `RECORD_INVALID: ${mapped.reason}`,
-        summary: `RECORD_INVALID: ${mapped.reason}`,
-      });
-  }
-  await insertRange(deps, pipeline, where, items, rejected);
-  if (pipeline.companion && items.length > 0)
-    await insertCompanion(deps, pipeline.companion, where, batch, items, rejected);
+  // What can never succeed is set aside at once, its reason led by the error code.
+  const rows = encodeBatch(pipeline, batch.records, deps.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES);
+  const rejected: Rejected[] = rows.refused.map(({ rec, reason }) => ({
+    rec,
+    code: 'RECORD_INVALID',
+    reason: `RECORD_INVALID: ${reason}`,
+    summary: `RECORD_INVALID: ${reason}`,
+  }));
+  await insertRange(deps, pipeline.table, rows, where, rows.items, rejected);
+  if (pipeline.companion && rows.items.length > 0)
+    await insertCompanion(deps, pipeline.companion.table, rows, where, batch, rejected);
   await settleRejected(deps, pipeline, where, rejected);
   deps.telemetry.batchDone(
     where,
@@ -140,7 +110,8 @@ export async function writeBatch(deps: WriterDeps, pipeline: Pipeline, batch: Re
  */
 async function insertRange(
   deps: WriterDeps,
-  pipeline: Pipeline,
+  table: string,
+  rows: BatchRows,
   where: Where,
   items: readonly Item[],
   rejected: Rejected[],
@@ -149,17 +120,16 @@ async function insertRange(
   const first = items[0]!.rec.offset;
   const last = items[items.length - 1]!.rec.offset;
   const token = dedupToken(where.topic, where.partition, first, last);
-  const rows = items.map((i) => i.row);
   const started = Date.now();
   try {
-    await retry(() => deps.store.insertJson(pipeline.table, rows, { dedupToken: token }), {
+    await retry(() => rows.insert(deps.store, items, token), {
       policy: deps.retryPolicy ?? RetryPolicies.sink,
       retriable: isRetriable,
       signal: deps.signal,
-      onRetry: (err, attempt, delayMs) => deps.telemetry.insertRetry(where, pipeline.table, err, attempt, delayMs),
+      onRetry: (err, attempt, delayMs) => deps.telemetry.insertRetry(where, table, err, attempt, delayMs),
     });
     const receivedMs = items.map((i) => parseTimestamp(i.rec.headers[Header.receivedAt]) ?? i.rec.timestamp);
-    deps.telemetry.inserted(where, pipeline.table, first, last, rows.length, Date.now() - started, receivedMs);
+    deps.telemetry.inserted(where, table, first, last, items.length, Date.now() - started, receivedMs);
   } catch (err) {
     if (!(err instanceof HooklogError && err.code === 'STORE_REJECTED_ROW')) throw err;
     if (items.length === 1) {
@@ -174,32 +144,29 @@ async function insertRange(
     }
     deps.telemetry.bisected(where, first, last, items.length, err.message.split(':', 1)[0]!);
     const mid = Math.ceil(items.length / 2);
-    await insertRange(deps, pipeline, where, items.slice(0, mid), rejected);
-    await insertRange(deps, pipeline, where, items.slice(mid), rejected);
+    await insertRange(deps, table, rows, where, items.slice(0, mid), rejected);
+    await insertRange(deps, table, rows, where, items.slice(mid), rejected);
   }
 }
 
 /** The companion table's rows for the records the main table stored, as one deterministic insert. */
 async function insertCompanion(
   deps: WriterDeps,
-  companion: NonNullable<Pipeline['companion']>,
+  table: string,
+  rows: BatchRows,
   where: Where,
   batch: RecordBatch,
-  items: readonly Item[],
   rejected: readonly Rejected[],
 ): Promise<void> {
   const refused = new Set(rejected.map((r) => r.rec.offset));
-  const rows = items
-    .filter((i) => !refused.has(i.rec.offset))
-    .map((i) => companion.map(i.rec, i.row))
-    .filter((r): r is object => r !== null);
-  if (rows.length === 0) return;
-  const token = `${dedupToken(where.topic, where.partition, batch.firstOffset, batch.lastOffset)}-${companion.table}`;
-  await retry(() => deps.store.insertJson(companion.table, rows, { dedupToken: token }), {
+  const stored = refused.size === 0 ? rows.items : rows.items.filter((i) => !refused.has(i.rec.offset));
+  if (stored.length === 0) return;
+  const token = `${dedupToken(where.topic, where.partition, batch.firstOffset, batch.lastOffset)}-${table}`;
+  await retry(() => rows.insertCompanion(deps.store, stored, token), {
     policy: deps.retryPolicy ?? RetryPolicies.sink,
     retriable: isRetriable,
     signal: deps.signal,
-    onRetry: (err, attempt, delayMs) => deps.telemetry.insertRetry(where, companion.table, err, attempt, delayMs),
+    onRetry: (err, attempt, delayMs) => deps.telemetry.insertRetry(where, table, err, attempt, delayMs),
   });
 }
 
@@ -208,7 +175,12 @@ async function insertCompanion(
  * read), awaiting the append: the batch counts as handled only once they are
  * durable there. On the deadletter topic itself they are logged and skipped.
  */
-async function settleRejected(deps: WriterDeps, pipeline: Pipeline, where: Where, rejected: Rejected[]): Promise<void> {
+async function settleRejected(
+  deps: WriterDeps,
+  pipeline: Pipeline | TsvPipeline,
+  where: Where,
+  rejected: Rejected[],
+): Promise<void> {
   if (rejected.length === 0) return;
   rejected.sort((a, b) => a.rec.offset - b.rec.offset);
   for (const r of rejected) deps.telemetry.rejected(pipeline.table, r.reason);

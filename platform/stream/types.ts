@@ -84,6 +84,12 @@ export interface ConsumeOptions {
   readonly maxBatchWaitMs?: number;
   /** Records buffered per partition before fetching pauses (back-pressure). Default 10 000. */
   readonly maxBufferedRecords?: number;
+  /**
+   * Kafka: the most one fetch brings per partition, in (compressed) bytes. Default kafkajs's 1 MiB. A
+   * consumer whose batches are large (the sink) fills them in fewer round trips with more. The embedded
+   * stream reads its own files and ignores it.
+   */
+  readonly fetchMaxBytesPerPartition?: number;
   /** Called when the handler threw, before the retry; for logging and metrics. */
   readonly onHandlerError?: (err: unknown, batch: RecordBatch, attempt: number) => void;
   /**

@@ -86,6 +86,7 @@ export class KafkaGroupConsumer implements Consumer {
       wire: (c) => this.#wire(c),
       run: (c) => this.#run(c),
       log: this.#log,
+      ...(opts.fetchMaxBytesPerPartition ? { fetchMaxBytesPerPartition: opts.fetchMaxBytesPerPartition } : {}),
     });
   }
 

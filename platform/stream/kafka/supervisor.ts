@@ -30,6 +30,8 @@ export interface SupervisorOptions {
   /** connect, subscribe and run. */
   readonly run: (consumer: KafkaJSConsumer) => Promise<void>;
   readonly log: Logger;
+  /** The most one fetch brings per partition (compressed bytes); kafkajs's 1 MiB when unset. */
+  readonly fetchMaxBytesPerPartition?: number;
 }
 
 export class ConsumerSupervisor {
@@ -70,6 +72,13 @@ export class ConsumerSupervisor {
       sessionTimeout: o.sessionTimeoutMs,
       heartbeatInterval: o.heartbeatIntervalMs,
       maxWaitTimeInMs: o.fetchMaxWaitMs,
+      ...(this.#o.fetchMaxBytesPerPartition
+        ? {
+            maxBytesPerPartition: this.#o.fetchMaxBytesPerPartition,
+            // The whole response: kafkajs's 10 MiB, or room for a few partitions' worth.
+            maxBytes: Math.max(10 * 1024 * 1024, 4 * this.#o.fetchMaxBytesPerPartition),
+          }
+        : {}),
       allowAutoTopicCreation: false,
       // read_committed is kafkajs's default: records of aborted transactions are never delivered.
     });

@@ -1,0 +1,55 @@
+/**
+ * What a stream → table pipeline is: which table a topic feeds and how its records become rows, as
+ * objects (inserted as JSONEachRow) or as TabSeparated bytes. The writer (table-writer.ts) and the
+ * encodings (table-rows.ts) both read these.
+ */
+import type { ConsumedRecord } from '../stream/types.js';
+import type { Store } from './store.js';
+import type { TsvWriter } from './tsv.js';
+
+export type MapResult<Row> = { readonly ok: true; readonly row: Row } | { readonly ok: false; readonly reason: string };
+
+/** Which table a topic feeds and how its records become rows (objects, inserted as JSONEachRow). */
+export interface Pipeline {
+  readonly table: string;
+  readonly map: (rec: ConsumedRecord) => MapResult<object>;
+  /**
+   * What happens to a record that cannot be inserted: re-routed to the
+   * deadletter topic, or (for the deadletter topic itself, which must not
+   * feed itself) logged and skipped.
+   */
+  readonly onReject: 'deadletter' | 'drop';
+  /**
+   * A second table written from the same records (events → arrivals), after
+   * the first insert and before the batch counts as handled, from the records
+   * that table accepted. Its insert's dedup token is the batch's plus
+   * `-<table>`, so a redelivered batch is dropped there too.
+   */
+  readonly companion?: { readonly table: string; readonly map: (rec: ConsumedRecord, row: object) => object | null };
+}
+
+/**
+ * A pipeline whose records are written as TabSeparated bytes (tsv.ts) rather than objects: for the
+ * events, where the JavaScript cost per record decides how fast the sink drains.
+ */
+export interface TsvPipeline {
+  /** The table the rows are for (named in telemetry and logs). */
+  readonly table: string;
+  /** Where they are inserted, when not `table` itself (a Null table whose view writes `table`). */
+  readonly insertInto?: string;
+  /** Run before and after each insert into `insertInto`; a throw fails the batch (held, offered again). */
+  readonly beforeInsert?: (store: Store) => Promise<void>;
+  readonly afterInsert?: (store: Store) => Promise<void>;
+  /** The table's columns in the order `encode` writes each row's fields. */
+  readonly columns: readonly string[];
+  /**
+   * Appends the record's row to `rows` (and at most one row to `companion`, when there is one): null
+   * when written, else why the record cannot be inserted (then nothing is written).
+   */
+  readonly encode: (rec: ConsumedRecord, rows: TsvWriter, companion: TsvWriter | null) => string | null;
+  readonly onReject: 'deadletter' | 'drop';
+  /** A second table written from the same records, as `Pipeline.companion`, with its columns. */
+  readonly companion?: { readonly table: string; readonly columns: readonly string[] };
+  /** Both tables' inserts fold copies within a block (Store TsvInsertOptions.foldOnInsert). Default true. */
+  readonly foldOnInsert?: boolean;
+}
