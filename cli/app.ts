@@ -12,6 +12,7 @@ import { mountHealth, type Probe } from '../receivers/health/routes.js';
 import { mountTokenHooks, tokenHookFastPath, type TokenHooks } from '../receivers/token-hook/index.js';
 import { mountQueryApi } from '../analytics/api.js';
 import type { Store } from '../platform/store/index.js';
+import { mountSsfWellKnown, type SsfProvider } from '../receivers/ssf/well-known.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -25,6 +26,8 @@ export interface AppDeps {
   readonly tokenHooks?: TokenHooks;
   /** The store the query API (analytics/) reads; without it /api/queries is not served. */
   readonly store?: Store;
+  /** hooklog as a security events provider: its SSF configuration and JWKS at the well-known URLs. */
+  readonly ssfProvider?: SsfProvider;
 }
 
 /**
@@ -77,6 +80,7 @@ export function createApp(deps: AppDeps): Koa {
       logger: deps.logger,
     });
   if (deps.tokenHooks) mountTokenHooks(router, deps.tokenHooks);
+  if (deps.ssfProvider) mountSsfWellKnown(router, deps.ssfProvider);
   if (deps.store) mountQueryApi(router, { api: deps.config.api, store: deps.store, logger: deps.logger });
   // Prometheus text. For your network only: route just /hooks/* from the internet (labels name hook ids).
   router.get('/metrics', async (ctx) => {

@@ -20,6 +20,7 @@ import { startTokenHooks, tokenDecisionsPipeline } from '../receivers/token-hook
 import { collectProcessMetrics } from '../platform/metrics.js';
 import { applyRetention } from '../analytics/retention.js';
 import { registerCoverageMetrics } from '../analytics/coverage-metrics.js';
+import { prepareResponse, startResponseRole } from './response.js';
 
 export interface Running {
   readonly stream: Stream;
@@ -89,6 +90,8 @@ export async function startHooklog(
       : undefined;
     if (tokenHooks) closers.push(() => tokenHooks.stop());
 
+    // The SET signing key is loaded (and checked) before anything is served; the response topics exist before the sink.
+    const response = await prepareResponse(config, stream);
     const started = new Set<Role>(has('receivers') ? ['receivers'] : []);
     const roleProbe = (role: Role) => ({
       name: role,
@@ -105,6 +108,7 @@ export async function startHooklog(
       receivers: has('receivers'),
       ...(tokenHooks ? { tokenHooks } : {}),
       ...(apiOn && store ? { store } : {}),
+      ...(response.provider ? { ssfProvider: response.provider } : {}),
       logger,
       probes: [
         { name: 'stream', check: () => stream.ping() },
@@ -132,7 +136,11 @@ export async function startHooklog(
         maxBatchRecords: config.sink.max_batch_records,
         maxBatchWaitMs: config.sink.max_batch_wait_ms,
         maxRecordBytes: config.sink.max_record_bytes,
-        extraPipelines: [tokenDecisionsPipeline(topics.tokenDecisions), legacyEventsPipeline(topics.legacyEvents)],
+        extraPipelines: [
+          tokenDecisionsPipeline(topics.tokenDecisions),
+          legacyEventsPipeline(topics.legacyEvents),
+          ...response.pipelines,
+        ],
         logger,
       });
       closers.push(() => sink.stop());
@@ -161,6 +169,10 @@ export async function startHooklog(
         parts: { engine: has('alerting'), webhooks: has('alerting'), clickhouse: has('sink') },
       });
       closers.push(() => alerting.stop());
+    }
+    if (config.response && has('alerting')) {
+      const r = await startResponseRole(config, response, stream, topics.deadletter, logger);
+      closers.push(() => r.stop());
     }
     if (has('pollers')) {
       // Pollers after the sink (what they store is drained) and stopped before it (reverse order).

@@ -14,6 +14,7 @@ import { eventHookReceiverSchema, eventHookSchema } from '../../receivers/event-
 import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
 import { instanceIdSchema, rolesSchema } from '../../platform/config/fleet.js';
 import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
+import { responseSchema } from '../../consumers/response/config.js';
 
 /**
  * hooklog's whole configuration schema, composed where the process is
@@ -36,6 +37,7 @@ export const configSchema = z
     orgs: orgsSchema,
     token_hooks: tokenHooksSchema,
     alerting: alertingSchema.optional(),
+    response: responseSchema.optional(),
     api: apiSchema,
   })
   .superRefine((cfg, ctx) => {
@@ -50,6 +52,15 @@ export const configSchema = z
         });
       }
       seen.set(h.id, i);
+    });
+    const orgIds = new Set(cfg.orgs.map((o) => o.id));
+    cfg.response?.orgs.forEach((o, i) => {
+      if (!orgIds.has(o.org))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['response', 'orgs', i, 'org'],
+          message: `org "${o.org}" is not in orgs (its base_url and auth come from there; system_log.enabled: false if it is not polled)`,
+        });
     });
     const k = cfg.stream.kafka;
     if (k && k.heartbeat_interval_ms * 3 > k.session_timeout_ms) {

@@ -7,3 +7,5 @@ export { type StoredEvent } from './store.js';
 export { HookSender } from './hook-sender.js';
 export { history, logEvent, legacyEvent } from './generate.js';
 export type { SimApi } from './api.js';
+export { SecurityEventsApi } from './security-events.js';
+export { UsersApi } from './users.js';

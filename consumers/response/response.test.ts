@@ -1,0 +1,191 @@
+/**
+ * The response component on real parts: the Kafka broker and the simulated org
+ * verifying SETs against the JWKS it fetches from hooklog's well-known URL.
+ * Risk changes are appended the way the risk state writes them
+ * (schemas/risk.ts); what must come out: one SET per change, verified, in
+ * order; the user's sessions cleared once; every step recorded; refusals
+ * dead-lettered with the receiver's err; 5xx retried with the same bytes;
+ * a restart repeating nothing; the org's rate limits kept.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../platform/log.js';
+import { Header } from '../../platform/stream/headers.js';
+import { openKafkaStream } from '../../platform/stream/kafka/index.js';
+import type { Stream } from '../../platform/stream/types.js';
+import { riskTopics, type RiskChange } from '../../schemas/risk.js';
+import { kafkaBrokerList } from '../../test/kafka/inject.js';
+import { Collector } from '../../test/simulated-org/harness.js';
+import { SecurityEventsApi, SimulatedOrg, UsersApi } from '../../test/simulated-org/index.js';
+import { randomName, waitFor } from '../../test/support/wait.js';
+import { startResponse, type Response } from './index.js';
+import { responseTopics } from './records.js';
+import { loadSetSigner } from './signer.js';
+import { USER_RISK_CHANGE } from './config.js';
+import { responseConfig, riskChange, startProvider, TEST_SET_KEY } from './testing.js';
+
+const FAST = {
+  setTransient: { initialMs: 20, multiplier: 2, maxMs: 200, retries: 2, jitter: 0 },
+  actionTransient: { initialMs: 20, multiplier: 2, maxMs: 200, retries: 2, jitter: 0 },
+};
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+afterAll(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function setUp(
+  opts: { triggers?: Record<string, unknown>; org?: Record<string, unknown>; audience?: string } = {},
+) {
+  const provider = await startProvider();
+  cleanups.push(() => provider.close());
+  const sim = await SimulatedOrg.start({ rateLimit: { management: { limit: 10, windowMs: 1_000 } } });
+  cleanups.push(() => sim.stop());
+  const sets = new SecurityEventsApi({
+    issuer: provider.url,
+    wellKnownUrl: `${provider.url}/.well-known/ssf-configuration`,
+    ...(opts.audience ? { audience: opts.audience } : {}),
+  });
+  const users = new UsersApi();
+  sim.use(sets).use(users);
+  users.addUser('00uann', 'ann@acme.test');
+  users.addUser('00ubob', 'bob@acme.test');
+  const org = randomName('org').replaceAll('_', '-');
+  const config = responseConfig(
+    [{ id: org, url: sim.url }],
+    {
+      group: randomName('resp'),
+      transmitter: { issuer: provider.url, private_key: TEST_SET_KEY },
+      actions: opts.triggers ?? {},
+      orgs: [{ org, ...opts.org }],
+    },
+    // Half of each 10-per-second bucket, never its last request.
+    {},
+  );
+  const signer = await loadSetSigner(config.response!.transmitter!);
+  provider.serve(signer);
+  const prefix = randomName('resp');
+  const stream = await openKafkaStream({
+    brokers: kafkaBrokerList(),
+    clientId: randomName('resp'),
+    logger: silentLogger(),
+  });
+  cleanups.push(() => stream.close());
+  const deadletter = `${prefix}.deadletter`;
+  await stream.ensureTopics([{ name: deadletter, partitions: 1 }]);
+  const identities = new Map(config.orgs.map((o) => [o.id, { ...o, management: { rate_limit_share: 0.5 } }]));
+  const start = () =>
+    startResponse({
+      config: config.response!,
+      signer,
+      identities,
+      stream,
+      topicPrefix: prefix,
+      partitions: 2,
+      deadletterTopic: deadletter,
+      logger: silentLogger(),
+      policies: FAST,
+    });
+  let running: Response | null = await start();
+  cleanups.push(async () => void (await running?.stop()));
+  const topics = responseTopics(prefix);
+  const actions = await Collector.start(stream, topics.actions);
+  const deliveries = await Collector.start(stream, topics.deliveries);
+  const letters = await Collector.start(stream, deadletter);
+  cleanups.push(async () => {
+    await actions.stop();
+    await deliveries.stop();
+    await letters.stop();
+  });
+  const append = (...changes: RiskChange[]) =>
+    stream.append(
+      riskTopics(prefix).changes,
+      changes.map((c) => ({ key: c.org, value: Buffer.from(JSON.stringify(c)), headers: { [Header.org]: c.org } })),
+    );
+  return {
+    sim,
+    sets,
+    users,
+    org,
+    stream: stream as Stream,
+    append,
+    actions,
+    deliveries,
+    letters,
+    running: () => running!,
+    async restart() {
+      await running?.stop();
+      running = await start();
+    },
+  };
+}
+
+const levels = (s: { claims: { events: Record<string, Record<string, unknown>> } }) => {
+  const e = s.claims.events[USER_RISK_CHANGE]!;
+  return `${String(e.previous_level)}→${String(e.current_level)}`;
+};
+const states = (c: Collector) => c.values().map((v) => `${String(v.action)}:${String(v.state)}`);
+
+describe('response: risk changes → SETs and actions (Kafka, simulated org)', () => {
+  it('sends one verified SET per change in order, clears sessions once, records every step; a restart repeats nothing', async () => {
+    const t = await setUp({
+      triggers: { on_level: { high: ['clear_sessions'] } },
+      org: { actions: { mode: 'on', allow: ['clear_sessions'] } },
+    });
+    const ann = { id: '00uann', login: 'ann@acme.test' };
+    const up = riskChange(t.org, ann, 'none', 'high');
+    const down = riskChange(t.org, ann, 'high', 'none', { alert_id: up.alert_id });
+    await t.append(up, down);
+    await waitFor(() => t.sets.distinct === 2 && t.deliveries.records.length === 2, { what: 'two SETs delivered' });
+    expect(t.sets.sets.map(levels)).toEqual(['low→high', 'high→low']);
+    expect(t.sets.sets[0]!.claims.events[USER_RISK_CHANGE]!.subject).toEqual({
+      user: { format: 'email', email: 'ann@acme.test' },
+    });
+    await waitFor(() => states(t.actions).includes('clear_sessions:done'), { what: 'the action done' });
+    expect(states(t.actions)).toEqual(['clear_sessions:requested', 'clear_sessions:started', 'clear_sessions:done']);
+    expect(t.users.count('clear_sessions', '00uann')).toBe(1);
+    expect(t.users.users.get('00uann')!.sessions).toBe(0);
+    expect(t.users.users.get('00ubob')!.sessions).toBe(2);
+    expect(t.deliveries.values().map((d) => [d.result, d.current_level])).toEqual([
+      ['accepted', 'high'],
+      ['accepted', 'none'],
+    ]);
+
+    // A restart resumes from the checkpoints: the next change goes out, nothing before it again.
+    await t.restart();
+    const bob = riskChange(t.org, { id: '00ubob', login: 'bob@acme.test' }, 'none', 'medium');
+    await t.append(bob);
+    await waitFor(() => t.sets.distinct === 3, { what: "bob's SET" });
+    expect(t.sets.accepted).toHaveLength(3);
+    expect(t.users.count('clear_sessions')).toBe(1);
+    expect(t.sim.violations).toEqual([]);
+  }, 60_000);
+
+  it('retries a 5xx with the same bytes; dead-letters a refused SET with its err and goes on', async () => {
+    const t = await setUp({ audience: 'https://someone-else.test' });
+    t.sets.failNext(3);
+    const first = riskChange(t.org, { id: '00uann' }, 'none', 'high');
+    await t.append(first);
+    await waitFor(() => t.letters.records.length === 1, { what: 'the refused SET dead-lettered' });
+    // 3 × 503, then the signature, issuer and all check out but the audience is not this receiver's.
+    expect(t.sets.refused.map((r) => r.err)).toEqual(['invalid_audience']);
+    const letter = t.letters.records[0]!;
+    expect(letter.value.toString()).toBe(t.sets.refused[0]!.token);
+    expect(letter.headers['hooklog-reason']).toMatch(
+      /^IDP_REQUEST_REJECTED: SET [0-9a-f]{32} refused by org .*: 400 invalid_audience/,
+    );
+    expect(letter.headers['hooklog-error-code']).toBe('IDP_REQUEST_REJECTED');
+    const delivered = t.deliveries.values();
+    expect(delivered).toMatchObject([{ result: 'refused', err: 'invalid_audience', status: 400 }]);
+    // Every push of that change carried the same bytes.
+    const pushes = t.sim.requests.filter((r) => r.path === '/security/api/v1/security-events');
+    expect(pushes.map((r) => r.status)).toEqual([503, 503, 503, 400]);
+    expect(new Set(t.sets.pushes)).toEqual(new Set([t.sets.refused[0]!.token]));
+    expect(t.running().counters.setsRefused).toBe(1);
+    // The refusal does not hold the org's partition: the next change is pushed (and refused) too.
+    await t.append(riskChange(t.org, { id: '00ubob' }, 'none', 'medium'));
+    await waitFor(() => t.deliveries.records.length === 2, { what: 'the next change pushed' });
+  }, 60_000);
+});
