@@ -7,120 +7,14 @@
  * dead-lettered with the receiver's err; 5xx retried with the same bytes;
  * a restart repeating nothing; the org's rate limits kept.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../platform/log.js';
-import { Header } from '../../platform/stream/headers.js';
-import { openKafkaStream } from '../../platform/stream/kafka/index.js';
-import type { Stream } from '../../platform/stream/types.js';
-import { riskTopics, type RiskChange } from '../../schemas/risk.js';
-import { kafkaBrokerList } from '../../test/kafka/inject.js';
-import { Collector } from '../../test/simulated-org/harness.js';
-import { SecurityEventsApi, SimulatedOrg, UsersApi } from '../../test/simulated-org/index.js';
-import { randomName, waitFor } from '../../test/support/wait.js';
-import { startResponse, type Response } from './index.js';
-import { responseTopics } from './records.js';
-import { loadSetSigner } from './signer.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Collector } from '../../test/simulated-org/harness.js';
+import { waitFor } from '../../test/support/wait.js';
 import { USER_RISK_CHANGE } from './config.js';
-import { responseConfig, riskChange, startProvider, TEST_SET_KEY } from './testing.js';
+import { cleanUp, setUp } from './testing/harness.js';
+import { riskChange } from './testing.js';
 
-const FAST = {
-  setTransient: { initialMs: 20, multiplier: 2, maxMs: 200, retries: 2, jitter: 0 },
-  actionTransient: { initialMs: 20, multiplier: 2, maxMs: 200, retries: 2, jitter: 0 },
-};
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-afterAll(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function setUp(
-  opts: { triggers?: Record<string, unknown>; org?: Record<string, unknown>; audience?: string } = {},
-) {
-  const provider = await startProvider();
-  cleanups.push(() => provider.close());
-  const sim = await SimulatedOrg.start({ rateLimit: { management: { limit: 10, windowMs: 1_000 } } });
-  cleanups.push(() => sim.stop());
-  const sets = new SecurityEventsApi({
-    issuer: provider.url,
-    wellKnownUrl: `${provider.url}/.well-known/ssf-configuration`,
-    ...(opts.audience ? { audience: opts.audience } : {}),
-  });
-  const users = new UsersApi();
-  sim.use(sets).use(users);
-  users.addUser('00uann', 'ann@acme.test');
-  users.addUser('00ubob', 'bob@acme.test');
-  const org = randomName('org').replaceAll('_', '-');
-  const config = responseConfig(
-    [{ id: org, url: sim.url }],
-    {
-      group: randomName('resp'),
-      transmitter: { issuer: provider.url, private_key: TEST_SET_KEY },
-      actions: opts.triggers ?? {},
-      orgs: [{ org, ...opts.org }],
-    },
-    // Half of each 10-per-second bucket, never its last request.
-    {},
-  );
-  const signer = await loadSetSigner(config.response!.transmitter!);
-  provider.serve(signer);
-  const prefix = randomName('resp');
-  const stream = await openKafkaStream({
-    brokers: kafkaBrokerList(),
-    clientId: randomName('resp'),
-    logger: silentLogger(),
-  });
-  cleanups.push(() => stream.close());
-  const deadletter = `${prefix}.deadletter`;
-  await stream.ensureTopics([{ name: deadletter, partitions: 1 }]);
-  const identities = new Map(config.orgs.map((o) => [o.id, { ...o, management: { rate_limit_share: 0.5 } }]));
-  const start = () =>
-    startResponse({
-      config: config.response!,
-      signer,
-      identities,
-      stream,
-      topicPrefix: prefix,
-      partitions: 2,
-      deadletterTopic: deadletter,
-      logger: silentLogger(),
-      policies: FAST,
-    });
-  let running: Response | null = await start();
-  cleanups.push(async () => void (await running?.stop()));
-  const topics = responseTopics(prefix);
-  const actions = await Collector.start(stream, topics.actions);
-  const deliveries = await Collector.start(stream, topics.deliveries);
-  const letters = await Collector.start(stream, deadletter);
-  cleanups.push(async () => {
-    await actions.stop();
-    await deliveries.stop();
-    await letters.stop();
-  });
-  const append = (...changes: RiskChange[]) =>
-    stream.append(
-      riskTopics(prefix).changes,
-      changes.map((c) => ({ key: c.org, value: Buffer.from(JSON.stringify(c)), headers: { [Header.org]: c.org } })),
-    );
-  return {
-    sim,
-    sets,
-    users,
-    org,
-    stream: stream as Stream,
-    append,
-    actions,
-    deliveries,
-    letters,
-    running: () => running!,
-    async restart() {
-      await running?.stop();
-      running = await start();
-    },
-  };
-}
+afterEach(cleanUp);
 
 const levels = (s: { claims: { events: Record<string, Record<string, unknown>> } }) => {
   const e = s.claims.events[USER_RISK_CHANGE]!;
@@ -183,7 +77,7 @@ describe('response: risk changes → SETs and actions (Kafka, simulated org)', (
     const pushes = t.sim.requests.filter((r) => r.path === '/security/api/v1/security-events');
     expect(pushes.map((r) => r.status)).toEqual([503, 503, 503, 400]);
     expect(new Set(t.sets.pushes)).toEqual(new Set([t.sets.refused[0]!.token]));
-    expect(t.running().counters.setsRefused).toBe(1);
+    expect(t.running()!.counters.setsRefused).toBe(1);
     // The refusal does not hold the org's partition: the next change is pushed (and refused) too.
     await t.append(riskChange(t.org, { id: '00ubob' }, 'none', 'medium'));
     await waitFor(() => t.deliveries.records.length === 2, { what: 'the next change pushed' });
