@@ -29,6 +29,8 @@ export async function serveAdminSocket(
   logger: Logger,
   runNamed?: NamedQueryRunner,
   runStatus?: StatusRunner,
+  /** Further POST routes (`/actions/approve`): the JSON body in, the JSON answer out. */
+  extra: Readonly<Record<string, (body: unknown) => Promise<unknown>>> = {},
 ): Promise<() => Promise<void>> {
   const path = adminSocketPath(dataDir);
   // A socket file left by a killed process would make listen() fail; we hold the data dir's lock by now, so it is
@@ -57,6 +59,16 @@ export async function serveAdminSocket(
       } catch (err) {
         res.statusCode = 400;
         res.end(JSON.stringify({ error: (err as Error).message, param: (err as { param?: string }).param }));
+      }
+      return;
+    }
+    const route = req.method === 'POST' && req.url ? extra[req.url] : undefined;
+    if (route) {
+      try {
+        res.end(JSON.stringify(await route(JSON.parse(Buffer.concat(chunks).toString('utf8')))));
+      } catch (err) {
+        res.statusCode = 400;
+        res.end(JSON.stringify({ error: (err as Error).message }));
       }
       return;
     }
@@ -107,7 +119,8 @@ export async function statusViaAdminSocket<T>(dataDir: string): Promise<T | unde
   >;
 }
 
-async function postToAdminSocket(
+/** POSTs `payload` to a running hooklog's `path`; `undefined` when none is listening. */
+export async function postToAdminSocket(
   dataDir: string,
   path: string,
   payload: object,

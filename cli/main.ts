@@ -20,6 +20,7 @@ import { coverageReport, renderCoverage } from './coverage.js';
 import { backfillCommand } from '../ingest/backfill/run.js';
 import { prepareQuery } from '../analytics/run.js';
 import { describeRuleFiles, lintRuleFiles, progress, runHunt, runRulesTest } from '../consumers/alerting/commands.js';
+import { registerActionsCommand } from './actions-command.js';
 
 const program = new Command('hooklog')
   .description(
@@ -278,6 +279,8 @@ program
     const { config } = loadConfig(program.opts<{ config?: string }>().config);
     process.stdout.write(renderCoverage(await coverageReport(config, opts), opts.format));
   });
+
+registerActionsCommand(program);
 
 program
   .command('check-config')

@@ -40,7 +40,9 @@ export class UsersApi implements SimApi {
   readonly users = new Map<string, SimUser>();
   readonly groups = new Set<string>();
   readonly performed: Performed[] = [];
-  beforePerform: ((action: string, userId: string) => Promise<'drop' | void> | 'drop' | void) | null = null;
+  /** `client`: the request's Authorization header (tests give each hooklog instance its own token). */
+  beforePerform: ((action: string, userId: string, client?: string) => Promise<'drop' | void> | 'drop' | void) | null =
+    null;
   #fail = 0;
 
   addUser(id: string, login: string, status: UserStatus = 'ACTIVE'): SimUser {
@@ -90,7 +92,8 @@ export class UsersApi implements SimApi {
       return answer(error(404, 'E0000007', `Not found: Resource not found: ${groupId} (UserGroup)`));
     const refusal = precondition(action, user);
     if (refusal) return answer(refusal);
-    if ((await this.beforePerform?.(action, userId)) === 'drop') return answer(error(503, 'E0000009', 'dropped'));
+    if ((await this.beforePerform?.(action, userId, req.rec.client)) === 'drop')
+      return answer(error(503, 'E0000009', 'dropped'));
     apply(action, user, groupId);
     this.performed.push({ action, userId, ...(groupId ? { groupId } : {}), at: req.now });
     if (action === 'clear_sessions' || action === 'add_to_group') return answer({ status: 204, body: undefined });
