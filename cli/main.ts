@@ -19,7 +19,8 @@ import { runAlert } from './alert.js';
 import { coverageReport, renderCoverage } from './coverage.js';
 import { backfillCommand } from '../ingest/backfill/run.js';
 import { prepareQuery } from '../analytics/run.js';
-import { describeRuleFiles, lintRuleFiles, progress, runHunt, runRulesTest } from '../consumers/alerting/commands.js';
+import { describeRuleFiles, lintRuleFiles, runHunt } from '../consumers/alerting/commands.js';
+import { addRulesTestCommand } from './rules-test.js';
 import { registerActionsCommand } from './actions-command.js';
 
 const program = new Command('hooklog')
@@ -89,46 +90,7 @@ rules
     if (errors) process.exitCode = 1;
   });
 
-rules
-  .command('test')
-  .description(
-    'Backtest: replay rules over the events in ClickHouse and print what they would have raised (per rule counts, the first alerts). Sends nothing.',
-  )
-  .argument('<target>', 'a rule file or directory, or the id of a configured rule')
-  .requiredOption('--since <time>', 'start: ISO-8601, or a duration back from now (30d, 12h)')
-  .option('--until <time>', 'end, exclusive (default: now)')
-  .option('--org <org>', 'only this org')
-  .option('--first <n>', 'alerts shown per rule', '3')
-  .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
-  .action(
-    async (
-      target: string,
-      opts: { since: string; until?: string; org?: string; first: string; format: OutputFormat },
-    ) => {
-      const { config } = loadConfig(program.opts<{ config?: string }>().config);
-      const bar = progress(process.stderr);
-      const r = await runRulesTest(
-        config,
-        target,
-        {
-          since: opts.since,
-          ...(opts.until ? { until: opts.until } : {}),
-          ...(opts.org ? { org: opts.org } : {}),
-          sample: Number(opts.first) || 3,
-        },
-        bar.onProgress,
-        prepareQuery,
-      );
-      bar.done();
-      if (opts.format === 'json') {
-        process.stdout.write(
-          JSON.stringify({ rules: r.summary.rows, first: r.first.rows, summary: r.footer }, null, 2) + '\n',
-        );
-        return;
-      }
-      process.stdout.write(render(r.summary, opts.format) + '\n' + render(r.first, opts.format) + r.footer + '\n');
-    },
-  );
+addRulesTestCommand(rules, () => program.opts<{ config?: string }>().config);
 
 program
   .command('hunt')

@@ -67,14 +67,39 @@ export function alertRecord(a: Alert): StreamRecord {
   };
 }
 
-function metaOf(rec: ConsumedRecord, event: Record<string, unknown>): EventMeta {
+/** A record's value as the engine takes it: a JSON object, else null (counted as invalid). */
+export function parseEventValue(value: Buffer): Record<string, unknown> | null {
+  let event: unknown;
+  try {
+    event = JSON.parse(value.toString('utf8'));
+  } catch {
+    return null;
+  }
+  return event && typeof event === 'object' && !Array.isArray(event) ? (event as Record<string, unknown>) : null;
+}
+
+/**
+ * What the engine is told of an event beside its fields; shared with the offline
+ * test cases (cases/run.ts), so both derive the same time and id from the same bytes.
+ */
+export function eventMeta(
+  event: Record<string, unknown>,
+  org: string,
+  fallbackMs: number,
+  position: string,
+): EventMeta {
   const uuid = event['uuid'];
-  return {
-    org: rec.headers[Header.org] ?? rec.key ?? '',
-    timeMs: eventTimeMs(event, rec.timestamp),
-    // Stand-in id for events without a uuid: their stream position, stable across redeliveries.
-    id: typeof uuid === 'string' && uuid ? uuid : `${rec.topic}/${rec.partition}/${rec.offset}`,
-  };
+  // Stand-in id for events without a uuid: their stream position, stable across redeliveries.
+  return { org, timeMs: eventTimeMs(event, fallbackMs), id: typeof uuid === 'string' && uuid ? uuid : position };
+}
+
+function metaOf(rec: ConsumedRecord, event: Record<string, unknown>): EventMeta {
+  return eventMeta(
+    event,
+    rec.headers[Header.org] ?? rec.key ?? '',
+    rec.timestamp,
+    `${rec.topic}/${rec.partition}/${rec.offset}`,
+  );
 }
 
 interface Slot {
@@ -127,17 +152,12 @@ export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Con
     if (fresh.length === 0) return;
     const alerts: Alert[] = [];
     for (const rec of fresh) {
-      let event: unknown;
-      try {
-        event = JSON.parse(rec.value.toString('utf8'));
-      } catch {
-        event = null;
-      }
-      if (!event || typeof event !== 'object' || Array.isArray(event)) {
+      const event = parseEventValue(rec.value);
+      if (!event) {
         o.telemetry.invalid(rec.partition, rec.offset);
         continue;
       }
-      alerts.push(...slot.engine.process(event, metaOf(rec, event as Record<string, unknown>)));
+      alerts.push(...slot.engine.process(event, metaOf(rec, event)));
     }
     const nextOffset = batch.lastOffset + 1;
     const saved = JSON.stringify(slot.engine.state);

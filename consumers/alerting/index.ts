@@ -4,7 +4,8 @@
  * (they read `<prefix>.alerts`), then the engine on `<prefix>.logs`. Stop
  * in reverse: the engine first (no new alerts), then the outputs.
  */
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../platform/log.js';
 import type { Store } from '../../platform/store/index.js';
@@ -14,6 +15,7 @@ import { startEngineConsumer } from './consumer.js';
 import { startClickHouseOutput } from './outputs/clickhouse.js';
 import { startWebhookOutput } from './outputs/webhook.js';
 import { loadAllRules } from './rules/load.js';
+import { ruleFilesUnder } from './rules/sources.js';
 export { loadAllRules } from './rules/load.js';
 import type { CompiledRule } from './rules/types.js';
 import { createAlertingTelemetry, type AlertingCounters } from './telemetry.js';
@@ -58,17 +60,34 @@ export interface Alerting {
 }
 
 /**
+ * The content hooklog ships (content/*.yaml: rules with their test cases). The
+ * one place it is found from: the built-in rules, `hooklog rules test --cases`
+ * (their cases sit in the same files) and the tests all go through it. In the
+ * source tree it is beside this module; from the compiled dist/ it is the
+ * repository's (or the image's /app) copy, as with the migrations (platform/store/migrate.ts).
+ */
+export const CONTENT_DIR: string = (() => {
+  const candidates = ['./content', '../../../consumers/alerting/content'].map((p) =>
+    fileURLToPath(new URL(p, import.meta.url)),
+  );
+  return candidates.find((c) => existsSync(c)) ?? candidates[0]!;
+})();
+
+/**
  * Rules every alerting consumer runs besides the configured ones: hooklog's
  * own health findings (content/hook-deliveries.yaml: a lost hook delivery).
  * A configured file naming the same path is not loaded twice.
  */
-export const BUILTIN_RULE_FILES: readonly string[] = [
-  fileURLToPath(new URL('./content/hook-deliveries.yaml', import.meta.url)),
-];
+export const BUILTIN_RULE_FILES: readonly string[] = [join(CONTENT_DIR, 'hook-deliveries.yaml')];
 
 export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
   const c = o.config;
-  const ruleFiles = [...BUILTIN_RULE_FILES.filter((f) => !c.rule_files.some((r) => resolve(r) === f)), ...c.rule_files];
+  // The built-in files are skipped when configured already: named in rule_files, or under a rule path (the
+  // README's `rule_paths: [/app/consumers/alerting/content]` holds them) — loading them twice is a duplicate id.
+  const configured = new Set(
+    [...c.rule_files, ...ruleFilesUnder([...c.rule_paths, ...c.sigma_paths])].map((f) => resolve(f)),
+  );
+  const ruleFiles = [...BUILTIN_RULE_FILES.filter((f) => !configured.has(f)), ...c.rule_files];
   const rules = loadAllRules(
     { rules: c.rules, ruleFiles, sigmaPaths: c.sigma_paths, rulePaths: c.rule_paths },
     { placeholders: c.sigma_placeholders, defaultSuppressMs: c.suppression_ms },

@@ -4,9 +4,10 @@
  *
  * Errors: YAML that does not parse, a rule that does not compile (unknown
  * modifier, a filter that does not parse, a `when` naming an unknown field…),
- * a rule id defined twice. Warnings: a filter attribute that is not a LogEvent
- * field (it reads nothing on a real event; aliased ones say what they read),
- * a catalogue file with no filter (prose only).
+ * a rule id defined twice, a test case that cannot run (cases/load.ts).
+ * Warnings: a filter attribute that is not a LogEvent field (it reads nothing
+ * on a real event; aliased ones say what they read), a catalogue file with no
+ * filter (prose only).
  */
 import { readFileSync } from 'node:fs';
 import { isSeq, parseAllDocuments } from 'yaml';
@@ -14,6 +15,7 @@ import { compileRule } from './rules/compile.js';
 import { FILTER_ALIASES, FilterSyntaxError, LOG_EVENT_FIELDS, filterPaths, parseFilter } from './filter/parse.js';
 import { normalKey } from './fields.js';
 import { loadRulePaths, loadAnyRuleFile, ruleFilesUnder } from './rules/sources.js';
+import { loadCases } from './cases/load.js';
 
 export interface Problem {
   readonly file: string;
@@ -158,6 +160,15 @@ export function lintPaths(paths: readonly string[]): Problem[] {
       const msg = (err as Error).message;
       const file = files.find((f) => msg.startsWith(`${f}:`)) ?? files[0]!;
       out.push({ file, line: 1, severity: 'error', message: msg.replace(`${file}: `, '') });
+    }
+  }
+  // Test cases (inline and sidecars) that cannot run, once the rules load.
+  if (!out.some((p) => p.severity === 'error')) {
+    try {
+      for (const p of loadCases(paths).problems)
+        out.push({ file: p.file, line: p.line, severity: 'error', message: `case ${p.name || '?'}: ${p.message}` });
+    } catch (err) {
+      out.push({ file: String(paths[0] ?? ''), line: 1, severity: 'error', message: (err as Error).message });
     }
   }
   return out.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);

@@ -1,26 +1,29 @@
 /**
- * Panther's labelled Okta cases replayed through hooklog's equivalent rules
- * (content/panther-okta.yaml): each case's event goes through a fresh engine
- * holding the named rule; window rules get `threshold` copies of the event
- * (distinct ids, and distinct values of the counted field) within a minute,
- * which is what "this event counts towards the detection" means for them.
- * Prints a per-rule report; every expected-true case must fire and every
- * expected-false case must not, except those listed in EXCEPTIONS.
+ * Panther's labelled Okta cases against hooklog's equivalent rules
+ * (content/panther-okta.yaml), through the test-case sidecar format: the
+ * corpus becomes `panther-okta.cases.yaml` beside a copy of the rule file and
+ * runs the way `hooklog rules test --cases` runs it. Window rules get
+ * `threshold` copies of the event within seconds (distinct values of the
+ * counted field for distinct rules), which is what "this event counts towards
+ * the detection" means for them, and the same less one copy must not fire.
+ * Prints a per-rule report; every case must pass.
  */
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import { CORPORA_DIR } from '../../test/support/corpus.js';
-import { PartitionEngine } from './engine.js';
+import { loadCases } from './cases/load.js';
+import { renderTable } from './cases/report.js';
+import { runCases } from './cases/run.js';
+import { CONTENT_DIR } from './index.js';
 import { loadRuleFile } from './rules/load.js';
 import type { CompiledRule } from './rules/types.js';
 
 const CASES = join(CORPORA_DIR, 'panther', 'cases.jsonl');
-const RULES = fileURLToPath(new URL('./content/panther-okta.yaml', import.meta.url));
-
-/** Detections that hooklog's rule language cannot express, and why. */
-const EXCEPTIONS: Record<string, string> = {};
+const dir = mkdtempSync(join(tmpdir(), 'hooklog-panther-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Case {
   rule_id: string;
@@ -28,79 +31,60 @@ interface Case {
   event: Record<string, unknown>;
 }
 
-function copies(rule: CompiledRule, event: Record<string, unknown>): Record<string, unknown>[] {
-  const n = rule.kind === 'threshold' || rule.kind === 'distinct' ? rule.threshold : 1;
+/** The events of a corpus case for `rule`: one, or `n` copies for window rules (distinct: each its own target ids). */
+function events(rule: CompiledRule, event: Record<string, unknown>, n: number): unknown[] {
+  if (rule.kind !== 'distinct') return [{ event, repeat: n }];
   return Array.from({ length: n }, (_, i) => {
     const e = structuredClone(event);
-    if (rule.kind === 'distinct' && Array.isArray(e['target'])) {
-      (e['target'] as Record<string, unknown>[]) = (e['target'] as Record<string, unknown>[]).map((t) => ({
-        ...t,
-        id: `${String(t['id'])}-${i}`,
-      }));
-    }
-    return e;
+    // Copies are other events: the same uuid would be the same event again (folded by the engine).
+    if (i > 0) delete e['uuid'];
+    if (Array.isArray(e['target']))
+      e['target'] = (e['target'] as Record<string, unknown>[]).map((t) => ({ ...t, id: `${String(t['id'])}-${i}` }));
+    return { at: `${i}s`, event: e };
   });
 }
 
-function fires(rule: CompiledRule, event: Record<string, unknown>): boolean {
-  const engine = new PartitionEngine([rule], { allowedLatenessMs: 60_000 });
-  const t0 = Date.parse('2024-05-01T10:00:00Z');
-  return copies(rule, event).some(
-    (e, i) => engine.process(e, { org: 'org', timeMs: t0 + i * 1000, id: `case-${i}` }).length > 0,
-  );
-}
-
-describe('Panther labelled cases', () => {
-  const cases = readFileSync(CASES, 'utf8')
+describe('Panther labelled cases, as a sidecar', () => {
+  const corpus = readFileSync(CASES, 'utf8')
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as Case);
-  const rules = new Map(loadRuleFile(RULES).map((r) => [r.id, r]));
+  const rules = new Map(loadRuleFile(join(CONTENT_DIR, 'panther-okta.yaml')).map((r) => [r.id, r]));
 
-  it('replays every case; report per rule', () => {
-    const report = new Map<string, { tp: number; tn: number; fp: number; fn: number; note?: string }>();
-    for (const c of cases) {
-      const row = report.get(c.rule_id) ?? { tp: 0, tn: 0, fp: 0, fn: 0 };
-      report.set(c.rule_id, row);
+  it('every case passes; report per rule', async () => {
+    const sidecar = corpus.flatMap((c, i) => {
       const rule = rules.get(c.rule_id);
-      if (!rule) {
-        row.note = EXCEPTIONS[c.rule_id] ?? 'NO RULE';
-        if (c.expect) row.fn++;
-        else row.tn++;
-        continue;
-      }
-      const got = fires(rule, c.event);
-      if (got && c.expect) row.tp++;
-      else if (!got && !c.expect) row.tn++;
-      else if (got) row.fp++;
-      else row.fn++;
-    }
-    console.table(
-      [...report].map(([rule, r]) => ({
-        rule,
-        expected_true_fired: r.tp,
-        expected_false_silent: r.tn,
-        false_pos: r.fp,
-        false_neg: r.fn,
-        note: r.note ?? '',
-      })),
-    );
-    const wrong = [...report].filter(([id, r]) => (r.fp || r.fn) && !EXCEPTIONS[id]);
-    expect(wrong).toEqual([]);
-    expect(report.size).toBe(30);
-    // Every rule in the metadata has a rule here or a written exception.
-    for (const id of report.keys()) expect(rules.has(id) || id in EXCEPTIONS, id).toBe(true);
-    const total = [...report.values()].reduce((s, r) => s + r.tp + r.tn, 0);
-    expect(total).toBe(cases.length);
-  });
+      const window = rule && (rule.kind === 'threshold' || rule.kind === 'distinct');
+      const n = window ? rule.threshold : 1;
+      const base = { rule: c.rule_id, name: `panther case ${i + 1}`, start: '2024-05-01T10:00:00Z' };
+      return [
+        { ...base, alert: c.expect, events: rule ? events(rule, c.event, n) : [{ event: c.event }] },
+        // One event short of the threshold: a window rule must stay silent.
+        ...(window && c.expect
+          ? [{ ...base, name: `panther case ${i + 1}, one short`, alert: false, events: events(rule, c.event, n - 1) }]
+          : []),
+      ];
+    });
+    copyFileSync(join(CONTENT_DIR, 'panther-okta.yaml'), join(dir, 'panther-okta.yaml'));
+    writeFileSync(join(dir, 'panther-okta.cases.yaml'), stringify(sidecar));
 
-  it('window rules do not fire on fewer events than their threshold', () => {
-    const bf = rules.get('Standard.BruteForceByIP')!;
-    const hit = cases.find((c) => c.rule_id === 'Standard.BruteForceByIP' && c.expect)!;
-    const engine = new PartitionEngine([bf], { allowedLatenessMs: 60_000 });
-    const alerts = copies(bf, hit.event)
-      .slice(1)
-      .flatMap((e, i) => engine.process(e, { org: 'o', timeMs: i * 1000, id: `x${i}` }));
-    expect(alerts).toEqual([]);
+    const report = await runCases(loadCases([dir]), { allowedLatenessMs: 60_000 });
+    const fromCorpus = report.results.filter((r) => r.file.endsWith('.cases.yaml'));
+    const perRule = new Map<string, { passed: number; failed: number }>();
+    for (const r of fromCorpus) {
+      const row = perRule.get(r.rule) ?? { passed: 0, failed: 0 };
+      row[r.status === 'passed' ? 'passed' : 'failed']++;
+      perRule.set(r.rule, row);
+    }
+    console.table([...perRule].map(([rule, r]) => ({ rule, ...r })));
+    expect(
+      fromCorpus.filter((r) => r.status !== 'passed'),
+      renderTable(report),
+    ).toEqual([]);
+    expect(fromCorpus.length).toBe(sidecar.length);
+    expect(perRule.size).toBe(30);
+    // Every rule named by the corpus is one of the pack's.
+    for (const c of corpus) expect(rules.has(c.rule_id), c.rule_id).toBe(true);
+    expect(sidecar.length).toBeGreaterThan(corpus.length);
   });
 });

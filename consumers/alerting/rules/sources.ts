@@ -7,9 +7,10 @@
  *   `explanation`, `splunk`, `datadog`) → the vendor's catalogue (catalogue/load.ts);
  * - any other document with a `detection` → Sigma (sigma/load.ts).
  *
- * Directories are walked (`*.yml`, `*.yaml`, sorted).
+ * Directories are walked (`*.yml`, `*.yaml`, sorted), leaving out test-case
+ * sidecars (`*.cases.yaml`, cases/load.ts).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { catalogueEntry, isCatalogueDoc, type CatalogueEntry } from '../catalogue/load.js';
@@ -34,15 +35,35 @@ export interface LoadedFile {
   readonly correlations?: readonly CorrelationDoc[];
 }
 
-/** Every rule file under the given files or directories, sorted. */
-export function ruleFilesUnder(paths: readonly string[]): string[] {
+/** Whether `file` holds test cases for the rule file beside it (`x.cases.yaml` for `x.yaml`), not rules. */
+export function isCaseFile(file: string): boolean {
+  return /\.cases\.ya?ml$/i.test(file);
+}
+
+/** The rule file a cases file belongs to (`x.cases.yaml` → `x.yaml` or `x.yml`), or null when there is none. */
+export function ruleFileOf(caseFile: string): string | null {
+  const stem = caseFile.replace(/\.cases\.ya?ml$/i, '');
+  return [`${stem}.yaml`, `${stem}.yml`].find((f) => existsSync(f)) ?? null;
+}
+
+function yamlFilesUnder(paths: readonly string[], keep: (file: string) => boolean): string[] {
   const files: string[] = [];
   const walk = (p: string) => {
     if (statSync(p).isDirectory()) for (const e of readdirSync(p).sort()) walk(join(p, e));
-    else if (/\.ya?ml$/i.test(p)) files.push(p);
+    else if (/\.ya?ml$/i.test(p) && keep(p)) files.push(p);
   };
   for (const p of paths) walk(p);
   return files;
+}
+
+/** Every rule file under the given files or directories, sorted; test-case sidecars are not rule files. */
+export function ruleFilesUnder(paths: readonly string[]): string[] {
+  return yamlFilesUnder(paths, (f) => !isCaseFile(f));
+}
+
+/** Every test-case sidecar under the given directories, sorted. */
+export function caseFilesUnder(paths: readonly string[]): string[] {
+  return yamlFilesUnder(paths, isCaseFile);
 }
 
 /** Loads one file in whichever format its content is. Errors name the file. */

@@ -127,6 +127,12 @@ export const ruleSpecSchema = z.strictObject({
     .string()
     .default('event_time')
     .describe("Scheduled: result column giving the finding's event time (default: the run time)."),
+  cases: z
+    .array(z.unknown())
+    .optional()
+    .describe(
+      'Labelled examples run by `hooklog rules test --cases` (consumers/alerting/cases/schema.ts); the engine ignores them.',
+    ),
   suppress_ms: z
     .number()
     .int()

@@ -1,0 +1,204 @@
+/**
+ * Runs test cases offline, through the code the live stream runs.
+ *
+ * Stream rules: a fresh PartitionEngine holding the case's rule takes the
+ * case's events in the order written, each as the bytes the stream would
+ * carry, parsed and timed as the live consumer does (consumer.ts:
+ * parseEventValue, eventMeta): event-time order, watermark, allowed lateness,
+ * windows and keyed state are the engine's own. At the end event time moves
+ * on to `until` (default: past the last event by the allowed lateness, so
+ * held stateful and first_seen events are decided), as a later event would.
+ *
+ * Scheduled rules: their SQL runs against a throwaway embedded ClickHouse
+ * holding exactly the case's events, written as the sink writes them (the
+ * store comes from the caller: cli/rules-test.ts), by runScheduledOnce, the
+ * function the live scheduler calls, once at the first aligned run time after
+ * the case's events (or at `until`). So a case checks the SQL itself, not
+ * rows someone wrote down for it.
+ */
+import type { Store } from '../../../platform/store/index.js';
+import type { Alert } from '../alert.js';
+import { eventMeta, parseEventValue } from '../consumer.js';
+import { PartitionEngine } from '../engine.js';
+import { runScheduledOnce, type QueryResolver } from '../scheduled.js';
+import type { CaseProblem, FeedEvent, LoadedCase, LoadedCases, RuleWithFile } from './load.js';
+import type { CaseSpec } from './schema.js';
+
+/** A store for scheduled cases: `load` replaces the events it holds with a case's. */
+export interface CaseStore {
+  readonly store: Store;
+  load(feed: readonly FeedEvent[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface CaseRunOptions {
+  /** alerting.allowed_lateness_ms, unless a case sets lateness_ms. */
+  readonly allowedLatenessMs: number;
+  readonly dedupWindowMs?: number;
+  /** Opened once, at the first scheduled case; without it scheduled cases are errors. */
+  readonly openStore?: () => Promise<CaseStore>;
+  /** Named analytics queries, for scheduled rules with `query:`. */
+  readonly resolveQuery?: QueryResolver;
+}
+
+export type CaseStatus = 'passed' | 'failed' | 'error';
+
+export interface CaseResult {
+  readonly file: string;
+  readonly line: number;
+  readonly rule: string;
+  readonly name: string;
+  readonly status: CaseStatus;
+  /** What happened, for a case that did not pass. */
+  readonly message: string;
+  readonly alerts: readonly Alert[];
+  readonly ms: number;
+}
+
+export interface RuleCoverage extends RuleWithFile {
+  /** Cases expecting an alert, and expecting none. */
+  readonly firing: number;
+  readonly silent: number;
+}
+
+export interface CasesReport {
+  readonly results: readonly CaseResult[];
+  readonly coverage: readonly RuleCoverage[];
+  readonly ms: number;
+}
+
+/** Where event time stands at the end of a stream case: `until`, else past the last event by the lateness. */
+export function caseEndMs(c: LoadedCase, latenessMs: number): number {
+  if (c.untilMs !== null) return c.untilMs;
+  const last = Math.max(...c.feed.map((f) => eventMeta(f.event as Record<string, unknown>, f.org, 0, '').timeMs));
+  return last + latenessMs + 1;
+}
+
+/** A stream case through the engine: its alerts, and how many of its events were late. */
+export function runStreamCase(c: LoadedCase, o: CaseRunOptions): { alerts: Alert[]; late: number } {
+  const lateness = c.spec.lateness_ms ?? o.allowedLatenessMs;
+  const engine = new PartitionEngine([c.rule], {
+    allowedLatenessMs: lateness,
+    ...(o.dedupWindowMs !== undefined ? { dedupWindowMs: o.dedupWindowMs } : {}),
+  });
+  const alerts: Alert[] = [];
+  c.feed.forEach((f, i) => {
+    // The bytes the stream would carry, read back as the consumer reads them.
+    const event = parseEventValue(Buffer.from(JSON.stringify(f.event)))!;
+    alerts.push(...engine.process(event, eventMeta(event, f.org, 0, `case/${i}`)));
+  });
+  alerts.push(...engine.advanceTo(caseEndMs(c, lateness)));
+  return { alerts, late: engine.state.late };
+}
+
+/** The run time of a scheduled case: the first multiple of every_ms at or after `until`, else after the last event. */
+export function scheduledRunAt(c: LoadedCase): number {
+  const every = c.rule.scheduled!.everyMs;
+  if (c.untilMs !== null) return Math.ceil(c.untilMs / every) * every;
+  const last = Math.max(...c.feed.map((f) => eventMeta(f.event as Record<string, unknown>, f.org, 0, '').timeMs));
+  return (Math.floor(last / every) + 1) * every;
+}
+
+/** What went wrong, or null when the alerts are what the case expects. */
+export function judge(spec: CaseSpec, alerts: readonly Alert[], late = 0): string | null {
+  const n = alerts.length;
+  const first = n ? `: ${describe(alerts[0]!)}${n > 1 ? ', …' : ''}` : '';
+  if (!spec.alert) return n === 0 ? null : `expected no alert, got ${n}${first}`;
+  if (n === 0) {
+    const why = late
+      ? `; ${late} event${late === 1 ? ' was' : 's were'} late (behind the newest event by more than the allowed lateness), which only match rules take`
+      : '';
+    return `expected an alert, got none${why}`;
+  }
+  if (spec.alerts !== undefined && n !== spec.alerts) return `expected ${spec.alerts} alerts, got ${n}${first}`;
+  const key = spec.key && JSON.stringify(spec.key.map((v) => (v === null ? '' : String(v))));
+  for (const a of alerts) {
+    if (key !== undefined && a.key !== key) return `expected key ${key}, got ${a.key} (${describe(a)})`;
+    if (spec.severity !== undefined && a.severity !== spec.severity)
+      return `expected severity ${spec.severity}, got ${a.severity}`;
+    if (spec.count !== undefined && a.count !== spec.count)
+      return `expected count ${spec.count}, got ${a.count} (${describe(a)})`;
+  }
+  return null;
+}
+
+function describe(a: Alert): string {
+  return `key ${a.key}, count ${a.count}, at ${a.event_time}`;
+}
+
+/** Runs every case (stream cases first, then scheduled ones on one store) and counts each rule's cases. */
+export async function runCases(loaded: LoadedCases, o: CaseRunOptions): Promise<CasesReport> {
+  const t0 = performance.now();
+  const results: CaseResult[] = loaded.problems.map((p) => problemResult(p));
+  const scheduled = loaded.cases.filter((c) => c.rule.kind === 'scheduled');
+  for (const c of loaded.cases) {
+    if (c.rule.kind === 'scheduled') continue;
+    const t = performance.now();
+    const { alerts, late } = runStreamCase(c, o);
+    results.push(result(c, judge(c.spec, alerts, late), alerts, performance.now() - t));
+  }
+  if (scheduled.length) {
+    let cs: CaseStore | undefined;
+    try {
+      cs = o.openStore ? await o.openStore() : undefined;
+      for (const c of scheduled) {
+        const t = performance.now();
+        if (!cs) {
+          results.push(errorResult(c, 'scheduled rules need a store to run their SQL in, and none was given', t));
+          continue;
+        }
+        try {
+          await cs.load(c.feed);
+          const { alerts } = await runScheduledOnce(
+            cs.store,
+            c.rule,
+            { last: 0, seen: {} },
+            scheduledRunAt(c),
+            o.resolveQuery,
+          );
+          results.push(result(c, judge(c.spec, alerts), alerts, performance.now() - t));
+        } catch (err) {
+          results.push(errorResult(c, `the case could not run: ${(err as Error).message}`, t));
+        }
+      }
+    } finally {
+      await cs?.close();
+    }
+  }
+  results.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
+  const coverage = loaded.rules.map((r) => {
+    const mine = loaded.cases.filter((c) => c.rule.id === r.rule.id);
+    return { ...r, firing: mine.filter((c) => c.spec.alert).length, silent: mine.filter((c) => !c.spec.alert).length };
+  });
+  return { results, coverage, ms: performance.now() - t0 };
+}
+
+function result(c: LoadedCase, failure: string | null, alerts: readonly Alert[], ms: number): CaseResult {
+  return {
+    file: c.file,
+    line: c.line,
+    rule: c.rule.id,
+    name: c.name,
+    status: failure === null ? 'passed' : 'failed',
+    message: failure ?? '',
+    alerts,
+    ms,
+  };
+}
+
+function errorResult(c: LoadedCase, message: string, t0: number): CaseResult {
+  return { ...result(c, message, [], performance.now() - t0), status: 'error' };
+}
+
+function problemResult(p: CaseProblem): CaseResult {
+  return {
+    file: p.file,
+    line: p.line,
+    rule: p.rule,
+    name: p.name,
+    status: 'error',
+    message: p.message,
+    alerts: [],
+    ms: 0,
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * A rule's test cases: labelled examples that `hooklog rules test --cases`
+ * runs through the engine offline. A hooklog rule carries them under `cases:`;
+ * a Sigma or catalogue file, loaded as published, gets them from a sidecar
+ * `<name>.cases.yaml` beside it (a list of cases, each naming its `rule:` when
+ * the file yields more than one).
+ *
+ * A case is one event or ordered events (arrival order, each with its event
+ * time), and the expected outcome: an alert or none, and optionally the group
+ * key, severity, count and number of alerts. The schema is the documentation:
+ * every field says what it means and its default.
+ */
+import { z } from 'zod';
+
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** `500ms`, `30s`, `5m`, `1h`, `2d` or a number of milliseconds → ms; null when not a duration. */
+export function durationMs(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? v : null;
+  if (typeof v !== 'string') return null;
+  const m = /^(\d{1,12})\s*(ms|s|m|h|d)$/.exec(v.trim());
+  return m ? Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : null;
+}
+
+/** An ISO-8601 instant with a date and a time (a zone, else UTC) → epoch ms; null otherwise. */
+export function instantMs(v: unknown): number | null {
+  if (typeof v !== 'string' || !/^\d{4}-\d\d-\d\d[T ]\d\d:\d\d/.test(v.trim())) return null;
+  let s = v.trim().replace(' ', 'T');
+  if (!/(Z|[+-]\d\d:?\d\d)$/.test(s)) s += 'Z';
+  const t = Date.parse(s);
+  return Number.isFinite(t) ? t : null;
+}
+
+const duration = z
+  .union([z.number(), z.string()])
+  .refine((v) => durationMs(v) !== null, 'expected a duration: 500ms, 30s, 5m, 1h, 2d, or milliseconds');
+
+/** A point in event time: an ISO-8601 instant, or a duration after the case's `start`. */
+const when = z
+  .union([z.number(), z.string()])
+  .refine(
+    (v) => durationMs(v) !== null || instantMs(v) !== null,
+    'expected an ISO-8601 instant (2026-01-01T10:00:00Z) or a duration after the case start (90s, 5m, 1h)',
+  );
+
+const eventSchema = z
+  .record(z.string(), z.unknown())
+  .describe('A LogEvent as the stream carries it (JSON object). `uuid` is filled in when missing.');
+
+export const caseEventSchema = z
+  .strictObject({
+    event: eventSchema,
+    at: when
+      .optional()
+      .describe(
+        "Event time: an instant, or a duration after the case's `start`; written into `published`. Default: the event's own `published`, else 1 s after the previous event (the first: at `start`).",
+      ),
+    org: z.string().min(1).optional().describe("The event's org. Default: the case's `org`."),
+    repeat: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(1)
+      .describe('Send this event this many times (each copy its own uuid), `every` apart.'),
+    every: duration.default('1s').describe('Time between the copies of a repeated event.'),
+  })
+  .describe('One event of an ordered case, with its time.');
+
+const severity = z.enum(['informational', 'low', 'medium', 'high', 'critical']);
+
+export const caseSchema = z
+  .strictObject({
+    name: z.string().min(1).max(200).describe('What the case shows; printed when it fails.'),
+    rule: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "The rule's id. Inside a hooklog rule: that rule (may be omitted). In a sidecar: required when the file yields more than one rule.",
+      ),
+    alert: z.boolean().describe('Whether the rule must raise an alert (true) or none (false).'),
+    alerts: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('With alert: true, exactly this many alerts (default: at least one).'),
+    key: z
+      .array(z.union([z.string(), z.number(), z.boolean(), z.null()]))
+      .optional()
+      .describe(
+        "With alert: true, every alert's group key: the group_by values in order (a scheduled rule: its key columns); `''` for a missing one.",
+      ),
+    severity: severity.optional().describe("With alert: true, every alert's severity."),
+    count: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('With alert: true, the number of events behind every alert (distinct values for distinct rules).'),
+    event: eventSchema.optional().describe('The case as one event (at `start` unless it has `published`).'),
+    events: z
+      .array(caseEventSchema)
+      .min(1)
+      .max(10_000)
+      .optional()
+      .describe('The case as ordered events: sent in this order, each with its event time.'),
+    org: z.string().min(1).default('acme').describe('The org the events come from.'),
+    start: z
+      .string()
+      .default('2026-01-01T00:00:00Z')
+      .refine((v) => instantMs(v) !== null, 'expected an ISO-8601 instant')
+      .describe('The instant durations in `at` and `until` count from.'),
+    until: when
+      .optional()
+      .describe(
+        'Event time is moved on to this instant after the last event (absences, held stateful events are decided). Default: the last event + allowed lateness. Scheduled rules run once at the first run time (a multiple of every_ms) at or after it; default: after the last event.',
+      ),
+    lateness_ms: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("allowed_lateness_ms for this case. Default: the config's alerting.allowed_lateness_ms (5 min)."),
+    placeholders: z
+      .record(z.string(), z.array(z.string()))
+      .optional()
+      .describe("Sigma |expand placeholders for this case, over the config's alerting.sigma_placeholders."),
+  })
+  .refine((c) => (c.event === undefined) !== (c.events === undefined), {
+    message: 'give exactly one of `event` and `events`',
+  })
+  .refine(
+    (c) =>
+      c.alert || (c.alerts === undefined && c.key === undefined && c.count === undefined && c.severity === undefined),
+    { message: '`alerts`, `key`, `severity` and `count` describe the alerts expected: only with alert: true' },
+  )
+  .describe('One labelled example of a rule: the events and the verdict expected.');
+
+export type CaseSpec = z.infer<typeof caseSchema>;
+
+/** The zod issues of an invalid case as one line. */
+export function caseIssues(err: z.ZodError): string {
+  return err.issues.map((i) => `${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ');
+}
