@@ -23,14 +23,16 @@ export type NamedQueryRunner = (name: string, params: Record<string, string>) =>
 /** `hooklog status` as the running process sees it. */
 export type StatusRunner = () => Promise<unknown>;
 
+/** Further routes (POST, JSON in and out), such as `/risk`: the payload is untrusted JSON, checked by the route. */
+export type AdminRoutes = Readonly<Record<string, (payload: unknown) => Promise<unknown>>>;
+
 export async function serveAdminSocket(
   dataDir: string,
   runQuery: ReadOnlyQuery,
   logger: Logger,
   runNamed?: NamedQueryRunner,
   runStatus?: StatusRunner,
-  /** Further POST routes (`/actions/approve`): the JSON body in, the JSON answer out. */
-  extra: Readonly<Record<string, (body: unknown) => Promise<unknown>>> = {},
+  routes: AdminRoutes = {},
 ): Promise<() => Promise<void>> {
   const path = adminSocketPath(dataDir);
   // A socket file left by a killed process would make listen() fail; we hold the data dir's lock by now, so it is
@@ -49,6 +51,16 @@ export async function serveAdminSocket(
       }
       return;
     }
+    const route = req.method === 'POST' && req.url !== undefined ? routes[req.url] : undefined;
+    if (route && Object.hasOwn(routes, req.url!)) {
+      try {
+        res.end(JSON.stringify(await route(JSON.parse(Buffer.concat(chunks).toString('utf8')))));
+      } catch (err) {
+        res.statusCode = 400;
+        res.end(JSON.stringify({ error: (err as Error).message }));
+      }
+      return;
+    }
     if (req.method === 'POST' && req.url === '/query' && runNamed) {
       try {
         const { name, params } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
@@ -59,16 +71,6 @@ export async function serveAdminSocket(
       } catch (err) {
         res.statusCode = 400;
         res.end(JSON.stringify({ error: (err as Error).message, param: (err as { param?: string }).param }));
-      }
-      return;
-    }
-    const route = req.method === 'POST' && req.url ? extra[req.url] : undefined;
-    if (route) {
-      try {
-        res.end(JSON.stringify(await route(JSON.parse(Buffer.concat(chunks).toString('utf8')))));
-      } catch (err) {
-        res.statusCode = 400;
-        res.end(JSON.stringify({ error: (err as Error).message }));
       }
       return;
     }
@@ -119,7 +121,7 @@ export async function statusViaAdminSocket<T>(dataDir: string): Promise<T | unde
   >;
 }
 
-/** POSTs `payload` to a running hooklog's `path`; `undefined` when none is listening. */
+/** POSTs `payload` to a running hooklog's admin route `path`; `undefined` when none is listening. */
 export async function postToAdminSocket(
   dataDir: string,
   path: string,

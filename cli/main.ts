@@ -22,6 +22,7 @@ import { prepareQuery } from '../analytics/run.js';
 import { describeRuleFiles, lintRuleFiles, runHunt } from '../consumers/alerting/commands.js';
 import { addRulesTestCommand } from './rules-test.js';
 import { registerActionsCommand } from './actions-command.js';
+import { registerRiskCommand } from './risk-command.js';
 
 const program = new Command('hooklog')
   .description(
@@ -126,7 +127,7 @@ program
 program
   .command('sql')
   .description(
-    'Run a read-only SQL query against the configured store and print the result. Tables: events (one row per event), legacy_events, token_decisions, alerts, deadletter, schema_migrations.',
+    'Run a read-only SQL query against the configured store and print the result. Tables: events (one row per event), legacy_events, token_decisions, alerts, risk_changes, deadletter, schema_migrations.',
   )
   .argument('<query>', 'the SQL query (read-only: writes are refused by ClickHouse)')
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
@@ -256,6 +257,8 @@ program
     const { config, origin } = loadConfig(program.opts<{ config?: string }>().config);
     process.stdout.write(`# config OK (${origin})\n${stringify(redactSecrets(config))}`);
   });
+
+registerRiskCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof HooklogError) {

@@ -11,7 +11,8 @@ import { ensureHooklogTopics, openStream } from '../platform/stream/open.js';
 import type { Topics } from '../platform/stream/headers.js';
 import type { Stream } from '../platform/stream/types.js';
 import { startClickHouseSink } from '../consumers/clickhouse-sink/index.js';
-import { startAlerting } from '../consumers/alerting/index.js';
+import { riskChangesPipeline, startAlerting } from '../consumers/alerting/index.js';
+import { riskTopics } from '../schemas/risk.js';
 import { prepareQuery } from '../analytics/run.js';
 import { startIngest } from '../ingest/index.js';
 import { legacyEventsPipeline } from '../ingest/legacy-events/rows.js';
@@ -86,6 +87,7 @@ export async function startHooklog(
           topic: topics.tokenDecisions,
           spoolDir: join(config.data_dir, 'token-hook-audit'),
           logger,
+          riskTopic: riskTopics(config.stream.topic_prefix).state,
         })
       : undefined;
     if (tokenHooks) closers.push(() => tokenHooks.stop());
@@ -139,6 +141,7 @@ export async function startHooklog(
         extraPipelines: [
           tokenDecisionsPipeline(topics.tokenDecisions),
           legacyEventsPipeline(topics.legacyEvents),
+          riskChangesPipeline(riskTopics(config.stream.topic_prefix).changes),
           ...response.pipelines,
         ],
         logger,

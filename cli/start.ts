@@ -6,6 +6,7 @@ import { collectStatus } from './status.js';
 import { parseRoles } from '../platform/config/fleet.js';
 import { runNamedQuery } from '../analytics/run.js';
 import { approvalRoute } from './actions-command.js';
+import { riskRoute } from './risk-command.js';
 
 const SHUTDOWN_DEADLINE_MS = 60_000;
 
@@ -27,7 +28,10 @@ export async function runStart(configPath: string | undefined, rolesFlag?: strin
         logger,
         (name, params) => runNamedQuery(store, name, params),
         () => collectStatus(config, running.stream, store),
-        config.response ? { '/actions/approve': approvalRoute(running.stream, config.stream.topic_prefix) } : {},
+        {
+          '/risk': riskRoute(config, running.stream, store),
+          ...(config.response ? { '/actions/approve': approvalRoute(running.stream, config.stream.topic_prefix) } : {}),
+        },
       )
     : async () => undefined;
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   RISK_LEVELS,
+  levelAt,
   riskChangeSchema,
   riskKey,
   riskRank,
@@ -57,5 +58,17 @@ describe('risk records', () => {
       change_id: 'ab12',
     };
     expect(riskStateSchema.parse(state)).toEqual(state);
+  });
+});
+
+describe('levelAt', () => {
+  const c = (level: RiskContribution['level'], expires_at: string) => ({ level, expires_at });
+  it('is the highest contribution not yet expired, none when all have', () => {
+    const cs = [c('medium', '2026-01-01T12:00:00Z'), c('high', '2026-01-01T10:00:00Z')];
+    expect(levelAt(cs, Date.parse('2026-01-01T09:00:00Z'))).toBe('high');
+    // Expiry is exclusive: at expires_at the contribution no longer counts.
+    expect(levelAt(cs, Date.parse('2026-01-01T10:00:00Z'))).toBe('medium');
+    expect(levelAt(cs, Date.parse('2026-01-01T12:00:00Z'))).toBe('none');
+    expect(levelAt([], 0)).toBe('none');
   });
 });

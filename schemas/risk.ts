@@ -5,9 +5,12 @@
  * other topics: any Kafka consumer may read them, so fields never change meaning.
  *
  * - `<prefix>.risk` (compacted), key `riskKey(org, entity)`: the entity's
- *   current state, every unexpired contribution with it; a tombstone (null
- *   value) once nothing holds it above `none`. A reader that keeps the latest
- *   record per key has every entity's level (the token hook's view).
+ *   current state with the contributions that can still decide its level; a
+ *   tombstone once nothing holds it above `none` (an empty value as hooklog's
+ *   stream hands it over; on Kafka a null value, so compaction drops the key).
+ *   A reader that keeps the latest record per key has every entity's level
+ *   (the token hook's view); `levelAt` tells it at a given instant, so a
+ *   contribution past `expires_at` stops counting before the record saying so.
  * - `<prefix>.risk-changes`, key = org: one record per change of an entity's
  *   level, in the order they happened per org, with a stable `change_id`. The
  *   outbox that SETs and actions are delivered from (a crash repeats a delivery,
@@ -46,7 +49,11 @@ export const riskContributionSchema = z.strictObject({
 });
 export type RiskContribution = z.output<typeof riskContributionSchema>;
 
-/** The value of a `<prefix>.risk` record: the entity's level is the highest unexpired contribution. */
+/**
+ * The value of a `<prefix>.risk` record: the entity's level is the highest unexpired contribution.
+ * A contribution at or below another's level that expires no later can never decide the level, so
+ * it is not kept: at most one per level, higher levels expiring sooner.
+ */
 export const riskStateSchema = z.strictObject({
   org: z.string().min(1),
   entity: riskEntitySchema,
@@ -78,6 +85,19 @@ export const riskChangeSchema = z.strictObject({
   at: z.string(),
 });
 export type RiskChange = z.output<typeof riskChangeSchema>;
+
+/** The highest level among `contributions` not yet expired at `nowMs`, with the contribution holding it. */
+export function levelAt(
+  contributions: readonly Pick<RiskContribution, 'level' | 'expires_at'>[],
+  nowMs: number,
+): RiskLevel {
+  let best = 0;
+  for (const c of contributions) {
+    const r = riskRank(c.level);
+    if (r > best && Date.parse(c.expires_at) > nowMs) best = r;
+  }
+  return RISK_LEVELS[best]!;
+}
 
 /** The compacted topic's key for an entity of an org. */
 export function riskKey(org: string, entity: Pick<RiskEntity, 'type' | 'id'>): string {

@@ -1,5 +1,7 @@
 import * as crypto from 'node:crypto';
 import type { CompiledRule, RuleKind, Severity } from './rules/types.js';
+import type { RiskEntity, RiskLevel } from '../../schemas/risk.js';
+import type { CompiledRisk, RiskUser } from './risk/declaration.js';
 
 /**
  * One finding, as published on `<prefix>.alerts`, stored in ClickHouse and
@@ -23,6 +25,32 @@ export interface Alert {
   readonly count: number;
   /** Ids of the events behind the finding (at most 20). */
   readonly event_ids: readonly string[];
+  /** Present when the rule declares risk and the finding names a user: its contribution to the user's level. */
+  readonly risk?: AlertRisk;
+}
+
+/** A finding's say on a user's risk level, carried by its alert (risk/fold.ts makes it a contribution). */
+export interface AlertRisk {
+  readonly entity: RiskEntity;
+  readonly level: RiskLevel;
+  readonly reason: string;
+  /** ISO-8601: the finding's event time plus the rule's ttl. */
+  readonly expires_at: string;
+}
+
+/** `alert` with the risk its rule declares, for `user`; unchanged without a user. */
+export function withRisk(alert: Alert, risk: CompiledRisk, user: RiskUser | null): Alert {
+  if (user === null) return alert;
+  const expires = Date.parse(alert.event_time) + risk.ttlMs;
+  return {
+    ...alert,
+    risk: {
+      entity: { type: 'user', ...user },
+      level: risk.level,
+      reason: risk.reason,
+      expires_at: new Date(expires).toISOString(),
+    },
+  };
 }
 
 export const MAX_EVENT_IDS = 20;

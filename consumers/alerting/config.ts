@@ -3,6 +3,7 @@
  * alerting consumer runs inside `hooklog start`; `hooklog alert` requires it.
  */
 import { z } from 'zod';
+import { riskDeclarationSchema } from './risk/declaration.js';
 
 const slug = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be 1-128 of letters, digits, . _ -');
 
@@ -45,6 +46,40 @@ export const webhookSchema = z
       ),
   })
   .describe('A webhook receiving alerts.');
+
+export const riskConfigSchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .default(true)
+      .describe(
+        "Fold the findings of rules declaring risk into users' levels (<prefix>.risk, <prefix>.risk-changes), in the processes running the rule engine.",
+      ),
+    rules: z
+      .record(z.string().min(1), riskDeclarationSchema)
+      .default({})
+      .describe(
+        'Risk for rules loaded as published (Sigma, the vendor catalogue), by rule id: { level, ttl, reason, user }. Replaces a rule’s own risk:. An id no loaded rule has fails the boot.',
+      ),
+    expiry_check_interval_ms: z
+      .number()
+      .int()
+      .min(100)
+      .max(60_000)
+      .default(1000)
+      .describe(
+        'How often the owner of an alerts partition looks for contributions that expired (wall clock), so a level falls also for an org that sends nothing.',
+      ),
+    max_batch_records: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(500)
+      .describe('Largest batch of alerts folded (and its changes appended) at once.'),
+  })
+  .prefault({})
+  .describe("Users' risk levels from findings: what each rule's finding contributes and for how long.");
 
 export const alertingSchema = z
   .strictObject({
@@ -124,6 +159,7 @@ export const alertingSchema = z
       .default(true)
       .describe('Write alerts into the ClickHouse alerts table (consumer group <group>.clickhouse).'),
     webhooks: z.array(webhookSchema).default([]).describe('Webhooks receiving every alert.'),
+    risk: riskConfigSchema,
   })
   .describe(
     'Detections on the live stream: rules evaluated on <prefix>.logs, alerts to <prefix>.alerts, ClickHouse and webhooks.',
@@ -131,3 +167,4 @@ export const alertingSchema = z
 
 export type AlertingConfig = z.infer<typeof alertingSchema>;
 export type WebhookConfig = z.infer<typeof webhookSchema>;
+export type RiskConfig = z.infer<typeof riskConfigSchema>;

@@ -9,7 +9,8 @@
  * rules still see it (a match needs no window), window rules do not (their
  * windows behind the watermark are closed and pruned); `late` counts them.
  */
-import { makeAlert, type Alert } from './alert.js';
+import { makeAlert, withRisk, type Alert } from './alert.js';
+import type { RiskUser } from './risk/declaration.js';
 import { firstString } from './fields.js';
 import { anyOf, needsOf, RuleIndex, type Needs } from './prefilter.js';
 import type { CompiledRule } from './rules/types.js';
@@ -128,6 +129,7 @@ export class PartitionEngine {
               meta.org,
               key,
               makeAlert(rule, meta.org, key, meta.id, meta.timeMs, meta.timeMs, 1, [meta.id]),
+              rule.risk?.entityOf(event),
             );
           }
           break;
@@ -172,7 +174,8 @@ export class PartitionEngine {
     return JSON.stringify(rule.groupBy.map((p) => firstString(event, p)));
   }
 
-  #emit(out: Alert[], rule: CompiledRule, org: string, key: string, alert: Alert): void {
+  /** `user`: who the finding is about, for a rule declaring risk (the event that completed it names them). */
+  #emit(out: Alert[], rule: CompiledRule, org: string, key: string, alert: Alert, user?: RiskUser | null): void {
     if (this.#s.emitted[alert.alert_id] !== undefined) {
       this.#s.duplicates++;
       return;
@@ -188,7 +191,7 @@ export class PartitionEngine {
       this.#s.supp[sk] = t;
     }
     this.#s.emitted[alert.alert_id] = Date.parse(alert.event_time);
-    out.push(alert);
+    out.push(rule.risk ? withRisk(alert, rule.risk, user ?? null) : alert);
   }
 
   #window(out: Alert[], rule: CompiledRule, event: unknown, meta: EventMeta): void {
@@ -214,6 +217,7 @@ export class PartitionEngine {
       meta.org,
       key,
       makeAlert(rule, meta.org, key, identity, taken[0]![0], taken[taken.length - 1]![0], count, ids),
+      rule.risk?.entityOf(event),
     );
   }
 
@@ -241,7 +245,14 @@ export class PartitionEngine {
       const [a, b] = first ? [e, p!] : [p!, e];
       const lo = Math.min(a[0], b[0]);
       const hi = Math.max(a[0], b[0]);
-      this.#emit(out, rule, meta.org, key, makeAlert(rule, meta.org, key, `${a[1]}>${b[1]}`, lo, hi, 2, [a[1], b[1]]));
+      this.#emit(
+        out,
+        rule,
+        meta.org,
+        key,
+        makeAlert(rule, meta.org, key, `${a[1]}>${b[1]}`, lo, hi, 2, [a[1], b[1]]),
+        rule.risk?.entityOf(event),
+      );
       break;
     }
     if (st.a.length === 0 && st.b.length === 0) delete byKey[gk];
@@ -266,6 +277,7 @@ export class PartitionEngine {
         meta.org,
         key,
         makeAlert(rule, meta.org, key, ids.join('>'), Math.min(...times), Math.max(...times), ids.length, ids),
+        rule.risk?.entityOf(event),
       );
       return;
     }
@@ -284,6 +296,7 @@ export class PartitionEngine {
           f.org,
           f.key,
           makeAlert(rule, f.org, f.key, f.identity, f.firstMs, f.lastMs, f.ids.length, f.ids),
+          f.user,
         );
       }
     }

@@ -17,11 +17,16 @@ import { startWebhookOutput } from './outputs/webhook.js';
 import { loadAllRules } from './rules/load.js';
 import { ruleFilesUnder } from './rules/sources.js';
 export { loadAllRules } from './rules/load.js';
+export { riskChangesPipeline } from './risk/rows.js';
 import type { CompiledRule } from './rules/types.js';
 import { createAlertingTelemetry, type AlertingCounters } from './telemetry.js';
 import type { RetryPolicy } from '../../platform/retry.js';
 import { HooklogError } from '../../platform/errors.js';
 import { startScheduler, type QueryResolver, type Scheduler } from './scheduled.js';
+import { riskTopics } from '../../schemas/risk.js';
+import { attachRisk } from './risk/declaration.js';
+import { startRiskFold } from './risk/consumer.js';
+import { createRiskTelemetry, type RiskCounters } from './risk/telemetry.js';
 
 export type { AlertingConfig } from './config.js';
 
@@ -55,6 +60,8 @@ export interface AlertingOptions {
 export interface Alerting {
   readonly rules: readonly CompiledRule[];
   readonly counters: Readonly<AlertingCounters>;
+  /** The risk fold's counters (zero where it does not run). */
+  readonly riskCounters: Readonly<RiskCounters>;
   readonly topics: ReturnType<typeof alertingTopics>;
   stop(): Promise<void>;
 }
@@ -88,23 +95,34 @@ export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
     [...c.rule_files, ...ruleFilesUnder([...c.rule_paths, ...c.sigma_paths])].map((f) => resolve(f)),
   );
   const ruleFiles = [...BUILTIN_RULE_FILES.filter((f) => !configured.has(f)), ...c.rule_files];
-  const rules = loadAllRules(
+  let rules = loadAllRules(
     { rules: c.rules, ruleFiles, sigmaPaths: c.sigma_paths, rulePaths: c.rule_paths },
     { placeholders: c.sigma_placeholders, defaultSuppressMs: c.suppression_ms },
   );
+  try {
+    rules = attachRisk(rules, c.risk.rules);
+  } catch (err) {
+    throw new HooklogError('CONFIG_INVALID', (err as Error).message, { cause: err });
+  }
   const telemetry = createAlertingTelemetry(o.logger);
+  const riskTelemetry = createRiskTelemetry(o.logger);
   const topics = alertingTopics(o.topicPrefix);
+  const risk = riskTopics(o.topicPrefix);
   await o.stream.ensureTopics([
     { name: topics.alerts, partitions: o.partitions },
     { name: topics.state, partitions: 1, compacted: true },
+    { name: risk.state, partitions: o.partitions, compacted: true },
+    { name: risk.changes, partitions: o.partitions },
   ]);
   const abort = new AbortController();
   const outputs: Consumer[] = [];
   let scheduler: Scheduler | undefined;
   let engine: Consumer | undefined;
+  let riskFold: Consumer | undefined;
   const stopAll = async (engine?: Consumer) => {
     await scheduler?.stop();
     await engine?.stop();
+    await riskFold?.stop();
     abort.abort();
     for (const out of outputs.splice(0)) await out.stop();
   };
@@ -152,6 +170,21 @@ export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
           maxBatchWaitMs: c.max_batch_wait_ms,
           telemetry,
         });
+    // Beside the engine: it folds the alerts into users' levels, and lowers them as contributions expire (also
+    // when no rule declares risk any more: the states already written still expire).
+    if (parts.engine && c.risk.enabled) {
+      riskFold = await startRiskFold({
+        stream: o.stream,
+        alertsTopic: topics.alerts,
+        stateTopic: topics.state,
+        riskTopic: risk.state,
+        changesTopic: risk.changes,
+        group: `${c.group}.risk`,
+        maxBatchRecords: c.risk.max_batch_records,
+        expiryCheckIntervalMs: c.risk.expiry_check_interval_ms,
+        telemetry: riskTelemetry,
+      });
+    }
     const scheduled = rules.filter((r) => r.kind === 'scheduled');
     if (scheduled.length && c.scheduled && parts.engine) {
       if (!o.store)
@@ -176,11 +209,18 @@ export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
         scheduled: c.scheduled ? scheduled.length : 0,
         webhooks: c.webhooks.length,
         clickhouse: c.clickhouse,
+        risk: riskFold ? rules.filter((r) => r.risk).length : null,
         parts,
       },
       'alerting started',
     );
-    return { rules, counters: telemetry.counters, topics, stop: () => stopAll(engine) };
+    return {
+      rules,
+      counters: telemetry.counters,
+      riskCounters: riskTelemetry.counters,
+      topics,
+      stop: () => stopAll(engine),
+    };
   } catch (err) {
     await stopAll(engine);
     throw err;

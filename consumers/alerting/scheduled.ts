@@ -20,7 +20,8 @@ import { createHash } from 'node:crypto';
 import { EVENTS_TABLE } from '../../schemas/tables.js';
 import type { Store } from '../../platform/store/index.js';
 import type { Stream } from '../../platform/stream/types.js';
-import { makeAlert, type Alert } from './alert.js';
+import { makeAlert, withRisk, type Alert } from './alert.js';
+import { user } from './risk/declaration.js';
 import { alertRecord } from './consumer.js';
 import type { CompiledRule, ScheduledSpec } from './rules/types.js';
 import type { AlertingTelemetry } from './telemetry.js';
@@ -111,7 +112,9 @@ export async function runScheduledOnce(
     const t =
       typeof row[s.timeColumn] === 'string' ? Date.parse(`${String(row[s.timeColumn]).replace(' ', 'T')}Z`) : NaN;
     const at = Number.isFinite(t) ? t : until;
-    alerts.push(makeAlert(rule, org, key, `row:${key}`, at, at, Number(row['count'] ?? 1) || 1, []));
+    const alert = makeAlert(rule, org, key, `row:${key}`, at, at, Number(row['count'] ?? 1) || 1, []);
+    const r = rule.risk;
+    alerts.push(r ? withRisk(alert, r, user(cell(row[r.idColumn]), cell(row[r.loginColumn]))) : alert);
   }
   for (const [id, t] of Object.entries(seen)) if (t < until - s.lookbackMs - s.everyMs) delete seen[id];
   return { alerts, state: { last: until, seen }, rows: rows.length };

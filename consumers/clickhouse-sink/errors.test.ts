@@ -227,6 +227,7 @@ describe('sink errors by kind', () => {
       latestOffsets: (topic) => stream.latestOffsets(topic),
       readLatestByKey: (topic) => stream.readLatestByKey(topic),
       follow: (topic) => stream.follow(topic),
+      watch: (topic, listener) => stream.watch(topic, listener),
       claim: (owner, current) => stream.claim(owner, current),
       assign: (o) => stream.assign(o),
       ping: () => stream.ping(),

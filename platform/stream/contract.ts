@@ -272,5 +272,63 @@ export function describeStreamContract(name: string, harness: ContractHarness, t
       },
       timeoutMs,
     );
+
+    it(
+      'watch: the latest record per key, then each later one, an empty value being a tombstone',
+      async () => {
+        const { stream } = await fresh();
+        const topic = randomName('t');
+        await stream.ensureTopics([{ name: topic, partitions: 2, compacted: true }]);
+        await stream.append(topic, [rec('a', '1'), rec('a', '2'), rec('b', 'x')]);
+        // As a view keeps it: the highest offset per key wins, whatever order records come in.
+        const view = new Map<string, ConsumedRecord>();
+        const stop = await stream.watch(topic, (records) => {
+          for (const r of records) {
+            const had = view.get(r.key!);
+            if (!had || had.offset < r.offset) view.set(r.key!, r);
+          }
+        });
+        // Resolved: everything appended before the call is in.
+        expect(view.get('a')?.value.toString()).toBe('2');
+        expect(view.get('b')?.value.toString()).toBe('x');
+        await stream.append(topic, [{ key: 'b', value: Buffer.alloc(0), headers: {} }, rec('c', 'y')]);
+        await waitFor(() => view.get('c')?.value.toString() === 'y', { timeoutMs, what: 'a later record' });
+        expect(view.get('b')?.value.length).toBe(0);
+        stop();
+        // A second watcher sees the same state from the start.
+        const again = new Map<string, string>();
+        const stop2 = await stream.watch(topic, (records) => {
+          for (const r of records) again.set(r.key!, r.value.toString());
+        });
+        expect(again.get('a')).toBe('2');
+        expect(again.get('c')).toBe('y');
+        expect(again.get('b') ?? '').toBe('');
+        stop2();
+      },
+      timeoutMs,
+    );
+
+    it(
+      'tells a consumer which partitions it reads, and at stop that it no longer does',
+      async () => {
+        const { stream } = await fresh();
+        const topic = randomName('t');
+        await stream.ensureTopics([{ name: topic, partitions: 3 }]);
+        const assigned: number[][] = [];
+        const revoked: number[][] = [];
+        const c = await stream.consume({
+          topic,
+          group: randomName('g'),
+          handler: async () => undefined,
+          onAssigned: (p) => void assigned.push([...p]),
+          onRevoked: (p) => void revoked.push([...p]),
+        });
+        await waitFor(() => assigned.length > 0, { timeoutMs, what: 'an assignment' });
+        expect(assigned.at(-1)).toEqual([0, 1, 2]);
+        await c.stop();
+        expect(revoked.at(-1)).toEqual([0, 1, 2]);
+      },
+      timeoutMs,
+    );
   });
 }

@@ -5,6 +5,7 @@ import { topicNames, type Topics } from './headers.js';
 import { openKafkaStream } from './kafka/index.js';
 import { kafkaConsumerObserver } from './kafka/telemetry.js';
 import type { Stream } from './types.js';
+import { riskTopics } from '../../schemas/risk.js';
 
 /**
  * Kafka when `stream.kafka` is configured, otherwise the embedded log under
@@ -46,7 +47,11 @@ export async function openStream(
   });
 }
 
-/** Creates hooklog's topics (missing ones only). Cursors are compacted: only the latest per key matters. */
+/**
+ * Creates hooklog's topics (missing ones only). Cursors and risk states are compacted: only the latest per key
+ * matters. The risk topics (schemas/risk.ts) are made here, not by alerting, because their readers (the token
+ * hook's view, the Shared Signals transmitter) may start before any alerting process has.
+ */
 export async function ensureHooklogTopics(stream: Stream, config: PlatformConfig): Promise<Topics> {
   const topics = topicNames(config.stream.topic_prefix);
   const partitions = config.stream.partitions;
@@ -56,6 +61,8 @@ export async function ensureHooklogTopics(stream: Stream, config: PlatformConfig
     { name: topics.deadletter, partitions },
     { name: topics.cursors, partitions, compacted: true },
     { name: topics.tokenDecisions, partitions },
+    { name: riskTopics(config.stream.topic_prefix).state, partitions, compacted: true },
+    { name: riskTopics(config.stream.topic_prefix).changes, partitions },
   ]);
   return topics;
 }

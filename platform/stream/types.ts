@@ -93,7 +93,18 @@ export interface ConsumeOptions {
    * Without it, batches are cut by size and time alone and a replay may cut differently.
    */
   readonly batchPlans?: BatchPlans;
+  /**
+   * Told which partitions this member reads from now on (after each rebalance; embedded: every partition, at
+   * start), for work a partition's reader does besides its batches (timers, such as risk expiry). Advisory:
+   * whatever must not happen twice still needs a claim, which fences a member that learns of a revocation late.
+   */
+  readonly onAssigned?: (partitions: readonly number[]) => void;
+  /** Told which partitions this member no longer reads (a rebalance starting, a crash, stop). */
+  readonly onRevoked?: (partitions: readonly number[]) => void;
 }
+
+/** Gets a topic's records as this process reads them (Stream.watch); must not throw or block. */
+export type RecordListener = (records: readonly ConsumedRecord[]) => void;
 
 export interface Consumer {
   /** Stops fetching, waits for the in-flight handler calls, commits what they finished. */
@@ -193,6 +204,15 @@ export interface Stream {
    * group.initial.rebalance.delay.ms); embedded: nothing to do, the log is local.
    */
   follow(topic: string): Promise<void>;
+  /**
+   * Hands `listener` the latest record per key of `topic` that this process knows, then every record appended
+   * after, as it is read, until the returned function is called: an in-memory view kept current without a
+   * consumer group or commits (the token hook's risk view). Resolves once the listener has had everything
+   * appended before the call. A key's records may come again or out of order around the start (and, on Kafka,
+   * after the reader rejoins): keep the one with the highest offset. An empty value is a tombstone.
+   * Kafka: through the topic's long-lived reader (as `follow`); embedded: as frames become durable.
+   */
+  watch(topic: string, listener: RecordListener): Promise<() => void>;
   /** Throws when the stream cannot take appends (for /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -64,6 +64,7 @@ export class GatedStream implements Stream {
   committedOffsets: Stream['committedOffsets'] = (t, g) => this.inner.committedOffsets(t, g);
   readLatestByKey: Stream['readLatestByKey'] = (t, p) => this.inner.readLatestByKey(t, p);
   follow: Stream['follow'] = (t) => this.inner.follow(t);
+  watch: Stream['watch'] = (t, l) => this.inner.watch(t, l);
   claim: Stream['claim'] = (o, s) => this.inner.claim(o, s);
   assign: Stream['assign'] = (o) => this.inner.assign(o);
   ping: Stream['ping'] = () => this.inner.ping();

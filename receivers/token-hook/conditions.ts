@@ -8,6 +8,7 @@ import { BlockList, isIP } from 'node:net';
 import type { ConditionsConfig, StringTestConfig } from './rule-schema.js';
 import type { TokenContext } from './request.js';
 import { scalarText } from './template.js';
+import type { RiskLevel } from '../../schemas/risk.js';
 
 export type Predicate = (ctx: TokenContext) => boolean;
 type TextTest = (value: string | undefined) => boolean;
@@ -145,7 +146,15 @@ function anyOf(wanted: readonly string[], read: (ctx: TokenContext) => readonly 
 
 type BaseConditions = Omit<ConditionsConfig, 'not'>;
 
-function compileBase(when: BaseConditions, where: string): Predicate[] {
+/** What conditions may ask beyond the request: the user's current risk level (risk-view.ts). */
+export interface ConditionDeps {
+  readonly userRisk: (ctx: TokenContext) => RiskLevel;
+}
+
+/** For checking a config: everyone at none. */
+const NO_RISK: ConditionDeps = { userRisk: () => 'none' };
+
+function compileBase(when: BaseConditions, where: string, deps: ConditionDeps): Predicate[] {
   const preds: Predicate[] = [];
   const text = (t: StringTestConfig | undefined, name: string, read: (ctx: TokenContext) => string | undefined) => {
     if (!t) return;
@@ -182,6 +191,11 @@ function compileBase(when: BaseConditions, where: string): Predicate[] {
     const set = new Set(when.policy_rule_id);
     preds.push((ctx) => ctx.policyRuleId !== undefined && set.has(ctx.policyRuleId));
   }
+  if (when.risk) {
+    const set = new Set<RiskLevel>(when.risk.user);
+    const userRisk = deps.userRisk;
+    preds.push((ctx) => set.has(userRisk(ctx)));
+  }
   return preds;
 }
 
@@ -195,11 +209,11 @@ function all(preds: readonly Predicate[]): Predicate {
 }
 
 /** One predicate for a rule's `when:`; throws (message naming the condition) on an invalid one. */
-export function compileConditions(when: ConditionsConfig): Predicate {
+export function compileConditions(when: ConditionsConfig, deps: ConditionDeps = NO_RISK): Predicate {
   const { not, ...base } = when;
-  const preds = compileBase(base, 'when.');
+  const preds = compileBase(base, 'when.', deps);
   if (not) {
-    const negated = compileBase(not, 'when.not.');
+    const negated = compileBase(not, 'when.not.', deps);
     if (negated.length === 0) throw new Error('when.not: has no conditions');
     const inner = all(negated);
     preds.push((ctx) => !inner(ctx));

@@ -5,6 +5,7 @@
  * turn reads these types: keeping them here keeps that an arrow, not a circle.
  */
 import { z } from 'zod';
+import { RISK_LEVELS } from '../../schemas/risk.js';
 
 export const slug = z
   .string()
@@ -60,6 +61,19 @@ const baseConditions = {
     "The request's IP (request.ipAddress) is in one of these CIDR ranges, IPv4 or IPv6; a bare address means just that address.",
   ).optional(),
   policy_rule_id: values('The access policy rule id (policy.rule.id) is one of these.').optional(),
+  risk: z
+    .strictObject({
+      user: z
+        .array(z.enum(RISK_LEVELS))
+        .min(1)
+        .describe(
+          "The user's current level (none, low, medium, high) is one of these: e.g. [high] to deny, [medium, high] to shorten lifetimes.",
+        ),
+    })
+    .optional()
+    .describe(
+      "Risk from hooklog's findings (<prefix>.risk, kept in memory: no I/O per request; a contribution past its expiry no longer counts). A request without a user id is at none.",
+    ),
 };
 
 const conditionsSchema = z

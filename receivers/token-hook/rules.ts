@@ -7,7 +7,7 @@
  * out here — most importantly no access patch without `data.access`.
  */
 import { compileAction, type CompiledAction, type LookupSource, type PatchOp, type TableResolver } from './actions.js';
-import { compileConditions, type Predicate } from './conditions.js';
+import { compileConditions, type ConditionDeps, type Predicate } from './conditions.js';
 import type { LookupTableConfig, RuleConfig } from './rule-schema.js';
 import type { TokenContext } from './request.js';
 
@@ -41,6 +41,7 @@ export interface Decision {
 export function compileRules(
   rules: readonly RuleConfig[],
   tables: TableResolver,
+  deps?: ConditionDeps,
 ): { rules: CompiledRule[]; issues: RuleIssue[] } {
   const compiled: CompiledRule[] = [];
   const issues: RuleIssue[] = [];
@@ -51,7 +52,7 @@ export function compileRules(
     if (prev !== undefined) issues.push({ index, message: `${label}: duplicate rule name (also rules.${prev})` });
     names.set(rule.name, index);
     try {
-      const matches = compileConditions(rule.when);
+      const matches = compileConditions(rule.when, deps);
       const actions = rule.actions.map((a, i) => {
         try {
           return compileAction(a, tables);
@@ -100,4 +101,9 @@ export function evaluate(rules: readonly CompiledRule[], ctx: TokenContext): Dec
     if (rule.stop) break;
   }
   return { matched, deny: undefined, idOps, accessOps };
+}
+
+/** Whether any rule asks for the user's risk (the hook then needs the risk view). */
+export function usesRisk(rules: readonly RuleConfig[]): boolean {
+  return rules.some((r) => r.when.risk !== undefined || r.when.not?.risk !== undefined);
 }

@@ -15,7 +15,8 @@ import type { TokenHookConfig } from './config.js';
 import { LookupTable } from './lookup.js';
 import { jsonText } from '../body.js';
 import { MAX_JSON_DEPTH, parseTokenRequest } from './request.js';
-import { compileRules, evaluate, type CompiledRule, type Decision } from './rules.js';
+import { compileRules, evaluate, usesRisk, type CompiledRule, type Decision } from './rules.js';
+import { RiskView, type RiskLookup } from './risk-view.js';
 import { createTelemetry, type Outcome, type TokenHookTelemetry } from './telemetry.js';
 
 /** One hook, ready to answer. */
@@ -45,6 +46,8 @@ export interface TokenHooksOptions {
   /** Where each hook's audit spool lives (`<data_dir>/token-hook-audit` in production). */
   readonly spoolDir: string;
   readonly logger: Logger;
+  /** `<prefix>.risk`: watched (risk-view.ts) when a rule asks for the user's risk. */
+  readonly riskTopic?: string;
 }
 
 /** A request refused before any rule ran. */
@@ -53,14 +56,24 @@ export interface BadRequest {
   readonly error: string;
 }
 
-async function startHook(config: TokenHookConfig, opts: TokenHooksOptions, started: TokenHook[]): Promise<void> {
+async function startHook(
+  config: TokenHookConfig,
+  opts: TokenHooksOptions,
+  started: TokenHook[],
+  risk: RiskLookup | undefined,
+): Promise<void> {
   const telemetry = createTelemetry(config.id, opts.logger);
   const tables = new Map(config.lookups.map((l) => [l.name, new LookupTable(l)]));
-  const { rules, issues } = compileRules(config.rules, (name, column) => {
-    const table = tables.get(name);
-    table?.require(column);
-    return table;
-  });
+  const org = config.org;
+  const { rules, issues } = compileRules(
+    config.rules,
+    (name, column) => {
+      const table = tables.get(name);
+      table?.require(column);
+      return table;
+    },
+    risk ? { userRisk: (ctx) => risk.level(org, ctx.userId, Date.now()) } : undefined,
+  );
   if (issues.length > 0)
     throw new HooklogError('CONFIG_INVALID', `token hook "${config.id}": ${issues.map((i) => i.message).join('; ')}`);
   for (const table of tables.values()) {
@@ -120,9 +133,22 @@ async function stopHook(hook: TokenHook): Promise<void> {
  */
 export async function startTokenHooks(opts: TokenHooksOptions): Promise<TokenHooks> {
   const started: TokenHook[] = [];
+  // One view for every hook of the process, started only when a rule asks for risk; current before any answer.
+  let view: RiskView | undefined;
   try {
-    for (const config of opts.hooks) await startHook(config, opts, started);
+    const asking = opts.hooks.find((h) => usesRisk(h.rules));
+    if (asking) {
+      if (!opts.riskTopic)
+        throw new HooklogError(
+          'CONFIG_INVALID',
+          `token hook "${asking.id}": a rule asks for risk, and no risk topic was given`,
+        );
+      view = new RiskView(opts.logger);
+      await view.start(opts.stream, opts.riskTopic);
+    }
+    for (const config of opts.hooks) await startHook(config, opts, started, view);
   } catch (err) {
+    view?.stop();
     await Promise.allSettled(started.map(stopHook));
     throw err;
   }
@@ -131,6 +157,7 @@ export async function startTokenHooks(opts: TokenHooksOptions): Promise<TokenHoo
     get: (id) => byId.get(id),
     logger: opts.logger.child({ component: 'token-hook' }),
     stop: async () => {
+      view?.stop();
       await Promise.all(started.map(stopHook));
     },
   };

@@ -6,6 +6,7 @@ import { compileExpr } from '../state/expr.js';
 import { eventTime, readFields } from '../state/values.js';
 import { compileDetection, type DetectionOptions, type Predicate } from '../sigma/detection.js';
 import { ruleSpecSchema, type CompiledRule, type RuleSpec } from './types.js';
+import { compileRisk } from '../risk/declaration.js';
 
 const always: Predicate = () => true;
 const never: Predicate = () => false;
@@ -80,6 +81,15 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
       needsOf(base),
     );
   }
+  const groupBy = spec.group_by.map(compilePath);
+  let risk;
+  if (spec.risk) {
+    try {
+      risk = compileRisk(spec.risk, { id: spec.id, kind: spec.type, groupBy }, where);
+    } catch (err) {
+      throw new AlertingError('rule_invalid', (err as Error).message, { cause: err });
+    }
+  }
   return {
     id: spec.id,
     title: spec.title || spec.id,
@@ -89,7 +99,7 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
     where: wherePred,
     ...(typeof spec.detection === 'string' ? { filter: spec.detection } : {}),
     then: det(spec.then, never, 'then'),
-    groupBy: spec.group_by.map(compilePath),
+    groupBy,
     windowMs: spec.window_ms ?? 0,
     threshold: spec.threshold,
     distinct: spec.distinct_field ? compilePath(spec.distinct_field) : null,
@@ -100,6 +110,7 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
     maxKeys: spec.max_keys,
     maxValues: spec.max_values,
     ttlMs: spec.ttl_ms ?? 30 * 86_400_000,
+    ...(risk ? { risk } : {}),
     ...(spec.type === 'scheduled'
       ? {
           scheduled: {

@@ -22,6 +22,7 @@ import { z } from 'zod';
 import type { FieldPath } from '../fields.js';
 import type { Predicate } from '../sigma/detection.js';
 import type { Expr } from '../state/expr.js';
+import { riskDeclarationSchema, type CompiledRisk } from '../risk/declaration.js';
 
 const detection = z
   .union([z.record(z.string(), z.unknown()), z.string().min(1)])
@@ -141,6 +142,9 @@ export const ruleSpecSchema = z.strictObject({
     .describe(
       'After an alert for (rule, key), further findings within this long (event time) are suppressed. Default: alerting.suppression_ms.',
     ),
+  risk: riskDeclarationSchema
+    .optional()
+    .describe("What a finding means for the user's risk level (risk/declaration.ts): { level, ttl, reason }."),
 });
 
 export type RuleSpec = z.infer<typeof ruleSpecSchema>;
@@ -175,6 +179,8 @@ export interface CompiledRule {
   readonly ttlMs: number;
   /** Scheduled rules only. */
   readonly scheduled?: ScheduledSpec;
+  /** What a finding means for a user's risk (the rule's `risk:`, or alerting.risk.rules). */
+  readonly risk?: CompiledRisk;
   /**
    * Temporal correlations (Sigma `temporal`, `temporal_ordered`): one step per base rule, each with its group fields.
    */

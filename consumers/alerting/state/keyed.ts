@@ -21,6 +21,7 @@ import type { EventMeta } from '../meta.js';
 import type { CompiledRule } from '../rules/types.js';
 import type { Value } from './expr.js';
 import { readFields } from './values.js';
+import { user, type RiskUser } from '../risk/declaration.js';
 
 /** [event time, event id, org, group key, the rule's fields] */
 export type Pending = [number, string, string, string, Record<string, Value>];
@@ -48,6 +49,17 @@ export interface KeyedFinding {
   readonly firstMs: number;
   readonly lastMs: number;
   readonly ids: string[];
+  /** Rules declaring risk: the user the finding's last event names. */
+  readonly user: RiskUser | null;
+}
+
+/** A rule declaring risk keeps the user each held event names beside its fields (`$`: no `when` can read them). */
+const RISK_ID = '$risk_id';
+const RISK_LOGIN = '$risk_login';
+
+function userOf(vals: Record<string, Value>): RiskUser | null {
+  const id = vals[RISK_ID];
+  return typeof id === 'string' ? user(id, typeof vals[RISK_LOGIN] === 'string' ? vals[RISK_LOGIN] : '') : null;
 }
 
 function before(a: Pending, b: Pending): boolean {
@@ -66,6 +78,11 @@ export function enqueueKeyed(
   const fields = readFields(rule.fields, event, meta.timeMs);
   if (rule.kind === 'first_seen')
     fields['$value'] = readFields([['v', rule.distinct!]], event, meta.timeMs)['v'] ?? null;
+  if (rule.risk) {
+    const u = rule.risk.entityOf(event);
+    fields[RISK_ID] = u?.id ?? null;
+    fields[RISK_LOGIN] = u?.login ?? null;
+  }
   const e: Pending = [meta.timeMs, meta.id, meta.org, key, fields];
   if (st.p.some((x) => x[1] === meta.id)) return;
   let lo = 0;
@@ -108,6 +125,7 @@ export function drainKeyed(st: KeyedRuleState, rule: CompiledRule, watermark: nu
           firstMs: prev?.t ?? t,
           lastMs: t,
           ids: prev ? [prev.id, id] : [id],
+          user: rule.risk ? userOf(vals) : null,
         });
       }
       touch(st, gk, { t, id, v: vals }, rule.maxKeys);
@@ -121,7 +139,7 @@ export function drainKeyed(st: KeyedRuleState, rule: CompiledRule, watermark: nu
     for (const [x, at] of Object.entries(seen)) if (at < t - rule.windowMs) delete seen[x];
     const hasHistory = Object.keys(seen).length > 0;
     if (hasHistory && !(v in seen) && (rule.when === null || rule.when({ cur: vals, prev: null }) === true)) {
-      out.push({ org, key, identity: id, firstMs: t, lastMs: t, ids: [id] });
+      out.push({ org, key, identity: id, firstMs: t, lastMs: t, ids: [id], user: rule.risk ? userOf(vals) : null });
     }
     delete seen[v];
     seen[v] = t;

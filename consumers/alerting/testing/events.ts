@@ -1,4 +1,5 @@
 /** Test events and a rule set with known findings, shared by the alerting tests and the kill -9 fixture. */
+import { createHash } from 'node:crypto';
 import { Header } from '../../../platform/stream/headers.js';
 import type { StreamRecord } from '../../../platform/stream/types.js';
 
@@ -120,4 +121,52 @@ export function travelEvents(
     });
   }
   return { records, expectedFindings: rounds * orgs.length };
+}
+
+/** A canonical UUID derived from `name` (an event hook refuses any other), the same for the same name. */
+function uuidOf(name: string): string {
+  const h = createHash('sha256').update(name).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** Impossible travel declaring risk: a finding holds its user at `level` for `ttl` (event time). */
+export function riskTravelRules(ttl: string, level: 'low' | 'medium' | 'high' = 'high') {
+  return [{ ...TRAVEL_RULES[0]!, risk: { level, ttl, reason: 'Sign-ins too far apart for the time between them' } }];
+}
+
+/**
+ * One impossible trip per user of `org`, near the wall clock: Paris at `tripAt` − `gapMs` (1 h), New York at `tripAt`
+ * (the finding, at `tripAt`), then one event of another kind at `endAt` that moves the watermark past them
+ * (allowed lateness 0). The user's actor carries id `00u<name>`, login `<name>@<org>.example`, type User.
+ */
+export function riskTravelEvents(
+  org: string,
+  trips: Array<{ user: string; tripAt: number }>,
+  endAt: number,
+  gapMs = 3_600_000,
+) {
+  const records: StreamRecord[] = [];
+  const mk = (name: string, at: number, user: string | null, lat: number, lon: number) => ({
+    key: org,
+    value: Buffer.from(
+      JSON.stringify({
+        uuid: uuidOf(name),
+        published: new Date(at).toISOString(),
+        eventType: user ? 'user.session.start' : 'system.tick',
+        outcome: { result: 'SUCCESS' },
+        ...(user ? { actor: { id: `00u${user}`, alternateId: `${user}@${org}.example`, type: 'User' } } : {}),
+        client: { geographicalContext: { geolocation: { lat, lon } } },
+      }),
+    ),
+    headers: { [Header.org]: org, [Header.source]: 'hook' },
+  });
+  const timed: Array<[number, StreamRecord]> = [];
+  for (const t of trips) {
+    timed.push([t.tripAt - gapMs, mk(`${org}-${t.user}-paris-${t.tripAt}`, t.tripAt - gapMs, t.user, 48.8566, 2.3522)]);
+    timed.push([t.tripAt, mk(`${org}-${t.user}-ny-${t.tripAt}`, t.tripAt, t.user, 40.7128, -74.006)]);
+  }
+  // In event time order: with no allowed lateness an event behind the newest is late.
+  records.push(...timed.sort((a, b) => a[0] - b[0]).map(([, r]) => r));
+  records.push(mk(`${org}-end-${endAt}`, endAt, null, 0, 0));
+  return records;
 }

@@ -33,6 +33,8 @@ export class EmbeddedConsumer implements Consumer {
   /** One per partition: a shared signal would collect a listener per partition and trip Node's leak warning. */
   readonly #aborts: AbortController[];
   readonly #onStopped: () => void;
+  readonly #partitions: readonly number[];
+  readonly #onRevoked: ((partitions: readonly number[]) => void) | undefined;
   #stopped: Promise<void> | null = null;
 
   constructor(d: ConsumerDeps) {
@@ -40,6 +42,10 @@ export class EmbeddedConsumer implements Consumer {
     const logger = d.logger.child({ topic: d.spec.name, group: d.opts.group });
     this.#aborts = Array.from({ length: d.spec.partitions }, () => new AbortController());
     this.#feeds = this.#aborts.map((a, partition) => new PartitionFeed(d, partition, logger, a.signal));
+    this.#partitions = this.#feeds.map((_, p) => p);
+    this.#onRevoked = d.opts.onRevoked;
+    // The group is this process: every partition is ours from the start until stop.
+    d.opts.onAssigned?.(this.#partitions);
   }
 
   /** Records fetched and not yet handed to the handler, over all partitions (bounded by back-pressure). */
@@ -53,6 +59,7 @@ export class EmbeddedConsumer implements Consumer {
       for (const a of this.#aborts) a.abort();
       await Promise.all(this.#feeds.map((f) => f.done));
       await Promise.all(this.#feeds.map((f) => f.worker.stop()));
+      this.#onRevoked?.(this.#partitions);
       this.#onStopped();
     })();
     return this.#stopped;

@@ -21,6 +21,7 @@ import type {
   ConsumeOptions,
   ConsumedRecord,
   Consumer,
+  RecordListener,
   Stream,
   StreamRecord,
   TopicSpec,
@@ -106,6 +107,8 @@ export async function openEmbeddedStream(opts: EmbeddedStreamOptions): Promise<E
     // CPU per 64 MiB on the thread that serves hooks and polls. Only compacted topics' values are kept:
     // a cursor or an alert state per key, copied out (never a view that would hold a page's reply).
     let compacted: Map<string, Map<string, ConsumedRecord>> | null = null;
+    // Stream.watch listeners per topic, told of each section as it becomes durable.
+    const watchers = new Map<string, Set<RecordListener>>();
     const log = await EmbeddedLog.open({
       maxBytes,
       capped: (topic) => !topic.startsWith('__') && (cappedTopics === null || cappedTopics.has(topic)),
@@ -128,6 +131,8 @@ export async function openEmbeddedStream(opts: EmbeddedStreamOptions): Promise<E
         return out;
       },
       onDurable: (section) => {
+        const listening = watchers.get(section.topic);
+        if (listening?.size) tellWatchers(listening, section, logger);
         if (compacted === null || !state.topic(section.topic)?.compacted) return;
         let latest = compacted.get(section.topic);
         if (!latest) compacted.set(section.topic, (latest = new Map()));
@@ -145,10 +150,39 @@ export async function openEmbeddedStream(opts: EmbeddedStreamOptions): Promise<E
         });
       },
     });
-    return new EmbeddedStream(log, state, lock, logger, live, maxBytes);
+    return new EmbeddedStream(log, state, lock, logger, live, watchers, maxBytes);
   } catch (err) {
     await lock.release();
     throw err;
+  }
+}
+
+/** Hands a durable section's keyed records, copied (never views of a frame), to the topic's watchers. */
+function tellWatchers(
+  listening: ReadonlySet<RecordListener>,
+  section: { topic: string; partition: number; baseOffset: number; records: readonly LogRecord[] },
+  logger: Logger,
+): void {
+  const out: ConsumedRecord[] = [];
+  section.records.forEach((r, i) => {
+    if (r.key === null) return;
+    out.push({
+      key: r.key,
+      value: Buffer.from(r.value),
+      headers: { ...r.headers },
+      timestamp: r.timestamp,
+      topic: section.topic,
+      partition: section.partition,
+      offset: section.baseOffset + i,
+    });
+  });
+  if (out.length === 0) return;
+  for (const l of listening) {
+    try {
+      l(out);
+    } catch (err) {
+      logger.error({ err, topic: section.topic }, 'a watcher of the topic threw; it keeps getting records');
+    }
   }
 }
 
@@ -235,6 +269,8 @@ export class EmbeddedStream implements Stream {
   readonly #consumers = new Map<string, EmbeddedConsumer>();
   /** Keys of #consumers, shared with retention (a live group holds its records). */
   readonly #live: Set<string>;
+  /** Stream.watch listeners per topic (told by the log's onDurable). */
+  readonly #watchers: Map<string, Set<RecordListener>>;
   readonly #roundRobin = new Map<string, number>();
   #topicChanges: Promise<void> = Promise.resolve();
   #closed = false;
@@ -248,8 +284,10 @@ export class EmbeddedStream implements Stream {
     lock: DirLock,
     logger: Logger,
     live: Set<string>,
+    watchers: Map<string, Set<RecordListener>>,
     maxBytes = Infinity,
   ) {
+    this.#watchers = watchers;
     this.maxBytes = maxBytes;
     openStreams.add(this);
     this.#live = live;
@@ -387,6 +425,27 @@ export class EmbeddedStream implements Stream {
   /** The log is local: every read sees what was appended, nothing to keep current. */
   async follow(_topic: string): Promise<void> {
     this.#checkOpen();
+  }
+
+  /**
+   * The listener is registered first, then given the latest record per key read from the log: a record made
+   * durable meanwhile may come twice, and before the snapshot; the highest offset per key is the current one.
+   */
+  async watch(topic: string, listener: RecordListener): Promise<() => void> {
+    this.#checkOpen();
+    let listening = this.#watchers.get(topic);
+    if (!listening) this.#watchers.set(topic, (listening = new Set()));
+    listening.add(listener);
+    const stop = () => void listening.delete(listener);
+    const spec = this.#state.topic(topic);
+    try {
+      const latest = spec ? await readLatest(this.#log, spec) : new Map<string, ConsumedRecord>();
+      if (latest.size > 0) listener([...latest.values()]);
+    } catch (err) {
+      stop();
+      throw err;
+    }
+    return stop;
   }
 
   /** Unknown topics have no records: an empty map. */

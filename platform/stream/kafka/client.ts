@@ -77,11 +77,15 @@ export function quietKafka(config: Pick<KafkaConfig, 'clientId' | 'brokers'> & P
   return new Kafka({ logLevel: logLevel.NOTHING, ...config });
 }
 
-/** Our record as a kafkajs message. Values and headers are sent as given; the key picks the partition. */
+/**
+ * Our record as a kafkajs message. Values and headers are sent as given; the key picks the partition. An empty
+ * value goes as null: on a compacted topic that is a tombstone, so compaction drops the key (a risk state that
+ * fell to none); a reader gets an empty value back either way (toConsumed).
+ */
 export function toMessage(r: StreamRecord): Message {
   return {
     key: r.key,
-    value: r.value,
+    value: r.value.length === 0 ? null : r.value,
     headers: { ...r.headers },
     ...(r.timestamp !== undefined ? { timestamp: String(r.timestamp) } : {}),
   };

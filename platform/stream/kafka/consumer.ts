@@ -65,6 +65,8 @@ export class KafkaGroupConsumer implements Consumer {
   /** Per partition: resolves when the last worker for it has finished (revoked or stopped). */
   readonly #predecessors = new Map<number, Promise<void>>();
   #generation = 0;
+  /** The partitions of the current assignment (ConsumeOptions.onAssigned/onRevoked). */
+  #assigned: readonly number[] = [];
   #memberId = '';
   #stopping: Promise<void> | null = null;
 
@@ -105,6 +107,8 @@ export class KafkaGroupConsumer implements Consumer {
       this.#memberId = e.payload.memberId;
       const partitions = [...(e.payload.memberAssignment[opts.topic] ?? [])].sort((a, b) => a - b);
       this.#emit({ type: 'assigned', consumer: this.#name, memberId: this.#memberId, partitions });
+      this.#assigned = partitions;
+      this.#tell(opts.onAssigned, partitions);
       // Old workers may have paused partitions; new workers start empty and unpaused.
       if (partitions.length > 0) this.#kafka(() => consumer.resume([{ topic: opts.topic, partitions }]));
     });
@@ -137,6 +141,7 @@ export class KafkaGroupConsumer implements Consumer {
     await Promise.all(slots.map((s) => s.worker.stop()));
     this.#slots.clear();
     await this.#member.stop().catch((err) => this.#log.warn({ err }, 'disconnecting the kafka consumer failed'));
+    this.#revokeAssigned();
     await Promise.all(this.#predecessors.values());
     this.#lag.close();
   }
@@ -235,6 +240,7 @@ export class KafkaGroupConsumer implements Consumer {
   /** The assignment this member held is over: revoke every worker; nothing is committed for them again. */
   #endGeneration(reason: string): void {
     this.#generation++;
+    this.#revokeAssigned();
     if (this.#slots.size === 0) return;
     const partitions = [...this.#slots.keys()].sort((a, b) => a - b);
     for (const [partition, slot] of this.#slots) {
@@ -249,6 +255,20 @@ export class KafkaGroupConsumer implements Consumer {
     }
     this.#slots.clear();
     this.#emit({ type: 'revoked', consumer: this.#name, partitions, reason });
+  }
+
+  #revokeAssigned(): void {
+    const was = this.#assigned;
+    this.#assigned = [];
+    if (was.length > 0) this.#tell(this.#opts.onRevoked, was);
+  }
+
+  #tell(fn: ((partitions: readonly number[]) => void) | undefined, partitions: readonly number[]): void {
+    try {
+      fn?.(partitions);
+    } catch (err) {
+      this.#log.error({ err }, 'a partition assignment callback threw');
+    }
   }
 
   /** kafkajs throws from pause/resume/commit while it restarts a crashed consumer; the restart re-joins anyway. */

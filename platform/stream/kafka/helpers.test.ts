@@ -136,6 +136,8 @@ describe('record conversion', () => {
     expect(
       toConsumed('t', 0, { key: null, value: null, timestamp: '1', offset: '0', attributes: 0, headers: {} } as never),
     ).toMatchObject({ key: null, value: Buffer.alloc(0) });
+    // An empty value is a tombstone on the wire, and an empty value again when read.
+    expect(toMessage({ key: 'acme/user/00u1', value: Buffer.alloc(0), headers: {} }).value).toBeNull();
   });
 
   it('splits large appends into requests under the byte limit, keeping order', () => {

@@ -38,6 +38,7 @@ import type {
   ConsumeOptions,
   ConsumedRecord,
   Consumer,
+  RecordListener,
   Stream,
   StreamRecord,
   TopicSpec,
@@ -100,6 +101,8 @@ export class KafkaStream implements Stream {
   readonly #assignments = new Set<KafkaAssignment>();
   /** One long-lived latest-by-key reader per followed topic (table.ts). */
   readonly #tables = new Map<string, KeyedTable>();
+  /** Stream.watch listeners → how to attach each to a new reader of its topic. */
+  readonly #watchers = new Map<RecordListener, (t: KeyedTable) => void>();
 
   private constructor(o: ResolvedKafkaOptions) {
     this.#o = o;
@@ -417,11 +420,41 @@ export class KafkaStream implements Stream {
     await this.#table(topic).started();
   }
 
+  /**
+   * Through the topic's long-lived reader. A reader that breaks for good (a crash kafkajs does not restart) hands
+   * its watchers to a new one after a second, which reads the topic from the beginning again for them.
+   */
+  async watch(topic: string, listener: RecordListener): Promise<() => void> {
+    this.#checkOpen();
+    let table = this.#table(topic);
+    await table.started();
+    table = this.#table(topic);
+    let stop = table.watch(listener);
+    let stopped = false;
+    this.#watchers.set(listener, (t) => {
+      if (!stopped) stop = t.watch(listener);
+    });
+    await table.read(this.#admin);
+    return () => {
+      stopped = true;
+      this.#watchers.delete(listener);
+      stop();
+    };
+  }
+
   #table(topic: string): KeyedTable {
     let t = this.#tables.get(topic);
     if (!t) {
       t = new KeyedTable(this.#kafka, this.#o, topic, (broken) => {
-        if (this.#tables.get(topic) === broken) this.#tables.delete(topic);
+        if (this.#tables.get(topic) !== broken) return;
+        this.#tables.delete(topic);
+        const moved = broken.listeners();
+        if (moved.length === 0) return;
+        setTimeout(() => {
+          if (this.#closed) return;
+          const next = this.#table(topic);
+          for (const l of moved) this.#watchers.get(l)?.(next);
+        }, 1000).unref();
       });
       this.#tables.set(topic, t);
     }

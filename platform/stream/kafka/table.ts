@@ -24,7 +24,7 @@ import { randomBytes } from 'node:crypto';
 import type { Admin, Consumer as KafkaJSConsumer, Kafka } from 'kafkajs';
 import { HooklogError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { ConsumedRecord } from '../types.js';
+import type { ConsumedRecord, RecordListener } from '../types.js';
 import { toConsumed } from './client.js';
 import { classifyKafkaError } from './errors.js';
 import type { ResolvedKafkaOptions } from './options.js';
@@ -38,6 +38,8 @@ export class KeyedTable {
   /** Per partition: the next offset the reader will look at. Only ever moves forward. */
   readonly #position = new Map<number, number>();
   readonly #waiters = new Set<() => void>();
+  /** Stream.watch: told every record read, after the table took it. */
+  readonly #listeners = new Set<RecordListener>();
   #broken: HooklogError | null = null;
   readonly #started: Promise<void>;
   /** Told when the reader stopped for good (a crash kafkajs does not restart), so the owner drops it. */
@@ -79,14 +81,42 @@ export class KeyedTable {
       eachBatch: async ({ batch }) => {
         let table = this.#latest.get(batch.partition);
         if (!table) this.#latest.set(batch.partition, (table = new Map()));
+        const read: ConsumedRecord[] = [];
         for (const m of batch.messages) {
           const r = toConsumed(this.topic, batch.partition, m);
           if (r.key === null) continue;
+          read.push(r);
           const had = table.get(r.key);
           if (!had || had.offset < r.offset) table.set(r.key, r);
         }
+        if (read.length > 0) for (const l of this.#listeners) this.#tell(l, read);
       },
     });
+  }
+
+  /**
+   * Hands `listener` the latest record per key read so far, then every record read after (Stream.watch). Both in
+   * one turn of the event loop, so no batch falls between them. Returns the function that stops it.
+   */
+  watch(listener: RecordListener): () => void {
+    const now: ConsumedRecord[] = [];
+    for (const table of this.#latest.values()) for (const r of table.values()) now.push(r);
+    if (now.length > 0) this.#tell(listener, now);
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  }
+
+  /** The listeners to move to a new reader when this one broke. */
+  listeners(): RecordListener[] {
+    return [...this.#listeners];
+  }
+
+  #tell(listener: RecordListener, records: readonly ConsumedRecord[]): void {
+    try {
+      listener(records);
+    } catch (err) {
+      this.#log.error({ err }, 'a watcher of the topic threw; it keeps getting records');
+    }
   }
 
   /** Resolves once the reader has joined its group and started reading. */
