@@ -48,20 +48,20 @@ export async function startResponseOrgs(
     const id = `org${i}-${suffix}`;
     if (partitionFor(id, partitions) === ids.length % partitions) ids.push(id);
   }
-  return Promise.all(
-    ids.map(async (id) => {
-      const sim = await SimulatedOrg.start({
-        auth: { ssws: [...tokens] },
-        rateLimit: { management: { limit: 20, windowMs: 1_000 } },
-      });
-      const sets = new SecurityEventsApi({ issuer, wellKnownUrl: `${issuer}/.well-known/ssf-configuration` });
-      const users = new UsersApi();
-      users.addUser('00uann', 'ann@acme.test');
-      users.addUser('00ubob', 'bob@acme.test');
-      sim.use(sets).use(users);
-      return { id, sim, sets, users };
-    }),
-  );
+  return Promise.all(ids.map((id) => startResponseOrg(id, issuer, tokens)));
+}
+
+/** One org registering `issuer` as its security events provider, with users ann, bob and cid (00u<name>). */
+export async function startResponseOrg(id: string, issuer: string, tokens: readonly string[]): Promise<ResponseOrg> {
+  const sim = await SimulatedOrg.start({
+    auth: { ssws: [...tokens] },
+    rateLimit: { management: { limit: 20, windowMs: 1_000 } },
+  });
+  const sets = new SecurityEventsApi({ issuer, wellKnownUrl: `${issuer}/.well-known/ssf-configuration` });
+  const users = new UsersApi();
+  for (const name of ['ann', 'bob', 'cid']) users.addUser(`00u${name}`, `${name}@${id}.example`);
+  sim.use(sets).use(users);
+  return { id, sim, sets, users };
 }
 
 /** The `orgs:` and `response:` sections: SETs from `issuer`, clear_sessions when a user's risk turns high. */
