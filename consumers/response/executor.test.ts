@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Collector } from '../../test/simulated-org/harness.js';
+import { renderMetrics } from '../../platform/metrics.js';
 import { waitFor } from '../../test/support/wait.js';
 import { actionStreamRecord, type ActionRecord } from './records.js';
 import { cleanUp, setUp } from './testing/harness.js';
@@ -108,6 +109,18 @@ describe('response actions', () => {
     });
     expect(t.users.count('suspend')).toBe(1);
     expect(t.sim.violations).toEqual([]);
+    const metrics = (await renderMetrics()).body;
+    for (const [action, result] of [
+      ['suspend', 'awaiting_approval'],
+      ['suspend', 'done'],
+      ['suspend', 'failed'],
+      ['clear_sessions', 'done'],
+    ])
+      expect(metrics).toMatch(
+        new RegExp(
+          `hooklog_response_actions_total\\{org="${t.org}",action="${action}",result="${result}",service="hooklog"\\} [1-9]`,
+        ),
+      );
   }, 60_000);
 
   it('after a stop between started and the result: repeats clear_sessions once, holds expire_password as uncertain until approved', async () => {
@@ -129,6 +142,7 @@ describe('response actions', () => {
     await t.append(riskChange(t.org, ann, 'none', 'high'));
     await waitFor(() => dropped.has('clear_sessions'), { what: 'the first call' });
     await waitFor(() => t.running() === null, { what: 'the stop' });
+    await waitFor(() => steps(t.actions).length === 3, { what: 'the start recorded, read back' });
     expect(steps(t.actions)).toEqual([
       'clear_sessions:requested',
       'expire_password:requested',

@@ -9,6 +9,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Collector } from '../../test/simulated-org/harness.js';
+import { renderMetrics } from '../../platform/metrics.js';
 import { waitFor } from '../../test/support/wait.js';
 import { USER_RISK_CHANGE } from './config.js';
 import { cleanUp, setUp } from './testing/harness.js';
@@ -78,6 +79,11 @@ describe('response: risk changes → SETs and actions (Kafka, simulated org)', (
     expect(pushes.map((r) => r.status)).toEqual([503, 503, 503, 400]);
     expect(new Set(t.sets.pushes)).toEqual(new Set([t.sets.refused[0]!.token]));
     expect(t.running()!.counters.setsRefused).toBe(1);
+    const metrics = (await renderMetrics()).body;
+    expect(metrics).toContain(
+      `hooklog_ssf_sets_total{org="${t.org}",result="failed",err="invalid_audience",service="hooklog"} 1`,
+    );
+    expect(metrics).toContain(`hooklog_ssf_set_retries_total{org="${t.org}",service="hooklog"}`);
     // The refusal does not hold the org's partition: the next change is pushed (and refused) too.
     await t.append(riskChange(t.org, { id: '00ubob' }, 'none', 'medium'));
     await waitFor(() => t.deliveries.records.length === 2, { what: 'the next change pushed' });
