@@ -112,6 +112,7 @@ describe('response actions', () => {
     const metrics = (await renderMetrics()).body;
     for (const [action, result] of [
       ['suspend', 'awaiting_approval'],
+      ['suspend', 'approved'],
       ['suspend', 'done'],
       ['suspend', 'failed'],
       ['clear_sessions', 'done'],

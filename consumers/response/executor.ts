@@ -145,8 +145,10 @@ export function executorHandler(d: ExecutorDeps) {
           state: { ...o.state, open: { ...o.state.open, [r.action_id]: r } },
         });
       case 'approved':
-        if (open?.state === 'awaiting_approval' || open?.state === 'uncertain')
+        if (open?.state === 'awaiting_approval' || open?.state === 'uncertain') {
+          d.telemetry.action(r.org, open.action ?? 'unknown', 'approved', { action_id: r.action_id, by: r.by });
           return start(o, open, rec.offset, { by: r.by ?? 'unknown' });
+        }
         d.telemetry.log.warn(
           { action_id: r.action_id, org: r.org, state: open?.state ?? 'unknown or finished' },
           'approval ignored: the action is not waiting for one',

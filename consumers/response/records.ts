@@ -103,7 +103,7 @@ export interface DeliveryRecord {
   readonly status: number;
   readonly err: string;
   readonly description: string;
-  /** Pushes of this SET (including those before a restart that got no answer recorded). */
+  /** Pushes of this SET by the instance that recorded the answer (its client retried 5xx within each). */
   readonly attempts: number;
   readonly at: string;
 }

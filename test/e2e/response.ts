@@ -7,9 +7,6 @@
  */
 import { createServer } from 'node:net';
 import { partitionFor } from '../../platform/stream/embedded/partitioner.js';
-import { Header } from '../../platform/stream/headers.js';
-import type { Stream } from '../../platform/stream/types.js';
-import { riskTopics, type RiskChange } from '../../schemas/risk.js';
 import { TEST_SET_KEY } from '../../consumers/response/testing.js';
 import { SecurityEventsApi, SimulatedOrg, UsersApi } from '../simulated-org/index.js';
 
@@ -87,14 +84,6 @@ export function responseSections(
       orgs: orgs.map((o) => ({ org: o.id, actions: { mode, allow: ['clear_sessions'] } })),
     },
   };
-}
-
-/** Appends risk changes to `<prefix>.risk-changes` as the risk state does (key = org). */
-export function appendChanges(stream: Stream, prefix: string, changes: readonly RiskChange[]): Promise<void> {
-  return stream.append(
-    riskTopics(prefix).changes,
-    changes.map((c) => ({ key: c.org, value: Buffer.from(JSON.stringify(c)), headers: { [Header.org]: c.org } })),
-  );
 }
 
 /** Jtis whose copies are not all the same bytes (must stay empty: a resend is byte-identical). */
