@@ -3,12 +3,12 @@
  *   floor 1  platform/, schemas/      the ground: imports nothing above it
  *   floor 2  receivers/, ingest/,     components: import floor 1 only, never each
  *            consumers/alerting/,     other (they talk through the stream and the store)
- *            consumers/clickhouse-sink/, consumers/response/, analytics/
+ *            consumers/clickhouse-sink/, consumers/response/, analytics/, console/
  *   floor 3  cli/                     assembles the process (config schema, HTTP app, commands)
  * and no import circles anywhere. Tests, test helpers (testing.ts, testing/, test/) and
  * benches may import from any floor: they assemble pieces the way cli/ does.
  */
-const TESTS = '(\\.test\\.ts$|\\.fixture\\.ts$|/testing\\.ts$|/testing/|^test/|^bench/)';
+const TESTS = '(\\.test\\.ts$|\\.fixture\\.ts$|/testing\\.ts$|/testing/|/global-setup\\.ts$|^test/|^bench/)';
 const COMPONENTS = [
   'receivers',
   'ingest',
@@ -16,6 +16,7 @@ const COMPONENTS = [
   'consumers/clickhouse-sink',
   'consumers/response',
   'analytics',
+  'console',
 ];
 
 module.exports = {
@@ -25,7 +26,7 @@ module.exports = {
       comment: 'platform/ and schemas/ are the ground floor: they import nothing from the components or cli/.',
       severity: 'error',
       from: { path: '^(platform|schemas)/', pathNot: TESTS },
-      to: { path: '^(receivers|ingest|consumers|analytics|cli)/' },
+      to: { path: '^(receivers|ingest|consumers|analytics|console|cli)/' },
     },
     ...COMPONENTS.map((c) => ({
       name: `component-imports-other-floor-2-or-up:${c}`,

@@ -19,6 +19,8 @@ COPY --from=build /app/bin ./bin
 COPY --from=build /app/schemas/clickhouse ./schemas/clickhouse
 # The shipped detection content (rule_paths: [/app/consumers/alerting/content]).
 COPY --from=build /app/consumers/alerting/content/*.yaml ./consumers/alerting/content/
+# The console's browser assets (built by npm run build into console/web/dist; served when console.enabled).
+COPY --from=build /app/console/web/dist ./console/web/dist
 COPY package.json ./
 # The data volume (embedded log if Kafka is not configured, admin socket) must be writable by the unprivileged user.
 RUN mkdir -p /var/lib/hooklog && chown node:node /var/lib/hooklog

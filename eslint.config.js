@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'test/.kafka/', '.cache/'] },
+  { ignores: ['dist/', 'node_modules/', 'data/', 'test/.kafka/', '.cache/', 'console/web/dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

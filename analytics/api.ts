@@ -3,14 +3,15 @@
  * parameters; `GET /api/queries/:name?org=…&since=…&until=…` runs one and
  * answers `{ query, columns, rows }`. Every request needs one of the
  * configured API keys as a bearer token (compared in constant time). A wrong
- * parameter answers 400 naming it; an unknown query 404.
+ * parameter answers 400 naming it; an unknown query 404, and so does an org
+ * the key may not see (platform/access.ts), before anything is read.
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { HooklogError } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import type { Store } from '../platform/store/index.js';
-import { SecretMatcher } from '../platform/secret-matcher.js';
+import { ApiKeyring, bearerToken, maySeeOrg, type Principal } from '../platform/access.js';
 import type { ApiConfig } from './config.js';
 import { QueryParamError } from './params.js';
 import { describeQueries, findQuery } from './registry.js';
@@ -22,24 +23,19 @@ export interface QueryApiDeps {
   readonly logger: Logger;
 }
 
-/** The bearer token of an Authorization header, or undefined. */
-export function bearerToken(header: string | undefined): string | undefined {
-  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
-  return m?.[1];
-}
-
 /** Mounts the routes; does nothing when no key is configured. */
 export function mountQueryApi(router: Router, deps: QueryApiDeps): void {
   if (deps.api.keys.length === 0) return;
-  const keys = new SecretMatcher(deps.api.keys);
+  const keys = new ApiKeyring(deps.api.keys);
   const log = deps.logger.child({ component: 'query-api' });
 
-  const authorised = (ctx: Context): boolean => {
-    if (keys.matches(bearerToken(ctx.get('authorization')))) return true;
+  const authorised = (ctx: Context): Principal | undefined => {
+    const principal = keys.principalFor(bearerToken(ctx.get('authorization')));
+    if (principal) return principal;
     ctx.status = 401;
     ctx.set('www-authenticate', 'Bearer realm="hooklog"');
     ctx.body = { error: 'missing or wrong API key (send Authorization: Bearer <key>)' };
-    return false;
+    return undefined;
   };
 
   router.get('/api/queries', (ctx) => {
@@ -48,7 +44,8 @@ export function mountQueryApi(router: Router, deps: QueryApiDeps): void {
   });
 
   router.get('/api/queries/:name', async (ctx) => {
-    if (!authorised(ctx)) return;
+    const principal = authorised(ctx);
+    if (!principal) return;
     const name = ctx.params.name ?? '';
     try {
       findQuery(name);
@@ -65,6 +62,12 @@ export function mountQueryApi(router: Router, deps: QueryApiDeps): void {
         return;
       }
       raw[k] = v;
+    }
+    // Another org's data does not exist for this key: the same 404 as an unknown query.
+    if (raw.org !== undefined && !maySeeOrg(principal, raw.org)) {
+      ctx.status = 404;
+      ctx.body = { error: 'not found' };
+      return;
     }
     const started = performance.now();
     try {

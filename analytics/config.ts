@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { apiKeySchema } from '../platform/access.js';
 
 /**
  * The `api` section: who may call the query API (/api/queries). Without keys
@@ -7,11 +8,13 @@ import { z } from 'zod';
 export const apiSchema = z
   .strictObject({
     keys: z
-      .array(z.string().min(24, 'API keys must be at least 24 characters'))
+      .array(apiKeySchema)
       .max(16)
       .default([])
       .describe(
-        'Accepted API keys, sent as "Authorization: Bearer <key>" (use ${ENV_VAR}). Several allow rotation. Empty: the query API is off.',
+        'Accepted API keys, sent as "Authorization: Bearer <key>" (use ${ENV_VAR}). A bare string sees every org and reads only; ' +
+          '{ name, secret, orgs, role } sees only its orgs (anything else answers 404) and, as analyst, may change alert states in the console API. ' +
+          'Several allow rotation. Empty: the query API is off.',
       ),
   })
   .prefault({})

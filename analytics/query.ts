@@ -5,6 +5,7 @@
  * database (a validated identifier).
  */
 import { EVENTS_TABLE } from '../schemas/tables.js';
+import { FAILED_OUTCOMES, SIGN_IN_EVENT_TYPES, sqlList } from '../schemas/event-types.js';
 import { COMMON_PARAMS, type ParamSpec } from './params.js';
 
 export interface NamedQuery {
@@ -32,9 +33,8 @@ export const IN_RANGE =
   "org = {org:String} AND published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}";
 
 /** Sign-in events whose outcome says whether a sign-in attempt failed. */
-export const SIGN_IN_TYPES =
-  "('user.session.start', 'user.authentication.sso', 'user.authentication.auth_via_mfa', 'user.authentication.verify', 'user.authentication.auth_via_richclient')";
-export const FAILED = "outcome_result IN ('FAILURE', 'DENY')";
+export const SIGN_IN_TYPES = sqlList(SIGN_IN_EVENT_TYPES);
+export const FAILED = `outcome_result IN ${sqlList(FAILED_OUTCOMES)}`;
 
 /** The first target of a type (`User`, `AppInstance`, …), or ''. */
 export function target(type: string, field: 'id' | 'alternate_id' | 'display_name' = 'alternate_id'): string {

@@ -10,9 +10,11 @@ import type { Stream } from '../platform/stream/types.js';
 import { mountEventHooks } from '../receivers/event-hooks/routes.js';
 import { mountHealth, type Probe } from '../receivers/health/routes.js';
 import { mountTokenHooks, tokenHookFastPath, type TokenHooks } from '../receivers/token-hook/index.js';
+import { mountSsfReceivers, type SsfReceivers } from '../receivers/ssf/routes.js';
 import { mountQueryApi } from '../analytics/api.js';
 import type { Store } from '../platform/store/index.js';
 import { mountSsfWellKnown, type SsfProvider } from '../receivers/ssf/well-known.js';
+import { mountConsole, type ConsoleDeps } from '../console/index.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -24,10 +26,14 @@ export interface AppDeps {
   readonly receivers?: boolean;
   /** Started token hooks (receivers/token-hook); without them /hooks/token/* is not served. */
   readonly tokenHooks?: TokenHooks;
+  /** Started SSF receivers (receivers/ssf); without them /hooks/ssf/* is not served. */
+  readonly ssf?: SsfReceivers;
   /** The store the query API (analytics/) reads; without it /api/queries is not served. */
   readonly store?: Store;
   /** hooklog as a security events provider: its SSF configuration and JWKS at the well-known URLs. */
   readonly ssfProvider?: SsfProvider;
+  /** The console (console/), when enabled and this process serves HTTP for analysts. */
+  readonly console?: ConsoleDeps;
 }
 
 /**
@@ -80,8 +86,10 @@ export function createApp(deps: AppDeps): Koa {
       logger: deps.logger,
     });
   if (deps.tokenHooks) mountTokenHooks(router, deps.tokenHooks);
+  if (deps.ssf) mountSsfReceivers(router, { ssf: deps.ssf, stream: deps.stream, topics: deps.topics });
   if (deps.ssfProvider) mountSsfWellKnown(router, deps.ssfProvider);
   if (deps.store) mountQueryApi(router, { api: deps.config.api, store: deps.store, logger: deps.logger });
+  if (deps.console) mountConsole(router, deps.console);
   // Prometheus text. For your network only: route just /hooks/* from the internet (labels name hook ids).
   router.get('/metrics', async (ctx) => {
     const { contentType, body } = await renderMetrics();

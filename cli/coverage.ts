@@ -35,15 +35,21 @@ function num(v: unknown): number | null {
   return v === null || v === undefined || Number.isNaN(Number(v)) ? null : Number(v);
 }
 
+/**
+ * The report; `run` runs a named query (by default as `hooklog query` does: through a running
+ * hooklog's admin socket or the store; the console passes its process's own store).
+ */
 export async function coverageReport(
   config: Config,
   opts: { org: string; since: string; until?: string },
+  run: (name: string, params: Record<string, string>) => Promise<ResultSet> = (name, params) =>
+    runQueryCommand(config, name, params),
 ): Promise<CoverageReport> {
   const until = opts.until ?? new Date().toISOString();
   const params = { org: opts.org, since: opts.since, until, limit: ROWS };
-  const coverage = await runQueryCommand(config, 'hook_coverage', params);
-  const lost = await runQueryCommand(config, 'hook_deliveries_lost', params);
-  const latency = await runQueryCommand(config, 'hook_latency', params);
+  const coverage = await run('hook_coverage', params);
+  const lost = await run('hook_deliveries_lost', params);
+  const latency = await run('hook_latency', params);
   const sum = (rs: ResultSet, c: string) => rs.rows.reduce((a, r) => a + Number(r[c] ?? 0), 0);
   const events = sum(coverage, 'events');
   const logOnly = sum(coverage, 'log_only');

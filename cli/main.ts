@@ -82,11 +82,19 @@ rules
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
   .action((paths: string[], opts: { format: OutputFormat }) => {
     let use = paths;
-    if (use.length === 0) {
-      const a = loadConfig(program.opts<{ config?: string }>().config).config.alerting;
-      use = a ? [...a.rule_paths, ...a.rule_files, ...a.sigma_paths] : [];
+    let loaded: ReturnType<typeof loadConfig> | undefined;
+    try {
+      loaded = loadConfig(program.opts<{ config?: string }>().config);
+    } catch (err) {
+      // Linting given files needs no config; the config's own paths do.
+      if (paths.length === 0) throw err;
     }
-    const { result, errors } = lintRuleFiles(use);
+    const a = loaded?.config.alerting;
+    if (use.length === 0) use = a ? [...a.rule_paths, ...a.rule_files, ...a.sigma_paths] : [];
+    // The config's risk for rules loaded as published; an unknown id is an error only for the config's own paths.
+    const risk = a &&
+      loaded && { file: loaded.origin, byId: a.risk.rules, inline: a.rules, strict: paths.length === 0 };
+    const { result, errors } = lintRuleFiles(use, risk);
     process.stdout.write(render(result, opts.format));
     if (errors) process.exitCode = 1;
   });

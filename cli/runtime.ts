@@ -18,10 +18,14 @@ import { startIngest } from '../ingest/index.js';
 import { legacyEventsPipeline } from '../ingest/legacy-events/rows.js';
 import { createApp } from './app.js';
 import { startTokenHooks, tokenDecisionsPipeline } from '../receivers/token-hook/index.js';
+import { startSsfReceivers } from '../receivers/ssf/routes.js';
+import { securityEventsPipeline } from '../receivers/ssf/security-event-row.js';
 import { collectProcessMetrics } from '../platform/metrics.js';
 import { applyRetention } from '../analytics/retention.js';
 import { registerCoverageMetrics } from '../analytics/coverage-metrics.js';
 import { prepareResponse, startResponseRole } from './response.js';
+import { alertStatesPipeline, alertStatesTopic } from '../console/index.js';
+import { consoleDeps } from './console.js';
 
 export interface Running {
   readonly stream: Stream;
@@ -63,9 +67,13 @@ export async function startHooklog(
   };
   try {
     const topics = await ensureHooklogTopics(stream, config);
+    // Alert triage travels on its own topic, which every sink of a console-enabled deployment writes to the store.
+    const consoleOn = config.console.enabled;
+    const statesTopic = alertStatesTopic(config.stream.topic_prefix);
+    if (consoleOn) await stream.ensureTopics([{ name: statesTopic, partitions: config.stream.partitions }]);
     // Embedded ClickHouse admits one process: only the roles that need the store open it. The query API
     // needs it before HTTP; the sink alone opens it after HTTP, so hooks are taken while migrations run.
-    const apiOn = has('receivers') && config.api.keys.length > 0;
+    const apiOn = has('receivers') && (config.api.keys.length > 0 || consoleOn);
     let store = null as Store | null;
     const current = () => store;
     const openTheStore = async () => {
@@ -91,6 +99,11 @@ export async function startHooklog(
         })
       : undefined;
     if (tokenHooks) closers.push(() => tokenHooks.stop());
+    // Each transmitter's SSF configuration and keys are read before HTTP (an unreachable one is retried by pushes).
+    const ssf =
+      has('receivers') && config.ssf_receivers.length > 0
+        ? await startSsfReceivers(config.ssf_receivers, logger)
+        : undefined;
 
     // The SET signing key is loaded (and checked) before anything is served; the response topics exist before the sink.
     const response = await prepareResponse(config, stream);
@@ -109,8 +122,10 @@ export async function startHooklog(
       topics,
       receivers: has('receivers'),
       ...(tokenHooks ? { tokenHooks } : {}),
+      ...(ssf ? { ssf } : {}),
       ...(apiOn && store ? { store } : {}),
       ...(response.provider ? { ssfProvider: response.provider } : {}),
+      ...(consoleOn && has('receivers') && store ? { console: consoleDeps(config, stream, store, logger) } : {}),
       logger,
       probes: [
         { name: 'stream', check: () => stream.ping() },
@@ -142,6 +157,8 @@ export async function startHooklog(
           tokenDecisionsPipeline(topics.tokenDecisions),
           legacyEventsPipeline(topics.legacyEvents),
           riskChangesPipeline(riskTopics(config.stream.topic_prefix).changes),
+          securityEventsPipeline(topics.securityEvents),
+          ...(consoleOn ? [alertStatesPipeline(statesTopic)] : []),
           ...response.pipelines,
         ],
         logger,
@@ -202,6 +219,7 @@ export async function startHooklog(
         stream: stream.kind,
         store: opened?.kind ?? null,
         hooks: has('receivers') ? config.event_hooks.map((h) => h.id) : [],
+        ssf_receivers: has('receivers') ? config.ssf_receivers.map((r) => r.id) : [],
       },
       'hooklog started',
     );

@@ -126,4 +126,43 @@ describe('docker-compose.yml', () => {
       `${providers.providers[0]!.options.path}/hooklog.json`,
     );
   });
+
+  it('provisions the security overview beside it: the ClickHouse plugin, a datasource on the ClickHouse service, the dashboard', () => {
+    const config = parseConfig(raw, env);
+    const grafana = compose.services.grafana!;
+    const volume = (container: string) =>
+      join(REPO_DIR, grafana.volumes!.find((x) => x.split(':')[1] === container)!.split(':')[0]!);
+    expect(grafana.environment!.GF_PLUGINS_PREINSTALL_SYNC).toBe('grafana-clickhouse-datasource');
+    const ds = parse(
+      readFileSync(join(volume('/etc/grafana/provisioning'), 'datasources', 'clickhouse.yaml'), 'utf8'),
+    ) as {
+      datasources: Array<{
+        type: string;
+        uid: string;
+        jsonData: Record<string, unknown>;
+        secureJsonData: Record<string, string>;
+      }>;
+    };
+    const ch = ds.datasources[0]!;
+    expect(ch.type).toBe('grafana-clickhouse-datasource');
+    const server = new URL(config.store.clickhouse!.url);
+    expect(ch.jsonData).toMatchObject({
+      host: server.hostname,
+      port: Number(server.port),
+      protocol: 'http',
+      username: config.store.clickhouse!.username,
+      defaultDatabase: config.store.database,
+    });
+    // The password comes from the same variable hooklog's config reads, which compose gives Grafana too.
+    expect(ch.secureJsonData.password).toBe('$CLICKHOUSE_PASSWORD');
+    expect(grafana.environment!.CLICKHOUSE_PASSWORD).toBe(compose.services.receivers!.environment!.CLICKHOUSE_PASSWORD);
+    const security = JSON.parse(readFileSync(join(volume('/etc/grafana/dashboards'), 'security.json'), 'utf8')) as {
+      uid: string;
+      panels: Array<{ type: string; datasource?: { type: string } }>;
+    };
+    expect(security.uid).toBe('hooklog-security');
+    const data = security.panels.filter((p) => p.type !== 'row');
+    expect(data.length).toBeGreaterThanOrEqual(10);
+    for (const p of data) expect(p.datasource!.type).toBe('grafana-clickhouse-datasource');
+  });
 });

@@ -8,13 +8,13 @@ import { EVENTS, IN_RANGE, target, type NamedQuery } from '../query.js';
 
 /**
  * Per event in range: its type and hour, whether the hook and the System Log (poller, reconcile or backfill) brought
- * it, hook latency.
+ * it, hook latency. Events the SSF receiver appended (path `ssf`) are neither and are left out.
  */
 const PER_EVENT = `SELECT uuid, any(event_type) AS type, toStartOfHour(any(published)) AS hour,
            max(path = 'hook') AS by_hook, max(path IN ('system-log', 'backfill')) AS by_log,
            if(by_hook, dateDiff('millisecond', any(published), minIf(first_received, path = 'hook')), NULL) AS hook_latency_ms
     FROM {db}.arrivals
-    WHERE ${IN_RANGE} AND event_type != 'event_hook.delivery'
+    WHERE ${IN_RANGE} AND event_type != 'event_hook.delivery' AND path != 'ssf'
     GROUP BY uuid`;
 
 export const coverageQueries: readonly NamedQuery[] = [

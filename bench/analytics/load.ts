@@ -38,3 +38,32 @@ export async function insertChunk(store: Store, chunk: readonly Generated[], tab
   await store.insertJson(table, rows);
   return bytes;
 }
+
+/**
+ * Multiplies the data inside ClickHouse: `copies` more orgs, each a copy of the
+ * generated ones under a new org name (`<org>-copy<c>`) with fresh uuids (in
+ * the column and inside `raw`). The generated orgs keep their own size.
+ */
+export async function copyOrgs(store: Store, copies: number): Promise<void> {
+  const cols = (
+    await store.query<{ name: string }>(
+      `SELECT name FROM system.columns WHERE database = {db:String} AND table = {t:String} ORDER BY position`,
+      { db: store.database, t: EVENTS_TABLE },
+    )
+  ).map((c) => c.name);
+  const select = cols.map((c) =>
+    c === 'org'
+      ? "concat(org, '-copy', toString({c:UInt32})) AS org"
+      : c === 'uuid'
+        ? 'u AS uuid'
+        : c === 'raw'
+          ? 'replaceOne(raw, uuid, u) AS raw'
+          : c,
+  );
+  for (let c = 1; c <= copies; c++) {
+    await store.command(
+      `INSERT INTO ${store.database}.${EVENTS_TABLE} (${cols.join(', ')}) SELECT ${select.join(', ')} FROM (SELECT *, toString(generateUUIDv4()) AS u FROM ${store.database}.${EVENTS_TABLE} WHERE NOT org LIKE '%-copy%')`,
+      { c },
+    );
+  }
+}

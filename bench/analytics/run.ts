@@ -25,7 +25,7 @@ import { silentLogger } from '../../platform/log.js';
 import { migrate, openStore } from '../../platform/store/index.js';
 import { QUERIES } from '../../analytics/registry.js';
 import { backgroundEvents, resetUuids, type GenOptions } from './generate.js';
-import { insertChunk } from './load.js';
+import { copyOrgs, insertChunk } from './load.js';
 import { ATTACKED, plant, RESERVED } from './plants.js';
 import { columnBytes, latency, queryLatency, tableBytes } from './measure.js';
 import { compareRawStorage } from './raw-json.js';
@@ -87,23 +87,8 @@ try {
   );
 
   if (copies > 0) {
-    const cols = (await columnBytes(store, EVENTS_TABLE)).map((c) => c.name);
-    const select = cols.map((c) =>
-      c === 'org'
-        ? "concat(org, '-copy', toString({c:UInt32})) AS org"
-        : c === 'uuid'
-          ? 'u AS uuid'
-          : c === 'raw'
-            ? 'replaceOne(raw, uuid, u) AS raw'
-            : c,
-    );
     const tc = performance.now();
-    for (let c = 1; c <= copies; c++) {
-      await store.command(
-        `INSERT INTO ${store.database}.${EVENTS_TABLE} (${cols.join(', ')}) SELECT ${select.join(', ')} FROM (SELECT *, toString(generateUUIDv4()) AS u FROM ${store.database}.${EVENTS_TABLE} WHERE NOT org LIKE '%-copy%')`,
-        { c },
-      );
-    }
+    await copyOrgs(store, copies);
     const [n] = await store.query<{ n: string }>(`SELECT count() AS n FROM ${store.database}.${EVENTS_TABLE}`);
     out(
       `copies: ${copies} copies inside ClickHouse in ${((performance.now() - tc) / 1000).toFixed(0)} s: ${n!.n} events in the table`,

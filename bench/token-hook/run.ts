@@ -2,7 +2,7 @@
  * Token hook latency bench (not part of `npm test`):
  *
  *   npx tsx bench/token-hook/run.ts [--rates 500,1000,2000] [--slices 5] [--slice-s 1] [--warmup-s 2]
- *   [--initial-warmup-s 10] [--runs 3]
+ *   [--initial-warmup-s 10] [--runs 3] [--risk on]
  *   (npm run bench:token-hook -- …)
  *
  * Two server processes (server.ts), both up for the whole run:
@@ -13,7 +13,9 @@
  * running one), then for each rate both are warmed up, then loaded open-loop from this process
  * (load.ts) in alternating slices — baseline, hooklog, hooklog, baseline, … —
  * so that whatever else the machine is doing falls on both alike; each
- * mode's latencies are pooled over its slices. One process loads while one
+ * mode's latencies are pooled over its slices. `--risk on`: both servers
+ * also hold 10 000 users' risk states and two risk rules come first (the
+ * baseline answers what hooklog answers with them). One process loads while one
  * serves: two processes for two cores. Prints every run to stderr and, per
  * rate, the medians over runs, hooklog's beside the baseline's.
  */
@@ -25,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { summarize } from '../pipeline/stats.js';
 import { quantile, runLoad } from './load.js';
-import { BENCH_SECRET, TABLE_ROWS, benchRequest, writeTable } from './workload.js';
+import { BENCH_SECRET, RISK_USERS, TABLE_ROWS, benchRequest, writeTable } from './workload.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -35,6 +37,7 @@ const { values: args } = parseArgs({
     'warmup-s': { type: 'string', default: '2' },
     'initial-warmup-s': { type: 'string', default: '10' },
     runs: { type: 'string', default: '3' },
+    risk: { type: 'string', default: 'off' },
   },
   strict: true,
 });
@@ -52,9 +55,12 @@ if (
   !(WARMUP_MS >= 0) ||
   !(INITIAL_WARMUP_MS >= 0) ||
   !Number.isInteger(RUNS) ||
-  RUNS < 1
+  RUNS < 1 ||
+  (args.risk !== 'on' && args.risk !== 'off')
 ) {
-  throw new Error('--rates are integers 1..20000, --slices >= 1, --slice-s > 0, --warmup-s >= 0, --runs >= 1');
+  throw new Error(
+    '--rates are integers 1..20000, --slices >= 1, --slice-s > 0, --warmup-s >= 0, --runs >= 1, --risk on|off',
+  );
 }
 const MODES = ['baseline', 'hooklog'] as const;
 type Mode = (typeof MODES)[number];
@@ -70,7 +76,7 @@ async function startServer(mode: Mode, dir: string, table: string): Promise<Serv
   const script = fileURLToPath(new URL('./server.ts', import.meta.url));
   const child: ChildProcess = fork(
     script,
-    ['--mode', mode, '--dir', join(dir, `${mode}-${Date.now()}`), '--table', table],
+    ['--mode', mode, '--dir', join(dir, `${mode}-${Date.now()}`), '--table', table, '--risk', args.risk],
     {
       execArgv: ['--import', 'tsx'],
       stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
@@ -192,7 +198,7 @@ async function main(): Promise<void> {
   const body = benchRequest();
   const results = new Map<string, Measurement[]>();
   say(
-    `token-hook bench: rates ${RATES.join(', ')} req/s, ${SLICES} alternating ${SLICE_MS / 1000} s slices per mode after ${WARMUP_MS / 1000} s warm-up (${INITIAL_WARMUP_MS / 1000} s at 1000 req/s after start), ${RUNS} runs; 20 rules, ${TABLE_ROWS} lookup rows; ${cpus().length} cores, load ${loadavg()
+    `token-hook bench: rates ${RATES.join(', ')} req/s, ${SLICES} alternating ${SLICE_MS / 1000} s slices per mode after ${WARMUP_MS / 1000} s warm-up (${INITIAL_WARMUP_MS / 1000} s at 1000 req/s after start), ${RUNS} runs; 20 rules${args.risk === 'on' ? ` + 2 risk rules over ${RISK_USERS} users` : ''}, ${TABLE_ROWS} lookup rows; ${cpus().length} cores, load ${loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`,
   );

@@ -9,7 +9,8 @@
  *             at start by the same rules, off the measured path).
  * Prints `READY <port>` when listening; answers `cpu` IPC messages with its
  * CPU time so far (µs), so run.ts can give CPU per request. `--audit off`
- * runs hooklog without the audit trail, to isolate its cost by hand.
+ * runs hooklog without the audit trail, to isolate its cost by hand;
+ * `--risk on` adds the risk rules and 10 000 users' states (workload.ts).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,7 +21,8 @@ import { createLogger } from '../../platform/log.js';
 import { ensureHooklogTopics, openStream } from '../../platform/stream/open.js';
 import { createApp } from '../../cli/app.js';
 import { decide, startTokenHooks } from '../../receivers/token-hook/index.js';
-import { benchHook, benchRequest } from './workload.js';
+import { BENCH_ORG, benchHook, benchRequest, riskRecords } from './workload.js';
+import { riskTopics } from '../../schemas/risk.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -28,11 +30,12 @@ const { values: args } = parseArgs({
     dir: { type: 'string' },
     table: { type: 'string' },
     audit: { type: 'string', default: 'on' },
+    risk: { type: 'string', default: 'off' },
   },
   strict: true,
 });
 if ((args.mode !== 'hooklog' && args.mode !== 'baseline') || !args.dir || !args.table)
-  throw new Error('usage: server.ts --mode hooklog|baseline --dir <data dir> --table <csv>');
+  throw new Error('usage: server.ts --mode hooklog|baseline --dir <data dir> --table <csv> [--audit off] [--risk on]');
 
 const logger = createLogger({ level: 'warn', destination: process.stderr });
 // The audit trail is part of what hooklog does per answer; `--audit off` isolates its cost.
@@ -42,18 +45,22 @@ const config = parseConfig(
     data_dir: args.dir,
     server: { host: '127.0.0.1', port: 0 },
     stream: { topic_prefix: `bench-${process.pid}`, partitions: 2 },
-    token_hooks: [{ ...benchHook(args.table), audit: { enabled: audit } }],
+    token_hooks: [{ ...benchHook(args.table, args.risk === 'on'), audit: { enabled: audit } }],
   },
   {},
 );
 const stream = await openStream(config, logger);
 const topics = await ensureHooklogTopics(stream, config);
+const riskTopic = riskTopics(config.stream.topic_prefix).state;
+// `--risk on`: the users' states are on the stream before the hooks start, as the fold would have left them.
+if (args.risk === 'on') await stream.append(riskTopic, riskRecords(BENCH_ORG));
 const hooks = await startTokenHooks({
   hooks: config.token_hooks,
   stream,
   topic: topics.tokenDecisions,
   spoolDir: join(args.dir, 'token-hook-audit'),
   logger,
+  riskTopic,
 });
 
 let handler: Parameters<typeof createServer>[1];

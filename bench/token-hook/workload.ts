@@ -2,13 +2,17 @@
  * The bench's workload: 20 rules of every condition kind (7 match the
  * request, the others are for other clients, networks and users), a
  * 10 000-row CSV lookup table that three rules read, and the fixture request
- * with its login present in the table.
+ * with its login present in the table. With `--risk on`, two risk rules
+ * before them and 10 000 users' risk states (the request's user at medium).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sampleRequest } from '../../receivers/token-hook/testing.js';
+import type { StreamRecord } from '../../platform/stream/types.js';
+import { riskKey, type RiskState } from '../../schemas/risk.js';
 
 export const BENCH_SECRET = 'bench-token-hook-secret-0123456789';
+export const BENCH_ORG = 'bench-org';
 export const TABLE_ROWS = 10_000;
 
 /** Writes the lookup table; the request's user is one of its rows. */
@@ -25,6 +29,44 @@ export function writeTable(dir: string): string {
 const lookup = (claim: string, column: string, token: 'id' | 'access' | 'both') => ({
   add: { tokens: token, claim, lookup: { table: 'employees', key: '{{user.login}}', column } },
 });
+
+/** Users with a risk level in `--risk on` runs; the request's user is one of them, at medium. */
+export const RISK_USERS = 10_000;
+
+/**
+ * `--risk on`: two rules on the user's risk before the 20 (deny at high; at medium, a claim saying so), over a
+ * `<prefix>.risk` holding RISK_USERS users at every level, so each answer looks the user up in the in-memory view.
+ */
+export function riskRules(): unknown[] {
+  return [
+    { name: 'deny-high-risk', when: { risk: { user: ['high'] } }, actions: [{ deny: { error_summary: 'At risk.' } }] },
+    {
+      name: 'medium-risk-claim',
+      when: { risk: { user: ['medium'] } },
+      actions: [{ add: { tokens: 'id', claim: 'risk', value: 'medium' } }],
+    },
+  ];
+}
+
+/** The risk states of `riskRules`: RISK_USERS users of `org`, the request's user at medium for a day. */
+export function riskRecords(org: string): StreamRecord[] {
+  const levels = ['low', 'medium', 'high'] as const;
+  const until = new Date(Date.now() + 86_400_000).toISOString();
+  const user = (sampleRequest().data as { context: { user: { id: string } } }).context.user.id;
+  return Array.from({ length: RISK_USERS }, (_, i) => {
+    const id = i === 0 ? user : `00ubench${i}`;
+    const level = i === 0 ? 'medium' : levels[i % 3]!;
+    const state: RiskState = {
+      org,
+      entity: { type: 'user', id },
+      level,
+      contributions: [{ rule_id: 'bench', alert_id: `a${i}`, level, reason: 'bench', expires_at: until }],
+      updated_at: new Date().toISOString(),
+      change_id: `c${i}`,
+    };
+    return { key: riskKey(org, state.entity), value: Buffer.from(JSON.stringify(state)), headers: {} };
+  });
+}
 
 /** The 20 rules, in evaluation order. */
 export function benchRules(): unknown[] {
@@ -89,13 +131,13 @@ export function benchRules(): unknown[] {
   ];
 }
 
-/** The token_hooks entry, as a config file would hold it. */
-export function benchHook(tableFile: string): Record<string, unknown> {
+/** The token_hooks entry, as a config file would hold it (with the risk rules first when `risk`). */
+export function benchHook(tableFile: string, risk = false): Record<string, unknown> {
   return {
     id: 'bench',
-    org: 'bench-org',
+    org: BENCH_ORG,
     auth: { type: 'header', secrets: [BENCH_SECRET] },
-    rules: benchRules(),
+    rules: [...(risk ? riskRules() : []), ...benchRules()],
     lookups: [{ name: 'employees', file: tableFile, format: 'csv', key: 'login', ignore_case: true }],
   };
 }

@@ -12,9 +12,11 @@ import {
 } from '../../platform/config/schema.js';
 import { eventHookReceiverSchema, eventHookSchema } from '../../receivers/event-hooks/config.js';
 import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
+import { ssfReceiversSchema } from '../../receivers/ssf/receiver-config.js';
 import { instanceIdSchema, rolesSchema } from '../../platform/config/fleet.js';
 import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
 import { responseSchema } from '../../consumers/response/config.js';
+import { consoleSchema } from '../../console/config.js';
 
 /**
  * hooklog's whole configuration schema, composed where the process is
@@ -36,9 +38,11 @@ export const configSchema = z
     event_hook_receiver: eventHookReceiverSchema,
     orgs: orgsSchema,
     token_hooks: tokenHooksSchema,
+    ssf_receivers: ssfReceiversSchema,
     alerting: alertingSchema.optional(),
     response: responseSchema.optional(),
     api: apiSchema,
+    console: consoleSchema,
   })
   .superRefine((cfg, ctx) => {
     const seen = new Map<string, number>();

@@ -226,6 +226,63 @@ describe('hooklog hunt and hooklog rules', () => {
     ]);
   });
 
+  it('rules lint checks risk declarations: in rule files with their line, and the config’s by rule id', async () => {
+    const dir = join(t.dir, 'lint-risk');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'sigma.yml'), SIGMA);
+    writeFileSync(
+      join(dir, 'own.yaml'),
+      stringify([
+        { id: 'ok', detection: 'eventType eq "a"', risk: { level: 'high', ttl: '24h', reason: 'r' } },
+        {
+          id: 'by-ip',
+          type: 'threshold',
+          window_ms: 60_000,
+          group_by: ['client.ipAddress'],
+          detection: 'eventType eq "b"',
+          risk: { level: 'high', ttl: '24h', reason: 'r' },
+        },
+      ]),
+    );
+    const config = parse(readFileSync(t.configPath, 'utf8')) as Record<string, unknown>;
+    const withRisk = join(t.dir, 'risk.yaml');
+    const risk = (rules: Record<string, unknown>) =>
+      writeFileSync(withRisk, stringify({ ...config, alerting: { rule_paths: [dir], risk: { rules } } }));
+    risk({ 'no.such.rule': { level: 'low', ttl: '1h', reason: 'r' } });
+    // The config's own paths: an id no rule has is an error; the file's misfit rule too, at its line.
+    let r = await runCli(['--config', withRisk, 'rules', 'lint', '-f', 'json']);
+    expect(r.code).toBe(1);
+    expect(
+      (JSON.parse(r.stdout) as Array<{ where: string; problem: string }>).map((x) => [
+        x.where.replace(`${dir}/`, ''),
+        x.problem,
+      ]),
+    ).toEqual([
+      [
+        `own.yaml:${
+          readFileSync(join(dir, 'own.yaml'), 'utf8')
+            .split('\n')
+            .findIndex((l) => l.includes('id: by-ip')) + 1
+        }`,
+        expect.stringContaining("a threshold rule declaring risk must group by the actor's id or login"),
+      ],
+    ]);
+    writeFileSync(join(dir, 'own.yaml'), stringify([{ id: 'ok', detection: 'eventType eq "a"' }]));
+    r = await runCli(['--config', withRisk, 'rules', 'lint', '-f', 'json']);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual([
+      {
+        where: `${withRisk}:1`,
+        severity: 'error',
+        problem: 'alerting.risk.rules.no.such.rule: no loaded rule has this id',
+      },
+    ]);
+    // A Sigma rule loaded as published takes its risk from the config.
+    risk({ '9d9d9d9d-0000-4000-8000-000000000001': { level: 'medium', ttl: '2h', reason: 'locked out' } });
+    r = await runCli(['--config', withRisk, 'rules', 'lint', '-f', 'json']);
+    expect([r.code, JSON.parse(r.stdout)]).toEqual([0, []]);
+  });
+
   it('reads durations back from now and ISO instants', () => {
     const now = Date.parse('2026-03-10T00:00:00Z');
     expect(parseInstant('30d', 'since', now)).toBe(now - 30 * 86_400_000);

@@ -12,7 +12,7 @@ import { huntQuery } from './filter/sql.js';
 import { parseFilter, type FilterNode } from './filter/parse.js';
 import { existsSync } from 'node:fs';
 import { backtest } from './backtest.js';
-import { lintPaths } from './lint.js';
+import { lintPaths, type RiskMapping } from './lint.js';
 import type { QueryResolver } from './scheduled.js';
 import { loadAllRules } from './rules/load.js';
 import { loadAnyRuleFile, loadRulePaths } from './rules/sources.js';
@@ -60,10 +60,14 @@ export function describeRuleFiles(paths: readonly string[]): ResultSet {
       format: l.format,
       rules: l.rules.map((r) => r.id).join(', ') || (c?.id ?? ''),
       runs,
+      risk: l.rules
+        .filter((r) => r.risk)
+        .map((r) => `${r.id}: ${r.risk!.level} for ${r.risk!.ttlMs / 3_600_000} h`)
+        .join(', '),
       notes: l.notes.join('; '),
     };
   });
-  return { columns: ['file', 'format', 'rules', 'runs', 'notes'], rows };
+  return { columns: ['file', 'format', 'rules', 'runs', 'risk', 'notes'], rows };
 }
 
 export interface HuntOptions {
@@ -106,8 +110,8 @@ export async function runHunt(config: Config, file: string, o: HuntOptions): Pro
 }
 
 /** `hooklog rules lint`: one row per problem, with file and line. */
-export function lintRuleFiles(paths: readonly string[]): { result: ResultSet; errors: number } {
-  const problems = lintPaths(paths);
+export function lintRuleFiles(paths: readonly string[], risk?: RiskMapping): { result: ResultSet; errors: number } {
+  const problems = lintPaths(paths, risk);
   return {
     result: {
       columns: ['where', 'severity', 'problem'],

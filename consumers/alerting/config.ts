@@ -167,4 +167,3 @@ export const alertingSchema = z
 
 export type AlertingConfig = z.infer<typeof alertingSchema>;
 export type WebhookConfig = z.infer<typeof webhookSchema>;
-export type RiskConfig = z.infer<typeof riskConfigSchema>;

@@ -15,6 +15,7 @@ import { compileRule } from './rules/compile.js';
 import { FILTER_ALIASES, FilterSyntaxError, LOG_EVENT_FIELDS, filterPaths, parseFilter } from './filter/parse.js';
 import { normalKey } from './fields.js';
 import { loadRulePaths, loadAnyRuleFile, ruleFilesUnder } from './rules/sources.js';
+import { compileRisk } from './risk/declaration.js';
 import { loadCases } from './cases/load.js';
 
 export interface Problem {
@@ -129,8 +130,46 @@ function warnPaths(file: string, text: string, filter: string, out: Problem[], f
   }
 }
 
-/** Lints every rule file under `paths`; problems sorted by file and line. */
-export function lintPaths(paths: readonly string[]): Problem[] {
+/**
+ * The config's risk declarations for rules loaded as published (alerting.risk.rules): each must fit its rule
+ * (risk/declaration.ts). `strict` (the config's own rule paths): an id no rule has is an error too.
+ */
+export interface RiskMapping {
+  readonly file: string;
+  readonly byId: Readonly<Record<string, unknown>>;
+  readonly inline: readonly unknown[];
+  readonly strict: boolean;
+}
+
+function lintRiskMapping(files: readonly string[], m: RiskMapping, out: Problem[]): void {
+  const rules = new Map<string, Parameters<typeof compileRisk>[1]>();
+  for (const r of m.inline) {
+    try {
+      const c = compileRule(r, { source: m.file });
+      rules.set(c.id, c);
+    } catch {
+      // Reported by check-config; here only the mapping is linted.
+    }
+  }
+  for (const l of loadRulePaths(files)) for (const r of l.rules) rules.set(r.id, r);
+  for (const [id, decl] of Object.entries(m.byId)) {
+    const rule = rules.get(id);
+    const where = `alerting.risk.rules.${id}`;
+    if (!rule) {
+      if (m.strict)
+        out.push({ file: m.file, line: 1, severity: 'error', message: `${where}: no loaded rule has this id` });
+      continue;
+    }
+    try {
+      compileRisk(decl, rule, where);
+    } catch (err) {
+      out.push({ file: m.file, line: 1, severity: 'error', message: (err as Error).message });
+    }
+  }
+}
+
+/** Lints every rule file under `paths` (and the config's risk mapping); problems sorted by file and line. */
+export function lintPaths(paths: readonly string[], risk?: RiskMapping): Problem[] {
   const out: Problem[] = [];
   let files: string[];
   try {
@@ -161,6 +200,8 @@ export function lintPaths(paths: readonly string[]): Problem[] {
       const file = files.find((f) => msg.startsWith(`${f}:`)) ?? files[0]!;
       out.push({ file, line: 1, severity: 'error', message: msg.replace(`${file}: `, '') });
     }
+    if (risk && Object.keys(risk.byId).length > 0 && !out.some((p) => p.severity === 'error'))
+      lintRiskMapping(files, risk, out);
   }
   // Test cases (inline and sidecars) that cannot run, once the rules load.
   if (!out.some((p) => p.severity === 'error')) {

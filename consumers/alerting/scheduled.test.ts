@@ -208,6 +208,33 @@ describe('one alert per new result row', () => {
     expect(rerun.alerts.map((a) => a.alert_id)).toEqual(first.alerts.map((a) => a.alert_id));
   });
 
+  it('declaring risk, a row carries its user (the id and login columns) and the contribution from its time', async () => {
+    const risky = compileRule({
+      id: 'countries-risk',
+      type: 'scheduled',
+      every_ms: H,
+      lookback_ms: 7 * DAY,
+      key: ['actor', 'country'],
+      sql: rule
+        .scheduled!.sql!.replace(
+          'actor_alternate_id AS actor,',
+          "actor_alternate_id AS actor, 'ID' || actor_alternate_id AS user_id, actor_alternate_id AS user_login,",
+        )
+        .replace('GROUP BY org, actor,', 'GROUP BY org, actor, user_id, user_login,'),
+      params: { org: 'country-fire' },
+      risk: { level: 'medium', ttl: '2h', reason: 'a new country' },
+    });
+    const { alerts } = await runScheduledOnce(store, risky, empty(), NOW);
+    expect(alerts.map((a) => a.risk)).toEqual([
+      {
+        entity: { type: 'user', id: 'IDbob', login: 'bob' },
+        level: 'medium',
+        reason: 'a new country',
+        expires_at: new Date(NOW - H + 2 * H).toISOString(),
+      },
+    ]);
+  });
+
   it('forgets a key not returned for lookback + every, which bounds the state', async () => {
     const first = await runScheduledOnce(store, rule, empty(), NOW);
     const later = await runScheduledOnce(store, rule, first.state, NOW + 9 * DAY);

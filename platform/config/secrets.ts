@@ -12,6 +12,7 @@ export const SECRET_KEYS = [
   'private_key',
   'client_secret',
   'api_keys',
+  'session_secret',
 ] as const;
 
 const SECRET_SET = new Set<string>(SECRET_KEYS);

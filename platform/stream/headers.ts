@@ -6,7 +6,7 @@ import type { ErrorCode } from '../errors.js';
 
 export const Header = {
   org: 'hooklog-org',
-  /** hook | system-log | legacy-events | backfill | token-hook */
+  /** hook | system-log | legacy-events | backfill | token-hook | ssf */
   source: 'hooklog-source',
   hookId: 'hooklog-hook-id',
   deliveryId: 'hooklog-delivery-id',
@@ -25,7 +25,7 @@ export const Header = {
   truncatedFromBytes: 'hooklog-truncated-from-bytes',
 } as const;
 
-export type EventSource = 'hook' | 'system-log' | 'legacy-events' | 'backfill';
+export type EventSource = 'hook' | 'system-log' | 'legacy-events' | 'backfill' | 'ssf';
 
 export interface Topics {
   readonly logs: string;
@@ -34,6 +34,8 @@ export interface Topics {
   readonly cursors: string;
   /** The token hook's audit trail: one record per answer (receivers/token-hook/audit.ts). */
   readonly tokenDecisions: string;
+  /** Shared Signals SETs the orgs pushed, verified (receivers/ssf/set-record.ts). */
+  readonly securityEvents: string;
 }
 
 export function topicNames(prefix: string): Topics {
@@ -43,6 +45,7 @@ export function topicNames(prefix: string): Topics {
     deadletter: `${prefix}.deadletter`,
     cursors: `${prefix}.cursors`,
     tokenDecisions: `${prefix}.token-decisions`,
+    securityEvents: `${prefix}.security-events`,
   };
 }
 

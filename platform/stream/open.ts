@@ -42,7 +42,7 @@ export async function openStream(
     maxBytes: s.embedded.max_bytes,
     // The cap refuses what comes in from outside; consumers' own writes (dead letters, alerts,
     // their state, cursors) must still go, or a full log could never drain.
-    cappedTopics: [topics.logs, topics.legacyEvents, topics.tokenDecisions],
+    cappedTopics: [topics.logs, topics.legacyEvents, topics.tokenDecisions, topics.securityEvents],
     logger,
   });
 }
@@ -63,6 +63,7 @@ export async function ensureHooklogTopics(stream: Stream, config: PlatformConfig
     { name: topics.tokenDecisions, partitions },
     { name: riskTopics(config.stream.topic_prefix).state, partitions, compacted: true },
     { name: riskTopics(config.stream.topic_prefix).changes, partitions },
+    { name: topics.securityEvents, partitions },
   ]);
   return topics;
 }

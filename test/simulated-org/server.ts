@@ -181,7 +181,23 @@ export class SimulatedOrg extends EventEmitter implements SimOrg {
     res.once('close', () => (rec.doneAt = this.#now()));
     this.emit('request', rec);
     if (url.pathname === '/oauth2/v1/token' && req.method === 'POST') {
-      const form = new URLSearchParams(await readBody(req));
+      const text = await readBody(req);
+      const form = new URLSearchParams(text);
+      // Grants other than the service apps' client credentials (a sign-in's code) belong to a module.
+      if (form.get('grant_type') !== 'client_credentials') {
+        const simReq: SimRequest = {
+          method: rec.method,
+          url,
+          header: (n) => header(req, n),
+          body: Buffer.from(text),
+          rec,
+          now,
+        };
+        for (const module of this.#apis) {
+          const reply = await module.handle(simReq, this);
+          if (reply) return this.#replyAny(res, rec, reply);
+        }
+      }
       return this.#reply(res, rec, await this.auth.token(form, header(req, 'dpop'), this.tokenUrl), {});
     }
     const api = url.pathname === '/api/v1/logs' ? 'logs' : url.pathname === '/api/v1/events' ? 'events' : null;

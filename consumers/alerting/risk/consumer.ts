@@ -22,10 +22,9 @@
  */
 import { partitionFor } from '../../../platform/stream/embedded/partitioner.js';
 import type { Consumer, RecordBatch, Stream, StreamRecord, Transactor } from '../../../platform/stream/types.js';
-import { riskEntitySchema, riskKey, type RiskChange, type RiskState } from '../../../schemas/risk.js';
-import type { Alert } from '../alert.js';
+import { riskKey, type RiskChange, type RiskState } from '../../../schemas/risk.js';
 import { applyFinding, expire, nextExpiry } from './fold.js';
-import { changeRecord, checkpointRecord, readPartitionStart, stateRecord } from './records.js';
+import { changeRecord, checkpointRecord, readAlert, readPartitionStart, stateRecord } from './records.js';
 import type { RiskTelemetry } from './telemetry.js';
 
 export interface RiskFoldOptions {
@@ -50,27 +49,6 @@ interface Part {
   readonly states: Map<string, RiskState>;
   /** Earliest expiry among the states (epoch ms). */
   due: number;
-}
-
-/** An alert's risk, checked: what the fold relies on, or why it cannot. */
-function readAlert(value: Buffer): Alert | string | null {
-  // Most alerts carry no risk: skip parsing them.
-  if (!value.includes('"risk":')) return null;
-  let a: Alert;
-  try {
-    a = JSON.parse(value.toString('utf8')) as Alert;
-  } catch {
-    return 'not JSON';
-  }
-  const r = a?.risk;
-  if (!r) return null;
-  if (typeof a.alert_id !== 'string' || typeof a.rule_id !== 'string' || typeof a.org !== 'string' || !a.org)
-    return 'no alert_id, rule_id or org';
-  if (!Number.isFinite(Date.parse(a.event_time)) || !Number.isFinite(Date.parse(r.expires_at)))
-    return 'event_time or risk.expires_at is not a time';
-  if (!['low', 'medium', 'high'].includes(r.level) || typeof r.reason !== 'string') return 'risk.level or reason';
-  if (!riskEntitySchema.safeParse(r.entity).success) return 'risk.entity';
-  return a;
 }
 
 /** The earliest expiry among `states` (epoch ms), Infinity for none. */
@@ -205,10 +183,13 @@ export async function startRiskFold(o: RiskFoldOptions): Promise<Consumer> {
       await write(p, part, states, changes, next);
     });
 
+  /** Partitions with an expiry check queued: one at a time, so a slow claim (a broker down) queues nothing more. */
+  const checking = new Set<number>();
   const checkExpiries = () => {
     for (const p of owned) {
       const part = parts.get(p);
-      if (part && part.due > now()) continue;
+      if ((part && part.due > now()) || checking.has(p)) continue;
+      checking.add(p);
       // Not loaded yet (assigned, no alerts since): claim and read it, so a quiet partition's levels fall too.
       void serial(p, async () => {
         if (!owned.has(p)) return;
@@ -218,7 +199,9 @@ export async function startRiskFold(o: RiskFoldOptions): Promise<Consumer> {
         const changes: RiskChange[] = [];
         expireDue(loaded, at, states, changes);
         if (states.size > 0) await write(p, loaded, states, changes);
-      }).catch((err: unknown) => o.telemetry.log.warn({ partition: p, err }, 'risk expiry check failed; retrying'));
+      })
+        .catch((err: unknown) => o.telemetry.log.warn({ partition: p, err }, 'risk expiry check failed; retrying'))
+        .finally(() => checking.delete(p));
     }
   };
   const timer = setInterval(checkExpiries, o.expiryCheckIntervalMs);

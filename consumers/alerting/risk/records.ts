@@ -10,7 +10,8 @@
 import { Header } from '../../../platform/stream/headers.js';
 import { partitionFor } from '../../../platform/stream/embedded/partitioner.js';
 import type { ConsumedRecord, Stream, StreamRecord } from '../../../platform/stream/types.js';
-import { riskKey, riskStateSchema, type RiskChange, type RiskState } from '../../../schemas/risk.js';
+import { riskEntitySchema, riskKey, riskStateSchema, type RiskChange, type RiskState } from '../../../schemas/risk.js';
+import type { Alert } from '../alert.js';
 
 export function riskCheckpointKey(group: string, alertsTopic: string, partition: number): string {
   return `${group}/${alertsTopic}/${partition}`;
@@ -22,6 +23,27 @@ export function checkpointRecord(group: string, alertsTopic: string, partition: 
     value: Buffer.from(JSON.stringify({ nextOffset: next })),
     headers: {},
   };
+}
+
+/** An alert's risk, checked: what the fold relies on, or why it cannot. */
+export function readAlert(value: Buffer): Alert | string | null {
+  // Most alerts carry no risk: skip parsing them.
+  if (!value.includes('"risk":')) return null;
+  let a: Alert;
+  try {
+    a = JSON.parse(value.toString('utf8')) as Alert;
+  } catch {
+    return 'not JSON';
+  }
+  const r = a?.risk;
+  if (!r) return null;
+  if (typeof a.alert_id !== 'string' || typeof a.rule_id !== 'string' || typeof a.org !== 'string' || !a.org)
+    return 'no alert_id, rule_id or org';
+  if (!Number.isFinite(Date.parse(a.event_time)) || !Number.isFinite(Date.parse(r.expires_at)))
+    return 'event_time or risk.expires_at is not a time';
+  if (!['low', 'medium', 'high'].includes(r.level) || typeof r.reason !== 'string') return 'risk.level or reason';
+  if (!riskEntitySchema.safeParse(r.entity).success) return 'risk.entity';
+  return a;
 }
 
 /** An entity's state, or its tombstone (an empty value) when `state` is null. */

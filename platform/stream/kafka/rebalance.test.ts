@@ -170,3 +170,30 @@ describe('kafka consumer group rebalancing', () => {
     }
   }, 90_000);
 });
+
+describe('partition callbacks across members (Kafka)', () => {
+  it('onAssigned shares the partitions out between two members, and gives them all to the one left', async () => {
+    const a = await stream();
+    const b = await stream();
+    const topic = randomName('owned');
+    const group = randomName('g');
+    await a.stream.ensureTopics([{ name: topic, partitions: 4 }]);
+    const mine = { a: new Set<number>(), b: new Set<number>() };
+    const member = (name: 'a' | 'b') => ({
+      topic,
+      group,
+      handler: async () => undefined,
+      onAssigned: (ps: readonly number[]) => ps.forEach((p) => mine[name].add(p)),
+      onRevoked: (ps: readonly number[]) => ps.forEach((p) => mine[name].delete(p)),
+    });
+    const ca = await a.stream.consume(member('a'));
+    const cb = await b.stream.consume(member('b'));
+    b.consumers.push(cb);
+    const split = () =>
+      mine.a.size > 0 && mine.b.size > 0 && mine.a.size + mine.b.size === 4 && [...mine.a].every((p) => !mine.b.has(p));
+    await waitFor(split, { timeoutMs: 30_000, what: `a split (${[...mine.a]} / ${[...mine.b]})` });
+    await ca.stop();
+    expect(mine.a.size).toBe(0);
+    await waitFor(() => mine.b.size === 4, { timeoutMs: 30_000, what: `all to b (${[...mine.b]})` });
+  }, 60_000);
+});

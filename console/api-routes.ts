@@ -1,0 +1,164 @@
+/**
+ * The console's JSON API (/console/api/…), read by its pages and usable with
+ * an API key. Every route authenticates, then narrows to the orgs the
+ * principal may see (platform/access.ts) before reading: a route naming
+ * another org, or an object of one, answers 404.
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { maySeeOrg, visibleOrgs } from '../platform/access.js';
+import { alertEvents, alertFacets, alertHistory, getAlert, isStatus, listAlerts } from './alerts.js';
+import type { Authenticated } from './auth.js';
+import { toCsv } from './csv.js';
+import type { ConsoleContext } from './context.js';
+import { ipFigures, userFigures } from './entities.js';
+import { findEvents, rawEvent, riskChanges, unknownFilter } from './events.js';
+import { badRequest, notFound } from './http.js';
+import { apiRoute, type Handler } from './route.js';
+import { parseRange, ParamError } from './range.js';
+import { oneOrg, scopeOf } from './scope.js';
+
+const limitOf = (q: Record<string, string>, max: number, dflt: number): number => {
+  const n = q.limit === undefined ? dflt : Number(q.limit);
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw new ParamError('limit', `must be a whole number from 1 to ${max}`);
+  return n;
+};
+
+export function mountApi(router: Router, c: ConsoleContext): void {
+  const get = (path: string, h: Handler) => router.get(path, apiRoute(c, h));
+
+  get('/console/api/me', async (ctx, who) => {
+    const p = who.principal;
+    ctx.body = {
+      id: p.id,
+      name: p.name,
+      kind: p.kind,
+      role: p.role,
+      orgs: p.orgs === 'all' ? visibleOrgs(p, c.knownOrgs) : p.orgs,
+      csrf: who.session ? c.auth.sessions.csrfToken(who.session) : null,
+      expires_at: who.session ? new Date(who.session.expiresAt * 1000).toISOString() : null,
+    };
+  });
+
+  get('/console/api/alerts', async (ctx, who, q) => {
+    if (q.org && !maySeeOrg(who.principal, q.org)) return notFound(ctx);
+    if (q.status && !isStatus(q.status)) throw new ParamError('status', 'must be open, acknowledged or closed');
+    const scope = q.org ? oneOrg(q.org) : scopeOf(who.principal);
+    const range = parseRange(q, c.now(), 30);
+    const rows = await listAlerts(c.store, {
+      scope,
+      since: range.since,
+      until: range.until,
+      limit: limitOf(q, 1000, 200),
+      ...(q.rule ? { rule: q.rule } : {}),
+      ...(q.severity ? { severity: q.severity } : {}),
+      ...(isStatus(q.status) ? { status: q.status } : {}),
+      ...(q.assignee !== undefined ? { assignee: q.assignee } : {}),
+    });
+    ctx.body = { alerts: rows, facets: await alertFacets(c.store, scope) };
+  });
+
+  get('/console/api/alerts/:id', async (ctx, who) => {
+    const alert = await getAlert(c.store, ctx.params.id ?? '', scopeOf(who.principal));
+    if (!alert || !maySeeOrg(who.principal, alert.org)) return notFound(ctx);
+    const [events, history] = await Promise.all([
+      alertEvents(c.store, alert),
+      alertHistory(c.store, alert.org, alert.alert_id),
+    ]);
+    ctx.body = { alert, events, history, rule: c.rules(alert.rule_id) ?? null };
+  });
+
+  get('/console/api/users/:org/:user', async (ctx, who, q) => {
+    const org = ctx.params.org ?? '';
+    if (!maySeeOrg(who.principal, org)) return notFound(ctx);
+    const user = ctx.params.user ?? '';
+    const range = parseRange(q, c.now(), 7);
+    const [figures, alerts, risk] = await Promise.all([
+      userFigures(c.store, org, user, range),
+      listAlerts(c.store, {
+        scope: oneOrg(org),
+        since: range.since,
+        until: range.until,
+        limit: 100,
+        groupKeyHas: user,
+      }),
+      riskChanges(c.store, org, user),
+    ]);
+    ctx.body = { org, user, since: range.since, until: range.until, ...figures, alerts, risk: risk ?? null };
+  });
+
+  get('/console/api/ips/:ip', async (ctx, who, q) => {
+    if (q.org && !maySeeOrg(who.principal, q.org)) return notFound(ctx);
+    const range = parseRange(q, c.now(), 7);
+    const scope = q.org ? oneOrg(q.org) : scopeOf(who.principal);
+    ctx.body = {
+      ip: ctx.params.ip,
+      since: range.since,
+      until: range.until,
+      ...(await ipFigures(c.store, scope, ctx.params.ip ?? '', range)),
+    };
+  });
+
+  get('/console/api/events', async (ctx, who, q) => {
+    const { org, since, until, limit, ...filters } = q;
+    if (!org || !maySeeOrg(who.principal, org)) return notFound(ctx);
+    const unknown = unknownFilter(Object.keys(filters));
+    if (unknown) return badRequest(ctx, `unknown filter "${unknown.slice(0, 40)}"`, unknown);
+    const range = parseRange({ since, until }, c.now(), 7);
+    ctx.body = {
+      events: await findEvents(c.store, {
+        scope: oneOrg(org),
+        range,
+        filters,
+        limit: limitOf({ ...(limit ? { limit } : {}) }, 1000, 200),
+      }),
+    };
+  });
+
+  get('/console/api/events/:org/:uuid', async (ctx, who) => {
+    const org = ctx.params.org ?? '';
+    if (!maySeeOrg(who.principal, org)) return notFound(ctx);
+    const raw = await rawEvent(c.store, org, ctx.params.uuid ?? '');
+    if (raw === undefined) return notFound(ctx);
+    ctx.body = { org, uuid: ctx.params.uuid, raw };
+  });
+
+  get('/console/api/queries', async (ctx) => {
+    ctx.body = { queries: c.queries.list() };
+  });
+
+  const runQuery = async (ctx: Context, who: Authenticated, q: Record<string, string>) => {
+    const name = ctx.params.name ?? '';
+    if (!c.queries.list().some((d) => d.name === name)) return undefined;
+    // The org is a parameter like the others: another org's is refused before the query runs.
+    if (!q.org || !maySeeOrg(who.principal, q.org)) return undefined;
+    return { name, result: await c.queries.run(name, q) };
+  };
+  get('/console/api/queries/:name', async (ctx, who, q) => {
+    const ran = await runQuery(ctx, who, q);
+    if (!ran) return notFound(ctx);
+    ctx.body = { query: ran.name, columns: ran.result.columns, rows: ran.result.rows };
+  });
+  get('/console/api/queries/:name/csv', async (ctx, who, q) => {
+    const ran = await runQuery(ctx, who, q);
+    if (!ran) return notFound(ctx);
+    ctx.type = 'text/csv; charset=utf-8';
+    ctx.set('content-disposition', `attachment; filename="${ran.name}.csv"`);
+    ctx.body = toCsv(ran.result.columns, ran.result.rows);
+  });
+
+  get('/console/api/status', async (ctx, who) => {
+    ctx.body = { status: (await c.operations.status()).filter((l) => maySeeOrg(who.principal, l.org)) };
+  });
+
+  get('/console/api/coverage', async (ctx, who, q) => {
+    if (!q.org || !maySeeOrg(who.principal, q.org)) return notFound(ctx);
+    const range = parseRange(q, c.now(), 1);
+    ctx.body = await c.operations.coverage(
+      q.org,
+      new Date(range.sinceMs).toISOString(),
+      new Date(range.untilMs).toISOString(),
+    );
+  });
+}

@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { ROLES } from '../platform/access.js';
+
+/** One group of the identity service and what its members get in the console. */
+const groupGrantSchema = z
+  .strictObject({
+    group: z.string().min(1).describe('A group name as the ID token carries it in `oidc.groups_claim`.'),
+    orgs: z
+      .array(z.string().min(1))
+      .min(1)
+      .describe('The orgs (as configured: the org column) its members may see. Anything of another org answers 404.'),
+    role: z
+      .enum(ROLES)
+      .default('viewer')
+      .describe('viewer reads; analyst also acknowledges, assigns and closes alerts.'),
+  })
+  .describe('Members of `group` see `orgs` with `role`.');
+
+const oidcSchema = z
+  .strictObject({
+    issuer: z
+      .url()
+      .describe(
+        "The identity service's issuer (https://<org>.example.com, or an authorization server's). Its /.well-known/openid-configuration names the endpoints.",
+      ),
+    client_id: z.string().min(1).describe("The console's OIDC web application client id."),
+    client_secret: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Its client secret (use ${ENV_VAR}), sent as client_secret_post; omit for a public client (PKCE only).',
+      ),
+    scopes: z.array(z.string()).default(['openid', 'profile', 'email', 'groups']).describe('Scopes asked for.'),
+    groups_claim: z.string().min(1).default('groups').describe("The ID token claim listing the user's groups."),
+    grants: z
+      .array(groupGrantSchema)
+      .min(1)
+      .describe('Groups that may use the console. A user in several gets the union of orgs and the highest role.'),
+    clock_tolerance_s: z.number().int().min(0).max(300).default(30).describe('Allowed clock skew for the ID token.'),
+  })
+  .describe('Sign-in through the identity service: OpenID Connect, authorization code with PKCE.');
+
+/**
+ * The `console` section: the analysts' web console at /console. Off unless
+ * `enabled`; then `public_url`, `session_secret` and `oidc` are required.
+ */
+export const consoleSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false).describe('Serve the console at /console (and its API at /console/api).'),
+    public_url: z
+      .url()
+      .optional()
+      .describe(
+        "The console's external origin as browsers reach it (https://hooklog.example.com): the OIDC redirect URI is <public_url>/console/auth/callback, and changes must come from this origin.",
+      ),
+    session_secret: z
+      .string()
+      .min(32, 'session_secret must be at least 32 characters')
+      .optional()
+      .describe(
+        'Signs session cookies (HS256; use ${ENV_VAR}). Every instance of a fleet needs the same one, so a session works on any of them.',
+      ),
+    session_ttl_minutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 60)
+      .default(480)
+      .describe('A session lasts this long after sign-in, then the user signs in again.'),
+    sign_in_attempts_per_minute: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(10)
+      .describe(
+        'Sign-in attempts (login starts and callbacks) allowed per client address per minute; more answer 429.',
+      ),
+    change_visible_timeout_ms: z
+      .number()
+      .int()
+      .min(0)
+      .max(60_000)
+      .default(5000)
+      .describe(
+        'How long a change waits to be readable from ClickHouse before answering (202 after that: it is recorded and will show).',
+      ),
+    oidc: oidcSchema.optional(),
+  })
+  .superRefine((c, ctx) => {
+    if (!c.enabled) return;
+    for (const key of ['public_url', 'session_secret', 'oidc'] as const) {
+      if (c[key] === undefined)
+        ctx.addIssue({ code: 'custom', path: [key], message: `is required when console.enabled is true` });
+    }
+  })
+  .prefault({})
+  .describe("The analysts' web console (/console): alerts to triage, users and IPs, queries with charts, operations.");
+
+export type ConsoleConfig = z.output<typeof consoleSchema>;

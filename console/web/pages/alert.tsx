@@ -1,0 +1,110 @@
+/** One alert: what fired, the events behind it (each linked to its user and IP), its rule, its history. */
+import { getJson, seg, withQuery, type Me } from '../api.js';
+import { ChangeForm } from './change-form.js';
+import type { AlertRow } from './alerts.js';
+import { ErrorBox, Loading, Table, text, useData } from '../ui.js';
+
+interface Detail {
+  alert: AlertRow & { first_event_time: string; kind: string; event_ids: string[] };
+  events: Array<Record<string, unknown> & { uuid: string; actor: string | null; client_ip: string | null }>;
+  history: Array<Record<string, unknown>>;
+  rule: Record<string, unknown> | null;
+}
+
+export function AlertPage({ id, me }: { id: string; me: Me }) {
+  const { data, error, reload } = useData(() => getJson<Detail>(`/console/api/alerts/${seg(id)}`), id);
+  if (error) return <ErrorBox error={error} />;
+  if (!data) return <Loading what="the alert" />;
+  const a = data.alert;
+  // The events of the alert lie within its span (its first and last event).
+  const iso = (t: string, deltaMs: number) => new Date(Date.parse(`${t.replace(' ', 'T')}Z`) + deltaMs).toISOString();
+  const span = { since: iso(a.first_event_time, -86_400_000), until: iso(a.event_time, 1000) };
+  const facts: Array<[string, string]> = [
+    ['Org', a.org],
+    ['Rule', `${a.rule_title} (${a.rule_id})`],
+    ['Severity', a.severity],
+    ['Kind', a.kind],
+    ['Key', text(a.group_key)],
+    ['First event', a.first_event_time],
+    ['Last event', a.event_time],
+    ['Events', a.event_count],
+    ['Status', `${a.status}${a.resolution ? ` (${a.resolution})` : ''}`],
+    ['Assignee', a.assignee ?? ''],
+  ];
+  return (
+    <section>
+      <h1>Alert: {a.rule_title || a.rule_id}</h1>
+      <dl class="facts">
+        {facts.map(([k, v]) => (
+          <>
+            <dt>{k}</dt>
+            <dd>{v}</dd>
+          </>
+        ))}
+      </dl>
+      <p>
+        <a href={withQuery('/console/alerts', { org: a.org, rule: a.rule_id })}>Other alerts of this rule</a>
+      </p>
+      {me.role === 'analyst' && <ChangeForm me={me} ids={[a.alert_id]} onDone={reload} />}
+      <Table
+        caption="Events behind the alert"
+        rows={data.events}
+        columns={[
+          { key: 'published', label: 'Time' },
+          { key: 'event_type', label: 'Type' },
+          {
+            key: 'actor',
+            label: 'User',
+            render: (e) => (e.actor ? <a href={`/console/users/${seg(a.org)}/${seg(e.actor)}`}>{e.actor}</a> : ''),
+          },
+          {
+            key: 'client_ip',
+            label: 'IP',
+            render: (e) =>
+              e.client_ip ? (
+                <a href={withQuery(`/console/ips/${seg(e.client_ip)}`, { org: a.org })}>{e.client_ip}</a>
+              ) : (
+                ''
+              ),
+          },
+          { key: 'geo_country', label: 'Country' },
+          { key: 'client_user_agent', label: 'User agent' },
+          { key: 'outcome', label: 'Outcome' },
+          { key: 'display_message', label: 'Message' },
+          {
+            key: 'uuid',
+            label: 'Event',
+            render: (e) => <a href={withQuery('/console/events', { org: a.org, uuid: e.uuid, ...span })}>{e.uuid}</a>,
+          },
+        ]}
+      />
+      <h2>Rule</h2>
+      {data.rule ? (
+        <dl class="facts">
+          {Object.entries(data.rule).map(([k, v]) => (
+            <>
+              <dt>{k}</dt>
+              <dd>{text(v)}</dd>
+            </>
+          ))}
+        </dl>
+      ) : (
+        <p class="muted">This process does not have the rule's definition (alerting is configured elsewhere).</p>
+      )}
+      <Table
+        caption="History"
+        empty="no changes yet: open since it fired."
+        rows={data.history}
+        columns={[
+          { key: 'at', label: 'When' },
+          { key: 'actor_name', label: 'Who' },
+          { key: 'action', label: 'What' },
+          { key: 'status', label: 'Status' },
+          { key: 'resolution', label: 'Resolution' },
+          { key: 'assignee', label: 'Assignee' },
+          { key: 'note', label: 'Note' },
+        ]}
+      />
+    </section>
+  );
+}

@@ -1,0 +1,72 @@
+/** The events behind a figure: the filters are the URL's; each event's raw JSON on request, as text. */
+import { useState } from 'preact/hooks';
+import { getJson, params, seg, withQuery } from '../api.js';
+import { ErrorBox, Loading, Table, useData } from '../ui.js';
+
+type Ev = Record<string, unknown> & { org: string; uuid: string; actor: string | null; ip: string | null };
+
+function Raw({ org, uuid }: { org: string; uuid: string }) {
+  const [raw, setRaw] = useState<string | undefined>();
+  if (raw !== undefined) return <pre class="raw">{raw}</pre>;
+  return (
+    <button
+      type="button"
+      onClick={async () => {
+        const r = await getJson<{ raw: string }>(`/console/api/events/${seg(org)}/${seg(uuid)}`);
+        try {
+          setRaw(JSON.stringify(JSON.parse(r.raw), null, 2));
+        } catch {
+          setRaw(r.raw);
+        }
+      }}
+    >
+      Show raw
+    </button>
+  );
+}
+
+export function EventsPage() {
+  const p = params();
+  const { data, error } = useData(() => getJson<{ events: Ev[] }>('/console/api/events', p), location.search);
+  const filters = Object.entries(p).filter(([k]) => !['org', 'since', 'until', 'limit'].includes(k));
+  return (
+    <section>
+      <h1>Events</h1>
+      <p class="muted">
+        Org {p.org ?? ''}
+        {filters.map(([k, v]) => ` · ${k} = ${v}`).join('')}
+        {p.since ? ` · since ${p.since}` : ''}
+        {p.until ? ` · until ${p.until}` : ''}
+      </p>
+      {error && <ErrorBox error={error} />}
+      {!data && !error && <Loading what="events" />}
+      {data && (
+        <Table
+          caption={`${data.events.length} events (newest first)`}
+          rows={data.events}
+          columns={[
+            { key: 'published', label: 'Time' },
+            { key: 'event_type', label: 'Type' },
+            {
+              key: 'actor',
+              label: 'User',
+              render: (e) => (e.actor ? <a href={`/console/users/${seg(e.org)}/${seg(e.actor)}`}>{e.actor}</a> : ''),
+            },
+            { key: 'targets', label: 'Targets' },
+            {
+              key: 'ip',
+              label: 'IP',
+              render: (e) => (e.ip ? <a href={withQuery(`/console/ips/${seg(e.ip)}`, { org: e.org })}>{e.ip}</a> : ''),
+            },
+            { key: 'country', label: 'Country' },
+            { key: 'device', label: 'Device' },
+            { key: 'outcome', label: 'Outcome' },
+            { key: 'reason', label: 'Reason' },
+            { key: 'display_message', label: 'Message' },
+            { key: 'uuid', label: 'Raw', render: (e) => <Raw org={e.org} uuid={e.uuid} /> },
+          ]}
+        />
+      )}
+    </section>
+  );
+}

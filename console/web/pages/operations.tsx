@@ -1,0 +1,89 @@
+/** `hooklog status` and `hooklog coverage` as pages, for the orgs you may see. */
+import { getJson, params, type Me } from '../api.js';
+import { Chart, chartOf } from '../chart.js';
+import { ErrorBox, Field, Loading, RangeForm, Table, text, useData } from '../ui.js';
+
+export function StatusPage() {
+  const { data, error } = useData(
+    () => getJson<{ status: Array<Record<string, unknown>> }>('/console/api/status'),
+    'status',
+  );
+  if (error) return <ErrorBox error={error} />;
+  if (!data) return <Loading what="status" />;
+  const cols = [
+    'org',
+    'source',
+    'last_event_at',
+    'cursor_age_s',
+    'poller_lag_s',
+    'sink_lag_records',
+    'dead_letters_1h',
+    'hook_failures_1h',
+  ];
+  return (
+    <section>
+      <h1>Status</h1>
+      <Table
+        caption="Per org and source: is it arriving and landing?"
+        rows={data.status}
+        columns={cols.map((c) => ({ key: c, label: c, render: (r: Record<string, unknown>) => text(r[c] ?? '-') }))}
+      />
+    </section>
+  );
+}
+
+interface Coverage {
+  totals: Record<string, unknown>;
+  coverage: { columns: string[]; rows: Array<Record<string, unknown>> };
+  lost: { columns: string[]; rows: Array<Record<string, unknown>> };
+}
+
+export function CoveragePage({ me }: { me: Me }) {
+  const p = params();
+  const org = p.org;
+  const { data, error } = useData(
+    () => (org ? getJson<Coverage>('/console/api/coverage', p) : Promise.resolve(undefined)),
+    location.search,
+  );
+  const chart = data ? chartOf(data.coverage.columns, data.coverage.rows) : null;
+  return (
+    <section>
+      <h1>Hook coverage</h1>
+      <RangeForm p={p}>
+        <Field id="f-org" label="Org">
+          <select id="f-org" name="org" value={org ?? me.orgs[0] ?? ''}>
+            {me.orgs.map((o) => (
+              <option value={o}>{o}</option>
+            ))}
+          </select>
+        </Field>
+      </RangeForm>
+      {!org && <p class="muted">Pick an org.</p>}
+      {error && <ErrorBox error={error} />}
+      {org && !data && !error && <Loading what="coverage" />}
+      {data && (
+        <>
+          <dl class="facts">
+            {Object.entries(data.totals).map(([k, v]) => (
+              <>
+                <dt>{k}</dt>
+                <dd>{text(v)}</dd>
+              </>
+            ))}
+          </dl>
+          {chart && <Chart title="Events by path" data={chart} />}
+          <Table
+            caption="Per hour and event type"
+            rows={data.coverage.rows}
+            columns={data.coverage.columns.map((c) => ({ key: c, label: c }))}
+          />
+          <Table
+            caption="Lost deliveries"
+            rows={data.lost.rows}
+            columns={data.lost.columns.map((c) => ({ key: c, label: c }))}
+          />
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,127 @@
+/** One user of one org: sign-ins over time, where from, with what, what they changed, their alerts and risk. */
+import { getJson, params, seg, withQuery } from '../api.js';
+import { Chart, epochS } from '../chart.js';
+import { ErrorBox, Loading, RangeForm, Table, useData } from '../ui.js';
+import type { AlertRow } from './alerts.js';
+import { Breakdown, type Figure, type TimePoint } from './figures.js';
+
+interface UserData {
+  since: string;
+  until: string;
+  signIns: TimePoint[];
+  country: Figure[];
+  ip: Figure[];
+  device: Figure[];
+  event_type: Figure[];
+  factor: Figure[];
+  admin: Array<Record<string, unknown> & { uuid: string; role: string }>;
+  alerts: AlertRow[];
+  risk: Array<Record<string, unknown>> | null;
+}
+
+export function UserPage({ org, user }: { org: string; user: string }) {
+  const p = params();
+  const { data, error } = useData(
+    () => getJson<UserData>(`/console/api/users/${seg(org)}/${seg(user)}`, { since: p.since, until: p.until }),
+    location.search,
+  );
+  const range = data ? { since: `${data.since.replace(' ', 'T')}Z`, until: `${data.until.replace(' ', 'T')}Z` } : {};
+  const events = (filter: Record<string, string>) => withQuery('/console/events', { org, user, ...range, ...filter });
+  return (
+    <section>
+      <h1>User {user}</h1>
+      <p class="muted">Org {org}</p>
+      <RangeForm p={p} />
+      {error && <ErrorBox error={error} />}
+      {!data && !error && <Loading what="the user" />}
+      {data && (
+        <>
+          <Chart
+            title="Sign-ins (click a point for its events)"
+            data={{
+              x: data.signIns.map((t) => epochS(t.t)),
+              series: [
+                { label: 'success', values: data.signIns.map((t) => Number(t.success)) },
+                { label: 'failure', values: data.signIns.map((t) => Number(t.failure)) },
+              ],
+            }}
+            onPick={(i) => {
+              const t = data.signIns[i];
+              const next = data.signIns[i + 1];
+              if (t)
+                location.assign(
+                  withQuery('/console/events', {
+                    org,
+                    user,
+                    sign_in: '1',
+                    since: `${t.t.replace(' ', 'T')}Z`,
+                    until: next ? `${next.t.replace(' ', 'T')}Z` : range.until,
+                  }),
+                );
+            }}
+          />
+          <p>
+            <a href={events({ sign_in: '1' })}>All sign-in events in this range</a>
+          </p>
+          <div class="grid">
+            <Breakdown caption="Countries" rows={data.country} link={(v) => events({ country: v })} />
+            <Breakdown
+              caption="IPs"
+              rows={data.ip}
+              link={(v) => events({ ip: v })}
+              page={(v) => (v ? withQuery(`/console/ips/${seg(v)}`, { org }) : undefined)}
+            />
+            <Breakdown
+              caption="Devices (browser / OS / device)"
+              rows={data.device}
+              link={(v) => events({ device: v })}
+            />
+            <Breakdown caption="Factors" rows={data.factor} link={(v) => events({ factor: v })} />
+            <Breakdown caption="Event types" rows={data.event_type} link={(v) => events({ event_type: v })} />
+          </div>
+          <Table
+            caption="Admin actions by and to this user"
+            rows={data.admin}
+            columns={[
+              { key: 'published', label: 'Time' },
+              { key: 'role', label: 'By / to' },
+              { key: 'event_type', label: 'Type' },
+              { key: 'actor', label: 'Actor' },
+              { key: 'targets', label: 'Targets' },
+              { key: 'outcome', label: 'Outcome' },
+              {
+                key: 'uuid',
+                label: 'Event',
+                render: (e) => <a href={withQuery('/console/events', { org, uuid: e.uuid, ...range })}>{e.uuid}</a>,
+              },
+            ]}
+          />
+          <Table
+            caption="Alerts"
+            rows={data.alerts}
+            columns={[
+              { key: 'event_time', label: 'Time' },
+              {
+                key: 'rule_title',
+                label: 'Rule',
+                render: (r) => <a href={`/console/alerts/${seg(r.alert_id)}`}>{r.rule_title || r.rule_id}</a>,
+              },
+              { key: 'severity', label: 'Severity' },
+              { key: 'status', label: 'Status' },
+            ]}
+          />
+          <h2>Risk</h2>
+          {data.risk === null ? (
+            <p class="muted">Risk is not available in this deployment.</p>
+          ) : (
+            <Table
+              caption="Risk changes"
+              rows={data.risk}
+              columns={Object.keys(data.risk[0] ?? { at: '' }).map((k) => ({ key: k, label: k }))}
+            />
+          )}
+        </>
+      )}
+    </section>
+  );
+}

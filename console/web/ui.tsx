@@ -1,0 +1,157 @@
+/**
+ * Small building blocks. Every value from the store is rendered as a text
+ * node or an attribute value (Preact escapes both); nothing is ever inserted
+ * as HTML, and links are built only from console paths.
+ */
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError } from './api.js';
+
+/** Loads data once per key; the page re-renders with it, or with the error. */
+export function useData<T>(load: () => Promise<T>, key: string): { data?: T; error?: string; reload: () => void } {
+  const [state, setState] = useState<{ data?: T; error?: string }>({});
+  const [n, setN] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setState({});
+    load().then(
+      (data) => live && setState({ data }),
+      (err: unknown) => live && setState({ error: err instanceof ApiError ? err.message : String(err) }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [key, n]);
+  return { ...state, reload: () => setN((x) => x + 1) };
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p class="muted" role="status">
+      Loading {what}…
+    </p>
+  );
+}
+
+export function ErrorBox({ error }: { error: string }) {
+  return (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  );
+}
+
+/** A cell's text: strings as they are, arrays joined, objects as JSON, null as an empty cell. */
+export function text(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  if (Array.isArray(v)) return v.map(text).join(', ');
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
+
+export interface Column<R> {
+  readonly key: string;
+  readonly label: string;
+  /** How to show the cell; default: its text. A link for numbers that have events behind them. */
+  readonly render?: (row: R) => ComponentChildren;
+  readonly numeric?: boolean;
+}
+
+export function Table<R extends Record<string, unknown>>({
+  rows,
+  columns,
+  caption,
+  empty = 'Nothing in this range.',
+}: {
+  rows: readonly R[];
+  columns: ReadonlyArray<Column<R>>;
+  caption: string;
+  empty?: string;
+}) {
+  if (rows.length === 0)
+    return (
+      <p class="muted">
+        {caption}: {empty}
+      </p>
+    );
+  return (
+    <div class="table-wrap">
+      <table>
+        <caption>{caption}</caption>
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th scope="col" class={c.numeric ? 'num' : undefined}>
+                {c.label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr>
+              {columns.map((c) => (
+                <td class={c.numeric ? 'num' : undefined}>{c.render ? c.render(r) : text(r[c.key])}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** A labelled control: the label names exactly the control (for/id), so assistive tech reads the label alone. */
+export function Field({
+  id,
+  label,
+  children,
+  help,
+}: {
+  id: string;
+  label: string;
+  children: ComponentChildren;
+  help?: string;
+}) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {children}
+      {help && (
+        <span id={`${id}-help`} class="help">
+          {help}
+        </span>
+      )}
+    </div>
+  );
+}
+
+/** The time range inputs every data page has (ISO-8601 text). */
+export function RangeFields({ p, sinceHint = '7 days ago' }: { p: Record<string, string>; sinceHint?: string }) {
+  return (
+    <>
+      <Field id="f-since" label="Since">
+        <input id="f-since" name="since" value={p.since ?? ''} placeholder={sinceHint} />
+      </Field>
+      <Field id="f-until" label="Until">
+        <input id="f-until" name="until" value={p.until ?? ''} placeholder="now" />
+      </Field>
+    </>
+  );
+}
+
+/** The time range form: GET, so the range lives in the URL. */
+export function RangeForm({ p, children }: { p: Record<string, string>; children?: ComponentChildren }) {
+  return (
+    <form method="get" class="filters" aria-label="Time range">
+      {children}
+      <RangeFields p={p} />
+      <button type="submit">Show</button>
+    </form>
+  );
+}
+
+/** Hidden inputs that keep the URL's other parameters when a form is submitted. */
+export function Keep({ p, names }: { p: Record<string, string>; names: readonly string[] }) {
+  return <>{names.map((n) => (p[n] !== undefined ? <input type="hidden" name={n} value={p[n]} /> : null))}</>;
+}
