@@ -168,9 +168,9 @@ const triggersSchema = z
   .strictObject({
     on_level: z
       .strictObject({
-        low: actionListSchema.optional(),
-        medium: actionListSchema.optional(),
-        high: actionListSchema.optional(),
+        low: actionListSchema.optional().describe('Actions when a finding raises a user to low.'),
+        medium: actionListSchema.optional().describe('Actions when a finding raises a user to medium.'),
+        high: actionListSchema.optional().describe('Actions when a finding raises a user to high.'),
       })
       .default({})
       .describe('Actions when a finding raises a user to this level, e.g. high: [clear_sessions].'),
