@@ -110,7 +110,10 @@ describe('the response loop in a fleet of three', () => {
     await waitFor(async () => (await stream!.latestOffsets(`${prefix}.alerts`)).size === PARTITIONS, {
       what: 'the alerts topic led',
     });
-    const fleet = names.map(start);
+    // a first, so the topics it makes have leaders before the others read them (the same start-up race).
+    const fleet = [start('a')];
+    await fleet[0]!.started(120_000);
+    fleet.push(start('b'), start('c'));
     const urls = await Promise.all(fleet.map((i) => i.address(120_000)));
     await Promise.all(fleet.map((i) => i.started(120_000)));
     // The groups have settled: each instance holds two partitions of each of the response consumers' topics.
