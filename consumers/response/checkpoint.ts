@@ -1,17 +1,34 @@
 /**
- * Checkpoints of the response consumers on the compacted `<prefix>.response-state`,
- * one record per (group, input topic, partition): the next offset to handle
- * and the partition's state (a SET held for delivery; the open actions). Every
- * checkpoint is appended in ONE atomic write with the records of the step it
- * ends (action records, delivery outcomes, dead letters), through the claim of
- * the partition's work, so a crash leaves either both or neither, and an
- * instance that lost the partition can write neither once the new owner claimed.
- * The same shape as alerting's checkpoint (consumers/alerting/checkpoint.ts).
+ * Checkpoints of the response consumers, one record per (group, input topic,
+ * partition): the next offset to handle and the partition's state (a SET held
+ * for delivery; the open actions). Every checkpoint is appended in ONE atomic
+ * write with the records of the step it ends (action records, delivery
+ * outcomes, dead letters), through the claim of the partition's work, so a
+ * crash leaves either both or neither, and an instance that lost the partition
+ * can write neither once the new owner claimed.
+ *
+ * Each consumer has a state topic of its own with as many partitions as its
+ * input, and the checkpoint of input partition p is keyed to land on state
+ * partition p: only p's owner writes there. A read after a claim waits for the
+ * partition's last stable offset, which another owner's open transaction would
+ * hold back, hiding checkpoints committed after it: a single state partition
+ * shared by concurrent owners (the transmitter and the executor of one
+ * process, say) returned a checkpoint older than the last one written, and an
+ * action ran twice (test/e2e/response-fleet.test.ts, 6 of 6 runs).
  */
+import { partitionFor } from '../../platform/stream/embedded/partitioner.js';
 import type { ConsumedRecord, Stream, StreamRecord, Transactor } from '../../platform/stream/types.js';
 
-export function checkpointKey(group: string, topic: string, partition: number): string {
-  return `${group}/${topic}/${partition}`;
+/**
+ * The checkpoint key of `partition`: `<group>/<topic>/<partition>`, with a `#n` suffix chosen so that the key
+ * lands on state partition `partition % statePartitions` (Kafka's murmur2, as every stream partitions keys).
+ */
+export function checkpointKey(group: string, topic: string, partition: number, statePartitions: number): string {
+  const target = partition % statePartitions;
+  for (let n = 0; ; n++) {
+    const key = `${group}/${topic}/${partition}#${n}`;
+    if (partitionFor(key, statePartitions) === target) return key;
+  }
 }
 
 export interface Checkpoint<S> {
@@ -24,9 +41,10 @@ export async function readCheckpoint<S>(
   stream: Stream,
   stateTopic: string,
   key: string,
+  statePartition: number,
   initial: () => S,
 ): Promise<Checkpoint<S>> {
-  const latest = await stream.readLatestByKey(stateTopic);
+  const latest = await stream.readLatestByKey(stateTopic, [statePartition]);
   const rec: ConsumedRecord | undefined = latest.get(key);
   if (!rec || rec.value.length === 0) return { nextOffset: 0, state: initial() };
   const cp = JSON.parse(rec.value.toString('utf8')) as Checkpoint<S>;

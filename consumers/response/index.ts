@@ -58,7 +58,8 @@ export async function ensureResponseTopics(stream: Stream, prefix: string, parti
     { name: riskTopics(prefix).changes, partitions },
     { name: topics.actions, partitions },
     { name: topics.deliveries, partitions },
-    { name: topics.state, partitions: 1, compacted: true },
+    { name: topics.setsState, partitions, compacted: true },
+    { name: topics.actionsState, partitions, compacted: true },
   ]);
   return topics;
 }
@@ -90,7 +91,7 @@ export async function startResponse(o: ResponseOptions): Promise<Response> {
         stream: o.stream,
         topic: topics.actions,
         group: `${c.group}.actions`,
-        stateTopic: topics.state,
+        stateTopic: topics.actionsState,
         initial: initialExecutorState,
         handle: executorHandler({ topics, orgs, management, policies, telemetry, signal: abort.signal }),
         onHandlerError: onHandlerError(topics.actions),
@@ -102,7 +103,7 @@ export async function startResponse(o: ResponseOptions): Promise<Response> {
         stream: o.stream,
         topic: changes,
         group: `${c.group}.sets`,
-        stateTopic: topics.state,
+        stateTopic: topics.setsState,
         initial: initialTransmitterState,
         handle: transmitterHandler({
           topics: { ...topics, deadletter: o.deadletterTopic },

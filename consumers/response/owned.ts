@@ -11,7 +11,11 @@
  * again, the same way, after a restart.
  */
 import type { ConsumedRecord, Consumer, RecordBatch, Stream, StreamRecord } from '../../platform/stream/types.js';
+import { retry, RetryPolicies } from '../../platform/retry.js';
+import { isRetriable } from '../../platform/errors.js';
 import { PartitionLedger, checkpointKey, readCheckpoint } from './checkpoint.js';
+
+const STARTUP = { policy: RetryPolicies.startup, retriable: isRetriable };
 
 export interface Owned<S> {
   readonly partition: number;
@@ -41,15 +45,17 @@ export interface OwnedConsumerOptions<S> {
 export async function startOwnedConsumer<S>(o: OwnedConsumerOptions<S>): Promise<Consumer> {
   const slots = new Map<number, Owned<S> & { ledger: PartitionLedger<S> }>();
   const reload = new Set<number>();
+  // The state topic has (at least) the input's partitions; a topic made elsewhere with fewer is shared round-robin.
+  const statePartitions = (await retry(() => o.stream.latestOffsets(o.stateTopic), STARTUP)).size;
 
   const open = async (partition: number) => {
     const old = slots.get(partition);
     slots.delete(partition);
     await old?.ledger.close();
     const claim = await o.stream.claim(`${o.stateTopic}.${o.group}.${partition}`);
-    const key = checkpointKey(o.group, o.topic, partition);
+    const key = checkpointKey(o.group, o.topic, partition, statePartitions);
     const ledger = new PartitionLedger<S>(claim, o.stateTopic, key);
-    const cp = await readCheckpoint(o.stream, o.stateTopic, key, o.initial);
+    const cp = await readCheckpoint(o.stream, o.stateTopic, key, partition % statePartitions, o.initial);
     const slot: Owned<S> & { ledger: PartitionLedger<S> } = {
       partition,
       nextOffset: cp.nextOffset,
@@ -74,8 +80,10 @@ export async function startOwnedConsumer<S>(o: OwnedConsumerOptions<S>): Promise
 
   const handler = async (batch: RecordBatch) => {
     let slot = slots.get(batch.partition);
-    // New to us (another member may have handled it since), a gap, or a failed write: claim, then read.
-    if (!slot || batch.firstOffset > slot.nextOffset || reload.has(batch.partition)) slot = await open(batch.partition);
+    // New to us (assigned since: another member may have handled it meanwhile) or a failed write: claim, then read.
+    // Not on an offset gap: transactions leave one (their commit markers take offsets), and a claim costs a round
+    // trip to the transaction coordinator.
+    if (!slot || reload.has(batch.partition)) slot = await open(batch.partition);
     for (const rec of batch.records) {
       if (rec.offset < slot.nextOffset) continue;
       await o.handle(rec, slot);
@@ -92,6 +100,8 @@ export async function startOwnedConsumer<S>(o: OwnedConsumerOptions<S>): Promise
       maxBatchRecords: o.maxBatchRecords ?? 100,
       maxBatchWaitMs: o.maxBatchWaitMs ?? 50,
       ...(o.onHandlerError ? { onHandlerError: o.onHandlerError } : {}),
+      onAssigned: (ps) => ps.forEach((p) => reload.add(p)),
+      onRevoked: (ps) => ps.forEach((p) => reload.add(p)),
     }),
   ]);
   return {

@@ -11,7 +11,8 @@
  *   so an approval reaches the partition that holds the action.
  * - `<prefix>.ssf-deliveries`, key = org: one record per SET delivered or
  *   refused, with the receiver's `err`.
- * - `<prefix>.response-state` (compacted): the consumers' checkpoints.
+ * - `<prefix>.response-sets-state`, `<prefix>.response-actions-state` (compacted): the consumers'
+ *   checkpoints (checkpoint.ts).
  */
 import { z } from 'zod';
 import { Header } from '../../platform/stream/headers.js';
@@ -22,7 +23,10 @@ export function responseTopics(prefix: string) {
   return {
     actions: `${prefix}.actions`,
     deliveries: `${prefix}.ssf-deliveries`,
-    state: `${prefix}.response-state`,
+    /** The transmitter's checkpoints (compacted, one partition per risk-changes partition). */
+    setsState: `${prefix}.response-sets-state`,
+    /** The executor's checkpoints (compacted, one partition per actions partition). */
+    actionsState: `${prefix}.response-actions-state`,
   } as const;
 }
 export type ResponseTopics = ReturnType<typeof responseTopics>;
