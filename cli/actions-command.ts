@@ -41,8 +41,7 @@ export function actionsQuery(filter: { org?: string; state?: string; id?: string
   max(attempt) AS attempts, argMaxIf(actor, at, actor != '') AS approved_by,
   argMaxIf(error, at, error != '') AS error, argMaxIf(note, at, note != '') AS note,
   min(at) AS decided_at, max(at) AS updated_at
-FROM actions FINAL
-${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+FROM (SELECT * FROM actions FINAL ${where.length ? `WHERE ${where.join(' AND ')}` : ''})
 GROUP BY action_id ${having}
 ORDER BY decided_at DESC, action_id
 LIMIT ${filter.limit}`;

@@ -98,18 +98,22 @@ describe('the response loop in a fleet of three', () => {
       all.push(p);
       return p;
     };
-    // The alerts topic made and led before any instance starts: the risk fold reads its end offsets at start, and
-    // on a topic just made by another process (or by itself) the broker may not have elected its leaders yet, which
-    // fails the start (STREAM_UNAVAILABLE NOT_LEADER_FOR_PARTITION; noted on the issue).
+    // The topics read at start made and led before any instance starts: the risk fold reads the alerts topic's end
+    // offsets, the token hook's risk view the risk topic's, and on a topic just made (by another process or by
+    // itself) the broker may not have elected its leaders yet, which fails the start (STREAM_UNAVAILABLE
+    // NOT_LEADER_FOR_PARTITION; noted on the issue).
     stream = await openKafkaStream({
       brokers: kafkaBrokerList(),
       clientId: randomName('probe'),
       logger: silentLogger(),
     });
-    await stream.ensureTopics([{ name: `${prefix}.alerts`, partitions: PARTITIONS }]);
-    await waitFor(async () => (await stream!.latestOffsets(`${prefix}.alerts`)).size === PARTITIONS, {
-      what: 'the alerts topic led',
-    });
+    const readAtStart = [`${prefix}.alerts`, riskTopics(prefix).state];
+    await stream.ensureTopics([
+      { name: readAtStart[0]!, partitions: PARTITIONS },
+      { name: readAtStart[1]!, partitions: PARTITIONS, compacted: true },
+    ]);
+    for (const topic of readAtStart)
+      await waitFor(async () => (await stream!.latestOffsets(topic)).size === PARTITIONS, { what: `${topic} led` });
     // a first, so the topics it makes have leaders before the others read them (the same start-up race).
     const fleet = [start('a')];
     await fleet[0]!.started(120_000);
