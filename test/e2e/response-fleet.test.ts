@@ -25,7 +25,14 @@ import { kafkaBrokerList, kafkaBrokers } from '../kafka/inject.js';
 import { postDelivery, TEST_SECRET, writeTestConfig } from '../support/hooklog-config.js';
 import { spawnHooklog, withOwnDataDir, type Instance } from '../support/instances.js';
 import { randomName, waitFor } from '../support/wait.js';
-import { changedResends, freePort, responseSections, startResponseOrgs, type ResponseOrg } from './response.js';
+import {
+  changedResends,
+  freePort,
+  makeTopicsReadAtStart,
+  responseSections,
+  startResponseOrgs,
+  type ResponseOrg,
+} from './response.js';
 
 const PARTITIONS = 6;
 const CONVERGE_MS = 5_000;
@@ -98,22 +105,12 @@ describe('the response loop in a fleet of three', () => {
       all.push(p);
       return p;
     };
-    // The topics read at start made and led before any instance starts: the risk fold reads the alerts topic's end
-    // offsets, the token hook's risk view the risk topic's, and on a topic just made (by another process or by
-    // itself) the broker may not have elected its leaders yet, which fails the start (STREAM_UNAVAILABLE
-    // NOT_LEADER_FOR_PARTITION; noted on the issue).
     stream = await openKafkaStream({
       brokers: kafkaBrokerList(),
       clientId: randomName('probe'),
       logger: silentLogger(),
     });
-    const readAtStart = [`${prefix}.alerts`, riskTopics(prefix).state];
-    await stream.ensureTopics([
-      { name: readAtStart[0]!, partitions: PARTITIONS },
-      { name: readAtStart[1]!, partitions: PARTITIONS, compacted: true },
-    ]);
-    for (const topic of readAtStart)
-      await waitFor(async () => (await stream!.latestOffsets(topic)).size === PARTITIONS, { what: `${topic} led` });
+    await makeTopicsReadAtStart(stream, prefix, PARTITIONS);
     // a first, so the topics it makes have leaders before the others read them (the same start-up race).
     const fleet = [start('a')];
     await fleet[0]!.started(120_000);
@@ -134,13 +131,8 @@ describe('the response loop in a fleet of three', () => {
     });
 
     // The test's own reader of the risk topic: when each user's state was appended.
-    stream = await openKafkaStream({
-      brokers: kafkaBrokerList(),
-      clientId: randomName('probe'),
-      logger: silentLogger(),
-    });
     const appended = new Map<string, number>();
-    await stream.watch(riskTopics(prefix).state, (records) => {
+    await stream!.watch(riskTopics(prefix).state, (records) => {
       for (const r of records) if (r.value.length > 0 && !appended.has(r.key!)) appended.set(r.key!, r.timestamp);
     });
 

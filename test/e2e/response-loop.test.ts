@@ -26,12 +26,21 @@ import { riskTravelEvents, riskTravelRules } from '../../consumers/alerting/test
 import { USER_RISK_CHANGE } from '../../consumers/response/config.js';
 import { HOOK_SECRET, postToken, sampleRequest } from '../../receivers/token-hook/testing.js';
 import { delivery } from '../fixtures/index.js';
-import { kafkaBrokers } from '../kafka/inject.js';
+import { kafkaBrokerList, kafkaBrokers } from '../kafka/inject.js';
+import { silentLogger } from '../../platform/log.js';
+import { openKafkaStream } from '../../platform/stream/kafka/index.js';
 import { runCli } from '../support/cli.js';
 import { postDelivery, writeTestConfig } from '../support/hooklog-config.js';
 import { spawnHooklog, type Instance } from '../support/instances.js';
 import { randomName, waitFor } from '../support/wait.js';
-import { changedResends, freePort, responseSections, startResponseOrg, type ResponseOrg } from './response.js';
+import {
+  changedResends,
+  freePort,
+  makeTopicsReadAtStart,
+  responseSections,
+  startResponseOrg,
+  type ResponseOrg,
+} from './response.js';
 
 /** ann's contribution lasts this long from her trip: past phases 1 and 2 (three starts), then it expires. */
 const ANN_TTL_MS = 100_000;
@@ -84,6 +93,16 @@ describe('from a finding to the sign-in path, with kill -9 between the alert and
         ...responseSections([o], issuer, randomName('resp')),
       }),
     );
+    const probe = await openKafkaStream({
+      brokers: kafkaBrokerList(),
+      clientId: randomName('probe'),
+      logger: silentLogger(),
+    });
+    try {
+      await makeTopicsReadAtStart(probe, (base.stream as { topic_prefix: string }).topic_prefix, 2);
+    } finally {
+      await probe.close();
+    }
     const start = async (name: string) => {
       const p = spawnHooklog(name, ['--config', inst.configPath], { ORG_TOKEN: `tok-${name}` });
       instances.push(p);

@@ -7,6 +7,9 @@
  */
 import { createServer } from 'node:net';
 import { partitionFor } from '../../platform/stream/embedded/partitioner.js';
+import type { Stream } from '../../platform/stream/types.js';
+import { riskTopics } from '../../schemas/risk.js';
+import { waitFor } from '../support/wait.js';
 import { TEST_SET_KEY } from '../../consumers/response/testing.js';
 import { SecurityEventsApi, SimulatedOrg, UsersApi } from '../simulated-org/index.js';
 
@@ -96,4 +99,21 @@ export function changedResends(sets: SecurityEventsApi): string[] {
     else if (seen !== s.token) bad.push(s.jti);
   }
   return bad;
+}
+
+/**
+ * Makes the topics hooklog reads at start (the alerts topic's end offsets for the risk fold, the risk topic for the
+ * token hook's view) and waits for their leaders: on a topic just made, by another process or by itself, a read
+ * before the broker elected the leaders fails hooklog's start (STREAM_UNAVAILABLE NOT_LEADER_FOR_PARTITION; a
+ * start-up race outside the response, noted on the issue).
+ */
+export async function makeTopicsReadAtStart(stream: Stream, prefix: string, partitions: number): Promise<void> {
+  const alerts = `${prefix}.alerts`;
+  const risk = riskTopics(prefix).state;
+  await stream.ensureTopics([
+    { name: alerts, partitions },
+    { name: risk, partitions, compacted: true },
+  ]);
+  for (const topic of [alerts, risk])
+    await waitFor(async () => (await stream.latestOffsets(topic)).size === partitions, { what: `${topic} led` });
 }
