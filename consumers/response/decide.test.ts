@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HooklogError } from '../../platform/errors.js';
-import { parseConfig } from '../../cli/config/load.js';
+import { loadConfig, parseConfig } from '../../cli/config/load.js';
 import { actionId, decideActions, namedActions } from './decide.js';
 import { responseConfig, riskChange } from './testing.js';
 
@@ -68,6 +68,20 @@ describe('deciding actions', () => {
     expect(new Set(once).size).toBe(3);
     const other = riskChange('acme', { id: '00u1' }, 'none', 'high');
     expect(actionId(other, { action: 'clear_sessions' })).not.toBe(once[0]);
+  });
+
+  it("parses the README's example (examples/response/hooklog.yaml) as documented", () => {
+    const path = new URL('../../examples/response/hooklog.yaml', import.meta.url).pathname;
+    const { config } = loadConfig(path, { HOOK_SECRET: 'x'.repeat(16), TOKEN_HOOK_SECRET: 'y'.repeat(16) });
+    expect(config.response!.orgs[0]).toMatchObject({
+      org: 'simulated',
+      actions: { mode: 'on', allow: ['clear_sessions'] },
+    });
+    expect(config.response!.actions.on_level.high).toEqual(['clear_sessions']);
+    const change = riskChange('simulated', { id: '00uann' }, 'none', 'high', { rule_id: 'impossible-travel' });
+    expect(decideActions(change, config.response!.actions, config.response!.orgs[0]!, NOW).map((a) => a.state)).toEqual(
+      ['requested'],
+    );
   });
 
   it('refuses, at boot, a mode without actions, approval outside the allow-list, SETs without a transmitter, an unknown org', () => {
