@@ -16,12 +16,14 @@ ENV NODE_ENV=production
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/bin ./bin
+# Assets (platform/assets.ts): files the CLI reads, at the same path below /app as in the clone, where
+# hooklog finds them from its package.json. test/assets.test.ts fails when one is not copied here.
+COPY package.json ./
 COPY --from=build /app/schemas/clickhouse ./schemas/clickhouse
 # The shipped detection content (rule_paths: [/app/consumers/alerting/content]).
 COPY --from=build /app/consumers/alerting/content/*.yaml ./consumers/alerting/content/
 # The console's browser assets (built by npm run build into console/web/dist; served when console.enabled).
 COPY --from=build /app/console/web/dist ./console/web/dist
-COPY package.json ./
 # The data volume (embedded log if Kafka is not configured, admin socket) must be writable by the unprivileged user.
 RUN mkdir -p /var/lib/hooklog && chown node:node /var/lib/hooklog
 USER node

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
-import { join, resolve } from 'node:path';
-import { HooklogError } from '../platform/errors.js';
+import { adminSocketPath } from '../platform/data-dir.js';
+import { ErrorCodes, HooklogError, type ErrorCode } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import type { ResultSet } from './format.js';
 
@@ -9,30 +9,24 @@ import type { ResultSet } from './format.js';
  * The local admin channel: an HTTP server on a Unix socket in the data
  * directory, mode 0600, so only the user running hooklog can reach it and no
  * secret is needed. It exists because embedded ClickHouse takes an exclusive
- * lock on its directory: while `hooklog start` runs, `hooklog sql` asks the
- * running process instead of opening the store itself.
+ * lock on its directory: while `hooklog start` runs, `hooklog sql`, `query`,
+ * `status`, `coverage`, `rules test` and `hunt` ask the running process
+ * instead of opening the store themselves (routes in cli/start.ts).
  */
-export function adminSocketPath(dataDir: string): string {
-  return join(resolve(dataDir), 'hooklog.sock');
-}
+export { adminSocketPath };
 
-export type ReadOnlyQuery = (sql: string) => Promise<ResultSet>;
-/** Runs a named query of the library (analytics/); its errors carry the wrong parameter's name as `param`. */
-export type NamedQueryRunner = (name: string, params: Record<string, string>) => Promise<ResultSet>;
-
-/** `hooklog status` as the running process sees it. */
-export type StatusRunner = () => Promise<unknown>;
-
-/** Further routes (POST, JSON in and out), such as `/risk`: the payload is untrusted JSON, checked by the route. */
-export type AdminRoutes = Readonly<Record<string, (payload: unknown) => Promise<unknown>>>;
+/**
+ * What the running process answers: route → handler of the request's JSON
+ * body. A handler's error becomes a 400 carrying its message, its code (when a
+ * HooklogError) and the parameter it names, for the command to rebuild.
+ * Commands that need the embedded store add their route here (cli/start.ts).
+ */
+export type AdminRoutes = Readonly<Record<string, (body: unknown) => Promise<unknown>>>;
 
 export async function serveAdminSocket(
   dataDir: string,
-  runQuery: ReadOnlyQuery,
   logger: Logger,
-  runNamed?: NamedQueryRunner,
-  runStatus?: StatusRunner,
-  routes: AdminRoutes = {},
+  routes: AdminRoutes,
 ): Promise<() => Promise<void>> {
   const path = adminSocketPath(dataDir);
   // A socket file left by a killed process would make listen() fail; we hold the data dir's lock by now, so it is
@@ -42,49 +36,24 @@ export async function serveAdminSocket(
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     res.setHeader('content-type', 'application/json');
-    if (req.method === 'POST' && req.url === '/status' && runStatus) {
-      try {
-        res.end(JSON.stringify(await runStatus()));
-      } catch (err) {
-        res.statusCode = 500;
-        res.end(JSON.stringify({ error: (err as Error).message }));
-      }
-      return;
-    }
-    const route = req.method === 'POST' && req.url !== undefined ? routes[req.url] : undefined;
-    if (route && Object.hasOwn(routes, req.url!)) {
-      try {
-        res.end(JSON.stringify(await route(JSON.parse(Buffer.concat(chunks).toString('utf8')))));
-      } catch (err) {
-        res.statusCode = 400;
-        res.end(JSON.stringify({ error: (err as Error).message }));
-      }
-      return;
-    }
-    if (req.method === 'POST' && req.url === '/query' && runNamed) {
-      try {
-        const { name, params } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-          name: string;
-          params: Record<string, string>;
-        };
-        res.end(JSON.stringify(await runNamed(name, params)));
-      } catch (err) {
-        res.statusCode = 400;
-        res.end(JSON.stringify({ error: (err as Error).message, param: (err as { param?: string }).param }));
-      }
-      return;
-    }
-    if (req.method !== 'POST' || req.url !== '/sql') {
+    const handler = req.method === 'POST' ? routes[req.url ?? ''] : undefined;
+    if (!handler) {
       res.statusCode = 404;
       res.end(JSON.stringify({ error: 'not found' }));
       return;
     }
     try {
-      const { query } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { query: string };
-      res.end(JSON.stringify(await runQuery(query)));
+      const body = chunks.length > 0 ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown) : {};
+      res.end(JSON.stringify(await handler(body)));
     } catch (err) {
       res.statusCode = 400;
-      res.end(JSON.stringify({ error: (err as Error).message }));
+      res.end(
+        JSON.stringify({
+          error: (err as Error).message,
+          code: err instanceof HooklogError ? err.code : undefined,
+          param: (err as { param?: string }).param,
+        }),
+      );
     }
   });
   await new Promise<void>((ok, fail) => {
@@ -92,8 +61,20 @@ export async function serveAdminSocket(
     server.listen(path, () => ok());
   });
   chmodSync(path, 0o600);
-  logger.debug({ path }, 'admin socket listening');
+  logger.debug({ path, routes: Object.keys(routes) }, 'admin socket listening');
   return () => new Promise<void>((ok) => server.close(() => ok()));
+}
+
+/**
+ * Asks the running hooklog's `route`; `undefined` when none is listening. A
+ * refusal is rebuilt as the HooklogError it was (its code and message).
+ */
+export function viaAdminSocket<T>(dataDir: string, route: string, body: object): Promise<T | undefined> {
+  return postToAdminSocket(dataDir, route, body, (message, _param, code) =>
+    code !== undefined && (ErrorCodes as readonly string[]).includes(code)
+      ? new HooklogError(code as ErrorCode, message)
+      : new HooklogError('INTERNAL', message),
+  ) as Promise<T | undefined>;
 }
 
 /** Sends a query to a running hooklog; `undefined` when none is listening. */
@@ -126,7 +107,7 @@ export async function postToAdminSocket(
   dataDir: string,
   path: string,
   payload: object,
-  toError: (message: string, param: string | undefined) => Error,
+  toError: (message: string, param: string | undefined, code: string | undefined) => Error,
 ): Promise<ResultSet | undefined> {
   const socketPath = adminSocketPath(dataDir);
   if (!existsSync(socketPath)) return undefined;
@@ -139,8 +120,10 @@ export async function postToAdminSocket(
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ResultSet & {
           error?: string;
           param?: string;
+          code?: string;
         };
-        if (res.statusCode !== 200) fail(toError(body.error ?? `admin socket answered ${res.statusCode}`, body.param));
+        if (res.statusCode !== 200)
+          fail(toError(body.error ?? `admin socket answered ${res.statusCode}`, body.param, body.code));
         else ok(body);
       },
     );

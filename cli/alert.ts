@@ -7,6 +7,7 @@
 import type { Config } from './config/schema.js';
 import { loadConfig } from './config/load.js';
 import { HooklogError } from '../platform/errors.js';
+import { refuseBesideRunningHooklog } from '../platform/data-dir.js';
 import { createLogger, type Logger } from '../platform/log.js';
 import { migrate, openStore, type Store, storeOptions } from '../platform/store/index.js';
 import { ensureHooklogTopics, openStream } from '../platform/stream/open.js';
@@ -80,6 +81,8 @@ export async function startAlertingFromConfig(
 /** `hooklog alert`: run until SIGINT/SIGTERM. */
 export async function runAlert(configPath: string | undefined, namedQueries?: NamedQueries): Promise<void> {
   const { config } = loadConfig(configPath);
+  // The embedded log admits one process: beside a running hooklog, say so at once (it runs alerting itself).
+  if (!config.stream.kafka) await refuseBesideRunningHooklog(config.data_dir, 'the embedded log');
   const logger = createLogger({ level: config.log_level, format: config.log.format });
   // A separate process must not share the main process's Kafka client (and transactional) id.
   const own: Config = config.stream.kafka

@@ -23,4 +23,15 @@ describe('render', () => {
     expect(lines[3]).toContain('needs, "quotes" here');
     expect(lines[4]).toBe('(2 rows)');
   });
+  it('cuts long cells in a table, except in the columns the result set keeps whole', () => {
+    const path = `/${'deep/'.repeat(40)}rules.yaml:12`;
+    const cut = render({ columns: ['where', 'note'], rows: [{ where: path, note: 'x'.repeat(200) }] }, 'table');
+    expect(cut).not.toContain(path);
+    const kept = render(
+      { columns: ['where', 'note'], rows: [{ where: path, note: 'x'.repeat(200) }], whole: ['where'] },
+      'table',
+    );
+    expect(kept).toContain(path);
+    expect(kept).toContain(`${'x'.repeat(119)}…`);
+  });
 });

@@ -34,8 +34,9 @@ function csvField(s: string): string {
 
 const MAX_CELL = 120;
 
-function table({ columns, rows }: ResultSet): string {
-  const text = rows.map((r) => columns.map((c) => oneLine(cell(r[c]))));
+function table({ columns, rows, whole = [] }: ResultSet): string {
+  const cut = columns.map((c) => !whole.includes(c));
+  const text = rows.map((r) => columns.map((c, i) => oneLine(cell(r[c]), cut[i]!)));
   const widths = columns.map((c, i) => Math.max(c.length, ...text.map((t) => t[i]!.length)));
   const line = (cells: readonly string[]) =>
     cells
@@ -47,7 +48,7 @@ function table({ columns, rows }: ResultSet): string {
   return [line(columns), rule, ...text.map(line), footer].join('\n') + '\n';
 }
 
-function oneLine(s: string): string {
+function oneLine(s: string, cut: boolean): string {
   const flat = s.replace(/\s*\n\s*/g, ' ');
-  return flat.length > MAX_CELL ? `${flat.slice(0, MAX_CELL - 1)}…` : flat;
+  return cut && flat.length > MAX_CELL ? `${flat.slice(0, MAX_CELL - 1)}…` : flat;
 }

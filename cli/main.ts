@@ -1,14 +1,15 @@
 import { Command, Option } from 'commander';
 import { loadConfig } from './config/load.js';
-import { redactSecrets } from '../platform/config/secrets.js';
-import { configSchema } from './config/schema.js';
+import { redactConfig } from '../platform/config/secrets.js';
+import { configJsonSchema } from './config/schema.js';
 import { createLogger } from '../platform/log.js';
 import { stringify } from 'yaml';
-import { z } from 'zod';
 import { HooklogError } from '../platform/errors.js';
+import { refuseBesideRunningHooklog } from '../platform/data-dir.js';
 import { render, type OutputFormat } from './format.js';
 import { runSql } from './sql.js';
 import { runStart } from './start.js';
+import { preflight } from './preflight.js';
 import { collectParams, listQueries, runQueryCommand } from './query.js';
 import { runStatus, statusResultSet, type StatusLine } from './status.js';
 import { statusViaAdminSocket } from './admin-socket.js';
@@ -19,8 +20,10 @@ import { runAlert } from './alert.js';
 import { coverageReport, renderCoverage } from './coverage.js';
 import { backfillCommand } from '../ingest/backfill/run.js';
 import { prepareQuery } from '../analytics/run.js';
-import { describeRuleFiles, lintRuleFiles, runHunt } from '../consumers/alerting/commands.js';
+import { describeRuleFiles, lintRuleFiles } from '../consumers/alerting/commands.js';
+import { huntCommand } from './alerting-commands.js';
 import { addRulesTestCommand } from './rules-test.js';
+import { registerHooksCommands } from './hooks-command.js';
 import { registerActionsCommand } from './actions-command.js';
 import { registerRiskCommand } from './risk-command.js';
 
@@ -43,7 +46,11 @@ program
     '--roles <list>',
     "comma-separated roles to run here, overriding the config's `roles` (receivers,pollers,sink,alerting)",
   )
-  .action(async (opts: { roles?: string }) => runStart(program.opts<{ config?: string }>().config, opts.roles));
+  .option('--port <port>', "this process's HTTP port, over server.port (else $HOOKLOG_PORT)")
+  .option('--instance-id <id>', "this process's instance_id (else $HOOKLOG_INSTANCE_ID)")
+  .action(async (opts: { roles?: string; port?: string; instanceId?: string }) =>
+    runStart(program.opts<{ config?: string }>().config, opts.roles, { port: opts.port, instanceId: opts.instanceId }),
+  );
 
 program
   .command('alert')
@@ -120,7 +127,7 @@ program
         throw new HooklogError('QUERY_INVALID', '--limit must be a whole number from 1 to 1000000');
       process.stdout.write(
         render(
-          await runHunt(config, file, {
+          await huntCommand(config, file, {
             org: opts.org,
             since: opts.since,
             ...(opts.until ? { until: opts.until } : {}),
@@ -227,6 +234,8 @@ program
   .requiredOption('--until <time>', 'end of the window, exclusive (ISO-8601)')
   .action(async (opts: { org: string; source: 'logs' | 'events'; since: string; until: string }) => {
     const { config } = loadConfig(program.opts<{ config?: string }>().config);
+    // The embedded log admits one process: beside a running hooklog, say so at once instead of waiting for it.
+    if (!config.stream.kafka) await refuseBesideRunningHooklog(config.data_dir, 'the embedded log');
     const logger = createLogger({
       level: config.log_level === 'debug' ? 'debug' : 'warn',
       destination: process.stderr,
@@ -251,19 +260,24 @@ program
     process.stdout.write(renderCoverage(await coverageReport(config, opts), opts.format));
   });
 
+registerHooksCommands(program);
 registerActionsCommand(program);
 
 program
   .command('check-config')
-  .description('Validate the config and print it, defaults filled in and secrets redacted.')
+  .description(
+    'Validate the config, and the files and keys start would load (TLS, lookup tables, OAuth keys, rules, migrations); print it, defaults filled in and secrets redacted.',
+  )
   .option('--schema', "print the config schema (JSON Schema, with every option's description and default) instead")
-  .action((opts: { schema?: boolean }) => {
+  .action(async (opts: { schema?: boolean }) => {
     if (opts.schema) {
-      process.stdout.write(JSON.stringify(z.toJSONSchema(configSchema, { io: 'input' }), null, 2) + '\n');
+      process.stdout.write(JSON.stringify(configJsonSchema(), null, 2) + '\n');
       return;
     }
     const { config, origin } = loadConfig(program.opts<{ config?: string }>().config);
-    process.stdout.write(`# config OK (${origin})\n${stringify(redactSecrets(config))}`);
+    // What start would refuse beyond the schema: the files it reads and the keys it loads.
+    await preflight(config);
+    process.stdout.write(`# config OK (${origin})\n${stringify(redactConfig(config, configJsonSchema()))}`);
   });
 
 registerRiskCommand(program);

@@ -19,7 +19,8 @@ import { migrate, openStore } from '../platform/store/index.js';
 import { EVENTS_TABLE } from '../schemas/tables.js';
 import { prepareQuery } from '../analytics/run.js';
 import { mapEventRecord } from '../consumers/clickhouse-sink/rows.js';
-import { progress, runRulesTest } from '../consumers/alerting/commands.js';
+import { progress } from '../consumers/alerting/commands.js';
+import { rulesTestCommand } from './alerting-commands.js';
 import { BUILTIN_RULE_FILES, CONTENT_DIR } from '../consumers/alerting/index.js';
 import { loadCases, type FeedEvent } from '../consumers/alerting/cases/load.js';
 import { failed, renderJson, renderJunit, renderTable } from '../consumers/alerting/cases/report.js';
@@ -122,7 +123,8 @@ async function runBacktest(config: Config, targets: string[], o: Options): Promi
   if (o.format === 'junit' || o.junit || o.json || o.requireCases)
     throw new HooklogError('QUERY_INVALID', '--junit, --json, --require-cases and -f junit go with --cases');
   const bar = progress(process.stderr);
-  const r = await runRulesTest(
+  // Through the running hooklog when it holds embedded ClickHouse (cli/alerting-commands.ts).
+  const r = await rulesTestCommand(
     config,
     targets[0]!,
     {
@@ -132,7 +134,6 @@ async function runBacktest(config: Config, targets: string[], o: Options): Promi
       sample: Number(o.first) || 3,
     },
     bar.onProgress,
-    prepareQuery,
   );
   bar.done();
   if (o.format === 'json') {

@@ -1,6 +1,7 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Config } from './config/schema.js';
@@ -26,6 +27,8 @@ import { registerCoverageMetrics } from '../analytics/coverage-metrics.js';
 import { prepareResponse, startResponseRole } from './response.js';
 import { alertStatesPipeline, alertStatesTopic } from '../console/index.js';
 import { consoleDeps } from './console.js';
+import { desiredHooks } from '../receivers/registration/desired.js';
+import { startHookWatch } from '../receivers/registration/watch.js';
 
 export interface Running {
   readonly stream: Stream;
@@ -208,6 +211,18 @@ export async function startHooklog(
         ...(pollStore ? { store: pollStore } : {}),
       });
       closers.push(() => ingest.stop());
+      // The hooks hooklog registers, compared with what the service holds (drift metrics and the built-in alert).
+      if (config.hook_registration.watch_interval_ms > 0 && desiredHooks(config).length > 0) {
+        const watch = startHookWatch({
+          config,
+          stream,
+          topic: topics.logs,
+          logger,
+          intervalMs: config.hook_registration.watch_interval_ms,
+          budgetDir,
+        });
+        closers.push(() => watch.stop());
+      }
     }
     for (const r of roles) started.add(r);
 
@@ -216,6 +231,7 @@ export async function startHooklog(
       {
         url,
         roles,
+        instance: config.instance_id ?? `${hostname()}-${process.pid}`,
         stream: stream.kind,
         store: opened?.kind ?? null,
         hooks: has('receivers') ? config.event_hooks.map((h) => h.id) : [],

@@ -1,20 +1,28 @@
-import { loadConfig } from './config/load.js';
+import { loadConfig, type ProcessOverrides } from './config/load.js';
 import { createLogger } from '../platform/log.js';
 import { serveAdminSocket } from './admin-socket.js';
+import { preflight } from './preflight.js';
 import { startHooklog } from './runtime.js';
 import { collectStatus } from './status.js';
 import { parseRoles } from '../platform/config/fleet.js';
 import { runNamedQuery } from '../analytics/run.js';
 import { approvalRoute } from './actions-command.js';
 import { riskRoute } from './risk-command.js';
+import { alertingAdminRoutes } from './alerting-commands.js';
 
 const SHUTDOWN_DEADLINE_MS = 60_000;
 
 /** `hooklog start`: run until SIGINT/SIGTERM, then stop in order. */
-export async function runStart(configPath: string | undefined, rolesFlag?: string): Promise<void> {
-  const loaded = loadConfig(configPath);
+export async function runStart(
+  configPath: string | undefined,
+  rolesFlag?: string,
+  flags: ProcessOverrides = {},
+): Promise<void> {
+  const loaded = loadConfig(configPath, process.env, flags);
   const { config } = loaded;
   const roles = rolesFlag === undefined ? config.roles : parseRoles(rolesFlag);
+  // The same checks as check-config, before anything opens: a file start cannot read fails here, in those words.
+  await preflight(config, roles);
   const logger = createLogger({ level: config.log_level, format: config.log.format });
   logger.info({ config: loaded.origin, roles }, 'starting hooklog');
   const running = await startHooklog(config, logger, roles);
@@ -22,17 +30,17 @@ export async function runStart(configPath: string | undefined, rolesFlag?: strin
   // The admin socket serves `hooklog sql` while this process holds embedded ClickHouse; without the store, nothing to
   // serve.
   const closeAdmin = store
-    ? await serveAdminSocket(
-        config.data_dir,
-        (sql) => store.readOnlyQuery(sql),
-        logger,
-        (name, params) => runNamedQuery(store, name, params),
-        () => collectStatus(config, running.stream, store),
-        {
-          '/risk': riskRoute(config, running.stream, store),
-          ...(config.response ? { '/actions/approve': approvalRoute(running.stream, config.stream.topic_prefix) } : {}),
+    ? await serveAdminSocket(config.data_dir, logger, {
+        '/sql': (body) => store.readOnlyQuery((body as { query: string }).query),
+        '/query': (body) => {
+          const { name, params } = body as { name: string; params: Record<string, string> };
+          return runNamedQuery(store, name, params);
         },
-      )
+        '/status': () => collectStatus(config, running.stream, store),
+        '/risk': riskRoute(config, running.stream, store),
+        ...alertingAdminRoutes(config, store),
+        ...(config.response ? { '/actions/approve': approvalRoute(running.stream, config.stream.topic_prefix) } : {}),
+      })
     : async () => undefined;
 
   for (const hook of roles.includes('receivers') ? config.event_hooks : []) {

@@ -16,6 +16,8 @@ import type { Store } from '../platform/store/index.js';
 import { topicNames } from '../platform/stream/headers.js';
 import type { Stream } from '../platform/stream/types.js';
 import type { ResultSet } from './format.js';
+import { sinkGroup } from '../consumers/clickhouse-sink/index.js';
+import { legacyEventsPipeline } from '../ingest/legacy-events/rows.js';
 
 export interface StatusLine {
   readonly org: string;
@@ -103,12 +105,10 @@ export async function collectStatus(
     }
   }
 
-  const sinkLag = async (topic: string): Promise<number | null> => {
+  // Each topic is read by its own sink group: the events' group for the logs, `<group>.legacy-events` for those.
+  const sinkLag = async (topic: string, group: string): Promise<number | null> => {
     try {
-      const [ends, committed] = await Promise.all([
-        stream.latestOffsets(topic),
-        stream.committedOffsets(topic, config.sink.group),
-      ]);
+      const [ends, committed] = await Promise.all([stream.latestOffsets(topic), stream.committedOffsets(topic, group)]);
       let n = 0;
       for (const [p, end] of ends) n += Math.max(0, end - (committed.get(p) ?? 0));
       return n;
@@ -117,8 +117,11 @@ export async function collectStatus(
     }
   };
   const lagByTopic = new Map<string, number | null>([
-    [topics.logs, await sinkLag(topics.logs)],
-    [topics.legacyEvents, await sinkLag(topics.legacyEvents)],
+    [topics.logs, await sinkLag(topics.logs, sinkGroup(config.sink.group, 'events'))],
+    [
+      topics.legacyEvents,
+      await sinkLag(topics.legacyEvents, sinkGroup(config.sink.group, legacyEventsPipeline(topics.legacyEvents).name)),
+    ],
   ]);
 
   return wanted.map(({ org, source }): StatusLine => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ROLES } from '../platform/access.js';
+import { secret } from '../platform/config/secrets.js';
 
 /** One group of the identity service and what its members get in the console. */
 const groupGrantSchema = z
@@ -24,13 +25,14 @@ const oidcSchema = z
         "The identity service's issuer (https://<org>.example.com, or an authorization server's). Its /.well-known/openid-configuration names the endpoints.",
       ),
     client_id: z.string().min(1).describe("The console's OIDC web application client id."),
-    client_secret: z
-      .string()
-      .min(1)
-      .optional()
-      .describe(
-        'Its client secret (use ${ENV_VAR}), sent as client_secret_post; omit for a public client (PKCE only).',
-      ),
+    client_secret: secret(
+      z
+        .string()
+        .min(1)
+        .describe(
+          'Its client secret (use ${ENV_VAR}), sent as client_secret_post; omit for a public client (PKCE only).',
+        ),
+    ).optional(),
     scopes: z.array(z.string()).default(['openid', 'profile', 'email', 'groups']).describe('Scopes asked for.'),
     groups_claim: z.string().min(1).default('groups').describe("The ID token claim listing the user's groups."),
     grants: z
@@ -54,13 +56,14 @@ export const consoleSchema = z
       .describe(
         "The console's external origin as browsers reach it (https://hooklog.example.com): the OIDC redirect URI is <public_url>/console/auth/callback, and changes must come from this origin.",
       ),
-    session_secret: z
-      .string()
-      .min(32, 'session_secret must be at least 32 characters')
-      .optional()
-      .describe(
-        'Signs session cookies (HS256; use ${ENV_VAR}). Every instance of a fleet needs the same one, so a session works on any of them.',
-      ),
+    session_secret: secret(
+      z
+        .string()
+        .min(32, 'session_secret must be at least 32 characters')
+        .describe(
+          'Signs session cookies (HS256; use ${ENV_VAR}). Every instance of a fleet needs the same one, so a session works on any of them.',
+        ),
+    ).optional(),
     session_ttl_minutes: z
       .number()
       .int()

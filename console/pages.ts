@@ -8,10 +8,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { maySeeOrg } from '../platform/access.js';
+import { assetPath } from '../platform/assets.js';
 import { HooklogError } from '../platform/errors.js';
 import { getAlert } from './alerts.js';
 import type { ConsoleContext } from './context.js';
@@ -24,20 +24,15 @@ const ASSET_TYPES: Readonly<Record<string, string>> = {
   'app.css': 'text/css; charset=utf-8',
 };
 
-/**
- * Where the built assets are: `console/web/dist` at the package root, reached
- * from this module both in the source tree and in the compiled `dist/` (as the
- * migrations are found).
- */
+/** Where the built assets are: the `console` asset (platform/assets.ts), from source, dist/ and the image alike. */
 export function assetsDir(): string {
-  const candidates = ['./web/dist', '../../console/web/dist'].map((p) => fileURLToPath(new URL(p, import.meta.url)));
-  const found = candidates.find((c) => existsSync(join(c, 'app.js')));
-  if (!found)
+  const dir = assetPath('console');
+  if (!existsSync(join(dir, 'app.js')))
     throw new HooklogError(
       'CONFIG_INVALID',
-      `the console is enabled but its assets are not built (run npm run build); looked in ${candidates.join(', ')}`,
+      `the console is enabled but its assets are not built (run npm run build); looked in ${dir}`,
     );
-  return found;
+  return dir;
 }
 
 const SHELL = `<!doctype html>

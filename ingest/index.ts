@@ -295,18 +295,20 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
     if (mine.length > 0) log.info({ partitions, pollers: mine.length, why }, 'pollers_revoked');
   };
 
-  // The cursors' reader joins its group beside the assignment's: a partition handed over later then
-  // restores its cursors without waiting for a new group to form (Stream.follow).
-  const [, assignment] = await Promise.all([
-    opts.stream.follow(opts.topics.cursors),
-    opts.stream.assign({
-      topic: opts.topics.cursors,
-      group: opts.group ?? `${opts.topics.cursors}.pollers`,
-      onAssigned: assigned,
-      onRevoked: (partitions) => revoke(partitions, 'revoked'),
-      onError: (err) => log.error({ err }, 'pollers_assignment_failed'),
-    }),
-  ]);
+  // The cursors' reader joins its own group first, then this process joins the pollers' group: a
+  // partition handed over (now or later) restores its cursors without waiting for a group to form
+  // (Stream.follow). Not both at once: joining the pollers' group takes partitions from the instances
+  // polling them at once, and this process's reader, a new group, reaches the broker's
+  // group.initial.rebalance.delay.ms later — orgs polled by nobody in between. So the old owners poll
+  // until this process can resume at once (test/e2e/fleet-handover.test.ts).
+  await opts.stream.follow(opts.topics.cursors);
+  const assignment = await opts.stream.assign({
+    topic: opts.topics.cursors,
+    group: opts.group ?? `${opts.topics.cursors}.pollers`,
+    onAssigned: assigned,
+    onRevoked: (partitions) => revoke(partitions, 'revoked'),
+    onError: (err) => log.error({ err }, 'pollers_assignment_failed'),
+  });
 
   let stopped: Promise<void> | null = null;
   return {

@@ -7,6 +7,7 @@
  * did not exist: a 403 would confirm the org (or the alert, the user) is there.
  */
 import { z } from 'zod';
+import { secret } from './config/secrets.js';
 import { SecretMatcher } from './secret-matcher.js';
 
 export const ROLES = ['analyst', 'viewer'] as const;
@@ -43,7 +44,7 @@ const KEY_MIN = 24;
 
 /** One entry of `api.keys`: a bare key (every org, read-only) or a key scoped to orgs with a role. */
 export const apiKeySchema = z.union([
-  z.string().min(KEY_MIN, `API keys must be at least ${KEY_MIN} characters`),
+  secret(z.string().min(KEY_MIN, `API keys must be at least ${KEY_MIN} characters`)),
   z
     .strictObject({
       name: z
@@ -52,10 +53,12 @@ export const apiKeySchema = z.union([
         .max(64)
         .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-"')
         .describe('Names the key in the audit trail and logs (never the key itself).'),
-      secret: z
-        .string()
-        .min(KEY_MIN, `API keys must be at least ${KEY_MIN} characters`)
-        .describe('The key, sent as "Authorization: Bearer <key>" (use ${ENV_VAR}).'),
+      secret: secret(
+        z
+          .string()
+          .min(KEY_MIN, `API keys must be at least ${KEY_MIN} characters`)
+          .describe('The key, sent as "Authorization: Bearer <key>" (use ${ENV_VAR}).'),
+      ),
       orgs: z.array(z.string().min(1)).min(1).describe('The orgs this key may read (and, as analyst, change).'),
       role: z.enum(ROLES).default('viewer').describe('viewer: read only; analyst: may also change alert states.'),
     })

@@ -36,15 +36,29 @@ export class SecretMatcher {
   }
 
   matches(presented: string | undefined): boolean {
+    return this.matchIndex(presented) >= 0;
+  }
+
+  /**
+   * Which accepted secret `presented` is (0 the first, 1 the second), or -1 for none. Every secret is
+   * compared whichever matches, so the time taken says neither whether nor which.
+   */
+  matchIndex(presented: string | undefined): number {
     const value = normaliseCredential(presented ?? '');
     // The byte count is of the whole value; the buffer holds at most `width` bytes of it. A longer value
     // cannot match (no secret is longer than the width), and its length is the caller's own.
     const bytes = Buffer.byteLength(value, 'utf8');
     const given = this.#given;
     given.fill(0, given.write(value, 0, this.#width, 'utf8')); // written + filled: always `width` bytes
-    let ok = 0;
-    for (const s of this.#secrets) ok |= (timingSafeEqual(s.padded, given) ? 1 : 0) & (s.bytes === bytes ? 1 : 0);
-    return ok === 1 && presented !== undefined && presented !== '';
+    let found = 0;
+    // Last to first, selecting by mask: the first match wins (a secret listed twice is the first), and nothing
+    // branches on what matched.
+    for (let i = this.#secrets.length - 1; i >= 0; i--) {
+      const s = this.#secrets[i]!;
+      const mask = -((timingSafeEqual(s.padded, given) ? 1 : 0) & (s.bytes === bytes ? 1 : 0));
+      found = (found & ~mask) | ((i + 1) & mask);
+    }
+    return presented !== undefined && presented !== '' ? found - 1 : -1;
   }
 }
 

@@ -82,7 +82,11 @@ describe('parseTimestamp', () => {
   });
 
   it('is what the LogEvent schema checks published with: 2026-02-30 is refused', () => {
-    const event = (published: string) => ({ uuid: 'u-1', eventType: 'user.session.start', published });
+    const event = (published: string) => ({
+      uuid: 'f1d0b993-cc19-11ed-a688-db22c99ef6c4',
+      eventType: 'user.session.start',
+      published,
+    });
     expect(logEventSchema.safeParse(event('2026-02-28T10:00:00Z')).success).toBe(true);
     expect(logEventSchema.safeParse(event('2026-02-30T10:00:00Z')).success).toBe(false);
   });

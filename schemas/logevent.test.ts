@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { eventEdgeCases } from '../test/support/event-edge-cases.js';
 import { checkLogEvent, describeIssues, logEventFields } from './logevent.js';
 
-const valid = { uuid: 'u-1', published: '2026-11-20T10:00:00.000Z', eventType: 'user.session.start', extra: 1 };
+const valid = {
+  uuid: 'f1d0b993-cc19-11ed-a688-db22c99ef6c4',
+  published: '2026-11-20T10:00:00.000Z',
+  eventType: 'user.session.start',
+  extra: 1,
+};
 
 /** What zod alone says of `item`, in checkLogEvent's shape. */
 function byZod(item: unknown) {

@@ -12,8 +12,25 @@ export const isoTimestamp = z.string().refine((s) => parseTimestamp(s, { strict:
     'must be an ISO-8601 timestamp with a time zone, e.g. 2026-11-20T10:00:00.000Z, of a real date and time between the years 1900 and 2299',
 });
 
+/**
+ * What a valid event id is, for every path an event enters by (event hooks,
+ * System Log polling, backfill, reconcile): a UUID in its canonical text form,
+ * 8-4-4-4-12 hex digits, either case (the sink lower-cases it). Why this and
+ * nothing looser: the uuid is the key hooklog folds an event's copies by, one
+ * row per (org, uuid), so an id that is not unique would silently merge
+ * distinct events into one row. The service sends only real System Log UUIDs
+ * (time-based, v1 shaped: no version is checked), while placeholders such as
+ * "123", "unknown" or "redacted" and near-UUIDs a digit short do circulate in
+ * samples and fixtures. An event refused for its id is not lost: it is
+ * dead-lettered with its raw JSON.
+ */
+export const EVENT_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether `uuid` is a valid event id (`EVENT_UUID`). */
+export const isEventUuid = (uuid: string): boolean => EVENT_UUID.test(uuid);
+
 export const logEventSchema = z.looseObject({
-  uuid: z.string().min(1).max(128),
+  uuid: z.string().regex(EVENT_UUID, 'must be a UUID (8-4-4-4-12 hex digits)'),
   published: isoTimestamp,
   eventType: z.string().min(1).max(512),
 });
@@ -22,33 +39,30 @@ export const logEventSchema = z.looseObject({
  * The same checks as `logEventSchema`, for callers that only decide (valid or
  * not, and when published) and keep the event's bytes as sent: a loose object
  * copies every other field of the event into its result, which was most of
- * the cost of checking a 1000-event page; this one leaves them out.
+ * the cost of checking a 1000-event page; this one leaves them out. Every
+path an event enters by checks it with this schema's rules.
  */
 export const logEventFields = z.object(logEventSchema.shape);
 
 /** `checkLogEvent`'s verdict: the event's `published` when it passes `logEventFields`, else why not. */
 export type LogEventCheck = { ok: true; published: string } | { ok: false; reason: string };
 
-const UUID_OF_1_TO_128 = (uuid: string): boolean => uuid.length >= 1 && uuid.length <= 128;
-
 /**
  * `logEventFields`' rules written out, so the checks that run on every event
  * (the pollers' pages, the event hooks' deliveries) decide a passing event
  * without zod, whose safeParse (a result object, a parse context and the
  * refinement per event) was most of a page's checking cost: a non-array object
- * whose uuid meets `uuidOk` (by default the shared rule, a string of 1..128
- * UTF-16 units; a caller with a tighter rule for uuid gives its own),
- * published a strict ISO-8601 timestamp (the one parser, parseTimestamp),
+ * whose uuid is an event id (`isEventUuid`), published a strict ISO-8601 timestamp (the one parser, parseTimestamp),
  * eventType a string of 1..512 units. False sends the caller to zod, which
  * has the last word and says why, so the two can only differ by being
  * slower, never by letting an event through.
  */
-export function meetsLogEventRules(item: unknown, uuidOk: (uuid: string) => boolean = UUID_OF_1_TO_128): boolean {
+export function meetsLogEventRules(item: unknown): boolean {
   if (typeof item !== 'object' || item === null || Array.isArray(item)) return false;
   const { uuid, published, eventType } = item as Record<string, unknown>;
   return (
     typeof uuid === 'string' &&
-    uuidOk(uuid) &&
+    isEventUuid(uuid) &&
     typeof eventType === 'string' &&
     eventType.length >= 1 &&
     eventType.length <= 512 &&

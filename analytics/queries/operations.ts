@@ -1,4 +1,4 @@
-/** The org and hooklog themselves: rate limits, threat detections, event volume and its gaps, dead letters. */
+/** The org and hooklog themselves: rate limits, threats, event volume and its gaps, reused uuids, dead letters. */
 import { EVENTS, IN_RANGE, type NamedQuery } from '../query.js';
 
 export const operationsQueries: readonly NamedQuery[] = [
@@ -55,6 +55,21 @@ FROM (
 )
 WHERE events <= {max_events:UInt32}
 ORDER BY hour
+LIMIT {limit:UInt32}`,
+  },
+  {
+    name: 'reused_uuids',
+    area: 'hooklog',
+    description:
+      "Uuids carried by more than one event in the range (different eventType or published): not copies of one event, so stored apart. The service's own uuids are unique; reuse points at the sender.",
+    params: [],
+    sql: `SELECT uuid, count() AS events, groupArray(event_type) AS event_types, groupArray(published) AS published_at,
+       groupArray(source) AS sources
+FROM ${EVENTS}
+WHERE ${IN_RANGE}
+GROUP BY uuid
+HAVING events > 1
+ORDER BY uuid
 LIMIT {limit:UInt32}`,
   },
   {

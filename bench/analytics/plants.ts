@@ -273,6 +273,13 @@ export function plant(opts: GenOptions): Plants {
       targets: [{ id: 'whoPlanted0001', type: 'EventHook', alternateId: 'hooklog', displayName: 'hooklog' }],
     });
   }
+  // One uuid on two different events (reused_uuids): not copies of one event, so two rows. The service never
+  // does this; samples and fixtures do.
+  const reused = ['system.import.user.complete', 'system.import.user.match'].map((type, k) => {
+    emit({ at: t0 + 12 * H + k * M, type });
+    return out[out.length - 1]!.event;
+  });
+  reused[1]!['uuid'] = reused[0]!['uuid'];
   const gap = { from: t0 + 14 * H, to: t0 + 17 * H };
   const deadletters = [0, 1, 2].map((k) => ({
     received_at: chTime(t0 + 10 * H + k * M) + '.000',
@@ -342,6 +349,7 @@ export function plant(opts: GenOptions): Plants {
     { query: 'hook_deliveries_lost', column: 'hook', found: 'whoPlanted0001', controlOrg: CONTROL },
     { query: 'hook_coverage', column: 'event_type', found: 'system.org.rate_limit.violation', controlOrg: CONTROL },
     { query: 'hook_latency', column: 'p50_ms', found: '1500', controlOrg: CONTROL },
+    { query: 'reused_uuids', column: 'uuid', found: String(reused[0]!['uuid']), controlOrg: CONTROL },
     {
       query: 'deadletter_summary',
       column: 'reason',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SchemaNode } from '../../platform/config/secrets.js';
 import { alertingSchema } from '../../consumers/alerting/config.js';
 import { apiSchema } from '../../analytics/config.js';
 import { orgsSchema } from '../../ingest/config.js';
@@ -17,6 +18,8 @@ import { instanceIdSchema, rolesSchema } from '../../platform/config/fleet.js';
 import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
 import { responseSchema } from '../../consumers/response/config.js';
 import { consoleSchema } from '../../console/config.js';
+import { hookRegistrationSchema } from '../../receivers/registration/config.js';
+import { registrationIssues } from '../../receivers/registration/desired.js';
 
 /**
  * hooklog's whole configuration schema, composed where the process is
@@ -39,6 +42,7 @@ export const configSchema = z
     orgs: orgsSchema,
     token_hooks: tokenHooksSchema,
     ssf_receivers: ssfReceiversSchema,
+    hook_registration: hookRegistrationSchema,
     alerting: alertingSchema.optional(),
     response: responseSchema.optional(),
     api: apiSchema,
@@ -57,6 +61,7 @@ export const configSchema = z
       }
       seen.set(h.id, i);
     });
+    for (const issue of registrationIssues(cfg)) ctx.addIssue({ code: 'custom', ...issue });
     const orgIds = new Set(cfg.orgs.map((o) => o.id));
     cfg.response?.orgs.forEach((o, i) => {
       if (!orgIds.has(o.org))
@@ -84,3 +89,13 @@ export const configSchema = z
   });
 
 export type Config = z.output<typeof configSchema>;
+
+let jsonSchema: SchemaNode | undefined;
+
+/**
+ * The config schema as JSON Schema (what `check-config --schema` prints), made
+ * once: it says which fields are secrets (`"secret": true`, platform/config/secrets.ts).
+ */
+export function configJsonSchema(): SchemaNode {
+  return (jsonSchema ??= z.toJSONSchema(configSchema, { io: 'input' }) as SchemaNode);
+}

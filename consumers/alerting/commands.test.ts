@@ -196,8 +196,9 @@ describe('hooklog hunt and hooklog rules', () => {
   });
 
   it('rules lint: every problem with its file and line; exit 1 on errors', async () => {
-    const lintDir = join(t.dir, 'lint');
-    mkdirSync(lintDir);
+    // Deep enough that file:line is longer than a table cell may be: the table must still show it whole.
+    const lintDir = join(t.dir, 'lint', 'a-rather-long-directory-name-for-rules'.repeat(3));
+    mkdirSync(lintDir, { recursive: true });
     writeFileSync(
       join(lintDir, 'catalogue.yml'),
       'title: Broken\nid: b1\ndetection:\n  okta_systemlog:\n    OIE: |\n      eventType eq "x" and\n      outcome.result equals "y"\n',
@@ -224,6 +225,12 @@ describe('hooklog hunt and hooklog rules', () => {
       ['own.yaml:3', 'error', expect.stringContaining('unsupported modifier |sounds_like')],
       ['yaml.yml:2', 'error', expect.stringContaining('not YAML')],
     ]);
+    const table = await runCli(['--config', t.configPath, 'rules', 'lint', lintDir]);
+    expect(table.code).toBe(1);
+    expect(`${lintDir}/catalogue.yml:7`.length).toBeGreaterThan(120);
+    for (const where of ['catalogue.yml:7', 'own.yaml:2', 'own.yaml:3', 'yaml.yml:2'])
+      expect(table.stdout).toContain(`${lintDir}/${where}`);
+    expect(table.stdout).not.toContain('…');
   });
 
   it('rules lint checks risk declarations: in rule files with their line, and the config’s by rule id', async () => {

@@ -6,7 +6,7 @@
 import type { PlatformConfig } from '../../platform/config/schema.js';
 import type { AlertingConfig } from './config.js';
 import { HooklogError } from '../../platform/errors.js';
-import { withConfiguredStore } from '../../platform/store/index.js';
+import { withConfiguredStore, type Store } from '../../platform/store/index.js';
 import type { ResultSet } from '../../platform/store/result-set.js';
 import { huntQuery } from './filter/sql.js';
 import { parseFilter, type FilterNode } from './filter/parse.js';
@@ -67,7 +67,7 @@ export function describeRuleFiles(paths: readonly string[]): ResultSet {
       notes: l.notes.join('; '),
     };
   });
-  return { columns: ['file', 'format', 'rules', 'runs', 'risk', 'notes'], rows };
+  return { columns: ['file', 'format', 'rules', 'runs', 'risk', 'notes'], rows, whole: ['file'] };
 }
 
 export interface HuntOptions {
@@ -90,32 +90,37 @@ export function huntFilter(file: string): FilterNode {
   return tree;
 }
 
-/** `hooklog hunt <file> --org … --since …`: the matching events, oldest first. */
-export async function runHunt(config: Config, file: string, o: HuntOptions): Promise<ResultSet> {
+/** `hooklog hunt <file> --org … --since …` over `store`: the matching events, oldest first. */
+export async function huntIn(store: Store, file: string, o: HuntOptions): Promise<ResultSet> {
   const tree = huntFilter(file);
   const now = Date.now();
   const since = parseInstant(o.since, 'since', now);
   const until = o.until ? parseInstant(o.until, 'until', now) : now;
   if (since >= until) throw new HooklogError('QUERY_INVALID', '--until must be after --since');
   const { sql, params } = huntQuery(tree);
-  return withConfiguredStore(config, async (store) => {
-    const rs = await store.client.query({
-      query: sql.replaceAll('{db}', store.database),
-      query_params: { ...params, org: o.org, since: chTime(since), until: chTime(until), limit: o.limit ?? 1000 },
-      format: 'JSON',
-    });
-    const body = await rs.json<Record<string, unknown>>();
-    return { columns: body.meta?.map((m) => m.name) ?? [], rows: body.data };
+  const rs = await store.client.query({
+    query: sql.replaceAll('{db}', store.database),
+    query_params: { ...params, org: o.org, since: chTime(since), until: chTime(until), limit: o.limit ?? 1000 },
+    format: 'JSON',
   });
+  const body = await rs.json<Record<string, unknown>>();
+  return { columns: body.meta?.map((m) => m.name) ?? [], rows: body.data };
 }
 
-/** `hooklog rules lint`: one row per problem, with file and line. */
+/** `hooklog hunt` with a store of its own (no running hooklog holds it). */
+export function runHunt(config: Config, file: string, o: HuntOptions): Promise<ResultSet> {
+  huntFilter(file); // a file that is no hunt fails before any store is touched
+  return withConfiguredStore(config, (store) => huntIn(store, file, o));
+}
+
+/** `hooklog rules lint`: one row per problem, with file and line, never shortened (a lint report is read whole). */
 export function lintRuleFiles(paths: readonly string[], risk?: RiskMapping): { result: ResultSet; errors: number } {
   const problems = lintPaths(paths, risk);
   return {
     result: {
       columns: ['where', 'severity', 'problem'],
       rows: problems.map((p) => ({ where: `${p.file}:${p.line}`, severity: p.severity, problem: p.message })),
+      whole: ['where', 'severity', 'problem'],
     },
     errors: problems.filter((p) => p.severity === 'error').length,
   };
@@ -185,40 +190,64 @@ function ruleOptions(config: Config) {
   };
 }
 
+/** Named analytics queries for scheduled rules with `query:` (given by cli/, which composes the components). */
+export type DatabaseQueryResolver = (
+  name: string,
+  database: string,
+  params: Readonly<Record<string, string>>,
+) => ReturnType<QueryResolver>;
+
+/** What `hooklog rules test` prints: per-rule counts, the first alerts, a summary line. */
+export interface RulesTestReport {
+  readonly summary: ResultSet;
+  readonly first: ResultSet;
+  readonly footer: string;
+}
+
 /** `hooklog rules test`: what the rules would have raised over the stored events; sends nothing. */
 export async function runRulesTest(
   config: Config,
   target: string,
   o: RulesTestOptions,
   onProgress?: (done: number, total: number) => void,
-  /** Named analytics queries for scheduled rules with `query:` (given by the CLI, which composes the components). */
-  resolveQuery?: (
-    name: string,
-    database: string,
-    params: Readonly<Record<string, string>>,
-  ) => ReturnType<QueryResolver>,
-): Promise<{ summary: ResultSet; first: ResultSet; footer: string }> {
+  resolveQuery?: DatabaseQueryResolver,
+): Promise<RulesTestReport> {
+  rulesFor(config, target); // a target that names no rule fails before any store is touched
+  return withConfiguredStore(config, (store) => rulesTestIn(store, config, target, o, onProgress, resolveQuery));
+}
+
+/**
+ * `hooklog rules test` over `store`: the command's own store, or the running
+ * hooklog's when it is asked through its admin socket (embedded ClickHouse
+ * admits one process).
+ */
+export async function rulesTestIn(
+  store: Store,
+  config: Config,
+  target: string,
+  o: RulesTestOptions,
+  onProgress?: (done: number, total: number) => void,
+  resolveQuery?: DatabaseQueryResolver,
+): Promise<RulesTestReport> {
   const rules = rulesFor(config, target);
   const now = Date.now();
   const since = parseInstant(o.since, 'since', now);
   const until = o.until ? parseInstant(o.until, 'until', now) : now;
   if (since >= until) throw new HooklogError('QUERY_INVALID', '--until must be after --since');
-  const r = await withConfiguredStore(config, (store) =>
-    backtest(store, rules, {
-      since,
-      until,
-      allowedLatenessMs: config.alerting?.allowed_lateness_ms ?? 300_000,
-      sample: o.sample ?? 3,
-      ...(o.org !== undefined ? { org: o.org } : {}),
-      ...(onProgress ? { onProgress } : {}),
-      ...(resolveQuery
-        ? {
-            resolveQuery: (name: string, params: Readonly<Record<string, string>>) =>
-              resolveQuery(name, store.database, params),
-          }
-        : {}),
-    }),
-  );
+  const r = await backtest(store, rules, {
+    since,
+    until,
+    allowedLatenessMs: config.alerting?.allowed_lateness_ms ?? 300_000,
+    sample: o.sample ?? 3,
+    ...(o.org !== undefined ? { org: o.org } : {}),
+    ...(onProgress ? { onProgress } : {}),
+    ...(resolveQuery
+      ? {
+          resolveQuery: (name: string, params: Readonly<Record<string, string>>) =>
+            resolveQuery(name, store.database, params),
+        }
+      : {}),
+  });
   const summary: ResultSet = {
     columns: ['rule', 'kind', 'alerts'],
     rows: r.perRule.map((x) => ({ rule: x.rule.id, kind: x.rule.kind, alerts: x.alerts })),

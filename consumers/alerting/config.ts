@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { riskDeclarationSchema } from './risk/declaration.js';
+import { secret } from '../../platform/config/secrets.js';
 
 const slug = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be 1-128 of letters, digits, . _ -');
 
@@ -15,10 +16,11 @@ export const webhookSchema = z
       .enum(['json', 'slack'])
       .default('json')
       .describe('json: the alert object; slack: a Slack-compatible {text} message (incoming webhook).'),
-    headers: z
-      .record(z.string(), z.string())
-      .default({})
-      .describe('Extra request headers (e.g. Authorization: use ${ENV_VAR}).'),
+    headers: secret(
+      z
+        .record(z.string(), z.string())
+        .describe('Extra request headers (e.g. Authorization: use ${ENV_VAR}). Printed redacted.'),
+    ).default({}),
     timeout_ms: z
       .number()
       .int()

@@ -182,20 +182,20 @@ export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Con
     o.telemetry.evaluated(batch.partition, fresh.length, alerts.length);
   };
 
-  // The state topic's reader joins its group now, beside the consumer's: a partition handed over later
-  // then reads its checkpoint without waiting for a new group to form (Stream.follow).
-  const [, consumer] = await Promise.all([
-    o.stream.follow(o.stateTopic),
-    o.stream.consume({
-      topic: o.logsTopic,
-      group: o.group,
-      handler,
-      maxBatchRecords: o.maxBatchRecords,
-      maxBatchWaitMs: o.maxBatchWaitMs,
-      onHandlerError: (err, batch, attempt) =>
-        o.telemetry.log.warn({ partition: batch.partition, attempt, err }, 'alerting batch failed; retrying'),
-    }),
-  ]);
+  // The state topic's reader joins its own group before this process joins the engine's: a partition
+  // handed over (now or later) then reads its checkpoint without waiting for a group to form
+  // (Stream.follow). Joining first would take partitions from the running engines at once while this
+  // reader, a new group, waits out the broker's group.initial.rebalance.delay.ms (see ingest/index.ts).
+  await o.stream.follow(o.stateTopic);
+  const consumer = await o.stream.consume({
+    topic: o.logsTopic,
+    group: o.group,
+    handler,
+    maxBatchRecords: o.maxBatchRecords,
+    maxBatchWaitMs: o.maxBatchWaitMs,
+    onHandlerError: (err, batch, attempt) =>
+      o.telemetry.log.warn({ partition: batch.partition, attempt, err }, 'alerting batch failed; retrying'),
+  });
   return {
     stop: async () => {
       await consumer.stop();

@@ -4,9 +4,8 @@
  * (they read `<prefix>.alerts`), then the engine on `<prefix>.logs`. Stop
  * in reverse: the engine first (no new alerts), then the outputs.
  */
-import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { assetPath } from '../../platform/assets.js';
 import type { Logger } from '../../platform/log.js';
 import type { Store } from '../../platform/store/index.js';
 import type { Consumer, Stream } from '../../platform/stream/types.js';
@@ -67,43 +66,47 @@ export interface Alerting {
 }
 
 /**
- * The content hooklog ships (content/*.yaml: rules with their test cases). The
- * one place it is found from: the built-in rules, `hooklog rules test --cases`
- * (their cases sit in the same files) and the tests all go through it. In the
- * source tree it is beside this module; from the compiled dist/ it is the
- * repository's (or the image's /app) copy, as with the migrations (platform/store/migrate.ts).
+ * The content hooklog ships (content/*.yaml: rules with their test cases), an
+ * asset read from the package root (platform/assets.ts): the built-in rules,
+ * `hooklog rules test --cases` (their cases sit in the same files) and the
+ * tests all go through it, from source, from dist/ and in the image alike.
  */
-export const CONTENT_DIR: string = (() => {
-  const candidates = ['./content', '../../../consumers/alerting/content'].map((p) =>
-    fileURLToPath(new URL(p, import.meta.url)),
-  );
-  return candidates.find((c) => existsSync(c)) ?? candidates[0]!;
-})();
+export const CONTENT_DIR: string = assetPath('alertingContent');
 
 /**
  * Rules every alerting consumer runs besides the configured ones: hooklog's
- * own health findings (content/hook-deliveries.yaml: a lost hook delivery).
- * A configured file naming the same path is not loaded twice.
+ * own health findings (content/hook-deliveries.yaml: a lost hook delivery),
+ * read from the package's alerting content (platform/assets.ts).
  */
 export const BUILTIN_RULE_FILES: readonly string[] = [join(CONTENT_DIR, 'hook-deliveries.yaml')];
 
-export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
-  const c = o.config;
-  // The built-in files are skipped when configured already: named in rule_files, or under a rule path (the
-  // README's `rule_paths: [/app/consumers/alerting/content]` holds them) — loading them twice is a duplicate id.
+/**
+ * Every rule the alerting consumer runs: the built-in ones and the configured
+ * ones, compiled, with the config's risk declarations attached. A built-in
+ * file the config names too (in rule_files, or under a rule path such as the
+ * shipped content directory, as the README advises) is loaded once: loading
+ * it twice is a duplicate id. `hooklog check-config` calls this too, so a rule
+ * that would stop `start` fails the check.
+ */
+export function loadConfiguredRules(c: AlertingConfig): CompiledRule[] {
   const configured = new Set(
     [...c.rule_files, ...ruleFilesUnder([...c.rule_paths, ...c.sigma_paths])].map((f) => resolve(f)),
   );
   const ruleFiles = [...BUILTIN_RULE_FILES.filter((f) => !configured.has(f)), ...c.rule_files];
-  let rules = loadAllRules(
+  const rules = loadAllRules(
     { rules: c.rules, ruleFiles, sigmaPaths: c.sigma_paths, rulePaths: c.rule_paths },
     { placeholders: c.sigma_placeholders, defaultSuppressMs: c.suppression_ms },
   );
   try {
-    rules = attachRisk(rules, c.risk.rules);
+    return attachRisk(rules, c.risk.rules);
   } catch (err) {
     throw new HooklogError('CONFIG_INVALID', (err as Error).message, { cause: err });
   }
+}
+
+export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
+  const c = o.config;
+  const rules = loadConfiguredRules(c);
   const telemetry = createAlertingTelemetry(o.logger);
   const riskTelemetry = createRiskTelemetry(o.logger);
   const topics = alertingTopics(o.topicPrefix);

@@ -1,5 +1,8 @@
 /**
- * Counted once per (org, uuid), with events the project generates: the
+ * Counted once per (org, uuid), with events the project generates: copies of
+ * an event (its uuid, eventType and published, however written) are one row,
+ * a uuid another event reuses is that event's own row (reused_uuids lists
+ * it); the
  * mapping lower-cases uuids (raw kept as received), falls back to
  * request.ipChain for the client IP, keeps IPv4 as IPv4 and maps what an event
  * leaves out to NULL (not ''/0/false); a hook copy and a poller copy of one
@@ -30,6 +33,7 @@ import { event, uuid } from './crash-replay.fixture.js';
 import { startClickHouseSink } from './index.js';
 import { mapEventRecord, type EventRow } from './rows.js';
 import { EVENTS_TABLE } from '../../schemas/tables.js';
+import { runNamedQuery } from '../../analytics/run.js';
 
 const log = silentLogger();
 const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-fidelity-'));
@@ -254,6 +258,64 @@ describe('counted once per (org, uuid)', () => {
       { orgs },
     );
     expect(counts).toEqual({ rows: '20', unknown: '0', no: '20' });
+  });
+
+  it('folds copies (one uuid, eventType and published, however written); a uuid reused by another event is another row, listed by reused_uuids', async () => {
+    await migrate(store, log);
+    const topics = topicNames(randomName('reuse'));
+    await stream.ensureTopics([
+      { name: topics.logs, partitions: 1 },
+      { name: topics.deadletter, partitions: 1 },
+    ]);
+    const org = randomName('acme');
+    const e = parse(event(rand, org, 1, uuid(rand)));
+    const at = Date.parse(e.published as string);
+    const copies = [
+      e,
+      // The same event again: the uuid upper-cased, published in another zone and precision.
+      { ...e, uuid: e.uuid.toUpperCase(), published: new Date(at + 3_600_000).toISOString().replace('Z', '+01:00') },
+    ];
+    const others = [
+      { ...e, eventType: 'system.import.user.match' }, // what happened differs
+      { ...e, published: new Date(at + 1000).toISOString() }, // when it happened differs
+    ];
+    const group = randomName('sink');
+    const sink = await startClickHouseSink({
+      stream,
+      store,
+      topics,
+      group,
+      logger: log,
+      maxBatchWaitMs: 20,
+      consumeDeadletter: false,
+    });
+    try {
+      await stream.append(
+        topics.logs,
+        [...copies, ...others].map((x) => asRecord(x, org, 'hook')),
+      );
+      await waitFor(async () => (await stream.committedOffsets(topics.logs, group)).get(0) === 4, {
+        what: '4 committed',
+      });
+    } finally {
+      await sink.stop();
+    }
+    const rows = await store.query<{ event_type: string; published: string }>(
+      `SELECT event_type, toString(published) AS published FROM ${store.database}.events WHERE org = {org:String} ORDER BY published, event_type`,
+      { org },
+    );
+    const ch = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+    expect(rows).toEqual([
+      { event_type: 'system.import.user.match', published: ch(at) },
+      { event_type: e.eventType, published: ch(at) },
+      { event_type: e.eventType, published: ch(at + 1000) },
+    ]);
+    const reused = await runNamedQuery(store, 'reused_uuids', {
+      org,
+      since: new Date(at - 60_000).toISOString(),
+      until: new Date(at + 60_000).toISOString(),
+    });
+    expect(reused.rows).toEqual([expect.objectContaining({ uuid: e.uuid, events: '3' })]);
   });
 
   it('migration 008 re-keys rows written with upper-case uuids and keeps every one', async () => {

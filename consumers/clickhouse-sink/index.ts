@@ -1,1 +1,1 @@
-export { startClickHouseSink, type ClickHouseSink, type ClickHouseSinkOptions } from './sink.js';
+export { sinkGroup, startClickHouseSink, type ClickHouseSink, type ClickHouseSinkOptions } from './sink.js';

@@ -76,6 +76,16 @@ export interface ClickHouseSink {
   readonly counters: Readonly<SinkCounters>;
 }
 
+/**
+ * The consumer group the sink reads a pipeline's topic with: `group` for the
+ * events, `<group>.<name>` for the others (`deadletter`, and each extra
+ * pipeline by its name). One function, so whoever reads a pipeline's lag
+ * (`hooklog status`) asks the group that actually commits.
+ */
+export function sinkGroup(group: string, pipeline: 'events' | 'deadletter' | (string & {})): string {
+  return pipeline === 'events' ? group : `${group}.${pipeline}`;
+}
+
 export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<ClickHouseSink> {
   const telemetry = createSinkTelemetry(opts.logger);
   const abort = new AbortController();
@@ -91,7 +101,7 @@ export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<
   const plans: Array<{ topic: string; group: string; pipeline: Pipeline }> = [
     {
       topic: opts.topics.logs,
-      group: opts.group,
+      group: sinkGroup(opts.group, 'events'),
       pipeline: {
         table: opts.eventsTable ?? EVENTS_TABLE,
         map: mapEventRecord,
@@ -105,13 +115,13 @@ export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<
   if (opts.consumeDeadletter ?? true) {
     plans.push({
       topic: opts.topics.deadletter,
-      group: `${opts.group}.deadletter`,
+      group: sinkGroup(opts.group, 'deadletter'),
       pipeline: { table: opts.deadletterTable ?? 'deadletter', map: mapDeadletterRecord, onReject: 'drop' },
     });
   }
 
   for (const extra of opts.extraPipelines ?? [])
-    plans.push({ topic: extra.topic, group: `${opts.group}.${extra.name}`, pipeline: extra });
+    plans.push({ topic: extra.topic, group: sinkGroup(opts.group, extra.name), pipeline: extra });
 
   const consumers: Consumer[] = [];
   try {

@@ -7,6 +7,7 @@
  * one of them (checked where the sections meet, cli/config/schema.ts).
  */
 import { z } from 'zod';
+import { secret } from '../../platform/config/secrets.js';
 import { orgSlug } from '../../platform/identity/config.js';
 import { ASSERTION_ALGS, loadSigningKey } from '../../platform/identity/keys.js';
 
@@ -47,13 +48,14 @@ const transmitterSchema = z
       .url()
       .optional()
       .describe('Where the org fetches the public keys. Default <issuer>/.well-known/jwks.json (served by hooklog).'),
-    private_key: z
-      .string()
-      .min(1)
-      .optional()
-      .describe(
-        'The signing key: PEM (PKCS#8) or a JWK as JSON. Use ${ENV_VAR}. One of private_key, private_key_path.',
-      ),
+    private_key: secret(
+      z
+        .string()
+        .min(1)
+        .describe(
+          'The signing key: PEM (PKCS#8) or a JWK as JSON. Use ${ENV_VAR}. One of private_key, private_key_path.',
+        ),
+    ).optional(),
     private_key_path: z.string().min(1).optional().describe('File holding the signing key (PEM or JWK JSON).'),
     key_id: z
       .string()

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { secret } from './secrets.js';
 
 /**
  * The ground floor's part of hooklog's configuration schema: the sections
@@ -110,7 +111,7 @@ const kafkaSchema = z
       .strictObject({
         mechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).describe('SASL mechanism.'),
         username: z.string().min(1).describe('SASL user.'),
-        password: z.string().min(1).describe('SASL password (use ${ENV_VAR}).'),
+        password: secret(z.string().min(1).describe('SASL password (use ${ENV_VAR}).')),
       })
       .optional()
       .describe('SASL authentication.'),
@@ -173,7 +174,7 @@ export const storeSchema = z
           .url()
           .describe('ClickHouse HTTP(S) URL, e.g. http://clickhouse:8123. Setting this section selects a server.'),
         username: z.string().default('default').describe('ClickHouse user.'),
-        password: z.string().default('').describe('ClickHouse password (use ${ENV_VAR}).'),
+        password: secret(z.string().default('').describe('ClickHouse password (use ${ENV_VAR}).')),
         request_timeout_ms: z.number().int().min(1000).default(30_000).describe('Per-request time-out.'),
       })
       .optional()

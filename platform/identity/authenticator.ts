@@ -10,16 +10,15 @@ import type { Logger } from '../log.js';
 import { SswsAuthenticator, type Authenticator } from './auth.js';
 import type { OrgIdentity } from './config.js';
 import { DpopProver } from './dpop.js';
-import { loadSigningKey } from './keys.js';
+import { loadSigningKey, type SigningKey } from './keys.js';
 import { OAuthAuthenticator } from './oauth.js';
 
-export async function createAuthenticator(
-  org: OrgIdentity,
-  scopes: readonly string[],
-  logger: Logger,
-): Promise<Authenticator> {
-  if (org.auth.ssws) return new SswsAuthenticator(org.auth.ssws.token);
-  const o = org.auth.oauth!;
+/**
+ * The OAuth signing key of an org (read from `private_key_path` when given),
+ * or CONFIG_INVALID naming the key. What start loads, and `check-config`
+ * checks (`checkOrgKeys`).
+ */
+function orgSigningKey(org: OrgIdentity, o: NonNullable<OrgIdentity['auth']['oauth']>): SigningKey {
   const where = `orgs[${org.id}].auth.oauth.${o.private_key !== undefined ? 'private_key' : 'private_key_path'}`;
   let text: string;
   try {
@@ -29,8 +28,23 @@ export async function createAuthenticator(
       cause: err,
     });
   }
+  return loadSigningKey(text, { kid: o.key_id, alg: o.algorithm }, where);
+}
+
+/** Loads every org's OAuth key as start would, starting nothing; throws CONFIG_INVALID for the first bad one. */
+export function checkOrgKeys(orgs: readonly OrgIdentity[]): void {
+  for (const org of orgs) if (org.auth.oauth) orgSigningKey(org, org.auth.oauth);
+}
+
+export async function createAuthenticator(
+  org: OrgIdentity,
+  scopes: readonly string[],
+  logger: Logger,
+): Promise<Authenticator> {
+  if (org.auth.ssws) return new SswsAuthenticator(org.auth.ssws.token);
+  const o = org.auth.oauth!;
   const log = logger.child({ component: 'oauth', org: org.id });
-  const key = loadSigningKey(text, { kid: o.key_id, alg: o.algorithm }, where);
+  const key = orgSigningKey(org, o);
   return new OAuthAuthenticator({
     org: org.id,
     tokenUrl: o.token_url ?? `${org.base_url.replace(/\/+$/, '')}/oauth2/v1/token`,

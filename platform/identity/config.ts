@@ -5,6 +5,7 @@
  * beside these fields (ingest/config.ts adds system_log and legacy_events).
  */
 import { z } from 'zod';
+import { secret } from '../config/secrets.js';
 import { ASSERTION_ALGS, loadSigningKey } from './keys.js';
 
 export const orgSlug = z
@@ -13,7 +14,7 @@ export const orgSlug = z
 
 const sswsSchema = z
   .strictObject({
-    token: z.string().min(1).describe('API token, sent as "Authorization: SSWS <token>". Use ${ENV_VAR}.'),
+    token: secret(z.string().min(1).describe('API token, sent as "Authorization: SSWS <token>". Use ${ENV_VAR}.')),
   })
   .describe('Authenticate with an API token.');
 
@@ -23,11 +24,14 @@ const oauthSchema = z
       .string()
       .min(1)
       .describe('Client id of the OAuth 2.0 service app (public key / private key client authentication).'),
-    private_key: z
-      .string()
-      .min(1)
-      .optional()
-      .describe("The app's private key: PEM, or a JWK as JSON. Use ${ENV_VAR}. One of private_key, private_key_path."),
+    private_key: secret(
+      z
+        .string()
+        .min(1)
+        .describe(
+          "The app's private key: PEM, or a JWK as JSON. Use ${ENV_VAR}. One of private_key, private_key_path.",
+        ),
+    ).optional(),
     private_key_path: z.string().min(1).optional().describe('File holding the private key (PEM or JWK JSON).'),
     key_id: z
       .string()

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { assetPath } from '../assets.js';
 import { HooklogError, errorMessage, isRetriable } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Store } from './store.js';
@@ -89,17 +89,11 @@ export function loadMigrations(dir: string): Migration[] {
   return migrations;
 }
 
-/**
- * Where the migration files are: `schemas/clickhouse` at the repository root,
- * reached from this module both in the source tree and in the compiled `dist/`.
- */
+/** Where the migration files are: the `migrations` asset (platform/assets.ts), in every layout hooklog runs in. */
 export function defaultMigrationsDir(): string {
-  const candidates = ['../../schemas/clickhouse', '../../../schemas/clickhouse'].map((p) =>
-    fileURLToPath(new URL(p, import.meta.url)),
-  );
-  const found = candidates.find((c) => existsSync(c));
-  if (!found) throw new HooklogError('MIGRATION_FAILED', `no migrations directory; looked in ${candidates.join(', ')}`);
-  return found;
+  const dir = assetPath('migrations');
+  if (!existsSync(dir)) throw new HooklogError('MIGRATION_FAILED', `no migrations directory at ${dir}`);
+  return dir;
 }
 
 interface AppliedRow {

@@ -2,4 +2,9 @@
 export interface ResultSet {
   readonly columns: readonly string[];
   readonly rows: ReadonlyArray<Readonly<Record<string, unknown>>>;
+  /**
+   * Columns a table shows whole, however long (file:line locations, whose tail is the point); other
+   * cells are cut at a width. JSON and CSV never cut.
+   */
+  readonly whole?: readonly string[];
 }

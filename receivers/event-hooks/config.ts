@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { eventHookRegistrationSchema } from '../registration/config.js';
+import { secret } from '../../platform/config/secrets.js';
 
 /**
  * Config of the event-hook receiver: the hooks themselves (`event_hooks`, a
@@ -36,16 +38,19 @@ export const eventHookSchema = z
           .regex(/^[A-Za-z0-9-]+$/, 'must be an HTTP header name')
           .default('authorization')
           .describe("Header carrying the shared secret (the service's authScheme key). Case-insensitive."),
-        secrets: z
-          .array(z.string().min(16, 'secrets must be at least 16 characters'))
-          .min(1)
-          .max(2)
-          .describe(
-            'Accepted header values: one, or two during a rotation. For Basic auth, the whole "Basic <base64(user:pass)>" value (the word Basic is matched case-insensitively).',
-          ),
+        secrets: secret(
+          z
+            .array(z.string().min(16, 'secrets must be at least 16 characters'))
+            .min(1)
+            .max(2)
+            .describe(
+              'Accepted header values: one, or two during a rotation. For Basic auth, the whole "Basic <base64(user:pass)>" value (the word Basic is matched case-insensitively).',
+            ),
+        ),
       })
       .describe('How deliveries prove they come from the org.'),
     expected_source: expectedSourceSchema.optional(),
+    register: eventHookRegistrationSchema.optional(),
   })
   .describe('An event hook registered with the identity service.');
 

@@ -1,11 +1,4 @@
-import { z } from 'zod';
-import {
-  checkDelivery,
-  describeIssues,
-  isoTimestamp,
-  logEventSchema,
-  meetsLogEventRules,
-} from '../../schemas/logevent.js';
+import { checkDelivery, describeIssues, logEventFields, meetsLogEventRules } from '../../schemas/logevent.js';
 import { Header, deadLetter } from '../../platform/stream/headers.js';
 import type { StreamRecord } from '../../platform/stream/types.js';
 import { nestingExceeds, tooDeep, utf8Text } from '../body.js';
@@ -40,45 +33,24 @@ export const ORIGIN = 'event-hook';
  */
 export const MAX_JSON_DEPTH = 128;
 
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
- * The LogEvent schema (schemas/logevent.ts) as a hook must satisfy it, two
- * rules tighter:
- *
- * - `uuid` must be a canonical UUID. It is the key ClickHouse keeps one row per
- *   (org, uuid) by, so a placeholder would silently merge distinct events into
- *   one row: the corpus's fixtures reuse "uuid" values such as "123",
- *   "unknown", "redacted" and near-UUIDs one digit short. The service only
- *   sends real System Log UUIDs (time-based, v1 shaped, so no version check).
- *   A refused event is not lost: it is dead-lettered with its raw JSON.
- * - `published` must be a real calendar instant in 1900..2299 (the shared
- *   schema's isoTimestamp, platform/time.ts: JavaScript's Date.parse would
- *   roll 2026-02-30 over into March and take 24:00). The year range is what
- *   the events table (and the ClickHouse sink) accepts, so nothing
- *   acknowledged here is refused later.
- *
- * A plain object schema, not the shared loose one: the event's bytes are kept
- * as sent, so only the verdict is used, and a loose object would copy every
- * other field of the event into a result nobody reads (the same reason as
- * `logEventFields`). Unknown fields are accepted either way.
+ * The LogEvent rules (schemas/logevent.ts: `logEventFields`), the same a
+ * polled event meets: the uuid a valid event id (a canonical UUID, the key
+ * events fold by: `EVENT_UUID` says why), `published` a real calendar instant
+ * in 1900..2299 (the range the events table accepts, so nothing acknowledged
+ * here is refused later). A plain object schema, not the loose one: the
+ * event's bytes are kept as sent and only the verdict is used. Unknown fields
+ * are accepted.
  */
-export const hookEventSchema = z.object({
-  ...logEventSchema.shape,
-  uuid: z.string().regex(CANONICAL_UUID, 'must be a UUID (8-4-4-4-12 hex digits)'),
-  published: isoTimestamp,
-});
-
-const isCanonicalUuid = (uuid: string): boolean => CANONICAL_UUID.test(uuid);
+export const hookEventSchema = logEventFields;
 
 /**
  * `hookEventSchema`'s verdict on one event: undefined when it passes, else
- * why not. A passing event is decided without zod (`meetsLogEventRules`, with
- * the canonical UUID for uuid's rule, as the schema replaces it); anything
- * else goes to zod, which has the last word and says why.
+ * why not. A passing event is decided without zod (`meetsLogEventRules`);
+ * anything else goes to zod, which has the last word and says why.
  */
 export function hookEventProblem(event: unknown): string | undefined {
-  if (meetsLogEventRules(event, isCanonicalUuid)) return undefined;
+  if (meetsLogEventRules(event)) return undefined;
   const checked = hookEventSchema.safeParse(event);
   return checked.success ? undefined : describeIssues(checked.error);
 }

@@ -63,7 +63,11 @@ export function mountEventHooks(router: Router, deps: EventHookDeps): void {
     // An unknown hook still costs a hash and a comparison, so timing does not tell it from a wrong secret.
     const matcher = hook?.matcher ?? UNKNOWN_HOOK;
     const presented = ctx.get(hook?.config.auth.header ?? 'authorization');
-    if (matcher.matches(presented) && hook) return { hook, facts };
+    const which = matcher.matchIndex(presented);
+    if (which >= 0 && hook) {
+      telemetry.secretMatched(facts, which);
+      return { hook, facts };
+    }
     telemetry.authFailed(facts, ctx.ip);
     ctx.status = 401;
     ctx.body = { error: 'unauthorized' };

@@ -42,6 +42,11 @@ const rejections = counter({
   help: 'Requests (or, for invalid-event, events) refused, by reason. reason="unauthorized" counts failed authentication attempts.',
   labelNames: ['hook', 'reason'],
 });
+const secretMatches = counter({
+  name: 'hooklog_event_hook_secret_matches_total',
+  help: 'Authenticated requests by which configured secret they carried (secret="1" the first, "2" the second): during a rotation, retire the second once it stops growing.',
+  labelNames: ['hook', 'secret'],
+});
 const ackSeconds = histogram({
   name: 'hooklog_event_hook_ack_seconds',
   help: "From a delivery's arrival to its 204: reading, validating, and the stream's durable acknowledgement.",
@@ -79,6 +84,10 @@ export function createEventHookTelemetry(logger: Logger) {
       rejections.inc({ hook: r.hook, reason: 'unauthorized' });
       answered(r, 401);
       log.warn({ hook: r.hook, request_id: r.requestId, method: r.method, ip }, 'event_hook_auth_failed');
+    },
+    /** `index` of auth.secrets (0-based) the request carried. */
+    secretMatched(r: RequestFacts, index: number): void {
+      secretMatches.inc({ hook: r.hook, secret: String(index + 1) });
     },
     verified(r: RequestFacts): void {
       answered(r, 200);

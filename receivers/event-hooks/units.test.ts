@@ -15,6 +15,14 @@ describe('SecretMatcher', () => {
     expect(m.matches('first-secret-01234567')).toBe(false);
     expect(m.matches('')).toBe(false);
     expect(m.matches(undefined)).toBe(false);
+    // Which one matched: what a rotation watches (the second stops being used).
+    expect(m.matchIndex('first-secret-0123456')).toBe(0);
+    expect(m.matchIndex('second-secret-012345')).toBe(1);
+    expect(m.matchIndex('first-secret-012345')).toBe(-1);
+    expect(m.matchIndex(undefined)).toBe(-1);
+    expect(new SecretMatcher(['same-secret-01234567', 'same-secret-01234567']).matchIndex('same-secret-01234567')).toBe(
+      0,
+    );
   });
 
   it('takes a Basic auth value as a header value, with the scheme matched case-insensitively and the credentials exactly', () => {

@@ -6,6 +6,7 @@
  * must carry, which algorithms and event types are accepted, and the limits.
  */
 import { z } from 'zod';
+import { secret } from '../../platform/config/secrets.js';
 import { JWS_ASYMMETRIC_ALGORITHMS } from '../token-hook/jwks.js';
 
 const slug = z
@@ -62,13 +63,15 @@ export const ssfReceiverSchema = z
       ),
     authorization: z
       .strictObject({
-        secrets: z
-          .array(z.string().min(16, 'secrets must be at least 16 characters'))
-          .min(1)
-          .max(2)
-          .describe(
-            "Accepted Authorization header values (the stream's delivery.authorization_header): one, or two during a rotation. Compared in constant time.",
-          ),
+        secrets: secret(
+          z
+            .array(z.string().min(16, 'secrets must be at least 16 characters'))
+            .min(1)
+            .max(2)
+            .describe(
+              "Accepted Authorization header values (the stream's delivery.authorization_header): one, or two during a rotation. Compared in constant time.",
+            ),
+        ),
       })
       .optional()
       .describe(

@@ -6,9 +6,11 @@
  * reach an answer is refused at load, with the rule named.
  */
 import { z } from 'zod';
+import { secret } from '../../platform/config/secrets.js';
 import { compileRules, placeholderTables } from './rules.js';
 import { lookupTableSchema, ruleSchema, slug } from './rule-schema.js';
 import { JWS_ASYMMETRIC_ALGORITHMS } from './jwks.js';
+import { tokenHookRegistrationSchema } from '../registration/config.js';
 
 const headerAuthSchema = z
   .strictObject({
@@ -18,11 +20,13 @@ const headerAuthSchema = z
       .regex(/^[A-Za-z0-9-]+$/, 'must be an HTTP header name')
       .default('authorization')
       .describe('Header carrying the secret. Case-insensitive.'),
-    secrets: z
-      .array(z.string().min(16, 'secrets must be at least 16 characters'))
-      .min(1)
-      .max(2)
-      .describe('Accepted values: one, or two during a rotation.'),
+    secrets: secret(
+      z
+        .array(z.string().min(16, 'secrets must be at least 16 characters'))
+        .min(1)
+        .max(2)
+        .describe('Accepted values: one, or two during a rotation.'),
+    ),
   })
   .describe('Header secret authentication.');
 
@@ -142,6 +146,7 @@ export const tokenHookSchema = z
       .default(1024 * 1024)
       .describe('Largest request accepted; larger ones get 413.'),
     audit: auditSchema,
+    register: tokenHookRegistrationSchema.optional(),
   })
   .superRefine((hook, ctx) => {
     const tables = new Set<string>();

@@ -1,3 +1,3 @@
-export { startTokenHooks, decide, type TokenHooks } from './service.js';
+export { checkTokenHooks, startTokenHooks, decide, type TokenHooks } from './service.js';
 export { mountTokenHooks, tokenHookFastPath } from './routes.js';
 export { tokenDecisionsPipeline } from './decision-row.js';

@@ -194,7 +194,8 @@ export class LookupTable implements LookupSource {
     } catch (err) {
       const again = this.#seen !== undefined && this.#seen.mark === undefined;
       this.#seen = { mark: undefined, digest: '', racy: false };
-      return again ? undefined : (err as Error);
+      if (again) return undefined;
+      return new Error(`lookup "${this.config.name}" (${this.config.file}): ${(err as Error).message}`, { cause: err });
     }
     const digest = createHash('sha256').update(bytes).digest('hex');
     const same = this.#seen !== undefined && this.#seen.digest === digest;

@@ -56,13 +56,16 @@ export interface BadRequest {
   readonly error: string;
 }
 
-async function startHook(
+/**
+ * A hook's rules compiled and its lookup tables loaded (not yet watched), or
+ * CONFIG_INVALID naming the hook: what start needs before it takes a request,
+ * and what `check-config` checks (`checkTokenHooks`). `risk` answers rules
+ * that ask for the user's level (the process's view of `<prefix>.risk`).
+ */
+async function prepareHook(
   config: TokenHookConfig,
-  opts: TokenHooksOptions,
-  started: TokenHook[],
   risk: RiskLookup | undefined,
-): Promise<void> {
-  const telemetry = createTelemetry(config.id, opts.logger);
+): Promise<Pick<TokenHook, 'rules' | 'tables'>> {
   const tables = new Map(config.lookups.map((l) => [l.name, new LookupTable(l)]));
   const org = config.org;
   const { rules, issues } = compileRules(
@@ -83,6 +86,24 @@ async function startHook(
       throw new HooklogError('CONFIG_INVALID', `token hook "${config.id}": ${(err as Error).message}`, { cause: err });
     }
   }
+  return { rules, tables };
+}
+
+/** Compiles every hook's rules and loads its lookup files as start would, starting nothing. */
+export async function checkTokenHooks(hooks: readonly TokenHookConfig[]): Promise<void> {
+  // Risk rules compile against a view that knows no one: checking needs the rules, not the levels.
+  const nobody: RiskLookup = { level: () => 'none' };
+  for (const config of hooks) await prepareHook(config, nobody);
+}
+
+async function startHook(
+  config: TokenHookConfig,
+  opts: TokenHooksOptions,
+  started: TokenHook[],
+  risk: RiskLookup | undefined,
+): Promise<void> {
+  const telemetry = createTelemetry(config.id, opts.logger);
+  const { rules, tables } = await prepareHook(config, risk);
   const auth = createAuthenticator(config.auth, {
     fetched: (url, keys, ms) => telemetry.jwksFetched(url, keys, ms),
     fetchFailed: (url, err) => telemetry.jwksFetchFailed(url, err),

@@ -1,7 +1,10 @@
 /**
  * `hooklog status` against a running hooklog (embedded log, chdb) with an
- * event hook and a polled org (the simulated org): one line per org and
- * source, through the admin socket, as JSON and as a table.
+ * event hook and a polled org (the simulated org, System Log and legacy
+ * Events): one line per org and source, through the admin socket, as JSON and
+ * as a table. Each source's sink lag is read from the group that writes its
+ * topic: the legacy events' lag once came from the events' group, which never
+ * reads that topic, so it showed the topic's whole size.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { history, SimulatedOrg } from '../simulated-org/index.js';
@@ -24,6 +27,7 @@ describe('hooklog status', () => {
   it('shows one line per org and source: last events, cursor age, lags, dead letters and refused hook deliveries', async () => {
     sim = await SimulatedOrg.start({});
     sim.addLogEvents(history({ count: 30, days: 1, now: Date.now(), kind: 'log', seed: 3 }));
+    sim.addLegacyEvents(history({ count: 12, days: 1, now: Date.now(), kind: 'legacy', seed: 4 }));
     const inst = writeTestConfig({
       extra: {
         orgs: [
@@ -32,6 +36,7 @@ describe('hooklog status', () => {
             base_url: sim.url,
             auth: { ssws: { token: 'sim-token' } },
             system_log: { start: '2d', poll_interval_ms: 200 },
+            legacy_events: { enabled: true, start: '2d', poll_interval_ms: 200 },
           },
         ],
       },
@@ -56,16 +61,23 @@ describe('hooklog status', () => {
         const s = await status();
         const hook = s.find((l) => l.source === 'hook');
         const polled = s.find((l) => l.source === 'system-log');
+        const legacy = s.find((l) => l.source === 'legacy-events');
         return hook?.last_event_at &&
           polled?.last_event_at &&
           polled.cursor_age_s !== null &&
+          legacy?.last_event_at &&
+          legacy.sink_lag_records === 0 &&
           hook.hook_failures_1h === 1
           ? s
           : null;
       },
       { timeoutMs: 60_000, what: 'both paths in the status' },
     );
-    expect(lines.map((l) => `${l.org}/${l.source}`).sort()).toEqual([`${inst.org}/hook`, 'polled/system-log']);
+    expect(lines.map((l) => `${l.org}/${l.source}`).sort()).toEqual([
+      `${inst.org}/hook`,
+      'polled/legacy-events',
+      'polled/system-log',
+    ]);
     const hook = lines.find((l) => l.source === 'hook')!;
     expect(Date.parse(hook.last_event_at!)).toBeGreaterThan(Date.now() - 120_000);
     expect(hook).toMatchObject({ cursor_age_s: null, poller_lag_s: null, dead_letters_1h: 1, hook_failures_1h: 1 });

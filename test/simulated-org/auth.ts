@@ -30,6 +30,11 @@ export interface SimulatedClient {
 
 export interface AuthOptions {
   readonly ssws?: readonly string[];
+  /**
+   * SSWS tokens of admins whose role grants only these scopes (a read-only admin's token); a token not
+   * listed here may do everything. Requests needing another scope get 403 E0000006.
+   */
+  readonly sswsScopes?: Readonly<Record<string, readonly string[]>>;
   readonly clients?: readonly SimulatedClient[];
   readonly tokenLifetimeS?: number;
 }
@@ -184,7 +189,15 @@ export class AuthServer {
   ): Promise<Reply | null> {
     const [scheme, value] = (authorization ?? '').split(' ', 2);
     if (scheme === 'SSWS') {
-      if (value && this.#o.ssws?.includes(value)) return null;
+      if (value && this.#o.ssws?.includes(value)) {
+        const granted =
+          this.#o.sswsScopes && Object.hasOwn(this.#o.sswsScopes, value) ? this.#o.sswsScopes[value] : null;
+        if (granted && !granted.includes(scope))
+          return oktaError(403, 'E0000006', 'You do not have permission to perform the requested action', {
+            violation: `scope ${scope} missing`,
+          });
+        return null;
+      }
       return oktaError(401, 'E0000011', 'Invalid token provided', { violation: 'invalid SSWS token' });
     }
     if ((scheme !== 'Bearer' && scheme !== 'DPoP') || !value)

@@ -12,3 +12,4 @@ export { UsersApi } from './users.js';
 export { OidcSignIn, type SimUser } from './oidc.js';
 export { SsfTransmitter } from './ssf-transmitter.js';
 export { type SsfStream } from './ssf-streams.js';
+export { HookManagementApi } from './hooks-api.js';

@@ -2,15 +2,29 @@
  * Runs a simulated org on its own, for trying hooklog's pollers by hand (and
  * for `hooklog demo` to build on):
  *
- *   npx tsx test/simulated-org/main.ts [--port 8089] [--events 10000] [--days 30] [--live-per-s 5] [--issuer URL]
+ *   npx tsx test/simulated-org/main.ts [--port 8089] [--events 10000] [--days 30] [--live-per-s 5] [--hook-ca cert.pem]
+ *     [--issuer URL]
  *
- * Prints the base URL and an `orgs:` entry to paste into hooklog.yaml. With `--issuer` (hooklog's URL) the
+ * Prints the base URL and an `orgs:` entry to paste into hooklog.yaml. It also
+ * serves the hook management API (`hooklog hooks plan|apply|status`); its
+ * verification calls and deliveries trust `--hook-ca` (hooklog's certificate,
+ * when it serves HTTPS itself with one of its own), and live events are
+ * delivered to the event hooks registered with it. With `--issuer` (hooklog's URL) the
  * org also registers hooklog as its security events provider (SETs verified against the keys at
  * <issuer>/.well-known/ssf-configuration) and takes management actions on users ann, bob and cid
  * (00uann, …), printing each SET and each action as it happens (README, "From detection to response").
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { history, legacyEvent, logEvent, SecurityEventsApi, SimulatedOrg, UsersApi } from './index.js';
+import {
+  HookManagementApi,
+  history,
+  legacyEvent,
+  logEvent,
+  SecurityEventsApi,
+  SimulatedOrg,
+  UsersApi,
+} from './index.js';
 
 const { values } = parseArgs({
   options: {
@@ -18,12 +32,15 @@ const { values } = parseArgs({
     events: { type: 'string', default: '10000' },
     days: { type: 'string', default: '30' },
     'live-per-s': { type: 'string', default: '5' },
+    'hook-ca': { type: 'string' },
     issuer: { type: 'string' },
   },
   strict: true,
 });
 
 const sim = await SimulatedOrg.start({ port: Number(values.port) });
+const hooks = new HookManagementApi(sim, values['hook-ca'] ? { ca: readFileSync(values['hook-ca']) } : {});
+sim.use(hooks);
 if (values.issuer) {
   const sets = new SecurityEventsApi({
     issuer: values.issuer,
@@ -51,12 +68,13 @@ let n = 0;
 const perSecond = Number(values['live-per-s']);
 if (perSecond > 0) {
   setInterval(() => {
-    sim.addLogEvents(
+    const added = sim.addLogEvents(
       Array.from({ length: perSecond }, () => ({
         event: logEvent(n++),
         published: Date.now() - Math.floor(Math.random() * 2000),
       })),
     );
+    void hooks.deliver(added);
     if (n % 50 < perSecond) sim.addLegacyEvents([{ event: legacyEvent(n), published: Date.now() }]);
   }, 1000);
 }

@@ -12,8 +12,13 @@ const BUILT = join(REPO_DIR, 'bin', 'hooklog.js');
  * with HOOKLOG_CLI=built, the compiled CLI that `npm start` runs. Benches use the latter (after
  * `npm run build`), so tsx's transpiler is not in their memory and CPU figures.
  */
-export function hooklogArgs(args: readonly string[]): string[] {
-  return process.env.HOOKLOG_CLI === 'built' ? [BUILT, ...args] : ['--import', 'tsx', MAIN, ...args];
+export function hooklogArgs(args: readonly string[], built = process.env.HOOKLOG_CLI === 'built'): string[] {
+  return built ? [BUILT, ...args] : ['--import', 'tsx', MAIN, ...args];
+}
+
+/** How to run the CLI: from source (default), or built (`node bin/hooklog.js`, what users run). */
+export interface CliOptions {
+  readonly built?: boolean;
 }
 
 export interface CliResult {
@@ -22,9 +27,14 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, cwd = REPO_DIR): Promise<CliResult> {
+export function runCli(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  cwd = REPO_DIR,
+  o: CliOptions = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, hooklogArgs(args), {
+    const child = spawn(process.execPath, hooklogArgs(args, o.built), {
       cwd,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -50,8 +60,9 @@ export async function startDaemon(
   args: readonly string[],
   env: NodeJS.ProcessEnv = {},
   timeoutMs = 60_000,
+  o: CliOptions = {},
 ): Promise<Daemon> {
-  const child = spawn(process.execPath, hooklogArgs(['start', ...args]), {
+  const child = spawn(process.execPath, hooklogArgs(['start', ...args], o.built), {
     cwd: REPO_DIR,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -59,13 +70,15 @@ export async function startDaemon(
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const url = await waitFor(
-    () => {
-      if (child.exitCode !== null) throw new Error(`hooklog exited with ${child.exitCode}:\n${out}`);
-      return /"url":"(http[^"]+)"/.exec(out)?.[1];
-    },
-    { timeoutMs, what: 'hooklog to start' },
+  // A process that exits while starting fails the wait at once, with its output.
+  const exited = new Promise<never>((_, fail) =>
+    child.once('exit', (code, signal) => fail(new Error(`hooklog exited with ${code ?? signal}:\n${out}`))),
   );
+  exited.catch(() => undefined);
+  const url = await Promise.race([
+    waitFor(() => /"url":"(http[^"]+)"/.exec(out)?.[1], { timeoutMs, what: 'hooklog to start' }),
+    exited,
+  ]);
   return { child, output: () => out, url };
 }
 

@@ -6,7 +6,9 @@
  * arrival order and a replay could differ from the live run. So matching
  * events wait in `p` (sorted by time, then id) until the watermark passes
  * them — by then no on-time event can come before them — and are taken in
- * that order. Alerts of these rules therefore come `allowed_lateness_ms`
+ * that order (ties by org: one partition holds many orgs, and event ids are
+ * unique only within an org, so (org, id) is what tells two waiting events
+ * apart). Alerts of these rules therefore come `allowed_lateness_ms`
  * (in event time) after the event; events behind the watermark are late and
  * do not enter (counted in `late`, as for window rules).
  *
@@ -63,10 +65,14 @@ function userOf(vals: Record<string, Value>): RiskUser | null {
 }
 
 function before(a: Pending, b: Pending): boolean {
-  return a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+  return a[0] < b[0] || (a[0] === b[0] && (a[1] < b[1] || (a[1] === b[1] && a[2] < b[2])));
 }
 
-/** Queues a matching, on-time event. A repeat of an event id already queued is dropped. */
+/**
+ * Queues a matching, on-time event. A repeat of one already queued (same org
+ * and event id: the service sent it twice) is dropped; another org's event with
+ * the same id is another event.
+ */
 export function enqueueKeyed(
   all: Record<string, KeyedRuleState>,
   rule: CompiledRule,
@@ -84,7 +90,7 @@ export function enqueueKeyed(
     fields[RISK_LOGIN] = u?.login ?? null;
   }
   const e: Pending = [meta.timeMs, meta.id, meta.org, key, fields];
-  if (st.p.some((x) => x[1] === meta.id)) return;
+  if (st.p.some((x) => x[1] === meta.id && x[2] === meta.org)) return;
   let lo = 0;
   let hi = st.p.length;
   while (lo < hi) {

@@ -1,0 +1,165 @@
+/**
+ * `hooklog hooks plan | apply | status`: the config's event and token hooks
+ * (those with a `register:` section) against what each managing org holds,
+ * through its management API (receivers/registration/). Results go to
+ * stdout; each problem is one line on stderr naming the hook, and makes the
+ * exit code 1.
+ */
+import { join } from 'node:path';
+import { Option, type Command } from 'commander';
+import { loadConfig } from './config/load.js';
+import type { Config } from './config/schema.js';
+import { render, type OutputFormat } from './format.js';
+import { HooklogError } from '../platform/errors.js';
+import { createLogger } from '../platform/log.js';
+import {
+  applyPlans,
+  describePlan,
+  hooksByOrg,
+  readOrg,
+  type HookOutcome,
+  type OrgState,
+} from '../receivers/registration/index.js';
+import { othersOf, statusRows } from '../receivers/registration/status.js';
+
+interface Selection {
+  readonly org?: string;
+  readonly prune?: boolean;
+}
+
+const PAST: Record<string, string> = {
+  create: 'created',
+  update: 'updated',
+  verify: 'verified',
+  activate: 'activated',
+  deactivate: 'deactivated',
+  delete: 'deleted',
+};
+
+async function readAll(config: Config, sel: Selection, access: 'read' | 'manage'): Promise<OrgState[]> {
+  const by = hooksByOrg(config);
+  if (by.size === 0)
+    throw new HooklogError('CONFIG_INVALID', 'no event or token hook in the config has a `register:` section');
+  if (sel.org !== undefined && !by.has(sel.org))
+    throw new HooklogError('CONFIG_INVALID', `--org ${sel.org}: no registered hook is managed by that org`);
+  const logger = createLogger({ level: 'warn', destination: process.stderr }).child({ component: 'hooks' });
+  const states: OrgState[] = [];
+  for (const [id, desired] of by) {
+    if (sel.org !== undefined && id !== sel.org) continue;
+    // The config check guarantees the entry exists (registrationIssues).
+    const org = config.orgs.find((o) => o.id === id)!;
+    states.push(
+      await readOrg(config, org, desired, {
+        access,
+        prune: sel.prune === true,
+        logger,
+        budgetDir: join(config.data_dir, 'rate-budget'),
+      }),
+    );
+  }
+  return states;
+}
+
+function fail(lines: readonly string[]): void {
+  for (const l of lines) process.stderr.write(`${l}\n`);
+  if (lines.length) process.exitCode = 1;
+}
+
+function outcomeLine(o: HookOutcome): string | null {
+  const p = o.plan;
+  const id = o.done.find((d) => d.hook)?.hook?.id ?? p.registered?.id;
+  const who = `${p.kind === 'event' ? 'event hook' : 'token hook'} "${p.id}" (org ${p.org}${id ? `, ${id}` : ''})`;
+  if (o.done.length) return `${who}: ${o.done.map((d) => PAST[d.step]).join(', ')}`;
+  if (!o.error && !p.refused && p.steps.length === 0 && p.desired) return `${who}: in sync`;
+  return null;
+}
+
+export function registerHooksCommands(program: Command): void {
+  const configPath = () => program.opts<{ config?: string }>().config;
+  const hooks = program
+    .command('hooks')
+    .description(
+      'Register the configured event and token hooks (those with `register:`) with the identity service, and compare what it holds with the config.',
+    );
+
+  hooks
+    .command('plan')
+    .description(
+      'Show what `hooks apply` would change, hook by hook, like a diff (+ create, ~ change, - delete, = in sync). Changes nothing.',
+    )
+    .option('--org <id>', 'only the hooks this org manages')
+    .option('--prune', "also plan the removal of hooklog's hooks that are no longer configured")
+    .action(async (opts: Selection) => {
+      const states = await readAll(loadConfig(configPath()).config, opts, 'read');
+      const counts = { create: 0, change: 0, delete: 0, sync: 0, refused: 0 };
+      for (const s of states) {
+        for (const p of s.plans) {
+          process.stdout.write(`${describePlan(p)}\n`);
+          if (p.refused) counts.refused++;
+          else if (p.steps.includes('create')) counts.create++;
+          else if (p.steps.includes('delete')) counts.delete++;
+          else if (p.steps.length) counts.change++;
+          else if (p.desired) counts.sync++;
+        }
+        fail(s.errors);
+      }
+      process.stdout.write(
+        `Plan: ${counts.create} to create, ${counts.change} to change, ${counts.delete} to delete, ${counts.sync} in sync, ${counts.refused} refused.\n`,
+      );
+      fail(states.flatMap((s) => s.plans.filter((p) => p.refused).map((p) => describePlan(p).slice(2))));
+    });
+
+  hooks
+    .command('apply')
+    .description(
+      'Create what is missing, update what differs (the whole hook), verify and activate, as `hooks plan` shows. Never touches hooks hooklog did not create.',
+    )
+    .option('--org <id>', 'only the hooks this org manages')
+    .option('--prune', "also deactivate and delete hooklog's hooks that are no longer configured")
+    .action(async (opts: Selection) => {
+      const states = await readAll(loadConfig(configPath()).config, opts, 'manage');
+      const totals = new Map<string, number>(Object.values(PAST).map((v) => [v, 0]));
+      let failed = 0;
+      for (const s of states) {
+        fail(s.errors);
+        failed += s.errors.length;
+        if (!s.service) continue;
+        for (const o of await applyPlans(s.service, s.plans)) {
+          const line = outcomeLine(o);
+          if (line) process.stdout.write(`${line}\n`);
+          for (const d of o.done) totals.set(PAST[d.step]!, (totals.get(PAST[d.step]!) ?? 0) + 1);
+          const problem = o.error ?? (o.plan.refused ? describePlan(o.plan).slice(2) : null);
+          if (problem) {
+            failed++;
+            fail([problem]);
+          }
+        }
+      }
+      process.stdout.write(`Apply: ${[...totals].map(([k, n]) => `${n} ${k}`).join(', ')}; ${failed} failed.\n`);
+    });
+
+  hooks
+    .command('status')
+    .description(
+      "Per org, each registered hook: the service's status and verificationStatus, subscribed event types, URL, and how it differs from the config.",
+    )
+    .option('--org <id>', 'only the hooks this org manages')
+    .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+    .action(async (opts: Selection & { format: OutputFormat }) => {
+      const config = loadConfig(configPath()).config;
+      const states = await readAll(config, opts, 'read');
+      const rows = statusRows(states);
+      const columns = ['org', 'kind', 'hook', 'id', 'status', 'verification', 'events', 'uri', 'drift'];
+      process.stdout.write(
+        opts.format === 'json'
+          ? JSON.stringify(rows, null, 2) + '\n'
+          : render({ columns, rows: rows.map((r) => ({ ...r })) }, opts.format),
+      );
+      if (opts.format === 'table')
+        for (const s of states) {
+          const others = othersOf(s, config.hook_registration.name_prefix);
+          if (others) process.stdout.write(`org ${s.org} also has ${others} hooklog does not manage.\n`);
+        }
+      fail(states.flatMap((s) => s.errors));
+    });
+}

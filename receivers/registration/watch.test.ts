@@ -1,0 +1,93 @@
+/**
+ * The watch, in-process against the simulated org with a real embedded
+ * stream: gauges per hook, and a finding appended once per finding, the same event from every instance watching
+ * the org (so the store and the alert fold them into one).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../cli/config/load.js';
+import { silentLogger } from '../../platform/log.js';
+import { registry } from '../../platform/metrics.js';
+import { Collector, openTestStream, type TestStream } from '../../test/simulated-org/harness.js';
+import { HookManagementApi, SimulatedOrg } from '../../test/simulated-org/index.js';
+import { waitFor } from '../../test/support/wait.js';
+import { desiredHooks } from './desired.js';
+import { registrationBody } from './service.js';
+import { startHookWatch, type HookWatch } from './watch.js';
+
+const SECRET = 'event-hook-secret-0123456789';
+
+let sim: SimulatedOrg | undefined;
+let ts: TestStream | undefined;
+let collector: Collector | undefined;
+const watches: HookWatch[] = [];
+afterEach(async () => {
+  for (const w of watches.splice(0)) await w.stop();
+  await collector?.stop();
+  await ts?.close();
+  await sim?.stop();
+});
+
+async function gaugeValue(name: string, labels: Record<string, string>): Promise<number | undefined> {
+  const values = (await registry.getSingleMetric(name)?.get())?.values ?? [];
+  return values.find((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x))?.value;
+}
+
+describe('hook watch', () => {
+  it('reports each hook, and appends a confirmed finding once, the same event from every watcher', async () => {
+    sim = await SimulatedOrg.start({});
+    const api = new HookManagementApi(sim);
+    sim.use(api);
+    ts = await openTestStream();
+    const org = `watch-${Math.random().toString(36).slice(2, 8)}`;
+    const config = parseConfig(
+      {
+        hook_registration: { public_url: 'https://hooklog.example.com' },
+        orgs: [{ id: org, base_url: sim.url, auth: { ssws: { token: 'sim-token' } } }],
+        event_hooks: [
+          { id: 'main', org, auth: { secrets: [SECRET] }, register: { event_types: ['user.session.start'] } },
+        ],
+        token_hooks: [{ id: 'tokens', org, auth: { type: 'header', secrets: [SECRET] }, register: {} }],
+      },
+      {},
+    );
+    // Registered as apply would have, verified; the token hook never registered.
+    const event = api.hooks.create('event', registrationBody(desiredHooks(config)[0]!));
+    if (!('kind' in event) || event.kind !== 'event') throw new Error('not created');
+    event.verificationStatus = 'VERIFIED';
+
+    collector = await Collector.start(ts.stream, ts.topics.logs);
+    const start = () =>
+      watches.push(
+        startHookWatch({ config, stream: ts!.stream, topic: ts!.topics.logs, logger: silentLogger(), intervalMs: 50 }),
+      );
+    start();
+    start(); // a second instance watching the same org
+    const labels = { org, kind: 'event', hook: 'main' };
+    await waitFor(async () => (await gaugeValue('hooklog_hook_verified', labels)) === 1, { what: 'verified=1' });
+    expect(await gaugeValue('hooklog_hook_active', labels)).toBe(1);
+    expect(await gaugeValue('hooklog_hook_matches_config', labels)).toBe(1);
+    expect(await gaugeValue('hooklog_hook_registered', { org, kind: 'token', hook: 'tokens' })).toBe(0);
+
+    // The missing token hook: one event per watcher, one uuid.
+    const drifts = () =>
+      collector!.values().filter((v) => v.eventType === 'hooklog.hook.drift') as Array<{
+        uuid: string;
+        outcome: { reason: string };
+        target: Array<{ alternateId: string }>;
+      }>;
+    await waitFor(() => drifts().length === 2, { what: 'the missing token hook, from both watchers' });
+    expect(new Set(drifts().map((d) => d.uuid)).size).toBe(1);
+    expect(drifts()[0]).toMatchObject({ outcome: { reason: 'missing' }, target: [{ alternateId: 'tokens' }] });
+
+    // Deactivated by hand: seen, confirmed, appended once per watcher however many passes follow.
+    event.status = 'INACTIVE';
+    api.hooks.touch(event);
+    await waitFor(async () => (await gaugeValue('hooklog_hook_active', labels)) === 0, { what: 'active=0' });
+    const passes = watches[0]!.passes;
+    await waitFor(() => watches[0]!.passes >= passes + 5, { what: 'five more passes' });
+    const deactivated = drifts().filter((d) => d.outcome.reason === 'deactivated');
+    expect(deactivated).toHaveLength(2);
+    expect(new Set(deactivated.map((d) => d.uuid)).size).toBe(1);
+    expect(sim.violations).toEqual([]);
+  });
+});

@@ -1,0 +1,134 @@
+/**
+ * The product users run: `npm run build`, then `node bin/hooklog.js` — not
+ * the TypeScript sources every other test runs. One `hooklog start` with every
+ * config section at once (test/e2e/product.ts: event and token hooks, an org
+ * polled from the simulated org, alerting with a rule file, Sigma rules, the
+ * built-in content and a webhook, the query API) must become ready, take a
+ * delivery, raise the alerts and answer queries; `check-config` must pass the
+ * same config and print none of its secrets; and the README's commands must
+ * be ones this CLI has. Built once for the file.
+ *
+ * It found the built CLI dying at start with any `alerting:` section (the
+ * built-in rule file was looked up inside dist/, which the build never fills).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { SimulatedOrg } from '../simulated-org/index.js';
+import { REPO_DIR, runCli, startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
+import {
+  productConfig,
+  SECRETS,
+  SECTIONS,
+  SSWS_TOKEN,
+  startWebhookReceiver,
+  type Product,
+  type WebhookReceiver,
+} from './product.js';
+
+const built = { built: true } as const;
+let daemon: Daemon | undefined;
+let sim: SimulatedOrg | undefined;
+let webhook: WebhookReceiver | undefined;
+
+beforeAll(async () => {
+  await promisify(execFile)('npm', ['run', 'build'], { cwd: REPO_DIR, timeout: 300_000 });
+}, 320_000);
+
+afterAll(async () => {
+  if (daemon) await stopDaemon(daemon);
+  await sim?.stop();
+  await webhook?.close();
+});
+
+describe('the built CLI (npm run build; node bin/hooklog.js)', () => {
+  it('start with every config section: ready, a delivery, alerts, queries; check-config agrees', async () => {
+    sim = await SimulatedOrg.start({ auth: { ssws: [SSWS_TOKEN] } });
+    webhook = await startWebhookReceiver();
+    const dir = mkdtempSync(join(tmpdir(), 'hooklog-product-'));
+    const setup = { dir, suffix: Math.random().toString(36).slice(2, 8), sim, webhook };
+    const configPath = join(dir, 'hooklog.yaml');
+    writeFileSync(configPath, stringify(productConfig(setup)));
+    const cli = (...args: string[]) => runCli(['--config', configPath, ...args], {}, REPO_DIR, built);
+
+    const check = await cli('check-config');
+    expect(check.stderr).toBe('');
+    expect(check.code).toBe(0);
+    expect(check.stdout).toMatch(/^# config OK/);
+    for (const s of SECRETS) expect(check.stdout).not.toContain(s);
+
+    daemon = await startDaemon(['--config', configPath], {}, 90_000, built);
+    const product: Product = {
+      ...setup,
+      url: daemon.url,
+      cli,
+      sql: async <T>(query: string) => {
+        const r = await cli('sql', query, '-f', 'json');
+        if (r.code !== 0) throw new Error(r.stderr);
+        return JSON.parse(r.stdout) as T[];
+      },
+    };
+    for (const section of SECTIONS) {
+      try {
+        await section.check?.(product);
+      } catch (err) {
+        throw new Error(
+          `section ${section.name}: ${(err as Error).message}\n--- hooklog's output ---\n${daemon.output().slice(-6000)}`,
+          {
+            cause: err,
+          },
+        );
+      }
+    }
+    expect(daemon.output()).not.toMatch(/"level":(50|60)/);
+  }, 240_000);
+
+  it("the README's commands are the built CLI's: each is `npx hooklog`, each subcommand and option exists", async () => {
+    const docs = ['README.md', 'consumers/alerting/README.md'];
+    const commands = docs.flatMap((doc) =>
+      shellCommands(readFileSync(join(REPO_DIR, doc), 'utf8')).map((c) => ({ doc, ...c })),
+    );
+    // A bare `hooklog` is "command not found" in a fresh clone: npm runs the package's own command as `npx hooklog`.
+    expect(commands.filter((c) => /^(\$ )?hooklog /.test(c.line)).map((c) => `${c.doc}: ${c.line}`)).toEqual([]);
+    const runs = commands.filter((c) => /^(\$ )?npx hooklog /.test(c.line));
+    expect(runs.length).toBeGreaterThan(10);
+    const help = new Map<string, string>();
+    for (const { doc, line } of runs) {
+      const words = line
+        .replace(/^(\$ )?npx hooklog /, '')
+        .replace(/"[^"]*"|'[^']*'/g, '""')
+        .split(/\s+/);
+      const sub: string[] = [];
+      for (const w of words) {
+        if (!/^[a-z][a-z-]*$/.test(w) || (sub.length > 0 && !['lint', 'test', 'list'].includes(w))) break;
+        sub.push(w);
+      }
+      const key = sub.join(' ');
+      if (!help.has(key)) {
+        const r = await runCli([...sub, '--help'], {}, REPO_DIR, built);
+        expect(r.code, `${doc}: npx hooklog ${key} --help`).toBe(0);
+        help.set(key, r.stdout);
+      }
+      for (const option of words.join(' ').match(/(?<=^|[\s[])--[a-z][a-z-]*/g) ?? [])
+        expect(help.get(key), `${doc}: "${line}": option ${option} of hooklog ${key}`).toContain(option);
+    }
+  }, 120_000);
+});
+
+/** Lines of the shell code blocks (```sh and output blocks alike), trimmed, comments after `#` dropped. */
+function shellCommands(markdown: string): Array<{ line: string }> {
+  const out: Array<{ line: string }> = [];
+  let inBlock = false;
+  for (const raw of markdown.split('\n')) {
+    if (raw.startsWith('```')) {
+      inBlock = !inBlock;
+      continue;
+    }
+    if (inBlock) out.push({ line: raw.replace(/\s+#\s.*$/, '').trim() });
+  }
+  return out;
+}

@@ -1,0 +1,109 @@
+/**
+ * Plumbing of the hook registration tests: the simulated org with its hook
+ * management API (trusting a CA made for the test), and a hooklog config
+ * whose hooks register themselves with that org, served over TLS on a port
+ * chosen before start (the registered URI names it), given as ${PORT}.
+ */
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { HookManagementApi, SimulatedOrg } from '../simulated-org/index.js';
+import type { SimulatedOrgOptions } from '../simulated-org/server.js';
+import { runCli, type CliResult } from '../support/cli.js';
+import { writeTestConfig, type TestInstance } from '../support/hooklog-config.js';
+import { makeTestCertificate, type TestCertificate } from '../support/tls.js';
+
+export const EVENT_TYPES = ['user.authentication.sso', 'user.session.start'];
+export const EVENT_SECRET = 'event-hook-secret-0123456789';
+export const TOKEN_SECRET = 'token-hook-secret-0123456789';
+
+/** A port nobody listens on now (the OS's next free one). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+export interface RegistrationWorld {
+  readonly sim: SimulatedOrg;
+  readonly api: HookManagementApi;
+  readonly cert: TestCertificate;
+  readonly port: number;
+  readonly inst: TestInstance;
+  /** The org's id in hooklog (both the hooks' org and the managing orgs[] entry). */
+  readonly org: string;
+  /** `hooklog <args> --config <file>` with PORT set, from source or built (HOOKLOG_CLI=built). */
+  cli(args: readonly string[], env?: NodeJS.ProcessEnv): Promise<CliResult>;
+  /** What an admin does in the console: one management call with the org's SSWS token. */
+  admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
+  stop(): Promise<void>;
+}
+
+export interface WorldOptions {
+  readonly sim?: SimulatedOrgOptions;
+  /** The token hooklog's orgs[] entry uses. Default sim-token. */
+  readonly token?: string;
+  readonly eventSecrets?: readonly string[];
+  /** Default: https://127.0.0.1:<port>. */
+  readonly publicUrl?: string;
+  readonly tokenHook?: boolean;
+  readonly extra?: Record<string, unknown>;
+}
+
+export async function registrationWorld(o: WorldOptions = {}): Promise<RegistrationWorld> {
+  const cert = makeTestCertificate();
+  const sim = await SimulatedOrg.start(o.sim ?? {});
+  const api = new HookManagementApi(sim, { ca: cert.cert });
+  sim.use(api);
+  const port = await freePort();
+  const org = `acme-${Math.random().toString(36).slice(2, 8)}`;
+  const inst = writeTestConfig({
+    extra: {
+      server: { host: '127.0.0.1', port: '${PORT}', tls: { cert_path: cert.certPath, key_path: cert.keyPath } },
+      hook_registration: { public_url: o.publicUrl ?? 'https://127.0.0.1:${PORT}', watch_interval_ms: 300 },
+      event_hooks: [
+        {
+          id: 'okta-main',
+          org,
+          auth: { header: 'authorization', secrets: o.eventSecrets ?? [EVENT_SECRET] },
+          register: { event_types: EVENT_TYPES },
+        },
+      ],
+      token_hooks:
+        o.tokenHook === false
+          ? []
+          : [{ id: 'okta-tokens', org, auth: { type: 'header', secrets: [TOKEN_SECRET] }, register: {} }],
+      orgs: [
+        {
+          id: org,
+          base_url: sim.url,
+          auth: { ssws: { token: o.token ?? 'sim-token' } },
+          request_timeout_ms: 20_000,
+          system_log: { enabled: false },
+        },
+      ],
+      alerting: { enabled: true, max_batch_wait_ms: 50 },
+      ...o.extra,
+    },
+  });
+  return {
+    sim,
+    api,
+    cert,
+    port,
+    inst,
+    org,
+    cli: (args, env = {}) => runCli([...args, '--config', inst.configPath], { PORT: String(port), ...env }),
+    admin: async (method, path, body) => {
+      const res = await fetch(`${sim.url}${path}`, {
+        method,
+        headers: { authorization: 'SSWS sim-token', accept: 'application/json', 'content-type': 'application/json' },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? (JSON.parse(text) as unknown) : null };
+    },
+    stop: () => sim.stop(),
+  };
+}

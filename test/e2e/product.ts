@@ -1,0 +1,342 @@
+/**
+ * The whole product, section by section, for `built-cli.test.ts`: every
+ * config section hooklog has, each with what it adds to the config and what
+ * it must then do in a running `node bin/hooklog.js start`. One config is
+ * built from all of them, one process runs it, and every section's check runs
+ * against that process.
+ *
+ * Adding a section (a console, a new hook kind, risk scoring): append one
+ * entry to SECTIONS with its `config` and its `check`. Nothing else changes:
+ * the test builds, starts and checks whatever is listed here.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { stringify } from 'yaml';
+import { delivery, tokenHookRequest } from '../fixtures/index.js';
+import { history, type SimulatedOrg } from '../simulated-org/index.js';
+import type { CliResult } from '../support/cli.js';
+import { waitFor } from '../support/wait.js';
+import { TEST_SET_KEY } from '../../consumers/response/testing.js';
+
+/** What the sections know before hooklog starts. */
+export interface Setup {
+  /** A directory of the test's own (data_dir, files the config names). */
+  readonly dir: string;
+  /** Unique per run: org ids, topic prefix and database carry it. */
+  readonly suffix: string;
+  /** The simulated identity org (test/simulated-org) the `orgs` section polls. */
+  readonly sim: SimulatedOrg;
+  /** Where alert webhooks go: a local receiver that keeps every POST. */
+  readonly webhook: WebhookReceiver;
+}
+
+/** ... and once it runs. */
+export interface Product extends Setup {
+  /** hooklog's base URL. */
+  readonly url: string;
+  /** Runs the built CLI with the product's config. */
+  cli(...args: string[]): Promise<CliResult>;
+  /** Read-only SQL through the built CLI (the running process's admin socket). */
+  sql<T = Record<string, string>>(query: string): Promise<T[]>;
+}
+
+export interface Section {
+  /** The config key(s) it adds. */
+  readonly name: string;
+  config(s: Setup): Record<string, unknown>;
+  /** What it proves on the running product; every check runs, in order. */
+  check?(p: Product): Promise<void>;
+}
+
+export const HOOK_SECRET = 'product-event-hook-secret-0123';
+export const TOKEN_SECRET = 'product-token-hook-secret-0123';
+export const API_KEY = 'product-api-key-0123456789abcdef';
+/** The simulated org's token for the polled org (the test starts it with this one). */
+export const SSWS_TOKEN = 'product-ssws-token-0123';
+const WEBHOOK_TOKEN = 'product-webhook-token-0123';
+/** Every secret the config holds: check-config must print none of them. */
+export const SECRETS = [HOOK_SECRET, TOKEN_SECRET, API_KEY, SSWS_TOKEN, WEBHOOK_TOKEN];
+
+const hookOrg = (s: Setup) => `acme-${s.suffix}`;
+const polledOrg = (s: Setup) => `polled-${s.suffix}`;
+const POLLED_EVENTS = 20;
+
+/** One delivery's events: a sign-in, a lock (the hooklog rule) and a privilege grant (the Sigma rule). */
+const AT = new Date(Date.now() - 5 * 60_000).toISOString();
+const EVENTS = [
+  { uuid: 'a0000000-0000-4000-8000-000000000001', eventType: 'user.session.start' },
+  { uuid: 'a0000000-0000-4000-8000-000000000002', eventType: 'user.account.lock' },
+  { uuid: 'a0000000-0000-4000-8000-000000000003', eventType: 'user.account.privilege.grant' },
+].map((e) => ({
+  ...e,
+  published: AT,
+  actor: { id: '00u1', type: 'User', alternateId: 'ada.lovelace@acme.example' },
+  outcome: { result: 'SUCCESS' },
+}));
+const LOCK_RULE = 'product.account.locked';
+const SIGMA_TITLE = 'Okta Admin Role Granted';
+
+async function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  const res = await fetch(url, { headers, signal: AbortSignal.timeout(10_000) });
+  return { status: res.status, body: await res.text() };
+}
+
+export const SECTIONS: readonly Section[] = [
+  {
+    name: 'data_dir, server, stream, store, sink (embedded)',
+    config: (s) => ({
+      data_dir: join(s.dir, 'data'),
+      log_level: 'info',
+      server: { host: '127.0.0.1', port: 0 },
+      stream: { topic_prefix: `product-${s.suffix}`, partitions: 2 },
+      store: { database: `product_${s.suffix}` },
+      sink: { group: `sink-${s.suffix}`, max_batch_wait_ms: 200 },
+    }),
+    check: async (p) => {
+      expect((await get(`${p.url}/healthz`)).status).toBe(200);
+      const ready = await get(`${p.url}/readyz`);
+      expect(ready.status, ready.body).toBe(200);
+      expect((await get(`${p.url}/metrics`)).body).toContain('hooklog_');
+    },
+  },
+  {
+    name: 'event_hooks',
+    config: (s) => ({
+      event_hooks: [{ id: 'okta-main', org: hookOrg(s), auth: { header: 'authorization', secrets: [HOOK_SECRET] } }],
+    }),
+    check: async (p) => {
+      const verify = await get(`${p.url}/hooks/events/okta-main`, {
+        authorization: HOOK_SECRET,
+        'x-okta-verification-challenge': 'hello',
+      });
+      expect(JSON.parse(verify.body)).toEqual({ verification: 'hello' });
+      const res = await fetch(`${p.url}/hooks/events/okta-main`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: HOOK_SECRET },
+        body: JSON.stringify(delivery(hookOrg(p), 'okta-main', EVENTS)),
+        signal: AbortSignal.timeout(3000),
+      });
+      expect(res.status).toBe(204);
+      const stored = await waitFor(
+        async () => {
+          const rows = await p.sql<{ uuid: string }>(
+            `SELECT uuid FROM events WHERE org = '${hookOrg(p)}' ORDER BY uuid`,
+          );
+          return rows.length === EVENTS.length ? rows : undefined;
+        },
+        { timeoutMs: 60_000, what: "the delivery's events in ClickHouse" },
+      );
+      expect(stored.map((r) => r.uuid)).toEqual(EVENTS.map((e) => e.uuid));
+    },
+  },
+  {
+    name: 'token_hooks (a lookup table from a file)',
+    config: (s) => {
+      const table = join(s.dir, 'employees.csv');
+      writeFileSync(table, 'login,department\nada.lovelace@acme.example,Analytical Engines\n');
+      return {
+        token_hooks: [
+          {
+            id: 'tokens',
+            org: hookOrg(s),
+            auth: { type: 'header', header: 'authorization', secrets: [TOKEN_SECRET] },
+            lookups: [{ name: 'employees', file: table, format: 'csv', key: 'login' }],
+            rules: [
+              {
+                name: 'department',
+                actions: [
+                  {
+                    add: {
+                      tokens: 'access',
+                      claim: 'department',
+                      lookup: { table: 'employees', key: '{{user.login}}', column: 'department' },
+                    },
+                  },
+                ],
+              },
+            ],
+            audit: { flush_interval_ms: 100 },
+          },
+        ],
+      };
+    },
+    check: async (p) => {
+      const res = await fetch(`${p.url}/hooks/token/tokens`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: TOKEN_SECRET },
+        body: JSON.stringify(tokenHookRequest()),
+        signal: AbortSignal.timeout(3000),
+      });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({
+        commands: [
+          {
+            type: 'com.okta.access.patch',
+            value: [{ op: 'add', path: '/claims/department', value: 'Analytical Engines' }],
+          },
+        ],
+      });
+      await waitFor(
+        async () =>
+          (await p.sql(`SELECT outcome FROM token_decisions WHERE hook_id = 'tokens'`)).length === 1 || undefined,
+        { timeoutMs: 60_000, what: 'the decision in token_decisions' },
+      );
+    },
+  },
+  {
+    name: 'orgs (System Log polling of the simulated org)',
+    config: (s) => {
+      s.sim.addLogEvents(history({ count: POLLED_EVENTS, days: 1, now: Date.now(), kind: 'log', seed: 5 }));
+      return {
+        orgs: [
+          {
+            id: polledOrg(s),
+            base_url: s.sim.url,
+            auth: { ssws: { token: SSWS_TOKEN } },
+            system_log: { start: '2d', poll_interval_ms: 200 },
+          },
+        ],
+      };
+    },
+    check: async (p) => {
+      await waitFor(
+        async () => {
+          const [row] = await p.sql<{ n: string }>(`SELECT count() AS n FROM events WHERE org = '${polledOrg(p)}'`);
+          return row?.n === String(POLLED_EVENTS) || undefined;
+        },
+        { timeoutMs: 60_000, what: 'every polled event in ClickHouse' },
+      );
+    },
+  },
+  {
+    name: 'alerting (a rule file, Sigma, the built-in content, a webhook)',
+    config: (s) => {
+      const rules = join(s.dir, 'rules.yaml');
+      writeFileSync(
+        rules,
+        stringify([
+          { id: LOCK_RULE, title: 'Account locked', severity: 'high', detection: 'eventType eq "user.account.lock"' },
+        ]),
+      );
+      const sigma = join(s.dir, 'sigma');
+      mkdirSync(sigma);
+      // One published-format rule of the project's own fixtures (test/fixtures/sigma).
+      copyFileSync(
+        join(import.meta.dirname, '..', 'fixtures', 'sigma', 'admin_role_granted.yml'),
+        join(sigma, 'admin.yml'),
+      );
+      return {
+        alerting: {
+          rule_files: [rules],
+          sigma_paths: [sigma],
+          allowed_lateness_ms: 1000,
+          group: `alerting-${s.suffix}`,
+          webhooks: [{ name: 'ops', url: s.webhook.url, headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } }],
+        },
+      };
+    },
+    check: async (p) => {
+      const alerts = await waitFor(
+        async () => {
+          const rows = await p.sql<{ rule_title: string; org: string }>(
+            `SELECT rule_title, org FROM alerts FINAL WHERE org = '${hookOrg(p)}' ORDER BY rule_title`,
+          );
+          return rows.length >= 2 ? rows : undefined;
+        },
+        { timeoutMs: 60_000, what: 'the alerts of both rules' },
+      );
+      expect(alerts.map((a) => a.rule_title)).toEqual(['Account locked', SIGMA_TITLE]);
+      const posted = await waitFor(() => (p.webhook.received.length >= 2 ? p.webhook.received : undefined), {
+        timeoutMs: 30_000,
+        what: 'the alerts at the webhook',
+      });
+      expect(posted.map((r) => (r.body as { rule_title: string }).rule_title).sort()).toEqual([
+        'Account locked',
+        SIGMA_TITLE,
+      ]);
+      expect(posted.every((r) => r.authorization === `Bearer ${WEBHOOK_TOKEN}`)).toBe(true);
+      // The backtest beside the running process, through its admin socket.
+      const test = await p.cli('rules', 'test', LOCK_RULE, '--since', '1d', '--org', hookOrg(p), '-f', 'json');
+      expect(test.stderr).toBe('');
+      expect(JSON.parse(test.stdout)).toMatchObject({ rules: [{ rule: LOCK_RULE, alerts: 1 }] });
+    },
+  },
+  {
+    name: 'api (the query API)',
+    config: () => ({ api: { keys: [API_KEY] } }),
+    check: async (p) => {
+      expect((await get(`${p.url}/api/queries`, { authorization: 'Bearer wrong-key-0123456789abcdef' })).status).toBe(
+        401,
+      );
+      const since = new Date(Date.now() - 86_400_000).toISOString();
+      const until = new Date(Date.now() + 60_000).toISOString();
+      const res = await get(`${p.url}/api/queries/user_lifecycle?org=${hookOrg(p)}&since=${since}&until=${until}`, {
+        authorization: `Bearer ${API_KEY}`,
+      });
+      expect(res.status, res.body).toBe(200);
+      expect(res.body).toContain('user.account.lock');
+    },
+  },
+  {
+    name: 'response (the SET transmitter and response actions)',
+    config: (s) => {
+      const key = join(s.dir, 'set-key.pem');
+      writeFileSync(key, TEST_SET_KEY);
+      return {
+        response: {
+          group: `response-${s.suffix}`,
+          transmitter: { issuer: 'https://hooklog.product.test', private_key_path: key },
+          actions: { on_level: { high: ['clear_sessions'] } },
+          orgs: [{ org: polledOrg(s), actions: { mode: 'dry_run', allow: ['clear_sessions'] } }],
+        },
+      };
+    },
+    check: async (p) => {
+      const conf = await get(`${p.url}/.well-known/ssf-configuration`);
+      expect(conf.status).toBe(200);
+      expect(JSON.parse(conf.body)).toMatchObject({
+        issuer: 'https://hooklog.product.test',
+        jwks_uri: 'https://hooklog.product.test/.well-known/jwks.json',
+      });
+      const jwks = JSON.parse((await get(`${p.url}/.well-known/jwks.json`)).body) as { keys: Array<{ kty: string }> };
+      expect(jwks.keys.map((k) => k.kty)).toEqual(['RSA']);
+      const listed = await p.cli('actions', 'list', '-f', 'json');
+      expect(listed.stderr).toBe('');
+      expect(JSON.parse(listed.stdout)).toEqual([]);
+    },
+  },
+];
+
+/** The config with every section, as written to hooklog.yaml. */
+export function productConfig(s: Setup): Record<string, unknown> {
+  return Object.assign({}, ...SECTIONS.map((x) => x.config(s))) as Record<string, unknown>;
+}
+
+export interface WebhookReceiver {
+  readonly url: string;
+  readonly received: Array<{ body: unknown; authorization: string | undefined }>;
+  close(): Promise<void>;
+}
+
+/** A local endpoint for alert webhooks: answers 200 and keeps what it got. */
+export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+  const received: WebhookReceiver['received'] = [];
+  const server: Server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    received.push({
+      body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+      authorization: req.headers.authorization,
+    });
+    res.end();
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`,
+    received,
+    close: () => new Promise<void>((ok) => server.close(() => ok())),
+  };
+}
