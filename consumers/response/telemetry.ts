@@ -15,6 +15,8 @@ export interface ResponseCounters {
   setRetries: number;
   actions: Record<string, number>;
   invalid: number;
+  /** Batches whose handling failed (offered again), by topic: a record step or a call that did not get through. */
+  batchFailures: Record<string, number>;
 }
 
 export type ResponseTelemetry = ReturnType<typeof createResponseTelemetry>;
@@ -36,7 +38,14 @@ export function createResponseTelemetry(logger: Logger) {
     help: 'Response actions by result: requested, awaiting_approval, dry_run, not_allowed, approved, started, done, failed, uncertain, cancelled.',
     labelNames: ['org', 'action', 'result'],
   });
-  const counters: ResponseCounters = { setsSent: 0, setsRefused: 0, setRetries: 0, actions: {}, invalid: 0 };
+  const counters: ResponseCounters = {
+    setsSent: 0,
+    setsRefused: 0,
+    setRetries: 0,
+    actions: {},
+    invalid: 0,
+    batchFailures: {},
+  };
   return {
     log,
     counters,
@@ -76,6 +85,7 @@ export function createResponseTelemetry(logger: Logger) {
       log.warn({ partition, offset, reason }, 'invalid record on the actions topic; skipped');
     },
     batchFailed(topic: string, partition: number, attempt: number, err: unknown) {
+      counters.batchFailures[topic] = (counters.batchFailures[topic] ?? 0) + 1;
       log.warn({ topic, partition, attempt, err }, 'response batch failed; it is offered again');
     },
   };

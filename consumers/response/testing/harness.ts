@@ -30,7 +30,13 @@ export async function cleanUp(): Promise<void> {
 }
 
 export async function setUp(
-  opts: { triggers?: Record<string, unknown>; org?: Record<string, unknown>; audience?: string } = {},
+  opts: {
+    triggers?: Record<string, unknown>;
+    org?: Record<string, unknown>;
+    audience?: string;
+    /** A broker of the test's own (one it restarts); default the run's shared broker. */
+    brokers?: string[];
+  } = {},
 ) {
   const provider = await startProvider();
   cleanups.push(() => provider.close());
@@ -61,7 +67,7 @@ export async function setUp(
   provider.serve(signer);
   const prefix = randomName('resp');
   const stream = await openKafkaStream({
-    brokers: kafkaBrokerList(),
+    brokers: opts.brokers ?? kafkaBrokerList(),
     clientId: randomName('resp'),
     logger: silentLogger(),
   });
