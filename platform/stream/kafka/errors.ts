@@ -1,4 +1,6 @@
-import { HooklogError } from '../../errors.js';
+import type { Admin } from 'kafkajs';
+import { HooklogError, isRetriable } from '../../errors.js';
+import { RetryPolicies, retry } from '../../retry.js';
 
 /**
  * Kafka protocol error types that no retry can fix: the record itself, the
@@ -110,4 +112,26 @@ const FENCED = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH']);
 
 export function isFencedError(err: unknown): boolean {
   return chain(err).some((e) => e.type !== undefined && FENCED.has(e.type));
+}
+
+/**
+ * A topic's offsets per partition (kafkajs admin `fetchTopicOffsets`), retrying what is retriable. Right
+ * after a topic is created its partitions have no leader yet for a moment, and kafkajs's admin passes
+ * NOT_LEADER_FOR_PARTITION (or UNKNOWN_TOPIC_OR_PARTITION) straight back; a start-up that reads a
+ * topic it has just created must wait that out, not die of it.
+ */
+export async function topicOffsets(
+  admin: Pick<Admin, 'fetchTopicOffsets'>,
+  topic: string,
+): Promise<Awaited<ReturnType<Admin['fetchTopicOffsets']>>> {
+  return retry(
+    async () => {
+      try {
+        return await admin.fetchTopicOffsets(topic);
+      } catch (err) {
+        throw classifyKafkaError(err, `reading the end offsets of ${topic}`);
+      }
+    },
+    { policy: RetryPolicies.startup, retriable: isRetriable },
+  );
 }

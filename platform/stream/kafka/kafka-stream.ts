@@ -55,7 +55,7 @@ import {
 import { recordBytes } from '../record-size.js';
 import { watchLag } from '../lag.js';
 import { KafkaGroupConsumer } from './consumer.js';
-import { classifyKafkaError } from './errors.js';
+import { classifyKafkaError, topicOffsets } from './errors.js';
 import { resolveKafkaOptions, type KafkaStreamOptions, type ResolvedKafkaOptions } from './options.js';
 import { KeyedTable } from './table.js';
 import { KafkaAssignment } from './assignment.js';
@@ -462,12 +462,8 @@ export class KafkaStream implements Stream {
   }
 
   async #hasRecords(topic: string, partitions?: readonly number[]): Promise<boolean> {
-    try {
-      const offsets = await this.#admin.fetchTopicOffsets(topic);
-      return offsets.some((p) => Number(p.high) > Number(p.low) && (!partitions || partitions.includes(p.partition)));
-    } catch (err) {
-      throw classifyKafkaError(err, `reading the end offsets of ${topic}`);
-    }
+    const offsets = await topicOffsets(this.#admin, topic);
+    return offsets.some((p) => Number(p.high) > Number(p.low) && (!partitions || partitions.includes(p.partition)));
   }
 
   async ping(): Promise<void> {

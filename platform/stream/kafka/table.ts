@@ -26,7 +26,7 @@ import { HooklogError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { ConsumedRecord, RecordListener } from '../types.js';
 import { toConsumed } from './client.js';
-import { classifyKafkaError } from './errors.js';
+import { classifyKafkaError, topicOffsets } from './errors.js';
 import type { ResolvedKafkaOptions } from './options.js';
 
 export class KeyedTable {
@@ -129,17 +129,12 @@ export class KeyedTable {
    * stable offset as it was when the call started.
    */
   async read(admin: Admin, partitions?: readonly number[], timeoutMs = 30_000): Promise<Map<string, ConsumedRecord>> {
-    let ends: Map<number, number>;
-    try {
-      const offsets = await admin.fetchTopicOffsets(this.topic);
-      ends = new Map(
-        offsets
-          .filter((p) => Number(p.high) > Number(p.low) && (!partitions || partitions.includes(p.partition)))
-          .map((p) => [p.partition, Number(p.high)]),
-      );
-    } catch (err) {
-      throw classifyKafkaError(err, `reading the end offsets of ${this.topic}`);
-    }
+    const offsets = await topicOffsets(admin, this.topic);
+    const ends = new Map(
+      offsets
+        .filter((p) => Number(p.high) > Number(p.low) && (!partitions || partitions.includes(p.partition)))
+        .map((p) => [p.partition, Number(p.high)]),
+    );
     if (ends.size > 0) await this.#until(ends, timeoutMs);
     const out = new Map<string, ConsumedRecord>();
     for (const [p, table] of this.#latest) {
