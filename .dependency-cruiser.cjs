@@ -3,13 +3,21 @@
  *   floor 1  platform/, schemas/      the ground: imports nothing above it
  *   floor 2  receivers/, ingest/,     components: import floor 1 only, never each
  *            consumers/alerting/,     other (they talk through the stream and the store)
- *            consumers/clickhouse-sink/, analytics/, console/
+ *            consumers/clickhouse-sink/, consumers/response/, analytics/, console/
  *   floor 3  cli/                     assembles the process (config schema, HTTP app, commands)
  * and no import circles anywhere. Tests, test helpers (testing.ts, testing/, test/) and
  * benches may import from any floor: they assemble pieces the way cli/ does.
  */
 const TESTS = '(\\.test\\.ts$|\\.fixture\\.ts$|/testing\\.ts$|/testing/|/global-setup\\.ts$|^test/|^bench/)';
-const COMPONENTS = ['receivers', 'ingest', 'consumers/alerting', 'consumers/clickhouse-sink', 'analytics', 'console'];
+const COMPONENTS = [
+  'receivers',
+  'ingest',
+  'consumers/alerting',
+  'consumers/clickhouse-sink',
+  'consumers/response',
+  'analytics',
+  'console',
+];
 
 module.exports = {
   forbidden: [

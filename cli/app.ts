@@ -13,6 +13,7 @@ import { mountTokenHooks, tokenHookFastPath, type TokenHooks } from '../receiver
 import { mountSsfReceivers, type SsfReceivers } from '../receivers/ssf/routes.js';
 import { mountQueryApi } from '../analytics/api.js';
 import type { Store } from '../platform/store/index.js';
+import { mountSsfWellKnown, type SsfProvider } from '../receivers/ssf/well-known.js';
 import { mountConsole, type ConsoleDeps } from '../console/index.js';
 
 export interface AppDeps {
@@ -29,6 +30,8 @@ export interface AppDeps {
   readonly ssf?: SsfReceivers;
   /** The store the query API (analytics/) reads; without it /api/queries is not served. */
   readonly store?: Store;
+  /** hooklog as a security events provider: its SSF configuration and JWKS at the well-known URLs. */
+  readonly ssfProvider?: SsfProvider;
   /** The console (console/), when enabled and this process serves HTTP for analysts. */
   readonly console?: ConsoleDeps;
 }
@@ -84,6 +87,7 @@ export function createApp(deps: AppDeps): Koa {
     });
   if (deps.tokenHooks) mountTokenHooks(router, deps.tokenHooks);
   if (deps.ssf) mountSsfReceivers(router, { ssf: deps.ssf, stream: deps.stream, topics: deps.topics });
+  if (deps.ssfProvider) mountSsfWellKnown(router, deps.ssfProvider);
   if (deps.store) mountQueryApi(router, { api: deps.config.api, store: deps.store, logger: deps.logger });
   if (deps.console) mountConsole(router, deps.console);
   // Prometheus text. For your network only: route just /hooks/* from the internet (labels name hook ids).

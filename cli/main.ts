@@ -24,6 +24,7 @@ import { describeRuleFiles, lintRuleFiles } from '../consumers/alerting/commands
 import { huntCommand } from './alerting-commands.js';
 import { addRulesTestCommand } from './rules-test.js';
 import { registerHooksCommands } from './hooks-command.js';
+import { registerActionsCommand } from './actions-command.js';
 import { registerRiskCommand } from './risk-command.js';
 
 const program = new Command('hooklog')
@@ -260,6 +261,7 @@ program
   });
 
 registerHooksCommands(program);
+registerActionsCommand(program);
 
 program
   .command('check-config')

@@ -87,7 +87,7 @@ describe('preflight: what start would refuse', () => {
     );
   });
 
-  it('refuses an unreadable private key file, a TLS pair that is not one, and a rule file that does not load', async () => {
+  it('refuses an unreadable private key file, a TLS pair that is not one, a rule file that does not load, a SET key that is none', async () => {
     const notKey = join(dir, 'not-a-key.pem');
     writeFileSync(notKey, 'hello');
     const message = await problem({
@@ -105,10 +105,12 @@ describe('preflight: what start would refuse', () => {
       ],
       server: { tls: { cert_path: notKey, key_path: notKey } },
       alerting: { rule_files: [join(dir, 'missing-rules.yaml')] },
+      response: { transmitter: { issuer: 'https://h.test', private_key_path: notKey } },
     });
     expect(message).toMatch(/^server\.tls: .*not-a-key\.pem .* are not a certificate and its key/m);
     expect(message).toMatch(/^orgs\[o1\]\.auth\.oauth\.private_key_path: cannot read .*gone\.pem/m);
     expect(message).toMatch(/^alerting: .*missing-rules\.yaml/m);
+    expect(message).toMatch(/^response\.transmitter\.private_key: not a usable private key/m);
   });
 
   it('hooklog check-config exits 1 naming the lookup file; start fails the same way before opening anything', async () => {

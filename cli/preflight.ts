@@ -14,6 +14,7 @@ import { defaultMigrationsDir, loadMigrations } from '../platform/store/index.js
 import { checkTokenHooks } from '../receivers/token-hook/index.js';
 import { checkOrgKeys } from '../platform/identity/authenticator.js';
 import { loadConfiguredRules } from '../consumers/alerting/index.js';
+import { loadSetSigner } from '../consumers/response/index.js';
 
 /** One check: its name (for the report) and what it does; throws what start would. */
 interface Check {
@@ -55,6 +56,10 @@ function checks(config: Config, roles: readonly Role[]): Check[] {
     { what: 'store migrations', run: () => loadMigrations(defaultMigrationsDir()) },
     ...(has('receivers') ? [{ what: 'token_hooks', run: () => checkTokenHooks(config.token_hooks) }] : []),
     ...(has('pollers') ? [{ what: 'orgs', run: () => checkOrgKeys(config.orgs) }] : []),
+    // The SET signing key is loaded by every process (it serves the JWKS): one that cannot sign fails here.
+    ...(config.response?.transmitter
+      ? [{ what: 'response.transmitter', run: () => loadSetSigner(config.response!.transmitter!) }]
+      : []),
     ...(alerting?.enabled && (has('alerting') || (has('sink') && alerting.clickhouse))
       ? [{ what: 'alerting', run: () => void loadConfiguredRules(alerting) }]
       : []),

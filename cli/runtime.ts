@@ -24,6 +24,7 @@ import { securityEventsPipeline } from '../receivers/ssf/security-event-row.js';
 import { collectProcessMetrics } from '../platform/metrics.js';
 import { applyRetention } from '../analytics/retention.js';
 import { registerCoverageMetrics } from '../analytics/coverage-metrics.js';
+import { prepareResponse, startResponseRole } from './response.js';
 import { alertStatesPipeline, alertStatesTopic } from '../console/index.js';
 import { consoleDeps } from './console.js';
 import { desiredHooks } from '../receivers/registration/desired.js';
@@ -107,6 +108,8 @@ export async function startHooklog(
         ? await startSsfReceivers(config.ssf_receivers, logger)
         : undefined;
 
+    // The SET signing key is loaded (and checked) before anything is served; the response topics exist before the sink.
+    const response = await prepareResponse(config, stream);
     const started = new Set<Role>(has('receivers') ? ['receivers'] : []);
     const roleProbe = (role: Role) => ({
       name: role,
@@ -124,6 +127,7 @@ export async function startHooklog(
       ...(tokenHooks ? { tokenHooks } : {}),
       ...(ssf ? { ssf } : {}),
       ...(apiOn && store ? { store } : {}),
+      ...(response.provider ? { ssfProvider: response.provider } : {}),
       ...(consoleOn && has('receivers') && store ? { console: consoleDeps(config, stream, store, logger) } : {}),
       logger,
       probes: [
@@ -159,6 +163,7 @@ export async function startHooklog(
           riskChangesPipeline(riskTopics(config.stream.topic_prefix).changes),
           securityEventsPipeline(topics.securityEvents),
           ...(consoleOn ? [alertStatesPipeline(statesTopic)] : []),
+          ...response.pipelines,
         ],
         logger,
       });
@@ -188,6 +193,10 @@ export async function startHooklog(
         parts: { engine: has('alerting'), webhooks: has('alerting'), clickhouse: has('sink') },
       });
       closers.push(() => alerting.stop());
+    }
+    if (config.response && has('alerting')) {
+      const r = await startResponseRole(config, response, stream, topics.deadletter, logger);
+      closers.push(() => r.stop());
     }
     if (has('pollers')) {
       // Pollers after the sink (what they store is drained) and stopped before it (reverse order).

@@ -6,6 +6,7 @@ import { startHooklog } from './runtime.js';
 import { collectStatus } from './status.js';
 import { parseRoles } from '../platform/config/fleet.js';
 import { runNamedQuery } from '../analytics/run.js';
+import { approvalRoute } from './actions-command.js';
 import { riskRoute } from './risk-command.js';
 import { alertingAdminRoutes } from './alerting-commands.js';
 
@@ -38,6 +39,7 @@ export async function runStart(
         '/status': () => collectStatus(config, running.stream, store),
         '/risk': riskRoute(config, running.stream, store),
         ...alertingAdminRoutes(config, store),
+        ...(config.response ? { '/actions/approve': approvalRoute(running.stream, config.stream.topic_prefix) } : {}),
       })
     : async () => undefined;
 

@@ -16,6 +16,7 @@ import { tokenHooksSchema } from '../../receivers/token-hook/config.js';
 import { ssfReceiversSchema } from '../../receivers/ssf/receiver-config.js';
 import { instanceIdSchema, rolesSchema } from '../../platform/config/fleet.js';
 import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
+import { responseSchema } from '../../consumers/response/config.js';
 import { consoleSchema } from '../../console/config.js';
 import { hookRegistrationSchema } from '../../receivers/registration/config.js';
 import { registrationIssues } from '../../receivers/registration/desired.js';
@@ -43,6 +44,7 @@ export const configSchema = z
     ssf_receivers: ssfReceiversSchema,
     hook_registration: hookRegistrationSchema,
     alerting: alertingSchema.optional(),
+    response: responseSchema.optional(),
     api: apiSchema,
     console: consoleSchema,
   })
@@ -60,6 +62,15 @@ export const configSchema = z
       seen.set(h.id, i);
     });
     for (const issue of registrationIssues(cfg)) ctx.addIssue({ code: 'custom', ...issue });
+    const orgIds = new Set(cfg.orgs.map((o) => o.id));
+    cfg.response?.orgs.forEach((o, i) => {
+      if (!orgIds.has(o.org))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['response', 'orgs', i, 'org'],
+          message: `org "${o.org}" is not in orgs (its base_url and auth come from there; system_log.enabled: false if it is not polled)`,
+        });
+    });
     const k = cfg.stream.kafka;
     if (k && k.heartbeat_interval_ms * 3 > k.session_timeout_ms) {
       ctx.addIssue({

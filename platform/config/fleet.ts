@@ -16,7 +16,7 @@ export const rolesSchema = z
   .describe(
     'Components this process runs: receivers (event and token hooks; stateless, scale behind any load balancer), ' +
       'pollers (each org and API polled by exactly one live instance), sink (stream → ClickHouse, by consumer group; ' +
-      'also the alerts table), alerting (rule engine and webhooks, by consumer group). `hooklog start --roles` overrides it.',
+      'also the alerts table), alerting (rule engine, webhooks, risk and the response: SETs and actions, by consumer group). `hooklog start --roles` overrides it.',
   );
 
 export const instanceIdSchema = z

@@ -19,6 +19,7 @@ import { delivery, tokenHookRequest } from '../fixtures/index.js';
 import { history, type SimulatedOrg } from '../simulated-org/index.js';
 import type { CliResult } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
+import { TEST_SET_KEY } from '../../consumers/response/testing.js';
 
 /** What the sections know before hooklog starts. */
 export interface Setup {
@@ -277,6 +278,34 @@ export const SECTIONS: readonly Section[] = [
       });
       expect(res.status, res.body).toBe(200);
       expect(res.body).toContain('user.account.lock');
+    },
+  },
+  {
+    name: 'response (the SET transmitter and response actions)',
+    config: (s) => {
+      const key = join(s.dir, 'set-key.pem');
+      writeFileSync(key, TEST_SET_KEY);
+      return {
+        response: {
+          group: `response-${s.suffix}`,
+          transmitter: { issuer: 'https://hooklog.product.test', private_key_path: key },
+          actions: { on_level: { high: ['clear_sessions'] } },
+          orgs: [{ org: polledOrg(s), actions: { mode: 'dry_run', allow: ['clear_sessions'] } }],
+        },
+      };
+    },
+    check: async (p) => {
+      const conf = await get(`${p.url}/.well-known/ssf-configuration`);
+      expect(conf.status).toBe(200);
+      expect(JSON.parse(conf.body)).toMatchObject({
+        issuer: 'https://hooklog.product.test',
+        jwks_uri: 'https://hooklog.product.test/.well-known/jwks.json',
+      });
+      const jwks = JSON.parse((await get(`${p.url}/.well-known/jwks.json`)).body) as { keys: Array<{ kty: string }> };
+      expect(jwks.keys.map((k) => k.kty)).toEqual(['RSA']);
+      const listed = await p.cli('actions', 'list', '-f', 'json');
+      expect(listed.stderr).toBe('');
+      expect(JSON.parse(listed.stdout)).toEqual([]);
     },
   },
 ];

@@ -7,6 +7,8 @@ export { type StoredEvent } from './store.js';
 export { HookSender } from './hook-sender.js';
 export { history, logEvent, legacyEvent } from './generate.js';
 export type { SimApi } from './api.js';
+export { SecurityEventsApi } from './security-events.js';
+export { UsersApi } from './users.js';
 export { OidcSignIn, type SimUser } from './oidc.js';
 export { SsfTransmitter } from './ssf-transmitter.js';
 export { type SsfStream } from './ssf-streams.js';

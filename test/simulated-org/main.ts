@@ -3,16 +3,28 @@
  * for `hooklog demo` to build on):
  *
  *   npx tsx test/simulated-org/main.ts [--port 8089] [--events 10000] [--days 30] [--live-per-s 5] [--hook-ca cert.pem]
+ *     [--issuer URL]
  *
  * Prints the base URL and an `orgs:` entry to paste into hooklog.yaml. It also
  * serves the hook management API (`hooklog hooks plan|apply|status`); its
  * verification calls and deliveries trust `--hook-ca` (hooklog's certificate,
  * when it serves HTTPS itself with one of its own), and live events are
- * delivered to the event hooks registered with it.
+ * delivered to the event hooks registered with it. With `--issuer` (hooklog's URL) the
+ * org also registers hooklog as its security events provider (SETs verified against the keys at
+ * <issuer>/.well-known/ssf-configuration) and takes management actions on users ann, bob and cid
+ * (00uann, …), printing each SET and each action as it happens (README, "From detection to response").
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { HookManagementApi, history, legacyEvent, logEvent, SimulatedOrg } from './index.js';
+import {
+  HookManagementApi,
+  history,
+  legacyEvent,
+  logEvent,
+  SecurityEventsApi,
+  SimulatedOrg,
+  UsersApi,
+} from './index.js';
 
 const { values } = parseArgs({
   options: {
@@ -21,6 +33,7 @@ const { values } = parseArgs({
     days: { type: 'string', default: '30' },
     'live-per-s': { type: 'string', default: '5' },
     'hook-ca': { type: 'string' },
+    issuer: { type: 'string' },
   },
   strict: true,
 });
@@ -28,6 +41,24 @@ const { values } = parseArgs({
 const sim = await SimulatedOrg.start({ port: Number(values.port) });
 const hooks = new HookManagementApi(sim, values['hook-ca'] ? { ca: readFileSync(values['hook-ca']) } : {});
 sim.use(hooks);
+if (values.issuer) {
+  const sets = new SecurityEventsApi({
+    issuer: values.issuer,
+    wellKnownUrl: `${values.issuer}/.well-known/ssf-configuration`,
+  });
+  sets.onReceive = (s) => {
+    const [type, e] = Object.entries(s.claims.events)[0]!;
+    const who = JSON.stringify((e.subject as { user: unknown }).user);
+    const levels = `${String(e.previous_level)} → ${String(e.current_level)}`;
+    process.stdout.write(
+      `SET accepted: ${type.split('/').pop()} ${who} ${levels} (jti ${s.jti}${s.repeat ? ', a repeat' : ''})\n`,
+    );
+  };
+  const users = new UsersApi();
+  for (const name of ['ann', 'bob', 'cid']) users.addUser(`00u${name}`, `${name}@example.com`);
+  users.beforePerform = (action, userId) => void process.stdout.write(`management action: ${action} ${userId}\n`);
+  sim.use(sets).use(users);
+}
 const now = Date.now();
 sim.addLogEvents(history({ count: Number(values.events), days: Number(values.days), now, kind: 'log' }));
 sim.addLegacyEvents(
