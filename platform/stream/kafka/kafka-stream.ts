@@ -57,7 +57,7 @@ import { watchLag } from '../lag.js';
 import { KafkaGroupConsumer } from './consumer.js';
 import { classifyKafkaError, topicOffsets } from './errors.js';
 import { resolveKafkaOptions, type KafkaStreamOptions, type ResolvedKafkaOptions } from './options.js';
-import { KeyedTable } from './table.js';
+import { KeyedTable, SYNC_KEY } from './table.js';
 import { KafkaAssignment } from './assignment.js';
 import { KafkaTransactor } from './transactor.js';
 import { SendQueue, type TopicMessages } from './send-queue.js';
@@ -411,8 +411,36 @@ export class KafkaStream implements Stream {
    */
   async readLatestByKey(topic: string, partitions?: readonly number[]): Promise<Map<string, ConsumedRecord>> {
     this.#checkOpen();
-    const table = this.#tables.get(topic) ?? ((await this.#hasRecords(topic, partitions)) ? this.#table(topic) : null);
-    return table ? table.read(this.#admin, partitions) : new Map();
+    const ends = await this.#sync(topic, partitions);
+    let table = this.#tables.get(topic);
+    if (!table) {
+      // No reader yet: start one (a group join) only when something besides sync records may be there.
+      const offsets = await topicOffsets(this.#admin, topic);
+      const onlySync = offsets.every((p) => !ends.has(p.partition) || Number(p.low) >= ends.get(p.partition)! - 1);
+      if (onlySync) return new Map();
+      table = this.#table(topic);
+    }
+    return table.readUntil(ends, partitions);
+  }
+
+  /**
+   * Appends a sync record (`SYNC_KEY`, null value) to each of `partitions` (all when not given), outside any
+   * transaction, and returns each partition's offset just after it: a read_committed reader is past it only
+   * once every transaction open on the partition before it has ended (table.ts).
+   */
+  async #sync(topic: string, partitions?: readonly number[]): Promise<Map<number, number>> {
+    const parts = partitions ?? (await topicOffsets(this.#admin, topic)).map((p) => p.partition);
+    if (parts.length === 0) return new Map();
+    try {
+      const sent = await this.#producers[0]!.send({
+        topic,
+        acks: -1,
+        messages: parts.map((partition) => ({ key: SYNC_KEY, value: null, partition })),
+      });
+      return new Map(sent.map((m) => [m.partition, Number(m.baseOffset ?? m.offset) + 1]));
+    } catch (err) {
+      throw classifyKafkaError(err, `appending sync records to ${topic}`);
+    }
   }
 
   async follow(topic: string): Promise<void> {
@@ -434,7 +462,7 @@ export class KafkaStream implements Stream {
     this.#watchers.set(listener, (t) => {
       if (!stopped) stop = t.watch(listener);
     });
-    await table.read(this.#admin);
+    await table.readUntil(await this.#sync(topic));
     return () => {
       stopped = true;
       this.#watchers.delete(listener);
@@ -459,11 +487,6 @@ export class KafkaStream implements Stream {
       this.#tables.set(topic, t);
     }
     return t;
-  }
-
-  async #hasRecords(topic: string, partitions?: readonly number[]): Promise<boolean> {
-    const offsets = await topicOffsets(this.#admin, topic);
-    return offsets.some((p) => Number(p.high) > Number(p.low) && (!partitions || partitions.includes(p.partition)));
   }
 
   async ping(): Promise<void> {

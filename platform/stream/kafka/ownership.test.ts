@@ -82,7 +82,7 @@ describe('kafka ownership', () => {
     const before = await readers();
     const owner = randomName('work');
     // Hand-overs back and forth: each new holder claims (which completes the old holder's last commit), then
-    // reads; the read waits until the reader has passed the partition's last stable offset.
+    // reads; the read waits until the reader has passed a sync record appended after the claim (table.ts).
     for (let i = 0; i < 6; i++) {
       const [from, to] = i % 2 ? [b, a] : [a, b];
       const tx = await from.claim(owner);

@@ -11,23 +11,35 @@
  * group (random name, one member, never commits) once, when the process starts
  * following the topic, and reads every partition from the beginning on.
  *
- * A read is final: the caller claims (fences) first, then `read` asks for each
- * partition's last stable offset and waits until the reader is past it. Only
- * committed records are read (read_committed), so whatever the table holds up
- * to there is what any later reader would see; it may also hold records
- * appended after the call started (they are committed too, and newer).
+ * A read is final: the caller claims (fences) first, then the stream appends a
+ * sync record to each partition read (`SYNC_KEY`, kafka-stream.ts) and
+ * `readUntil` waits until the reader is past it. The reader is read_committed,
+ * so it gets there only once every transaction that was open on the partition
+ * when the sync record was written has ended: on a partition several owners
+ * write to (alerting's checkpoints), another owner's transaction begun before
+ * this owner's last commit holds the last stable offset back, and waiting for
+ * that offset alone (as reads once did) returned the record before the last
+ * one. Whatever the table holds up to the sync record is what any later
+ * reader would see; it may also hold records appended after the call started
+ * (they are committed too, and newer).
  * Progress comes from END_BATCH_PROCESS, not eachBatch: batches holding only
  * transaction markers or aborted records never reach eachBatch, and every
  * atomic append leaves such a marker at the tail.
  */
 import { randomBytes } from 'node:crypto';
-import type { Admin, Consumer as KafkaJSConsumer, Kafka } from 'kafkajs';
+import type { Consumer as KafkaJSConsumer, Kafka } from 'kafkajs';
 import { HooklogError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { ConsumedRecord, RecordListener } from '../types.js';
 import { toConsumed } from './client.js';
-import { classifyKafkaError, topicOffsets } from './errors.js';
+import { classifyKafkaError } from './errors.js';
 import type { ResolvedKafkaOptions } from './options.js';
+
+/**
+ * The key of the sync records a read appends (never a key of hooklog's own: it starts with a NUL). Their
+ * value is null, so compaction removes them; every reader of hooklog's compacted topics skips them.
+ */
+export const SYNC_KEY = '\u0000hooklog-sync';
 
 export class KeyedTable {
   readonly topic: string;
@@ -84,7 +96,7 @@ export class KeyedTable {
         const read: ConsumedRecord[] = [];
         for (const m of batch.messages) {
           const r = toConsumed(this.topic, batch.partition, m);
-          if (r.key === null) continue;
+          if (r.key === null || r.key === SYNC_KEY) continue;
           read.push(r);
           const had = table.get(r.key);
           if (!had || had.offset < r.offset) table.set(r.key, r);
@@ -125,16 +137,14 @@ export class KeyedTable {
   }
 
   /**
-   * The latest record per key of `partitions` (all when not given), at least up to each partition's last
-   * stable offset as it was when the call started.
+   * The latest record per key of `partitions` (all when not given), once the reader is past `ends`
+   * (partition → offset): the offsets just after the sync records the caller appended.
    */
-  async read(admin: Admin, partitions?: readonly number[], timeoutMs = 30_000): Promise<Map<string, ConsumedRecord>> {
-    const offsets = await topicOffsets(admin, this.topic);
-    const ends = new Map(
-      offsets
-        .filter((p) => Number(p.high) > Number(p.low) && (!partitions || partitions.includes(p.partition)))
-        .map((p) => [p.partition, Number(p.high)]),
-    );
+  async readUntil(
+    ends: ReadonlyMap<number, number>,
+    partitions?: readonly number[],
+    timeoutMs = 30_000,
+  ): Promise<Map<string, ConsumedRecord>> {
     if (ends.size > 0) await this.#until(ends, timeoutMs);
     const out = new Map<string, ConsumedRecord>();
     for (const [p, table] of this.#latest) {
