@@ -86,6 +86,14 @@ beforeAll(async () => {
     if (storeDown) throw down();
     return store.insertJson(table, rows, opts);
   };
+  flaky.insertTsv = async (table, columns, body, opts) => {
+    if (storeDown) throw down();
+    return store.insertTsv(table, columns, body, opts);
+  };
+  flaky.command = async (sql, params) => {
+    if (storeDown) throw down();
+    return store.command(sql, params);
+  };
   sink = await startClickHouseSink({
     stream,
     store: flaky,

@@ -6,6 +6,7 @@
  */
 import { partitionFor } from '../../platform/stream/embedded/partitioner.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
+import { SYNC_KEY } from '../../platform/stream/kafka/table.js';
 import { history, logEvent, SimulatedOrg } from '../simulated-org/index.js';
 
 export interface FleetOrg {
@@ -106,7 +107,8 @@ export function cursorViolations(records: readonly ConsumedRecord[]): string[] {
   const last = new Map<string, { seq: number; offset: number }>();
   const out: string[] = [];
   for (const r of [...records].sort((a, b) => a.partition - b.partition || a.offset - b.offset)) {
-    if (r.key === null) continue;
+    // Sync records (table.ts) mark a reader's place; they carry no cursor.
+    if (r.key === null || r.key === SYNC_KEY) continue;
     const { next } = JSON.parse(r.value.toString('utf8')) as { next: string };
     const seq = afterSeq(next);
     const prev = last.get(r.key);
