@@ -5,9 +5,10 @@
  * built from all of them, one process runs it, and every section's check runs
  * against that process.
  *
- * Adding a section (a console, a new hook kind, risk scoring): append one
- * entry to SECTIONS with its `config` and its `check`. Nothing else changes:
- * the test builds, starts and checks whatever is listed here.
+ * Adding a section (a new hook kind, risk scoring): append one entry to
+ * SECTIONS with its `config` and its `check`. Nothing else changes: the test
+ * builds, starts and checks whatever is listed here, and fails while a
+ * top-level key of the schema is in no section.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -31,6 +32,14 @@ export interface Setup {
   readonly sim: SimulatedOrg;
   /** Where alert webhooks go: a local receiver that keeps every POST. */
   readonly webhook: WebhookReceiver;
+  /**
+   * The port hooklog will listen on, chosen before it starts: the console's
+   * OIDC redirect URI, the SSF audience and the hook registration's public URL
+   * all name it, and they are config.
+   */
+  readonly port: number;
+  /** Registers something a section started (a server) for the test to close after hooklog stops. */
+  cleanup(close: () => Promise<void>): void;
 }
 
 /** ... and once it runs. */
@@ -41,12 +50,15 @@ export interface Product extends Setup {
   cli(...args: string[]): Promise<CliResult>;
   /** Read-only SQL through the built CLI (the running process's admin socket). */
   sql<T = Record<string, string>>(query: string): Promise<T[]>;
+  /** Everything the running process has written to stdout and stderr so far. */
+  output(): string;
 }
 
 export interface Section {
   /** The config key(s) it adds. */
   readonly name: string;
-  config(s: Setup): Record<string, unknown>;
+  /** Async when the section must first set something up that its config names (a key set, a TLS front). */
+  config(s: Setup): Record<string, unknown> | Promise<Record<string, unknown>>;
   /** What it proves on the running product; every check runs, in order. */
   check?(p: Product): Promise<void>;
 }
@@ -57,7 +69,7 @@ export const API_KEY = 'product-api-key-0123456789abcdef';
 /** The simulated org's token for the polled org (the test starts it with this one). */
 export const SSWS_TOKEN = 'product-ssws-token-0123';
 const WEBHOOK_TOKEN = 'product-webhook-token-0123';
-/** Every secret the config holds: check-config must print none of them. */
+/** Every secret the config holds: check-config must print none of them, nor the running process's log. */
 export const SECRETS = [HOOK_SECRET, TOKEN_SECRET, API_KEY, SSWS_TOKEN, WEBHOOK_TOKEN];
 
 const hookOrg = (s: Setup) => `acme-${s.suffix}`;
@@ -90,7 +102,7 @@ export const SECTIONS: readonly Section[] = [
     config: (s) => ({
       data_dir: join(s.dir, 'data'),
       log_level: 'info',
-      server: { host: '127.0.0.1', port: 0 },
+      server: { host: '127.0.0.1', port: s.port },
       stream: { topic_prefix: `product-${s.suffix}`, partitions: 2 },
       store: { database: `product_${s.suffix}` },
       sink: { group: `sink-${s.suffix}`, max_batch_wait_ms: 200 },
@@ -311,8 +323,10 @@ export const SECTIONS: readonly Section[] = [
 ];
 
 /** The config with every section, as written to hooklog.yaml. */
-export function productConfig(s: Setup): Record<string, unknown> {
-  return Object.assign({}, ...SECTIONS.map((x) => x.config(s))) as Record<string, unknown>;
+export async function productConfig(s: Setup): Promise<Record<string, unknown>> {
+  const parts: Array<Record<string, unknown>> = [];
+  for (const x of SECTIONS) parts.push(await x.config(s));
+  return Object.assign({}, ...parts) as Record<string, unknown>;
 }
 
 export interface WebhookReceiver {
