@@ -12,15 +12,16 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { stringify } from 'yaml';
 import { delivery, tokenHookRequest } from '../fixtures/index.js';
-import { history, type SimulatedOrg } from '../simulated-org/index.js';
-import type { CliResult } from '../support/cli.js';
+import { history, OidcSignIn, type SimulatedOrg, type SimUser } from '../simulated-org/index.js';
+import { REPO_DIR, type CliResult } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 import { TEST_SET_KEY } from '../../consumers/response/testing.js';
+import { signIn } from '../../console/testing.js';
 
 /** What the sections know before hooklog starts. */
 export interface Setup {
@@ -69,8 +70,18 @@ export const API_KEY = 'product-api-key-0123456789abcdef';
 /** The simulated org's token for the polled org (the test starts it with this one). */
 export const SSWS_TOKEN = 'product-ssws-token-0123';
 const WEBHOOK_TOKEN = 'product-webhook-token-0123';
+const CONSOLE_CLIENT_SECRET = 'product-console-client-secret-0123';
+const SESSION_SECRET = 'product-console-session-secret-0123456789';
 /** Every secret the config holds: check-config must print none of them, nor the running process's log. */
-export const SECRETS = [HOOK_SECRET, TOKEN_SECRET, API_KEY, SSWS_TOKEN, WEBHOOK_TOKEN];
+export const SECRETS = [
+  HOOK_SECRET,
+  TOKEN_SECRET,
+  API_KEY,
+  SSWS_TOKEN,
+  WEBHOOK_TOKEN,
+  CONSOLE_CLIENT_SECRET,
+  SESSION_SECRET,
+];
 
 const hookOrg = (s: Setup) => `acme-${s.suffix}`;
 const polledOrg = (s: Setup) => `polled-${s.suffix}`;
@@ -320,6 +331,7 @@ export const SECTIONS: readonly Section[] = [
       expect(JSON.parse(listed.stdout)).toEqual([]);
     },
   },
+  consoleSection(),
 ];
 
 /** The config with every section, as written to hooklog.yaml. */
@@ -352,5 +364,87 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`,
     received,
     close: () => new Promise<void>((ok) => server.close(() => ok())),
+  };
+}
+
+/** hooklog's own address (the port is chosen before it starts). */
+const localUrl = (s: Setup) => `http://127.0.0.1:${s.port}`;
+
+const CONSOLE_CLIENT = 'hooklog-product-console';
+const ANALYST: SimUser = { login: 'ada.lovelace@acme.example', password: 'ada-pw-0123', groups: ['product-sec'] };
+
+/**
+ * The console, signed in through the simulated org's OIDC with plain HTTP (the
+ * redirect dance: login, authorize, the org's form, callback); the browser
+ * suite (console/console.browser.test.ts) drives the page itself.
+ */
+function consoleSection(): Section {
+  let oidc: OidcSignIn | undefined;
+  return {
+    name: 'console (OIDC sign-in against the simulated org)',
+    config: (s) => {
+      oidc = new OidcSignIn(
+        [
+          {
+            clientId: CONSOLE_CLIENT,
+            clientSecret: CONSOLE_CLIENT_SECRET,
+            redirectUris: [`${localUrl(s)}/console/auth/callback`],
+          },
+        ],
+        [ANALYST],
+      );
+      s.sim.use(oidc);
+      return {
+        console: {
+          enabled: true,
+          public_url: localUrl(s),
+          session_secret: SESSION_SECRET,
+          oidc: {
+            issuer: s.sim.url,
+            client_id: CONSOLE_CLIENT,
+            client_secret: CONSOLE_CLIENT_SECRET,
+            grants: [{ group: 'product-sec', orgs: [hookOrg(s)], role: 'analyst' }],
+          },
+        },
+      };
+    },
+    check: async (p) => {
+      const page = await fetch(`${p.url}/console/alerts`, { redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+      expect(page.status).toBe(302);
+      expect(page.headers.get('location')).toMatch(/^\/console\/auth\/login\?return_to=/);
+      const unsigned = await fetch(`${p.url}/console/api/alerts`, { signal: AbortSignal.timeout(10_000) });
+      expect(unsigned.status).toBe(401);
+      // The bundle `npm run build` wrote (console/web/dist), served as built.
+      for (const file of ['app.js', 'app.css']) {
+        const res = await fetch(`${p.url}/console/assets/${file}`, { signal: AbortSignal.timeout(10_000) });
+        expect(res.status, file).toBe(200);
+        expect(
+          Buffer.from(await res.arrayBuffer()).equals(readFileSync(join(REPO_DIR, 'console/web/dist', file))),
+          file,
+        ).toBe(true);
+      }
+
+      const session = await signIn({ url: p.url }, ANALYST);
+      // The client secret went to the org's token endpoint (a confidential client), and the token named the group.
+      expect(oidc!.issued.at(-1)).toMatchObject({ aud: CONSOLE_CLIENT, groups: ['product-sec'] });
+      const shell = await get(`${p.url}/console/alerts`, { cookie: session.cookie });
+      expect(shell.status).toBe(200);
+      expect(shell.body).toContain('<script type="module" src="/console/assets/app.js"></script>');
+      const me = JSON.parse((await get(`${p.url}/console/api/me`, { cookie: session.cookie })).body) as unknown;
+      expect(me).toMatchObject({ name: ANALYST.login, kind: 'user', role: 'analyst', orgs: [hookOrg(p)] });
+
+      const alerts = await get(`${p.url}/console/api/alerts?org=${hookOrg(p)}`, { cookie: session.cookie });
+      expect(alerts.status, alerts.body).toBe(200);
+      const listed = (JSON.parse(alerts.body) as { alerts: Array<{ rule_title: string; org: string }> }).alerts;
+      expect(listed.map((a) => a.rule_title).sort()).toEqual(['Account locked', SIGMA_TITLE]);
+      // Another org is not there for this user: 404 when named, absent from the list that names none.
+      expect((await get(`${p.url}/console/api/alerts?org=${polledOrg(p)}`, { cookie: session.cookie })).status).toBe(
+        404,
+      );
+      const all = JSON.parse((await get(`${p.url}/console/api/alerts`, { cookie: session.cookie })).body) as {
+        alerts: Array<{ org: string }>;
+      };
+      expect(new Set(all.alerts.map((a) => a.org))).toEqual(new Set([hookOrg(p)]));
+    },
   };
 }
