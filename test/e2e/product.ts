@@ -14,14 +14,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { generateKeyPair, SignJWT } from 'jose';
 import { expect } from 'vitest';
 import { stringify } from 'yaml';
 import { delivery, tokenHookRequest } from '../fixtures/index.js';
-import { history, OidcSignIn, type SimulatedOrg, type SimUser } from '../simulated-org/index.js';
+import { history, OidcSignIn, SsfTransmitter, type SimulatedOrg, type SimUser } from '../simulated-org/index.js';
 import { REPO_DIR, type CliResult } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 import { TEST_SET_KEY } from '../../consumers/response/testing.js';
 import { signIn } from '../../console/testing.js';
+import { CAEP_SESSION_REVOKED } from '../../receivers/ssf/receiver-config.js';
 
 /** What the sections know before hooklog starts. */
 export interface Setup {
@@ -72,6 +74,7 @@ export const SSWS_TOKEN = 'product-ssws-token-0123';
 const WEBHOOK_TOKEN = 'product-webhook-token-0123';
 const CONSOLE_CLIENT_SECRET = 'product-console-client-secret-0123';
 const SESSION_SECRET = 'product-console-session-secret-0123456789';
+const SSF_AUTHORIZATION = 'Bearer product-ssf-push-secret-0123';
 /** Every secret the config holds: check-config must print none of them, nor the running process's log. */
 export const SECRETS = [
   HOOK_SECRET,
@@ -81,10 +84,13 @@ export const SECRETS = [
   WEBHOOK_TOKEN,
   CONSOLE_CLIENT_SECRET,
   SESSION_SECRET,
+  SSF_AUTHORIZATION,
 ];
 
 const hookOrg = (s: Setup) => `acme-${s.suffix}`;
 const polledOrg = (s: Setup) => `polled-${s.suffix}`;
+const SSF_RECEIVER = 'product-ssf';
+const ssfOrg = (s: Setup) => `ssf-${s.suffix}`;
 const POLLED_EVENTS = 20;
 
 /** One delivery's events: a sign-in, a lock (the hooklog rule) and a privilege grant (the Sigma rule). */
@@ -332,6 +338,7 @@ export const SECTIONS: readonly Section[] = [
     },
   },
   consoleSection(),
+  ssfReceiverSection(),
 ];
 
 /** The config with every section, as written to hooklog.yaml. */
@@ -445,6 +452,89 @@ function consoleSection(): Section {
         alerts: Array<{ org: string }>;
       };
       expect(new Set(all.alerts.map((a) => a.org))).toEqual(new Set([hookOrg(p)]));
+    },
+  };
+}
+
+/**
+ * An SSF receiver (RFC 8935 push) trusting the simulated org's transmitter:
+ * its key set found through the transmitter's configuration document.
+ */
+function ssfReceiverSection(): Section {
+  let transmitter: SsfTransmitter | undefined;
+  const audience = (s: Setup) => `${localUrl(s)}/hooks/ssf/${SSF_RECEIVER}`;
+  return {
+    name: 'ssf_receivers (SETs pushed by the simulated org)',
+    config: async (s) => {
+      transmitter = await SsfTransmitter.create(s.sim, 'RS256');
+      return {
+        ssf_receivers: [
+          {
+            id: SSF_RECEIVER,
+            org: ssfOrg(s),
+            issuer: s.sim.url,
+            configuration_url: transmitter.configurationUrl,
+            audience: audience(s),
+            authorization: { secrets: [SSF_AUTHORIZATION] },
+          },
+        ],
+      };
+    },
+    check: async (p) => {
+      const t = transmitter!;
+      const url = `${p.url}/hooks/ssf/${SSF_RECEIVER}`;
+      const user = { id: '00u1ada', login: 'ada.lovelace@acme.example' };
+      const good = await t.sessionRevoked(user, { aud: audience(p) });
+      // Without the configured Authorization header: refused before the SET is read.
+      expect(await t.push(url, good)).toMatchObject({ status: 400, err: 'authentication_failed' });
+      // Unsigned (alg none): refused before any key is looked up.
+      const claims = {
+        iss: p.sim.url,
+        aud: audience(p),
+        iat: Math.floor(Date.now() / 1000),
+        jti: 'product-unsigned-set',
+        events: { [CAEP_SESSION_REVOKED]: { event_timestamp: Math.floor(Date.now() / 1000) } },
+      };
+      const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+      const unsigned = `${b64({ alg: 'none', typ: 'secevent+jwt' })}.${b64(claims)}.`;
+      expect(await t.push(url, unsigned, SSF_AUTHORIZATION)).toMatchObject({ status: 400, err: 'invalid_key' });
+      // Signed by a key the transmitter does not publish, under its kid: the signature does not verify.
+      const stranger = await generateKeyPair('RS256');
+      const forged = await new SignJWT({ ...claims, jti: 'product-forged-set' })
+        .setProtectedHeader({ alg: 'RS256', kid: t.currentKid, typ: 'secevent+jwt' })
+        .sign(stranger.privateKey);
+      expect(await t.push(url, forged, SSF_AUTHORIZATION)).toMatchObject({
+        status: 400,
+        err: 'authentication_failed',
+      });
+      // Signed by the transmitter, whose keys the config trusts: accepted and stored.
+      expect((await t.push(url, good, SSF_AUTHORIZATION)).status).toBe(202);
+      const jti = (JSON.parse(Buffer.from(good.split('.')[1]!, 'base64url').toString()) as { jti: string }).jti;
+      const stored = await waitFor(
+        async () => {
+          const rows = await p.sql(
+            `SELECT jti, event_name, subject_sub, subject_email FROM security_events WHERE org = '${ssfOrg(p)}'`,
+          );
+          return rows.length > 0 ? rows : undefined;
+        },
+        { timeoutMs: 60_000, what: 'the accepted SET in security_events' },
+      );
+      expect(stored).toEqual([
+        { jti, event_name: 'security.events.caep.session_revoked', subject_sub: user.id, subject_email: user.login },
+      ]);
+      const letters = await waitFor(
+        async () => {
+          const rows = await p.sql<{ reason: string }>(
+            `SELECT reason FROM deadletter WHERE origin = 'ssf-receiver' ORDER BY reason`,
+          );
+          return rows.length >= 2 ? rows : undefined;
+        },
+        { timeoutMs: 60_000, what: 'the refused SETs in deadletter' },
+      );
+      expect(letters.map((r) => r.reason.split(':').slice(0, 2).join(':'))).toEqual([
+        'RECORD_INVALID: authentication_failed',
+        'RECORD_INVALID: invalid_key',
+      ]);
     },
   };
 }
