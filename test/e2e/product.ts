@@ -10,7 +10,8 @@
  * builds, starts and checks whatever is listed here, and fails while a
  * top-level key of the schema is in no section.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,8 +19,18 @@ import { generateKeyPair, SignJWT } from 'jose';
 import { expect } from 'vitest';
 import { stringify } from 'yaml';
 import { delivery, tokenHookRequest } from '../fixtures/index.js';
-import { history, OidcSignIn, SsfTransmitter, type SimulatedOrg, type SimUser } from '../simulated-org/index.js';
+import {
+  HookManagementApi,
+  history,
+  logEvent,
+  OidcSignIn,
+  SsfTransmitter,
+  type SimulatedOrg,
+  type SimUser,
+} from '../simulated-org/index.js';
 import { REPO_DIR, type CliResult } from '../support/cli.js';
+import { total } from '../support/metrics.js';
+import { makeTestCertificate } from '../support/tls.js';
 import { waitFor } from '../support/wait.js';
 import { TEST_SET_KEY } from '../../consumers/response/testing.js';
 import { signIn } from '../../console/testing.js';
@@ -72,6 +83,7 @@ export const API_KEY = 'product-api-key-0123456789abcdef';
 /** The simulated org's token for the polled org (the test starts it with this one). */
 export const SSWS_TOKEN = 'product-ssws-token-0123';
 const WEBHOOK_TOKEN = 'product-webhook-token-0123';
+const REGISTERED_HOOK_SECRET = 'product-registered-hook-secret-0123';
 const CONSOLE_CLIENT_SECRET = 'product-console-client-secret-0123';
 const SESSION_SECRET = 'product-console-session-secret-0123456789';
 const SSF_AUTHORIZATION = 'Bearer product-ssf-push-secret-0123';
@@ -82,6 +94,7 @@ export const SECRETS = [
   API_KEY,
   SSWS_TOKEN,
   WEBHOOK_TOKEN,
+  REGISTERED_HOOK_SECRET,
   CONSOLE_CLIENT_SECRET,
   SESSION_SECRET,
   SSF_AUTHORIZATION,
@@ -89,6 +102,14 @@ export const SECRETS = [
 
 const hookOrg = (s: Setup) => `acme-${s.suffix}`;
 const polledOrg = (s: Setup) => `polled-${s.suffix}`;
+/**
+ * The org of the hook that registers itself: an org of its own, so the watch's
+ * drift events (and their alert) before the first `hooks apply` land in
+ * neither the delivered org nor the polled one, whose checks count exactly.
+ */
+const registeredOrg = (s: Setup) => `registered-${s.suffix}`;
+const REGISTERED_HOOK = 'registered';
+const REGISTERED_TYPES = ['user.session.start'];
 const SSF_RECEIVER = 'product-ssf';
 const ssfOrg = (s: Setup) => `ssf-${s.suffix}`;
 const POLLED_EVENTS = 20;
@@ -134,7 +155,17 @@ export const SECTIONS: readonly Section[] = [
   {
     name: 'event_hooks',
     config: (s) => ({
-      event_hooks: [{ id: 'okta-main', org: hookOrg(s), auth: { header: 'authorization', secrets: [HOOK_SECRET] } }],
+      event_hooks: [
+        { id: 'okta-main', org: hookOrg(s), auth: { header: 'authorization', secrets: [HOOK_SECRET] } },
+        // The hook the hook_registration section registers with the simulated org, managed through its own
+        // org's orgs[] entry (the orgs section). Here because event_hooks is one key and sections merge shallowly.
+        {
+          id: REGISTERED_HOOK,
+          org: registeredOrg(s),
+          auth: { header: 'authorization', secrets: [REGISTERED_HOOK_SECRET] },
+          register: { event_types: REGISTERED_TYPES },
+        },
+      ],
     }),
     check: async (p) => {
       const verify = await get(`${p.url}/hooks/events/okta-main`, {
@@ -227,6 +258,14 @@ export const SECTIONS: readonly Section[] = [
             auth: { ssws: { token: SSWS_TOKEN } },
             system_log: { start: '2d', poll_interval_ms: 200 },
           },
+          // The registered hook's org (hook_registration): the same simulated org, not polled. Its own entry, as
+          // the watch appends its drift events to the managing org, and the polled org's count must stay exact.
+          {
+            id: registeredOrg(s),
+            base_url: s.sim.url,
+            auth: { ssws: { token: SSWS_TOKEN } },
+            system_log: { enabled: false },
+          },
         ],
       };
     },
@@ -278,7 +317,9 @@ export const SECTIONS: readonly Section[] = [
         { timeoutMs: 60_000, what: 'the alerts of both rules' },
       );
       expect(alerts.map((a) => a.rule_title)).toEqual(['Account locked', SIGMA_TITLE]);
-      const posted = await waitFor(() => (p.webhook.received.length >= 2 ? p.webhook.received : undefined), {
+      // Only this org's: the registered hook's drift alert (hook_registration, before its apply) goes there too.
+      const ours = () => p.webhook.received.filter((r) => (r.body as { org: string }).org === hookOrg(p));
+      const posted = await waitFor(() => (ours().length >= 2 ? ours() : undefined), {
         timeoutMs: 30_000,
         what: 'the alerts at the webhook',
       });
@@ -339,6 +380,7 @@ export const SECTIONS: readonly Section[] = [
   },
   consoleSection(),
   ssfReceiverSection(),
+  hookRegistrationSection(),
 ];
 
 /** The config with every section, as written to hooklog.yaml. */
@@ -445,9 +487,9 @@ function consoleSection(): Section {
       const listed = (JSON.parse(alerts.body) as { alerts: Array<{ rule_title: string; org: string }> }).alerts;
       expect(listed.map((a) => a.rule_title).sort()).toEqual(['Account locked', SIGMA_TITLE]);
       // Another org is not there for this user: 404 when named, absent from the list that names none.
-      expect((await get(`${p.url}/console/api/alerts?org=${polledOrg(p)}`, { cookie: session.cookie })).status).toBe(
-        404,
-      );
+      expect(
+        (await get(`${p.url}/console/api/alerts?org=${registeredOrg(p)}`, { cookie: session.cookie })).status,
+      ).toBe(404);
       const all = JSON.parse((await get(`${p.url}/console/api/alerts`, { cookie: session.cookie })).body) as {
         alerts: Array<{ org: string }>;
       };
@@ -536,5 +578,128 @@ function ssfReceiverSection(): Section {
         'RECORD_INVALID: invalid_key',
       ]);
     },
+  };
+}
+
+/**
+ * Hook registration: `hooks plan`, then `hooks apply`, whose verification the
+ * simulated org runs against hooklog's public URL. The org calls https only,
+ * so the public URL is a TLS front (what a load balancer is) passing requests
+ * on to hooklog's plain HTTP port: "TLS ends there or in hooklog".
+ */
+function hookRegistrationSection(): Section {
+  let api: HookManagementApi | undefined;
+  let publicUrl = '';
+  return {
+    name: 'hook_registration (hooks plan | apply | status, the watch)',
+    config: async (s) => {
+      const cert = makeTestCertificate();
+      api = new HookManagementApi(s.sim, { ca: cert.cert });
+      s.sim.use(api);
+      const front = await startTlsFront(cert, s.port);
+      s.cleanup(front.close);
+      publicUrl = front.url;
+      return { hook_registration: { public_url: publicUrl, watch_interval_ms: 500 } };
+    },
+    check: async (p) => {
+      const org = registeredOrg(p);
+      const name = `hooklog:${REGISTERED_HOOK}`;
+      // Before any apply the running process's watch finds the hook missing, and that is an alert.
+      await waitFor(
+        async () =>
+          (
+            await p.sql(
+              `SELECT alert_id FROM alerts FINAL WHERE org = '${org}' AND rule_id = 'hooklog.hook.registration.drift'`,
+            )
+          ).length > 0 || undefined,
+        { timeoutMs: 60_000, what: "the watch's alert on the missing hook" },
+      );
+
+      const plan = await p.cli('hooks', 'plan');
+      expect(plan.code, plan.stderr).toBe(0);
+      expect(plan.stdout).toContain(`+ event hook "${REGISTERED_HOOK}" (org ${org}): create, verify "${name}"`);
+      expect(plan.stdout).toContain('Plan: 1 to create, 0 to change, 0 to delete, 0 in sync, 0 refused.');
+      expect(api!.named('event', name)).toEqual([]);
+
+      const apply = await p.cli('hooks', 'apply');
+      expect(apply.code, apply.stderr + apply.stdout).toBe(0);
+      expect(apply.stdout).toMatch(
+        new RegExp(`event hook "${REGISTERED_HOOK}" \\(org [^,]+, \\w+\\): created, verified`),
+      );
+      const [hook] = api!.named('event', name);
+      expect(hook).toMatchObject({
+        status: 'ACTIVE',
+        verificationStatus: 'VERIFIED',
+        events: { items: REGISTERED_TYPES },
+      });
+      expect(hook!.channel.config).toMatchObject({
+        uri: `${publicUrl}/hooks/events/${REGISTERED_HOOK}`,
+        authScheme: { type: 'HEADER', key: 'authorization', value: REGISTERED_HOOK_SECRET },
+      });
+      const status = await p.cli('hooks', 'status', '--format', 'json');
+      expect(status.code, status.stderr).toBe(0);
+      expect(
+        (JSON.parse(status.stdout) as Array<Record<string, string>>).find((r) => r.hook === REGISTERED_HOOK),
+      ).toMatchObject({
+        kind: 'event',
+        id: hook!.id,
+        status: 'ACTIVE',
+        verification: 'VERIFIED',
+        drift: 'none',
+      });
+      // The watch of the running process sees it active.
+      await waitFor(
+        async () =>
+          total((await get(`${p.url}/metrics`)).body, 'hooklog_hook_active', {
+            org,
+            kind: 'event',
+            hook: REGISTERED_HOOK,
+          }) === 1 || undefined,
+        { timeoutMs: 30_000, what: 'hooklog_hook_active 1' },
+      );
+
+      // The org now delivers what the hook subscribes to, through the public URL, and hooklog stores it.
+      const [event] = p.sim.addLogEvents([
+        { event: { ...logEvent(1), eventType: REGISTERED_TYPES[0]! }, published: Date.now() },
+      ]);
+      await api!.deliver([event!]);
+      expect(api!.attempts.map((a) => a.status)).toEqual([204]);
+      await waitFor(
+        async () =>
+          (await p.sql(`SELECT uuid FROM events WHERE org = '${org}' AND event_type = '${REGISTERED_TYPES[0]!}'`))
+            .length === 1 || undefined,
+        { timeoutMs: 60_000, what: "the registered hook's event in ClickHouse" },
+      );
+    },
+  };
+}
+
+/** An HTTPS front passing every request on to hooklog's plain HTTP port, as a TLS-terminating load balancer does. */
+async function startTlsFront(
+  cert: { certPath: string; keyPath: string },
+  port: number,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createTlsServer({ cert: readFileSync(cert.certPath), key: readFileSync(cert.keyPath) }, (req, res) => {
+    const upstream = request(
+      { host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      res.statusCode = 502;
+      res.end();
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  return {
+    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((ok) => {
+        server.closeAllConnections();
+        server.close(() => ok());
+      }),
   };
 }
