@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { configSchema } from '../../cli/config/schema.js';
 import { SimulatedOrg } from '../simulated-org/index.js';
 import { REPO_DIR, runCli, startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
 import { freePort } from './hook-registration.js';
@@ -66,6 +67,8 @@ describe('the built CLI (npm run build; node bin/hooklog.js)', () => {
       cleanup: (close: () => Promise<void>) => void closers.push(close),
     };
     const config = await productConfig(setup);
+    // Every top-level key of the schema is in some section: a new one fails here until it has its own.
+    expect(Object.keys(config).sort()).toEqual(Object.keys(configSchema.shape).sort());
     const configPath = join(dir, 'hooklog.yaml');
     writeFileSync(configPath, stringify(config));
     const cli = (...args: string[]) => runCli(['--config', configPath, ...args], {}, REPO_DIR, built);

@@ -381,6 +381,41 @@ export const SECTIONS: readonly Section[] = [
   consoleSection(),
   ssfReceiverSection(),
   hookRegistrationSection(),
+  {
+    name: 'roles, instance_id, log, event_hook_receiver',
+    config: (s) => ({
+      roles: ['receivers', 'pollers', 'sink', 'alerting'],
+      instance_id: `product-${s.suffix}`,
+      log: { format: 'json' },
+      // Off (the default remembers 100,000): a repeated delivery is then appended again, which shows it is read.
+      event_hook_receiver: { dedupe_capacity: 0 },
+    }),
+    check: async (p) => {
+      const lines = p
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines.find((l) => l.msg === 'hooklog started')).toMatchObject({
+        instance: `product-${p.suffix}`,
+        roles: ['receivers', 'pollers', 'sink', 'alerting'],
+      });
+      // Secrets are redacted from the log (platform/log.ts): no secret of the config is in anything it wrote.
+      for (const secret of SECRETS) expect(p.output()).not.toContain(secret);
+
+      const again = await fetch(`${p.url}/hooks/events/okta-main`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: HOOK_SECRET },
+        body: JSON.stringify(delivery(hookOrg(p), 'okta-main', EVENTS)),
+        signal: AbortSignal.timeout(3000),
+      });
+      expect(again.status).toBe(204);
+      const metrics = (await get(`${p.url}/metrics`)).body;
+      const events = (outcome: string) =>
+        total(metrics, 'hooklog_event_hook_events_total', { hook: 'okta-main', outcome });
+      expect([events('appended'), events('duplicate')]).toEqual([2 * EVENTS.length, 0]);
+    },
+  },
 ];
 
 /** The config with every section, as written to hooklog.yaml. */
