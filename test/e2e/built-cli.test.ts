@@ -3,10 +3,13 @@
  * the TypeScript sources every other test runs. One `hooklog start` with every
  * config section at once (test/e2e/product.ts: event and token hooks, an org
  * polled from the simulated org, alerting with a rule file, Sigma rules, the
- * built-in content and a webhook, the query API) must become ready, take a
- * delivery, raise the alerts and answer queries; `check-config` must pass the
- * same config and print none of its secrets; and the README's commands must
- * be ones this CLI has. Built once for the file.
+ * built-in content and a webhook, the query API, the response, the console
+ * signed in through the simulated org's OIDC, an SSF receiver, hook
+ * registration, roles and the rest: every top-level key) must become ready,
+ * take a delivery, raise the alerts and answer queries; `check-config` must
+ * pass the same config and print none of its secrets, nor the running process
+ * log any; and the README's commands must be ones this CLI has. Built once
+ * for the file.
  *
  * It found the built CLI dying at start with any `alerting:` section (the
  * built-in rule file was looked up inside dist/, which the build never fills).
@@ -18,8 +21,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { configSchema } from '../../cli/config/schema.js';
 import { SimulatedOrg } from '../simulated-org/index.js';
 import { REPO_DIR, runCli, startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
+import { freePort } from './hook-registration.js';
 import {
   productConfig,
   SECRETS,
@@ -34,6 +39,8 @@ const built = { built: true } as const;
 let daemon: Daemon | undefined;
 let sim: SimulatedOrg | undefined;
 let webhook: WebhookReceiver | undefined;
+/** What sections started for themselves (product.ts `cleanup`), closed after hooklog stops. */
+const closers: Array<() => Promise<void>> = [];
 
 beforeAll(async () => {
   await promisify(execFile)('npm', ['run', 'build'], { cwd: REPO_DIR, timeout: 300_000 });
@@ -41,6 +48,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (daemon) await stopDaemon(daemon);
+  for (const close of closers) await close();
   await sim?.stop();
   await webhook?.close();
 });
@@ -50,9 +58,19 @@ describe('the built CLI (npm run build; node bin/hooklog.js)', () => {
     sim = await SimulatedOrg.start({ auth: { ssws: [SSWS_TOKEN] } });
     webhook = await startWebhookReceiver();
     const dir = mkdtempSync(join(tmpdir(), 'hooklog-product-'));
-    const setup = { dir, suffix: Math.random().toString(36).slice(2, 8), sim, webhook };
+    const setup = {
+      dir,
+      suffix: Math.random().toString(36).slice(2, 8),
+      sim,
+      webhook,
+      port: await freePort(),
+      cleanup: (close: () => Promise<void>) => void closers.push(close),
+    };
+    const config = await productConfig(setup);
+    // Every top-level key of the schema is in some section: a new one fails here until it has its own.
+    expect(Object.keys(config).sort()).toEqual(Object.keys(configSchema.shape).sort());
     const configPath = join(dir, 'hooklog.yaml');
-    writeFileSync(configPath, stringify(productConfig(setup)));
+    writeFileSync(configPath, stringify(config));
     const cli = (...args: string[]) => runCli(['--config', configPath, ...args], {}, REPO_DIR, built);
 
     const check = await cli('check-config');
@@ -62,10 +80,13 @@ describe('the built CLI (npm run build; node bin/hooklog.js)', () => {
     for (const s of SECRETS) expect(check.stdout).not.toContain(s);
 
     daemon = await startDaemon(['--config', configPath], {}, 90_000, built);
+    expect(daemon.url).toBe(`http://127.0.0.1:${setup.port}`);
+    const running = daemon;
     const product: Product = {
       ...setup,
       url: daemon.url,
       cli,
+      output: () => running.output(),
       sql: async <T>(query: string) => {
         const r = await cli('sql', query, '-f', 'json');
         if (r.code !== 0) throw new Error(r.stderr);

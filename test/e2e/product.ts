@@ -5,21 +5,36 @@
  * built from all of them, one process runs it, and every section's check runs
  * against that process.
  *
- * Adding a section (a console, a new hook kind, risk scoring): append one
- * entry to SECTIONS with its `config` and its `check`. Nothing else changes:
- * the test builds, starts and checks whatever is listed here.
+ * Adding a section (a new hook kind, risk scoring): append one entry to
+ * SECTIONS with its `config` and its `check`. Nothing else changes: the test
+ * builds, starts and checks whatever is listed here, and fails while a
+ * top-level key of the schema is in no section.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { generateKeyPair, SignJWT } from 'jose';
 import { expect } from 'vitest';
 import { stringify } from 'yaml';
 import { delivery, tokenHookRequest } from '../fixtures/index.js';
-import { history, type SimulatedOrg } from '../simulated-org/index.js';
-import type { CliResult } from '../support/cli.js';
+import {
+  HookManagementApi,
+  history,
+  logEvent,
+  OidcSignIn,
+  SsfTransmitter,
+  type SimulatedOrg,
+  type SimUser,
+} from '../simulated-org/index.js';
+import { REPO_DIR, type CliResult } from '../support/cli.js';
+import { total } from '../support/metrics.js';
+import { makeTestCertificate } from '../support/tls.js';
 import { waitFor } from '../support/wait.js';
 import { TEST_SET_KEY } from '../../consumers/response/testing.js';
+import { signIn } from '../../console/testing.js';
+import { CAEP_SESSION_REVOKED } from '../../receivers/ssf/receiver-config.js';
 
 /** What the sections know before hooklog starts. */
 export interface Setup {
@@ -31,6 +46,14 @@ export interface Setup {
   readonly sim: SimulatedOrg;
   /** Where alert webhooks go: a local receiver that keeps every POST. */
   readonly webhook: WebhookReceiver;
+  /**
+   * The port hooklog will listen on, chosen before it starts: the console's
+   * OIDC redirect URI, the SSF audience and the hook registration's public URL
+   * all name it, and they are config.
+   */
+  readonly port: number;
+  /** Registers something a section started (a server) for the test to close after hooklog stops. */
+  cleanup(close: () => Promise<void>): void;
 }
 
 /** ... and once it runs. */
@@ -41,12 +64,15 @@ export interface Product extends Setup {
   cli(...args: string[]): Promise<CliResult>;
   /** Read-only SQL through the built CLI (the running process's admin socket). */
   sql<T = Record<string, string>>(query: string): Promise<T[]>;
+  /** Everything the running process has written to stdout and stderr so far. */
+  output(): string;
 }
 
 export interface Section {
   /** The config key(s) it adds. */
   readonly name: string;
-  config(s: Setup): Record<string, unknown>;
+  /** Async when the section must first set something up that its config names (a key set, a TLS front). */
+  config(s: Setup): Record<string, unknown> | Promise<Record<string, unknown>>;
   /** What it proves on the running product; every check runs, in order. */
   check?(p: Product): Promise<void>;
 }
@@ -57,11 +83,35 @@ export const API_KEY = 'product-api-key-0123456789abcdef';
 /** The simulated org's token for the polled org (the test starts it with this one). */
 export const SSWS_TOKEN = 'product-ssws-token-0123';
 const WEBHOOK_TOKEN = 'product-webhook-token-0123';
-/** Every secret the config holds: check-config must print none of them. */
-export const SECRETS = [HOOK_SECRET, TOKEN_SECRET, API_KEY, SSWS_TOKEN, WEBHOOK_TOKEN];
+const REGISTERED_HOOK_SECRET = 'product-registered-hook-secret-0123';
+const CONSOLE_CLIENT_SECRET = 'product-console-client-secret-0123';
+const SESSION_SECRET = 'product-console-session-secret-0123456789';
+const SSF_AUTHORIZATION = 'Bearer product-ssf-push-secret-0123';
+/** Every secret the config holds: check-config must print none of them, nor the running process's log. */
+export const SECRETS = [
+  HOOK_SECRET,
+  TOKEN_SECRET,
+  API_KEY,
+  SSWS_TOKEN,
+  WEBHOOK_TOKEN,
+  REGISTERED_HOOK_SECRET,
+  CONSOLE_CLIENT_SECRET,
+  SESSION_SECRET,
+  SSF_AUTHORIZATION,
+];
 
 const hookOrg = (s: Setup) => `acme-${s.suffix}`;
 const polledOrg = (s: Setup) => `polled-${s.suffix}`;
+/**
+ * The org of the hook that registers itself: an org of its own, so the watch's
+ * drift events (and their alert) before the first `hooks apply` land in
+ * neither the delivered org nor the polled one, whose checks count exactly.
+ */
+const registeredOrg = (s: Setup) => `registered-${s.suffix}`;
+const REGISTERED_HOOK = 'registered';
+const REGISTERED_TYPES = ['user.session.start'];
+const SSF_RECEIVER = 'product-ssf';
+const ssfOrg = (s: Setup) => `ssf-${s.suffix}`;
 const POLLED_EVENTS = 20;
 
 /** One delivery's events: a sign-in, a lock (the hooklog rule) and a privilege grant (the Sigma rule). */
@@ -90,7 +140,7 @@ export const SECTIONS: readonly Section[] = [
     config: (s) => ({
       data_dir: join(s.dir, 'data'),
       log_level: 'info',
-      server: { host: '127.0.0.1', port: 0 },
+      server: { host: '127.0.0.1', port: s.port },
       stream: { topic_prefix: `product-${s.suffix}`, partitions: 2 },
       store: { database: `product_${s.suffix}` },
       sink: { group: `sink-${s.suffix}`, max_batch_wait_ms: 200 },
@@ -105,7 +155,17 @@ export const SECTIONS: readonly Section[] = [
   {
     name: 'event_hooks',
     config: (s) => ({
-      event_hooks: [{ id: 'okta-main', org: hookOrg(s), auth: { header: 'authorization', secrets: [HOOK_SECRET] } }],
+      event_hooks: [
+        { id: 'okta-main', org: hookOrg(s), auth: { header: 'authorization', secrets: [HOOK_SECRET] } },
+        // The hook the hook_registration section registers with the simulated org, managed through its own
+        // org's orgs[] entry (the orgs section). Here because event_hooks is one key and sections merge shallowly.
+        {
+          id: REGISTERED_HOOK,
+          org: registeredOrg(s),
+          auth: { header: 'authorization', secrets: [REGISTERED_HOOK_SECRET] },
+          register: { event_types: REGISTERED_TYPES },
+        },
+      ],
     }),
     check: async (p) => {
       const verify = await get(`${p.url}/hooks/events/okta-main`, {
@@ -198,6 +258,14 @@ export const SECTIONS: readonly Section[] = [
             auth: { ssws: { token: SSWS_TOKEN } },
             system_log: { start: '2d', poll_interval_ms: 200 },
           },
+          // The registered hook's org (hook_registration): the same simulated org, not polled. Its own entry, as
+          // the watch appends its drift events to the managing org, and the polled org's count must stay exact.
+          {
+            id: registeredOrg(s),
+            base_url: s.sim.url,
+            auth: { ssws: { token: SSWS_TOKEN } },
+            system_log: { enabled: false },
+          },
         ],
       };
     },
@@ -249,7 +317,9 @@ export const SECTIONS: readonly Section[] = [
         { timeoutMs: 60_000, what: 'the alerts of both rules' },
       );
       expect(alerts.map((a) => a.rule_title)).toEqual(['Account locked', SIGMA_TITLE]);
-      const posted = await waitFor(() => (p.webhook.received.length >= 2 ? p.webhook.received : undefined), {
+      // Only this org's: the registered hook's drift alert (hook_registration, before its apply) goes there too.
+      const ours = () => p.webhook.received.filter((r) => (r.body as { org: string }).org === hookOrg(p));
+      const posted = await waitFor(() => (ours().length >= 2 ? ours() : undefined), {
         timeoutMs: 30_000,
         what: 'the alerts at the webhook',
       });
@@ -308,11 +378,51 @@ export const SECTIONS: readonly Section[] = [
       expect(JSON.parse(listed.stdout)).toEqual([]);
     },
   },
+  consoleSection(),
+  ssfReceiverSection(),
+  hookRegistrationSection(),
+  {
+    name: 'roles, instance_id, log, event_hook_receiver',
+    config: (s) => ({
+      roles: ['receivers', 'pollers', 'sink', 'alerting'],
+      instance_id: `product-${s.suffix}`,
+      log: { format: 'json' },
+      // Off (the default remembers 100,000): a repeated delivery is then appended again, which shows it is read.
+      event_hook_receiver: { dedupe_capacity: 0 },
+    }),
+    check: async (p) => {
+      const lines = p
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines.find((l) => l.msg === 'hooklog started')).toMatchObject({
+        instance: `product-${p.suffix}`,
+        roles: ['receivers', 'pollers', 'sink', 'alerting'],
+      });
+      // Secrets are redacted from the log (platform/log.ts): no secret of the config is in anything it wrote.
+      for (const secret of SECRETS) expect(p.output()).not.toContain(secret);
+
+      const again = await fetch(`${p.url}/hooks/events/okta-main`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: HOOK_SECRET },
+        body: JSON.stringify(delivery(hookOrg(p), 'okta-main', EVENTS)),
+        signal: AbortSignal.timeout(3000),
+      });
+      expect(again.status).toBe(204);
+      const metrics = (await get(`${p.url}/metrics`)).body;
+      const events = (outcome: string) =>
+        total(metrics, 'hooklog_event_hook_events_total', { hook: 'okta-main', outcome });
+      expect([events('appended'), events('duplicate')]).toEqual([2 * EVENTS.length, 0]);
+    },
+  },
 ];
 
 /** The config with every section, as written to hooklog.yaml. */
-export function productConfig(s: Setup): Record<string, unknown> {
-  return Object.assign({}, ...SECTIONS.map((x) => x.config(s))) as Record<string, unknown>;
+export async function productConfig(s: Setup): Promise<Record<string, unknown>> {
+  const parts: Array<Record<string, unknown>> = [];
+  for (const x of SECTIONS) parts.push(await x.config(s));
+  return Object.assign({}, ...parts) as Record<string, unknown>;
 }
 
 export interface WebhookReceiver {
@@ -338,5 +448,293 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`,
     received,
     close: () => new Promise<void>((ok) => server.close(() => ok())),
+  };
+}
+
+/** hooklog's own address (the port is chosen before it starts). */
+const localUrl = (s: Setup) => `http://127.0.0.1:${s.port}`;
+
+const CONSOLE_CLIENT = 'hooklog-product-console';
+const ANALYST: SimUser = { login: 'ada.lovelace@acme.example', password: 'ada-pw-0123', groups: ['product-sec'] };
+
+/**
+ * The console, signed in through the simulated org's OIDC with plain HTTP (the
+ * redirect dance: login, authorize, the org's form, callback); the browser
+ * suite (console/console.browser.test.ts) drives the page itself.
+ */
+function consoleSection(): Section {
+  let oidc: OidcSignIn | undefined;
+  return {
+    name: 'console (OIDC sign-in against the simulated org)',
+    config: (s) => {
+      oidc = new OidcSignIn(
+        [
+          {
+            clientId: CONSOLE_CLIENT,
+            clientSecret: CONSOLE_CLIENT_SECRET,
+            redirectUris: [`${localUrl(s)}/console/auth/callback`],
+          },
+        ],
+        [ANALYST],
+      );
+      s.sim.use(oidc);
+      return {
+        console: {
+          enabled: true,
+          public_url: localUrl(s),
+          session_secret: SESSION_SECRET,
+          oidc: {
+            issuer: s.sim.url,
+            client_id: CONSOLE_CLIENT,
+            client_secret: CONSOLE_CLIENT_SECRET,
+            grants: [{ group: 'product-sec', orgs: [hookOrg(s)], role: 'analyst' }],
+          },
+        },
+      };
+    },
+    check: async (p) => {
+      const page = await fetch(`${p.url}/console/alerts`, { redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+      expect(page.status).toBe(302);
+      expect(page.headers.get('location')).toMatch(/^\/console\/auth\/login\?return_to=/);
+      const unsigned = await fetch(`${p.url}/console/api/alerts`, { signal: AbortSignal.timeout(10_000) });
+      expect(unsigned.status).toBe(401);
+      // The bundle `npm run build` wrote (console/web/dist), served as built.
+      for (const file of ['app.js', 'app.css']) {
+        const res = await fetch(`${p.url}/console/assets/${file}`, { signal: AbortSignal.timeout(10_000) });
+        expect(res.status, file).toBe(200);
+        expect(
+          Buffer.from(await res.arrayBuffer()).equals(readFileSync(join(REPO_DIR, 'console/web/dist', file))),
+          file,
+        ).toBe(true);
+      }
+
+      const session = await signIn({ url: p.url }, ANALYST);
+      // The client secret went to the org's token endpoint (a confidential client), and the token named the group.
+      expect(oidc!.issued.at(-1)).toMatchObject({ aud: CONSOLE_CLIENT, groups: ['product-sec'] });
+      const shell = await get(`${p.url}/console/alerts`, { cookie: session.cookie });
+      expect(shell.status).toBe(200);
+      expect(shell.body).toContain('<script type="module" src="/console/assets/app.js"></script>');
+      const me = JSON.parse((await get(`${p.url}/console/api/me`, { cookie: session.cookie })).body) as unknown;
+      expect(me).toMatchObject({ name: ANALYST.login, kind: 'user', role: 'analyst', orgs: [hookOrg(p)] });
+
+      const alerts = await get(`${p.url}/console/api/alerts?org=${hookOrg(p)}`, { cookie: session.cookie });
+      expect(alerts.status, alerts.body).toBe(200);
+      const listed = (JSON.parse(alerts.body) as { alerts: Array<{ rule_title: string; org: string }> }).alerts;
+      expect(listed.map((a) => a.rule_title).sort()).toEqual(['Account locked', SIGMA_TITLE]);
+      // Another org is not there for this user: 404 when named, absent from the list that names none.
+      expect(
+        (await get(`${p.url}/console/api/alerts?org=${registeredOrg(p)}`, { cookie: session.cookie })).status,
+      ).toBe(404);
+      const all = JSON.parse((await get(`${p.url}/console/api/alerts`, { cookie: session.cookie })).body) as {
+        alerts: Array<{ org: string }>;
+      };
+      expect(new Set(all.alerts.map((a) => a.org))).toEqual(new Set([hookOrg(p)]));
+    },
+  };
+}
+
+/**
+ * An SSF receiver (RFC 8935 push) trusting the simulated org's transmitter:
+ * its key set found through the transmitter's configuration document.
+ */
+function ssfReceiverSection(): Section {
+  let transmitter: SsfTransmitter | undefined;
+  const audience = (s: Setup) => `${localUrl(s)}/hooks/ssf/${SSF_RECEIVER}`;
+  return {
+    name: 'ssf_receivers (SETs pushed by the simulated org)',
+    config: async (s) => {
+      transmitter = await SsfTransmitter.create(s.sim, 'RS256');
+      return {
+        ssf_receivers: [
+          {
+            id: SSF_RECEIVER,
+            org: ssfOrg(s),
+            issuer: s.sim.url,
+            configuration_url: transmitter.configurationUrl,
+            audience: audience(s),
+            authorization: { secrets: [SSF_AUTHORIZATION] },
+          },
+        ],
+      };
+    },
+    check: async (p) => {
+      const t = transmitter!;
+      const url = `${p.url}/hooks/ssf/${SSF_RECEIVER}`;
+      const user = { id: '00u1ada', login: 'ada.lovelace@acme.example' };
+      const good = await t.sessionRevoked(user, { aud: audience(p) });
+      // Without the configured Authorization header: refused before the SET is read.
+      expect(await t.push(url, good)).toMatchObject({ status: 400, err: 'authentication_failed' });
+      // Unsigned (alg none): refused before any key is looked up.
+      const claims = {
+        iss: p.sim.url,
+        aud: audience(p),
+        iat: Math.floor(Date.now() / 1000),
+        jti: 'product-unsigned-set',
+        events: { [CAEP_SESSION_REVOKED]: { event_timestamp: Math.floor(Date.now() / 1000) } },
+      };
+      const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+      const unsigned = `${b64({ alg: 'none', typ: 'secevent+jwt' })}.${b64(claims)}.`;
+      expect(await t.push(url, unsigned, SSF_AUTHORIZATION)).toMatchObject({ status: 400, err: 'invalid_key' });
+      // Signed by a key the transmitter does not publish, under its kid: the signature does not verify.
+      const stranger = await generateKeyPair('RS256');
+      const forged = await new SignJWT({ ...claims, jti: 'product-forged-set' })
+        .setProtectedHeader({ alg: 'RS256', kid: t.currentKid, typ: 'secevent+jwt' })
+        .sign(stranger.privateKey);
+      expect(await t.push(url, forged, SSF_AUTHORIZATION)).toMatchObject({
+        status: 400,
+        err: 'authentication_failed',
+      });
+      // Signed by the transmitter, whose keys the config trusts: accepted and stored.
+      expect((await t.push(url, good, SSF_AUTHORIZATION)).status).toBe(202);
+      const jti = (JSON.parse(Buffer.from(good.split('.')[1]!, 'base64url').toString()) as { jti: string }).jti;
+      const stored = await waitFor(
+        async () => {
+          const rows = await p.sql(
+            `SELECT jti, event_name, subject_sub, subject_email FROM security_events WHERE org = '${ssfOrg(p)}'`,
+          );
+          return rows.length > 0 ? rows : undefined;
+        },
+        { timeoutMs: 60_000, what: 'the accepted SET in security_events' },
+      );
+      expect(stored).toEqual([
+        { jti, event_name: 'security.events.caep.session_revoked', subject_sub: user.id, subject_email: user.login },
+      ]);
+      const letters = await waitFor(
+        async () => {
+          const rows = await p.sql<{ reason: string }>(
+            `SELECT reason FROM deadletter WHERE origin = 'ssf-receiver' ORDER BY reason`,
+          );
+          return rows.length >= 2 ? rows : undefined;
+        },
+        { timeoutMs: 60_000, what: 'the refused SETs in deadletter' },
+      );
+      expect(letters.map((r) => r.reason.split(':').slice(0, 2).join(':'))).toEqual([
+        'RECORD_INVALID: authentication_failed',
+        'RECORD_INVALID: invalid_key',
+      ]);
+    },
+  };
+}
+
+/**
+ * Hook registration: `hooks plan`, then `hooks apply`, whose verification the
+ * simulated org runs against hooklog's public URL. The org calls https only,
+ * so the public URL is a TLS front (what a load balancer is) passing requests
+ * on to hooklog's plain HTTP port: "TLS ends there or in hooklog".
+ */
+function hookRegistrationSection(): Section {
+  let api: HookManagementApi | undefined;
+  let publicUrl = '';
+  return {
+    name: 'hook_registration (hooks plan | apply | status, the watch)',
+    config: async (s) => {
+      const cert = makeTestCertificate();
+      api = new HookManagementApi(s.sim, { ca: cert.cert });
+      s.sim.use(api);
+      const front = await startTlsFront(cert, s.port);
+      s.cleanup(front.close);
+      publicUrl = front.url;
+      return { hook_registration: { public_url: publicUrl, watch_interval_ms: 500 } };
+    },
+    check: async (p) => {
+      const org = registeredOrg(p);
+      const name = `hooklog:${REGISTERED_HOOK}`;
+      // Before any apply the running process's watch finds the hook missing, and that is an alert.
+      await waitFor(
+        async () =>
+          (
+            await p.sql(
+              `SELECT alert_id FROM alerts FINAL WHERE org = '${org}' AND rule_id = 'hooklog.hook.registration.drift'`,
+            )
+          ).length > 0 || undefined,
+        { timeoutMs: 60_000, what: "the watch's alert on the missing hook" },
+      );
+
+      const plan = await p.cli('hooks', 'plan');
+      expect(plan.code, plan.stderr).toBe(0);
+      expect(plan.stdout).toContain(`+ event hook "${REGISTERED_HOOK}" (org ${org}): create, verify "${name}"`);
+      expect(plan.stdout).toContain('Plan: 1 to create, 0 to change, 0 to delete, 0 in sync, 0 refused.');
+      expect(api!.named('event', name)).toEqual([]);
+
+      const apply = await p.cli('hooks', 'apply');
+      expect(apply.code, apply.stderr + apply.stdout).toBe(0);
+      expect(apply.stdout).toMatch(
+        new RegExp(`event hook "${REGISTERED_HOOK}" \\(org [^,]+, \\w+\\): created, verified`),
+      );
+      const [hook] = api!.named('event', name);
+      expect(hook).toMatchObject({
+        status: 'ACTIVE',
+        verificationStatus: 'VERIFIED',
+        events: { items: REGISTERED_TYPES },
+      });
+      expect(hook!.channel.config).toMatchObject({
+        uri: `${publicUrl}/hooks/events/${REGISTERED_HOOK}`,
+        authScheme: { type: 'HEADER', key: 'authorization', value: REGISTERED_HOOK_SECRET },
+      });
+      const status = await p.cli('hooks', 'status', '--format', 'json');
+      expect(status.code, status.stderr).toBe(0);
+      expect(
+        (JSON.parse(status.stdout) as Array<Record<string, string>>).find((r) => r.hook === REGISTERED_HOOK),
+      ).toMatchObject({
+        kind: 'event',
+        id: hook!.id,
+        status: 'ACTIVE',
+        verification: 'VERIFIED',
+        drift: 'none',
+      });
+      // The watch of the running process sees it active.
+      await waitFor(
+        async () =>
+          total((await get(`${p.url}/metrics`)).body, 'hooklog_hook_active', {
+            org,
+            kind: 'event',
+            hook: REGISTERED_HOOK,
+          }) === 1 || undefined,
+        { timeoutMs: 30_000, what: 'hooklog_hook_active 1' },
+      );
+
+      // The org now delivers what the hook subscribes to, through the public URL, and hooklog stores it.
+      const [event] = p.sim.addLogEvents([
+        { event: { ...logEvent(1), eventType: REGISTERED_TYPES[0]! }, published: Date.now() },
+      ]);
+      await api!.deliver([event!]);
+      expect(api!.attempts.map((a) => a.status)).toEqual([204]);
+      await waitFor(
+        async () =>
+          (await p.sql(`SELECT uuid FROM events WHERE org = '${org}' AND event_type = '${REGISTERED_TYPES[0]!}'`))
+            .length === 1 || undefined,
+        { timeoutMs: 60_000, what: "the registered hook's event in ClickHouse" },
+      );
+    },
+  };
+}
+
+/** An HTTPS front passing every request on to hooklog's plain HTTP port, as a TLS-terminating load balancer does. */
+async function startTlsFront(
+  cert: { certPath: string; keyPath: string },
+  port: number,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createTlsServer({ cert: readFileSync(cert.certPath), key: readFileSync(cert.keyPath) }, (req, res) => {
+    const upstream = request(
+      { host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      res.statusCode = 502;
+      res.end();
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  return {
+    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((ok) => {
+        server.closeAllConnections();
+        server.close(() => ok());
+      }),
   };
 }
