@@ -17,18 +17,11 @@ import { isRetriable } from '../../platform/errors.js';
 import { IdpReplyError } from '../../platform/identity/errors.js';
 import type { Management } from '../../platform/identity/management.js';
 import type { RetryPolicy } from '../../platform/retry.js';
+import { SET_ERRORS } from '../../schemas/ssf.js';
 
 export const SECURITY_EVENTS_PATH = '/security/api/v1/security-events';
 
-/** RFC 8935 §2.3 error codes. Anything else a receiver says is reported as `other`. */
-export const SET_ERRORS = [
-  'invalid_request',
-  'invalid_key',
-  'invalid_issuer',
-  'invalid_audience',
-  'authentication_failed',
-  'access_denied',
-] as const;
+// RFC 8935's error codes (schemas/ssf.ts). Anything else a receiver says is reported as `other`.
 
 export type SetOutcome =
   | { readonly result: 'accepted'; readonly status: number }

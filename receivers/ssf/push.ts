@@ -29,7 +29,8 @@ import type { TransmitterKeys } from './keys.js';
 import type { SsfReceiverConfig } from './receiver-config.js';
 import type { PushFacts, SsfReceiverTelemetry, UnavailableReason } from './receiver-telemetry.js';
 import { REQUEST_ID_HEADER, SET_ERR_HEADER, SSF_ORIGIN, SSF_SOURCE, setRecords } from './set-record.js';
-import { verifySet, type SetError } from './verify.js';
+import type { SetError } from '../../schemas/ssf.js';
+import { verifySet } from './verify.js';
 
 const BODY_BYTES_HEADER = 'hooklog-body-bytes';
 export const SET_CONTENT_TYPE = 'application/secevent+jwt';

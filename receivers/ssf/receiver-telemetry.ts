@@ -8,7 +8,7 @@
  */
 import { counter, histogram } from '../../platform/metrics.js';
 import type { Logger } from '../../platform/log.js';
-import type { SetError } from './verify.js';
+import type { SetError } from '../../schemas/ssf.js';
 
 /** Why a push was answered 503 (nothing refused: the transmitter retries). */
 export type UnavailableReason = 'saturated' | 'not-durable' | 'keys-unavailable';

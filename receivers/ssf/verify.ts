@@ -24,17 +24,8 @@ import { decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose'
 import type { SsfReceiverConfig } from './receiver-config.js';
 import { KeysUnavailable } from './keys.js';
 import type { JWTVerifyGetKey } from 'jose';
-
-/** RFC 8935 §2.4 error codes, a closed list: the `err` label of the metrics too. */
-export const SET_ERRORS = [
-  'invalid_request',
-  'invalid_key',
-  'invalid_issuer',
-  'invalid_audience',
-  'authentication_failed',
-  'access_denied',
-] as const;
-export type SetError = (typeof SET_ERRORS)[number];
+// RFC 8935's error codes, a closed list: the `err` label of the metrics too.
+import type { SetError } from '../../schemas/ssf.js';
 
 export interface VerifiedSet {
   readonly ok: true;
