@@ -134,6 +134,11 @@ describe('reconcile mode', () => {
       async () => (await count(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String}`)) === expected,
       { what: `${expected} events`, timeoutMs: 30_000 },
     );
+    // The arrivals rows are the batch's second insert, after its events rows: wait for them too.
+    await waitFor(
+      async () => (await count(`SELECT sum(copies) AS n FROM ${db}.arrivals WHERE org = {org:String}`)) >= expected,
+      { what: `${expected} arrivals`, timeoutMs: 30_000 },
+    );
 
     const paths = await store.query<{ uuid: string; paths: string[]; copies: string }>(
       `SELECT uuid, groupArray(path) AS paths, toString(sum(copies)) AS copies FROM ${db}.arrivals WHERE org = {org:String} GROUP BY uuid`,

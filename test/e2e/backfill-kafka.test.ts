@@ -108,6 +108,13 @@ describe('hooklog backfill (Kafka)', () => {
       async () => Number((await q(`SELECT count() AS n FROM events WHERE ${range}`))[0]?.n) === inWindow.length,
       { what: `${inWindow.length} events of the window in ClickHouse`, timeoutMs: 60_000 },
     );
+    // The arrivals rows are each batch's second insert, after its events rows: wait for them too.
+    await waitFor(
+      async () =>
+        Number((await q(`SELECT uniqExact(uuid) AS n FROM arrivals WHERE ${range} AND path = 'backfill'`))[0]?.n) >=
+        inWindow.length,
+      { what: `${inWindow.length} backfill arrivals`, timeoutMs: 60_000 },
+    );
     const stored = new Set((await q(`SELECT uuid FROM events WHERE ${range}`)).map((r) => String(r.uuid)));
     expect(inWindow.filter((e) => !stored.has(e.id))).toEqual([]);
     // Each event of the window appended by the backfill exactly once across the three lives.
