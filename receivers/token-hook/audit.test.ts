@@ -451,7 +451,15 @@ describe('decisionRecord', () => {
         const r = { ...base, ...hook, decidedAt };
         const rec = decisionRecord(r, 'id-1');
         expect(rec.value.toString()).toBe(expected(r, 'id-1'));
-        expect(rec.headers['hooklog-received-at']).toBe(new Date(decidedAt).toISOString());
+        // Nothing per decision in the headers: its time is the record's timestamp, and the hook's records share one
+        // headers object (what lets the embedded log encode them once per append).
+        expect(rec.timestamp).toBe(decidedAt);
+        expect(rec.headers).toEqual({
+          'hooklog-org': hook.org,
+          'hooklog-source': 'token-hook',
+          'hooklog-hook-id': hook.hookId,
+        });
+        expect(decisionRecord({ ...r, eventId: 'other', decidedAt: decidedAt + 1 }, 'id-9').headers).toBe(rec.headers);
       }
     }
     const denied = { ...base, outcome: 'deny' as const, errorSummary: 'No "access"', commandsJson: undefined };

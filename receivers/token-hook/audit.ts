@@ -58,22 +58,32 @@ const cap = (s: string | undefined) =>
 const q = (s: string) => JSON.stringify(s);
 
 /**
- * What every record of one hook carries, as JSON text made once: the flusher
- * encodes each decision of a busy hook, all on the event loop. Hooks are
+ * What every record of one hook carries, made once: the JSON text of its hook and org, and its stream headers,
+ * one frozen object shared by all its records. The flusher encodes each decision of a busy hook on the event loop;
+ * a shared headers object is also what lets the embedded log encode the headers once per append instead of once
+ * per record (frame.ts caches by the object). Nothing per record goes in the headers: the decision's time is the
+ * record's timestamp (what the sink's received_at falls back to), its event id is in the value. Hooks are
  * configured, so the map stays small; the cap only guards against misuse.
  */
-const HOOK_TEXT = new Map<string, string>();
-const MAX_HOOK_TEXTS = 1024;
+interface HookParts {
+  readonly text: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+const HOOK_PARTS = new Map<string, HookParts>();
+const MAX_HOOK_PARTS = 1024;
 
-function hookText(hookId: string, org: string): string {
+function hookParts(hookId: string, org: string): HookParts {
   const key = `${hookId}\u0000${org}`;
-  let text = HOOK_TEXT.get(key);
-  if (text === undefined) {
-    text = `,"hook_id":${q(hookId)},"org":${q(org)}`;
-    if (HOOK_TEXT.size >= MAX_HOOK_TEXTS) HOOK_TEXT.clear();
-    HOOK_TEXT.set(key, text);
+  let parts = HOOK_PARTS.get(key);
+  if (parts === undefined) {
+    parts = {
+      text: `,"hook_id":${q(hookId)},"org":${q(org)}`,
+      headers: Object.freeze({ [Header.org]: org, [Header.source]: AUDIT_SOURCE, [Header.hookId]: hookId }),
+    };
+    if (HOOK_PARTS.size >= MAX_HOOK_PARTS) HOOK_PARTS.clear();
+    HOOK_PARTS.set(key, parts);
   }
-  return text;
+  return parts;
 }
 
 /** `new Date(ms).toISOString()`, with the text up to the second reused while the second lasts. */
@@ -91,27 +101,21 @@ function isoTime(ms: number): string {
 }
 
 /**
- * The stream record of a decision: its JSON (snake_case, the public shape), keyed by org, hooklog's headers beside
- * it. The text is what `JSON.stringify` gives for the object of these fields in this order, `commands` last
- * (spliced in as the text the answer already carried), written out directly: no object built and walked.
+ * The stream record of a decision: its JSON (snake_case, the public shape), keyed by org, the hook's shared
+ * headers beside it, the decision's time as its timestamp. The text is what `JSON.stringify` gives for the object
+ * of these fields in this order, `commands` last (spliced in as the text the answer already carried), written out
+ * directly: no object built and walked.
  */
 export function decisionRecord(r: DecisionRecord, decisionId: string = randomUUID()): StreamRecord {
-  const decidedAt = isoTime(r.decidedAt);
+  const hook = hookParts(r.hookId, r.org);
   const text =
-    `{"decision_id":${q(decisionId)},"decided_at":"${decidedAt}"${hookText(r.hookId, r.org)}` +
+    `{"decision_id":${q(decisionId)},"decided_at":"${isoTime(r.decidedAt)}"${hook.text}` +
     `,"event_id":${q(cap(r.eventId))},"request_id":${q(cap(r.requestId))},"user_id":${q(cap(r.userId))}` +
     `,"client_id":${q(cap(r.clientId))},"grant_type":${q(cap(r.grantType))},"outcome":${q(r.outcome)}` +
     `,"rules_matched":${JSON.stringify(r.rulesMatched)},"error_summary":${q(r.errorSummary ?? '')}` +
     `,"error_kind":${q(r.errorKind ?? '')},"latency_us":${JSON.stringify(r.latencyUs)}` +
     `,"commands":${r.commandsJson ?? '[]'}}`;
-  const headers: Record<string, string> = {
-    [Header.org]: r.org,
-    [Header.source]: AUDIT_SOURCE,
-    [Header.hookId]: r.hookId,
-    [Header.receivedAt]: decidedAt,
-  };
-  if (r.eventId) headers[Header.deliveryId] = cap(r.eventId);
-  return { key: r.org, value: Buffer.from(text), headers, timestamp: r.decidedAt };
+  return { key: r.org, value: Buffer.from(text), headers: hook.headers, timestamp: r.decidedAt };
 }
 
 export interface AuditQueueOptions {
