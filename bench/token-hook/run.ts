@@ -31,6 +31,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { BUSY_STEAL, describeSteal, stealMeter } from '../machine.js';
 import { summarize } from '../pipeline/stats.js';
 import { quantile, runLoad } from './load.js';
 import { BENCH_SECRET, RISK_USERS, TABLE_ROWS, benchRequest, writeTable } from './workload.js';
@@ -206,6 +207,7 @@ async function main(): Promise<void> {
   const table = writeTable(dir);
   const body = benchRequest();
   const results = new Map<string, Measurement[]>();
+  const steals: Array<number | undefined> = [];
   say(
     `token-hook bench: rates ${RATES.join(', ')} req/s, ${SLICES} alternating ${SLICE_MS / 1000} s slices per mode after ${WARMUP_MS / 1000} s warm-up (${INITIAL_WARMUP_MS / 1000} s at 1000 req/s after start), ${RUNS} runs; 20 rules${args.risk === 'on' ? ` + 2 risk rules over ${RISK_USERS} users` : ''}, ${TABLE_ROWS} lookup rows; ${cpus().length} cores, load ${loadavg()
       .map((l) => l.toFixed(2))
@@ -233,12 +235,15 @@ async function main(): Promise<void> {
           }
         }
         for (const rate of RATES) {
+          const steal = stealMeter();
           const m = await measureRate(servers, rate, body, Buffer.byteLength(answers[0]!));
+          const stole = steal.stop();
+          steals.push(stole);
           for (const mode of MODES) {
             results.set(`${mode}@${rate}`, [...(results.get(`${mode}@${rate}`) ?? []), m[mode]]);
             const x = m[mode];
             say(
-              `run ${run} ${mode.padEnd(8)} ${String(rate).padStart(5)} req/s: ${Math.round(x.throughput)} ok/s, p50 ${x.p50Ms.toFixed(2)} ms, p99 ${x.p99Ms.toFixed(2)} ms (slice median ${x.sliceP99Ms.toFixed(2)}), max ${x.maxMs.toFixed(1)} ms, ${Math.round(x.cpuPerRequestUs)} µs CPU/req, lost ${x.lost} (load ${loadavg()[0]!.toFixed(2)})`,
+              `run ${run} ${mode.padEnd(8)} ${String(rate).padStart(5)} req/s: ${Math.round(x.throughput)} ok/s, p50 ${x.p50Ms.toFixed(2)} ms, p99 ${x.p99Ms.toFixed(2)} ms (slice median ${x.sliceP99Ms.toFixed(2)}), max ${x.maxMs.toFixed(1)} ms, ${Math.round(x.cpuPerRequestUs)} µs CPU/req, lost ${x.lost} (load ${loadavg()[0]!.toFixed(2)}, ${describeSteal(stole)})`,
             );
           }
         }
@@ -250,6 +255,13 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   process.stdout.write(`${formatTable(results)}\n`);
+  const busy = steals.filter((x) => x !== undefined && x > BUSY_STEAL).length;
+  process.stdout.write(
+    `hypervisor steal per measured rate and run: ${steals.map((x) => (x === undefined ? 'n/a' : `${(x * 100).toFixed(1)}%`)).join(', ')}` +
+      (busy > 0
+        ? ` -- ${busy} of ${steals.length} above ${BUSY_STEAL * 100}%: taken on a busy machine, they do not count towards a goal\n`
+        : '\n'),
+  );
   if (MODES.length > 2) process.stdout.write(`\n${formatCosts(results)}\n`);
 }
 
