@@ -195,7 +195,11 @@ describe('secrets in config', () => {
     },
     alerting: {
       webhooks: [
-        { name: 'ops', url: 'https://hooks.example.com/x', headers: { authorization: 'Bearer webhook-token-1' } },
+        {
+          name: 'ops',
+          url: 'https://hooks.example.com/services/T000/B000/webhook-url-token-1',
+          headers: { authorization: 'Bearer webhook-token-1' },
+        },
       ],
     },
   });
@@ -210,6 +214,7 @@ describe('secrets in config', () => {
     'api-key-value-0123456789abcdef',
     'scoped-key-value-0123456789ab',
     'webhook-token-1',
+    'webhook-url-token-1', // an incoming-webhook URL is itself a credential
   ];
 
   it('check-config prints none of them: the schema marks each secret where it is declared', () => {
@@ -217,7 +222,7 @@ describe('secrets in config', () => {
     for (const v of values) expect(printed, v).not.toContain(v);
     // What is not secret stays readable, and the redacted lists keep their length.
     expect(printed).toContain('http://ch:8123');
-    expect(printed).toContain('https://hooks.example.com/x');
+    expect(printed).toContain('"name":"ops"');
     // A bare key is hidden whole; a scoped key keeps its name and orgs readable, its secret hidden.
     expect(printed).toContain(
       `"keys":["${REDACTED}",{"name":"acme-analysts","secret":"${REDACTED}","orgs":["acme"],"role":"analyst"}]`,

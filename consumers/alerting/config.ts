@@ -11,7 +11,8 @@ const slug = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be 1-1
 export const webhookSchema = z
   .strictObject({
     name: slug.describe('Name of this output; its consumer group is <alerting.group>.webhook.<name>.'),
-    url: z.url().describe('Where alerts are POSTed, one request per alert.'),
+    // A Slack (or Teams, or Discord) incoming-webhook URL carries its credential in the path: whoever has it can post.
+    url: secret(z.url().describe('Where alerts are POSTed, one request per alert (use ${ENV_VAR}). Printed redacted.')),
     format: z
       .enum(['json', 'slack'])
       .default('json')

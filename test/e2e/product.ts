@@ -83,6 +83,8 @@ export const API_KEY = 'product-api-key-0123456789abcdef';
 /** The simulated org's token for the polled org (the test starts it with this one). */
 export const SSWS_TOKEN = 'product-ssws-token-0123';
 const WEBHOOK_TOKEN = 'product-webhook-token-0123';
+/** The path part of the alert webhook's URL: as with a Slack incoming webhook, the URL is itself a credential. */
+const WEBHOOK_URL_TOKEN = 'product-webhook-url-token-0123';
 const REGISTERED_HOOK_SECRET = 'product-registered-hook-secret-0123';
 const CONSOLE_CLIENT_SECRET = 'product-console-client-secret-0123';
 const SESSION_SECRET = 'product-console-session-secret-0123456789';
@@ -94,6 +96,7 @@ export const SECRETS = [
   API_KEY,
   SSWS_TOKEN,
   WEBHOOK_TOKEN,
+  WEBHOOK_URL_TOKEN,
   REGISTERED_HOOK_SECRET,
   CONSOLE_CLIENT_SECRET,
   SESSION_SECRET,
@@ -445,7 +448,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   });
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts/${WEBHOOK_URL_TOKEN}`,
     received,
     close: () => new Promise<void>((ok) => server.close(() => ok())),
   };
