@@ -5,6 +5,7 @@
  * with a default, units in names, cross-field mistakes named at boot).
  */
 import { z } from 'zod';
+import { uniqueIds } from '../platform/config/unique.js';
 import { orgIdentityFields } from '../platform/identity/config.js';
 import { checkLegacyFilter } from './legacy-events/first-request.js';
 import { parseStart } from './start.js';
@@ -163,15 +164,7 @@ export const orgSchema = z
 export const orgsSchema = z
   .array(orgSchema)
   .default([])
-  .superRefine((orgs, ctx) => {
-    const seen = new Map<string, number>();
-    orgs.forEach((o, i) => {
-      const prev = seen.get(o.id);
-      if (prev !== undefined)
-        ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate org id "${o.id}" (also orgs.${prev}.id)` });
-      seen.set(o.id, i);
-    });
-  })
+  .superRefine(uniqueIds('org', 'orgs'))
   .describe('Orgs whose System Log (and legacy Events) hooklog polls. Each keeps its position in <prefix>.cursors.');
 
 export type OrgConfig = z.output<typeof orgSchema>;

@@ -6,6 +6,7 @@
  * must carry, which algorithms and event types are accepted, and the limits.
  */
 import { z } from 'zod';
+import { uniqueIds } from '../../platform/config/unique.js';
 import { secret } from '../../platform/config/secrets.js';
 import { JWS_ASYMMETRIC_ALGORITHMS } from '../token-hook/jwks.js';
 
@@ -166,19 +167,7 @@ export const ssfReceiverSchema = z
 export const ssfReceiversSchema = z
   .array(ssfReceiverSchema)
   .default([])
-  .superRefine((list, ctx) => {
-    const seen = new Map<string, number>();
-    list.forEach((r, i) => {
-      const prev = seen.get(r.id);
-      if (prev !== undefined)
-        ctx.addIssue({
-          code: 'custom',
-          path: [i, 'id'],
-          message: `duplicate receiver id "${r.id}" (also ssf_receivers.${prev}.id)`,
-        });
-      seen.set(r.id, i);
-    });
-  })
+  .superRefine(uniqueIds('receiver', 'ssf_receivers'))
   .describe('Shared Signals receivers: POST /hooks/ssf/<id> takes the SETs an org pushes (RFC 8935).');
 
 export type SsfReceiverConfig = z.output<typeof ssfReceiverSchema>;

@@ -6,6 +6,7 @@
  * reach an answer is refused at load, with the rule named.
  */
 import { z } from 'zod';
+import { uniqueIds } from '../../platform/config/unique.js';
 import { secret } from '../../platform/config/secrets.js';
 import { compileRules, placeholderTables } from './rules.js';
 import { lookupTableSchema, ruleSchema, slug } from './rule-schema.js';
@@ -171,19 +172,7 @@ export const tokenHookSchema = z
 export const tokenHooksSchema = z
   .array(tokenHookSchema)
   .default([])
-  .superRefine((hooks, ctx) => {
-    const seen = new Map<string, number>();
-    hooks.forEach((h, i) => {
-      const prev = seen.get(h.id);
-      if (prev !== undefined)
-        ctx.addIssue({
-          code: 'custom',
-          path: [i, 'id'],
-          message: `duplicate token hook id "${h.id}" (also token_hooks.${prev}.id)`,
-        });
-      seen.set(h.id, i);
-    });
-  })
+  .superRefine(uniqueIds('token hook', 'token_hooks'))
   .describe('Token inline hooks this process answers: claim patches, lifetimes and denials decided by rules.');
 
 export type TokenHookConfig = z.output<typeof tokenHookSchema>;
