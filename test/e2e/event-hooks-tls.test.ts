@@ -4,17 +4,14 @@
  * nothing, and a client that opens a connection and never starts the TLS
  * handshake is cut off like a slow-header client.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
 import { delivery, validLogEvents } from '../fixtures/index.js';
 import { TEST_SECRET, writeTestConfig, type TestInstance } from '../support/hooklog-config.js';
+import { makeTestCertificate } from '../support/tls.js';
 import { waitFor } from '../support/wait.js';
 import { sqlRows } from './event-hooks-service.js';
 
@@ -52,32 +49,9 @@ describe('event hooks over HTTPS served by hooklog itself', () => {
   let cert: Buffer;
 
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hooklog-tls-'));
-    const [certPath, keyPath] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        keyPath,
-        '-out',
-        certPath,
-      ],
-      { stdio: 'ignore' },
-    );
-    cert = readFileSync(certPath);
+    const made = makeTestCertificate();
+    const { certPath, keyPath } = made;
+    cert = made.cert;
     inst = writeTestConfig({
       extra: {
         server: {
