@@ -7,7 +7,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Collector } from '../../test/simulated-org/harness.js';
+import { HooklogError } from '../../platform/errors.js';
 import { renderMetrics } from '../../platform/metrics.js';
+import type { Transactor } from '../../platform/stream/types.js';
 import { waitFor } from '../../test/support/wait.js';
 import { actionStreamRecord, type ActionRecord } from './records.js';
 import { cleanUp, setUp } from './testing/harness.js';
@@ -172,4 +174,46 @@ describe('response actions', () => {
     expect(t.users.count('expire_password')).toBe(1);
     expect(t.users.users.get('00uann')!.status).toBe('PASSWORD_EXPIRED');
   }, 90_000);
+
+  it('when the record of a result fails (the process still owning the org), records it on the retry and does not call again', async () => {
+    // The first write of a `done` fails, as a broker restart or a time-out makes it fail: nothing of it lands.
+    let failed = 0;
+    const t = await setUp({
+      triggers: { on_level: { high: ['clear_sessions'] } },
+      org: { security_events: { enabled: false }, actions: { mode: 'on', allow: ['clear_sessions'] } },
+      wrapStream: (stream) => {
+        const claim = async (owner: string, stillOwner?: () => boolean): Promise<Transactor> => {
+          const real = await stream.claim(owner, stillOwner);
+          return {
+            owner: real.owner,
+            close: () => real.close(),
+            appendAtomically: (writes) => {
+              const done = writes.some((w) => w.records.some((r) => r.value.toString().includes('"state":"done"')));
+              if (done && failed++ === 0)
+                return Promise.reject(
+                  new HooklogError('STREAM_APPEND_FAILED', 'injected: the record of the result failed', {
+                    retriable: true,
+                  }),
+                );
+              return real.appendAtomically(writes);
+            },
+          };
+        };
+        // Every other method runs on the real stream itself (its private fields are not reachable through a copy).
+        return new Proxy(stream, {
+          get: (target, name) => {
+            if (name === 'claim') return claim;
+            const v = Reflect.get(target, name, target) as unknown;
+            return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+          },
+        });
+      },
+    });
+    await t.append(riskChange(t.org, ann, 'none', 'high'));
+    await waitFor(() => steps(t.actions).includes('clear_sessions:done'), { what: 'clear_sessions done' });
+    expect(failed).toBeGreaterThanOrEqual(2); // the injected failure, then the write that landed
+    expect(steps(t.actions)).toEqual(['clear_sessions:requested', 'clear_sessions:started', 'clear_sessions:done']);
+    expect(t.actions.values().find((v) => v.state === 'done')).toMatchObject({ attempt: 1 });
+    expect(t.users.count('clear_sessions')).toBe(1);
+  }, 60_000);
 });

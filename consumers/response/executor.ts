@@ -12,7 +12,9 @@
  * cannot call). After a crash between `started` and the result, the next owner
  * finds the action started: a repeatable one is called again (harmless, and the
  * record counts the attempts), any other is recorded `uncertain` and waits for
- * an operator (perform.ts says which is which).
+ * an operator (perform.ts says which is which). A result whose record failed
+ * while this process still owns the partition is recorded when the batch comes
+ * again, without a second call.
  */
 import { isRetriable } from '../../platform/errors.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
@@ -35,6 +37,8 @@ export interface ExecutorState {
 export const initialExecutorState = (): ExecutorState => ({ open: {}, finished: [] });
 
 const FINISHED_IDS = 5000;
+/** Results held for a failed record: a handful at most in practice (one partition's batch); the bound is a guard. */
+const UNRECORDED_RESULTS = 1000;
 
 export interface ExecutorDeps {
   readonly topics: ResponseTopics;
@@ -50,6 +54,10 @@ export function executorHandler(d: ExecutorDeps) {
   const now = () => new Date((d.now ?? Date.now)()).toISOString();
   // Attempts this process started and whose call failed transiently: retried without recording a new start.
   const mine = new Map<string, number>();
+  // Calls this process made whose result it could not record (the step failed: a broker restart, a time-out).
+  // The batch comes again and finds the action `started`: the result is recorded then, the call not made twice.
+  // Only a crash or a hand-over between the call and its record leaves a repeat (or `uncertain`) to the next owner.
+  const unrecorded = new Map<string, ActionRecord>();
   type O = Owned<ExecutorState>;
 
   const without = (s: ExecutorState, id: string): Record<string, ActionRecord> => {
@@ -103,7 +111,15 @@ export function executorHandler(d: ExecutorDeps) {
             error_code: outcome.error_code,
             error: outcome.error,
           };
+    await recordResult(o, result, offset);
+  };
+
+  const recordResult = async (o: O, result: ActionRecord, offset: number) => {
+    unrecorded.delete(result.action_id); // re-inserted last: the map's oldest entry is the first one dropped
+    if (unrecorded.size >= UNRECORDED_RESULTS) unrecorded.delete(unrecorded.keys().next().value!);
+    unrecorded.set(result.action_id, result);
     await record(o, result, offset + 1, true);
+    unrecorded.delete(result.action_id);
   };
 
   /** Records the start of an attempt (through the claim: fenced if we lost the partition), then calls. */
@@ -121,6 +137,8 @@ export function executorHandler(d: ExecutorDeps) {
 
   /** An action found started: ours failing transiently, or one whose result a crash left unrecorded. */
   const resume = async (o: O, a: ActionRecord, offset: number) => {
+    const result = unrecorded.get(a.action_id);
+    if (result && result.attempt === a.attempt) return recordResult(o, result, offset);
     if (mine.get(a.action_id) === a.attempt) return call(o, a, offset);
     const earlier = `attempt ${a.attempt ?? 1} was started but its result was not recorded (a crash or a hand-over)`;
     if (isRepeatable(a.action!))

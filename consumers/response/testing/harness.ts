@@ -8,6 +8,7 @@
 import { silentLogger } from '../../../platform/log.js';
 import { Header } from '../../../platform/stream/headers.js';
 import { openKafkaStream } from '../../../platform/stream/kafka/index.js';
+import type { Stream } from '../../../platform/stream/types.js';
 import { riskTopics, type RiskChange } from '../../../schemas/risk.js';
 import { kafkaBrokerList } from '../../../test/kafka/inject.js';
 import { Collector } from '../../../test/simulated-org/harness.js';
@@ -36,6 +37,8 @@ export async function setUp(
     audience?: string;
     /** A broker of the test's own (one it restarts); default the run's shared broker. */
     brokers?: string[];
+    /** What the component is given in place of the stream (a fault injector around it); collectors read the real one */
+    wrapStream?: (stream: Stream) => Stream;
   } = {},
 ) {
   const provider = await startProvider();
@@ -80,7 +83,7 @@ export async function setUp(
       config: config.response!,
       signer,
       identities,
-      stream,
+      stream: opts.wrapStream ? opts.wrapStream(stream) : stream,
       topicPrefix: prefix,
       partitions: 2,
       deadletterTopic: deadletter,
