@@ -21,8 +21,6 @@ import { SET_ERRORS } from '../../schemas/ssf.js';
 
 export const SECURITY_EVENTS_PATH = '/security/api/v1/security-events';
 
-// RFC 8935's error codes (schemas/ssf.ts). Anything else a receiver says is reported as `other`.
-
 export type SetOutcome =
   | { readonly result: 'accepted'; readonly status: number }
   | {

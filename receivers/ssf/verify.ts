@@ -24,7 +24,6 @@ import { decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose'
 import type { SsfReceiverConfig } from './receiver-config.js';
 import { KeysUnavailable } from './keys.js';
 import type { JWTVerifyGetKey } from 'jose';
-// RFC 8935's error codes, a closed list: the `err` label of the metrics too.
 import type { SetError } from '../../schemas/ssf.js';
 
 export interface VerifiedSet {

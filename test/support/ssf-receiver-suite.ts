@@ -28,6 +28,7 @@ import { randomName, waitFor } from './wait.js';
 import { CAEP_CREDENTIAL_CHANGE, CAEP_SESSION_REVOKED, SSF_VERIFICATION } from '../../receivers/ssf/receiver-config.js';
 import { startSsfReceivers } from '../../receivers/ssf/routes.js';
 import { securityEventsPipeline } from '../../receivers/ssf/security-event-row.js';
+import { SET_ERRORS } from '../../schemas/ssf.js';
 
 export const AUTH_SECRET = 'Bearer ssf-push-secret-0123456789';
 
@@ -363,14 +364,7 @@ export function describeSsfReceiver(kind: string, open: () => Promise<Stream>): 
 
     it('stores only what it accepted, once each, beside the System Log; every refusal is a dead letter', async () => {
       const byErr = (err: string) => refused.filter((r) => r.err === err).length;
-      for (const err of [
-        'invalid_request',
-        'invalid_key',
-        'invalid_issuer',
-        'invalid_audience',
-        'authentication_failed',
-        'access_denied',
-      ])
+      for (const err of SET_ERRORS)
         expect(await setCount({ result: 'refused', err })).toBeGreaterThanOrEqual(byErr(err));
 
       // The topics: the SETs and their LogEvents, exactly the accepted jtis (the restart's copy twice).
