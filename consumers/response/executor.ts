@@ -115,9 +115,8 @@ export function executorHandler(d: ExecutorDeps) {
   };
 
   const recordResult = async (o: O, result: ActionRecord, offset: number) => {
-    unrecorded.delete(result.action_id); // re-inserted last: the map's oldest entry is the first one dropped
-    if (unrecorded.size >= UNRECORDED_RESULTS) unrecorded.delete(unrecorded.keys().next().value!);
     unrecorded.set(result.action_id, result);
+    if (unrecorded.size > UNRECORDED_RESULTS) unrecorded.delete(unrecorded.keys().next().value!);
     await record(o, result, offset + 1, true);
     unrecorded.delete(result.action_id);
   };
