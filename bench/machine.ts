@@ -38,8 +38,12 @@ export function stealMeter(): { stop(): number | undefined } {
   };
 }
 
-/** `steal 2.1%`, with `BUSY` when past BUSY_STEAL; `steal n/a` off Linux. */
+/** `2.1%`; `n/a` off Linux. */
+export function stealPercent(share: number | undefined): string {
+  return share === undefined ? 'n/a' : `${(share * 100).toFixed(1)}%`;
+}
+
+/** `steal 2.1%`, with `BUSY` when past BUSY_STEAL. */
 export function describeSteal(share: number | undefined): string {
-  if (share === undefined) return 'steal n/a';
-  return `steal ${(share * 100).toFixed(1)}%${share > BUSY_STEAL ? ' BUSY (does not count)' : ''}`;
+  return `steal ${stealPercent(share)}${share !== undefined && share > BUSY_STEAL ? ' BUSY (does not count)' : ''}`;
 }

@@ -31,7 +31,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { BUSY_STEAL, describeSteal, stealMeter } from '../machine.js';
+import { BUSY_STEAL, describeSteal, stealMeter, stealPercent } from '../machine.js';
 import { summarize } from '../pipeline/stats.js';
 import { quantile, runLoad } from './load.js';
 import { BENCH_SECRET, RISK_USERS, TABLE_ROWS, benchRequest, writeTable } from './workload.js';
@@ -257,7 +257,7 @@ async function main(): Promise<void> {
   process.stdout.write(`${formatTable(results)}\n`);
   const busy = steals.filter((x) => x !== undefined && x > BUSY_STEAL).length;
   process.stdout.write(
-    `hypervisor steal per measured rate and run: ${steals.map((x) => (x === undefined ? 'n/a' : `${(x * 100).toFixed(1)}%`)).join(', ')}` +
+    `hypervisor steal per measured rate and run: ${steals.map(stealPercent).join(', ')}` +
       (busy > 0
         ? ` -- ${busy} of ${steals.length} above ${BUSY_STEAL * 100}%: taken on a busy machine, they do not count towards a goal\n`
         : '\n'),
