@@ -100,8 +100,8 @@ export function uuid(rand: () => number): string {
 
 /** A realistic sign-in event record, as the hook receiver appends it. */
 export function event(rand: () => number, org: string, n: number, id: string): StreamRecord {
-  // Two months, so one insert often writes two parts (one per monthly partition).
-  const published = new Date(Date.UTC(2026, 9, 20) + Math.floor(rand() * 30 * 86_400_000)).toISOString();
+  // Two days, so one insert often writes two parts (one per daily partition, migration 031).
+  const published = new Date(Date.UTC(2026, 9, 20, 12) + Math.floor(rand() * 86_400_000)).toISOString();
   const value = {
     uuid: id,
     published,
