@@ -7,6 +7,7 @@
 import { EVENTS_TABLE } from '../schemas/tables.js';
 import { FAILED_OUTCOMES, SIGN_IN_EVENT_TYPES, sqlList } from '../schemas/event-types.js';
 import { COMMON_PARAMS, type ParamSpec } from './params.js';
+import { foldedSource } from './folded.js';
 
 export interface NamedQuery {
   readonly name: string;
@@ -15,6 +16,11 @@ export interface NamedQuery {
   /** Parameters besides org, since, until and limit. */
   readonly params: readonly ParamSpec[];
   readonly sql: string;
+  /**
+   * The query over every org (`org=*`), where the one-org SQL would aggregate every org's rows at a cost one org
+   * never meets: the same result, reached by narrowing the rows first. Its org conditions are lifted like `sql`'s.
+   */
+  readonly allOrgsSql?: string;
 }
 
 /** Every parameter of `q`, common ones first. */
@@ -31,16 +37,20 @@ export function allParams(q: NamedQuery): readonly ParamSpec[] {
 export const EVENTS = `{db}.${EVENTS_TABLE} FINAL`;
 /**
  * The org condition, written the same in every query so that `org=*` (ALL_ORGS) can lift it: run for every
- * org at once, a query reads all orgs' events as one population (rows are not split by org).
+ * org at once, a query reads all orgs' events as one population (rows are not split by org), the days that
+ * have folded without FINAL (folded.ts).
  */
 export const ORG_MATCH = 'org = {org:String}';
 /** The `org` value that means every org. */
 export const ALL_ORGS = '*';
 export const IN_RANGE = `${ORG_MATCH} AND published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}`;
 
-/** `sql` with its org conditions lifted (`org=*`): every org's rows; the sorting key's other columns still prune. */
-export function forAllOrgs(sql: string): string {
-  return sql.replaceAll(ORG_MATCH, '1 = 1');
+/**
+ * `sql` with its org conditions lifted (`org=*`): every org's rows; the sorting key's other columns still
+ * prune. The events are read from `foldedSource()`, which takes `{folded_parts}` and `{folded_partitions}`.
+ */
+export function forAllOrgs(q: NamedQuery): string {
+  return (q.allOrgsSql ?? q.sql).replaceAll(ORG_MATCH, '1 = 1').replaceAll(EVENTS, foldedSource());
 }
 
 /** Sign-in events whose outcome says whether a sign-in attempt failed. */
