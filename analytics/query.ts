@@ -7,7 +7,6 @@
 import { EVENTS_TABLE } from '../schemas/tables.js';
 import { FAILED_OUTCOMES, SIGN_IN_EVENT_TYPES, sqlList } from '../schemas/event-types.js';
 import { COMMON_PARAMS, type ParamSpec } from './params.js';
-import { foldedSource } from './folded.js';
 
 export interface NamedQuery {
   readonly name: string;
@@ -37,8 +36,7 @@ export function allParams(q: NamedQuery): readonly ParamSpec[] {
 export const EVENTS = `{db}.${EVENTS_TABLE} FINAL`;
 /**
  * The org condition, written the same in every query so that `org=*` (ALL_ORGS) can lift it: run for every
- * org at once, a query reads all orgs' events as one population (rows are not split by org), the days that
- * have folded without FINAL (folded.ts).
+ * org at once, a query reads all orgs' events as one population (rows are not split by org).
  */
 export const ORG_MATCH = 'org = {org:String}';
 /** The `org` value that means every org. */
@@ -46,11 +44,11 @@ export const ALL_ORGS = '*';
 export const IN_RANGE = `${ORG_MATCH} AND published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}`;
 
 /**
- * `sql` with its org conditions lifted (`org=*`): every org's rows; the sorting key's other columns still
- * prune. The events are read from `foldedSource()`, which takes `{folded_parts}` and `{folded_partitions}`.
+ * `q` over every org: its `allOrgsSql` (or `sql`) with the org conditions lifted; the sorting key's other
+ * columns still prune. FINAL stays: a day merged into one part (migration 031) is read without merging.
  */
 export function forAllOrgs(q: NamedQuery): string {
-  return (q.allOrgsSql ?? q.sql).replaceAll(ORG_MATCH, '1 = 1').replaceAll(EVENTS, foldedSource());
+  return (q.allOrgsSql ?? q.sql).replaceAll(ORG_MATCH, '1 = 1');
 }
 
 /** Sign-in events whose outcome says whether a sign-in attempt failed. */
