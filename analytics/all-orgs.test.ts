@@ -1,6 +1,6 @@
 /**
  * Every named query over every org (`org=*`) as it runs now (events_v4's daily partitions, a closed day one
- * merged part that FINAL reads without merging; the all-orgs forms of queries that narrow their rows first)
+ * merged part that FINAL reads without merging; the all-orgs form of a query that narrows its rows first)
  * against the form it replaced (the one-org SQL with its org condition lifted), in real embedded ClickHouse
  * over data made to differ where the two could: copies of events in other parts carrying other or no values
  * (an outcome turned to FAILURE, a user, an address or a country gone), uuids reused within and across orgs,

@@ -16,8 +16,9 @@ export interface NamedQuery {
   readonly params: readonly ParamSpec[];
   readonly sql: string;
   /**
-   * The query over every org (`org=*`), where the one-org SQL would aggregate every org's rows at a cost one org
-   * never meets: the same result, reached by narrowing the rows first. Its org conditions are lifted like `sql`'s.
+   * The query over every org (`org=*`), where the one-org SQL would group every org's rows at a cost one org
+   * never meets: the same result, reached by narrowing the rows first (analytics/all-orgs.test.ts compares
+   * the two). Its org conditions are lifted like `sql`'s.
    */
   readonly allOrgsSql?: string;
 }

@@ -36,17 +36,6 @@ LIMIT {limit:UInt32}`,
   };
 }
 
-const SESSION_EVENTS = `${IN_RANGE} AND external_session_id NOT IN ('', 'unknown') AND client_ip IS NOT NULL`;
-const SESSION_IP_CHANGE = (
-  narrow: string,
-) => `SELECT external_session_id AS session, any(actor_alternate_id) AS user, uniqExact(client_ip) AS ips, groupUniqArray(5)(toString(client_ip)) AS sample_ips,
-       groupUniqArray(5)(geo_country) AS countries, groupUniqArray(5)(as_number) AS asns, min(published) AS first, max(published) AS last, count() AS events
-FROM ${EVENTS}
-WHERE ${SESSION_EVENTS} ${narrow}
-GROUP BY external_session_id HAVING ips >= {min_ips:UInt32}
-ORDER BY ips DESC, first
-LIMIT {limit:UInt32}`;
-
 export const sessionQueries: readonly NamedQuery[] = [
   {
     name: 'session_ip_change',
@@ -55,12 +44,13 @@ export const sessionQueries: readonly NamedQuery[] = [
     params: [
       { name: 'min_ips', kind: 'uint', description: 'Distinct IPs a session must be seen from.', default: 2, min: 2 },
     ],
-    sql: SESSION_IP_CHANGE(''),
-    // Every org's sessions with seven aggregates each is what costs; a session seen from two IPs or more has its
-    // least and greatest IP apart (min_ips is at least 2), which needs only a comparison per row.
-    allOrgsSql: SESSION_IP_CHANGE(
-      `AND external_session_id IN (SELECT external_session_id FROM ${EVENTS} WHERE ${SESSION_EVENTS} GROUP BY external_session_id HAVING min(client_ip) != max(client_ip))`,
-    ),
+    sql: `SELECT external_session_id AS session, any(actor_alternate_id) AS user, uniqExact(client_ip) AS ips, groupUniqArray(5)(toString(client_ip)) AS sample_ips,
+       groupUniqArray(5)(geo_country) AS countries, groupUniqArray(5)(as_number) AS asns, min(published) AS first, max(published) AS last, count() AS events
+FROM ${EVENTS}
+WHERE ${IN_RANGE} AND external_session_id NOT IN ('', 'unknown') AND client_ip IS NOT NULL
+GROUP BY external_session_id HAVING ips >= {min_ips:UInt32}
+ORDER BY ips DESC, first
+LIMIT {limit:UInt32}`,
   },
   {
     name: 'session_impersonation',

@@ -10,17 +10,6 @@ import {
   type NamedQuery,
 } from '../query.js';
 
-const BRUTE_FORCE = (
-  narrow: string,
-) => `SELECT actor_alternate_id AS user, ${TIME_BUCKET} AS bucket, countIf(${FAILED}) AS failures, uniqExactIf(client_ip, ${FAILED}) AS ips,
-       groupUniqArrayIf(5)(toString(client_ip), ${FAILED}) AS sample_ips, countIf(outcome_result = 'SUCCESS') AS successes
-FROM ${EVENTS}
-WHERE ${IN_RANGE} AND event_type IN ${SIGN_IN_TYPES} ${narrow}
-GROUP BY user, bucket HAVING failures >= {min_failures:UInt32}
-ORDER BY failures DESC, bucket
-LIMIT {limit:UInt32}`;
-const USER_KEY = 'assumeNotNull(actor_alternate_id), isNull(actor_alternate_id)';
-
 export const signInQueries: readonly NamedQuery[] = [
   {
     name: 'signin_failures_by_user',
@@ -100,14 +89,13 @@ LIMIT {limit:UInt32}`,
         min: 2,
       },
     ],
-    sql: BRUTE_FORCE(''),
-    // Every org's sign-ins grouped by user and bucket is what costs; the groups kept are those with enough failures,
-    // found among the failed sign-ins alone (a few in a hundred), and only their sign-ins are grouped. A user may be
-    // NULL: the tuple carries isNull beside the value, since NULL matches nothing in IN.
-    allOrgsSql: BRUTE_FORCE(
-      `AND (${USER_KEY}, ${TIME_BUCKET}) IN (SELECT ${USER_KEY}, ${TIME_BUCKET} FROM ${EVENTS}
-       WHERE ${IN_RANGE} AND event_type IN ${SIGN_IN_TYPES} AND ${FAILED} GROUP BY ALL HAVING count() >= {min_failures:UInt32})`,
-    ),
+    sql: `SELECT actor_alternate_id AS user, ${TIME_BUCKET} AS bucket, countIf(${FAILED}) AS failures, uniqExactIf(client_ip, ${FAILED}) AS ips,
+       groupUniqArrayIf(5)(toString(client_ip), ${FAILED}) AS sample_ips, countIf(outcome_result = 'SUCCESS') AS successes
+FROM ${EVENTS}
+WHERE ${IN_RANGE} AND event_type IN ${SIGN_IN_TYPES}
+GROUP BY user, bucket HAVING failures >= {min_failures:UInt32}
+ORDER BY failures DESC, bucket
+LIMIT {limit:UInt32}`,
   },
   {
     name: 'mfa_fatigue',
