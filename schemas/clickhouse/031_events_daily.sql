@@ -1,13 +1,14 @@
--- Events v4: events_v3 with one partition per day of `published`, so that a closed day folds into one
--- part and queries over every org read it without FINAL (analytics/folded.ts).
+-- Events v4: events_v3 with one partition per day of `published`, so that a closed day becomes one part,
+-- which queries over every org read under FINAL without merging.
 --
 -- Why: FINAL merges, row by row, every part whose sorting-key ranges intersect, reading the whole
 -- sorting key (uuid included) and every column a query names for every row before any filter on a
 -- value column may run (a filter on outcome_result or client_ip cannot move before the fold: another
 -- copy may carry the value). Over one org that is a few thousand rows; over every org it is the whole
--- range. A part made by a merge holds no two rows with the same sorting key, so a partition that is one
--- such part (level > 0) needs no FINAL, and a query may read it as a plain table (filters as PREWHERE).
--- Monthly partitions rarely reach one part; a day stops receiving events soon after it ends, and
+-- range. A part made by a merge (level > 0) holds no two rows with the same sorting key, and ClickHouse
+-- reads such a part whose ranges intersect no other part's as a plain table, in parallel, unmerged.
+-- Monthly partitions rarely reach one part (every part of the live month spans every org, so nearly
+-- every range intersects); a day stops receiving events soon after it ends, and
 -- min_age_to_force_merge_seconds then merges it whole (on_partition_only: the entire partition at
 -- once) an hour after its last write. Copies of an event share `published`, so they are always in one
 -- partition and never fold across partitions.
