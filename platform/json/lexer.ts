@@ -1,0 +1,236 @@
+/**
+ * JSON read as bytes, token by token, accepting exactly what strict UTF-8 decoding plus JSON.parse accept
+ * (RFC 8259: any depth, duplicate keys, lone surrogate escapes) without building any value. What the
+ * readers on top of it add is where the values they need sit; what they share is the verdict.
+ *
+ * Why: JSON.parse builds every value, most of which a reader that only decides and copies bytes never
+ * looks at, and the garbage costs again. The sink reads its events this way
+ * (consumers/clickhouse-sink/event-scan.ts), held to JSON.parse by seeded-corruption tests.
+ *
+ * The caller checks UTF-8 first (node:buffer's isUtf8, native): a byte >= 0x80 is then never taken for
+ * punctuation. A scan is synchronous and never re-entered, so its state lives here, in module variables
+ * read by the readers as live bindings, rather than in an object threaded through every call: this is
+ * the sink's hottest loop. `begin` starts a scan, `finish` ends it; every function throws INVALID
+ * where JSON.parse would throw.
+ */
+
+/** What a token holds. Strings are recorded with their quotes; STRING_ESCAPED needs JSON.parse to decode. */
+export const Kind = {
+  ABSENT: 0,
+  STRING: 1,
+  STRING_ESCAPED: 2,
+  NUMBER: 3,
+  TRUE: 4,
+  FALSE: 5,
+  NULL: 6,
+  OBJECT: 7,
+  ARRAY: 8,
+} as const;
+
+export const QUOTE = 0x22;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;
+export const OPEN_OBJECT = 0x7b;
+export const CLOSE_OBJECT = 0x7d;
+export const OPEN_ARRAY = 0x5b;
+export const CLOSE_ARRAY = 0x5d;
+const BACKSLASH = 0x5c;
+
+/** Byte classes inside a string: 0 ordinary, 1 the closing quote, 2 an escape, 3 a raw control character. */
+const IN_STRING = new Uint8Array(256);
+for (let c = 0; c < 0x20; c++) IN_STRING[c] = 3;
+IN_STRING[QUOTE] = 1;
+IN_STRING[BACKSLASH] = 2;
+/** After a backslash: 1 for `" \ / b f n r t`, 2 for `u`. */
+const ESCAPE = new Uint8Array(256);
+for (const c of '"\\/bfnrt') ESCAPE[c.charCodeAt(0)] = 1;
+ESCAPE[0x75] = 2;
+const HEX = new Uint8Array(256);
+for (const c of '0123456789abcdefABCDEF') HEX[c.charCodeAt(0)] = 1;
+/** Whitespace: 1 a space, 2 tab, LF or CR. */
+const SPACE = new Uint8Array(256);
+SPACE[0x20] = 1;
+SPACE[0x09] = SPACE[0x0a] = SPACE[0x0d] = 2;
+
+class Invalid extends Error {}
+/** Thrown where JSON.parse would throw; the one exception a scan expects. */
+export const INVALID = new Invalid('not valid JSON');
+
+const EMPTY = new Uint8Array(0);
+/** The bytes being scanned, and their length. */
+export let buf: Uint8Array = EMPTY;
+export let end = 0;
+/** Whether the last string skipped held an escape. */
+export let escaped = false;
+/** Whether any string since `begin` held an escape. */
+export let escapes = false;
+/** Whether whitespace since `begin` held a tab, line feed or carriage return. */
+export let breaks = false;
+/** The kind of the last scalar skipped. */
+export let lastKind = 0;
+/** Open containers while skipping: 1 an object, 2 an array. Grows: JSON.parse takes any depth. */
+let stack = new Uint8Array(64);
+
+/** Starts a scan of `value`. */
+export function begin(value: Uint8Array): void {
+  buf = value;
+  end = value.length;
+  escaped = escapes = breaks = false;
+  lastKind = 0;
+}
+
+/** Ends a scan: drops the reference to its bytes, and a stack grown by a deeply nested one. */
+export function finish(): void {
+  buf = EMPTY;
+  end = 0;
+  if (stack.length > 4096) stack = new Uint8Array(64);
+}
+
+/** Past the whitespace at `p`. */
+export function space(p: number): number {
+  const b = buf;
+  for (;;) {
+    const s = SPACE[b[p]!];
+    if (s === 1) p++;
+    else if (s === 2) {
+      breaks = true;
+      p++;
+    } else return p;
+  }
+}
+
+/** Past the string whose opening quote is at `p`; sets `escaped`. */
+export function skipString(p: number): number {
+  const b = buf;
+  const n = end;
+  escaped = false;
+  p++;
+  for (;;) {
+    if (p >= n) throw INVALID;
+    const k = IN_STRING[b[p]!];
+    if (k === 0) p++;
+    else if (k === 1) return p + 1;
+    else if (k === 2) {
+      escaped = escapes = true;
+      const e = ESCAPE[b[p + 1]!];
+      if (e === 1) p += 2;
+      else if (e === 2 && HEX[b[p + 2]!] === 1 && HEX[b[p + 3]!] === 1 && HEX[b[p + 4]!] === 1 && HEX[b[p + 5]!] === 1)
+        p += 6;
+      else throw INVALID;
+    } else throw INVALID;
+  }
+}
+
+function digits(p: number): number {
+  const b = buf;
+  while (p < end && b[p]! >= 0x30 && b[p]! <= 0x39) p++;
+  return p;
+}
+
+/** Past the number at `p`: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+function skipNumber(p: number): number {
+  const b = buf;
+  if (b[p] === 0x2d) p++;
+  if (b[p] === 0x30) p++;
+  else {
+    const q = digits(p);
+    if (q === p) throw INVALID;
+    p = q;
+  }
+  if (b[p] === 0x2e) {
+    const q = digits(p + 1);
+    if (q === p + 1) throw INVALID;
+    p = q;
+  }
+  if (b[p] === 0x65 || b[p] === 0x45) {
+    p++;
+    if (b[p] === 0x2b || b[p] === 0x2d) p++;
+    const q = digits(p);
+    if (q === p) throw INVALID;
+    p = q;
+  }
+  return p;
+}
+
+function literal(p: number, text: string): number {
+  for (let k = 0; k < text.length; k++) if (buf[p + k] !== text.charCodeAt(k)) throw INVALID;
+  return p + text.length;
+}
+
+/** Past a scalar at `p` (not an object or array), its kind in `lastKind`. */
+export function skipScalar(p: number): number {
+  const c = buf[p];
+  if (c === QUOTE) {
+    p = skipString(p);
+    lastKind = escaped ? Kind.STRING_ESCAPED : Kind.STRING;
+    return p;
+  }
+  if (c === 0x74) {
+    lastKind = Kind.TRUE;
+    return literal(p, 'true');
+  }
+  if (c === 0x66) {
+    lastKind = Kind.FALSE;
+    return literal(p, 'false');
+  }
+  if (c === 0x6e) {
+    lastKind = Kind.NULL;
+    return literal(p, 'null');
+  }
+  if (c === 0x2d || (c !== undefined && c >= 0x30 && c <= 0x39)) {
+    lastKind = Kind.NUMBER;
+    return skipNumber(p);
+  }
+  throw INVALID;
+}
+
+/** Past a key at `p` and the colon after it. */
+function skipKey(p: number): number {
+  if (buf[p] !== QUOTE) throw INVALID;
+  p = space(skipString(p));
+  if (buf[p] !== COLON) throw INVALID;
+  return p + 1;
+}
+
+/** Past the one JSON value at `p` (whitespace before it allowed), validated; iterative, so any depth. */
+export function skipValue(p: number): number {
+  let depth = 0;
+  for (;;) {
+    p = space(p);
+    const c = buf[p];
+    if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      p = space(p + 1);
+      if (buf[p] === (c === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) p++;
+      else {
+        if (depth === stack.length) {
+          const bigger = new Uint8Array(stack.length * 2);
+          bigger.set(stack);
+          stack = bigger;
+        }
+        stack[depth++] = c === OPEN_OBJECT ? 1 : 2;
+        if (c === OPEN_OBJECT) p = skipKey(p);
+        continue;
+      }
+    } else p = skipScalar(p);
+    // A value ended: close what it ends, or move on to the next member.
+    for (;;) {
+      if (depth === 0) return p;
+      p = space(p);
+      const top = stack[depth - 1];
+      const d = buf[p];
+      if (d === COMMA) {
+        p = space(p + 1);
+        if (top === 1) p = skipKey(p);
+        break;
+      }
+      if (d !== (top === 1 ? CLOSE_OBJECT : CLOSE_ARRAY)) throw INVALID;
+      p++;
+      depth--;
+    }
+  }
+}
+
+/** The text of the escaped key (or string) token [from, to), as JSON.parse reads it. */
+export function unescaped(from: number, to: number): string {
+  return JSON.parse(Buffer.from(buf.buffer, buf.byteOffset + from, to - from).toString('utf8')) as string;
+}
