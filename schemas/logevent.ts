@@ -60,6 +60,14 @@ export type LogEventCheck = { ok: true; published: string } | { ok: false; reaso
 export function meetsLogEventRules(item: unknown): boolean {
   if (typeof item !== 'object' || item === null || Array.isArray(item)) return false;
   const { uuid, published, eventType } = item as Record<string, unknown>;
+  return logEventFieldsMeetRules(uuid, published, eventType);
+}
+
+/**
+ * `meetsLogEventRules` on an object's own uuid, published and eventType, for a caller that reads them
+ * from the event's bytes (receivers/event-hooks/delivery-scan.ts) rather than from a parsed object.
+ */
+export function logEventFieldsMeetRules(uuid: unknown, published: unknown, eventType: unknown): boolean {
   return (
     typeof uuid === 'string' &&
     isEventUuid(uuid) &&

@@ -13,8 +13,8 @@
  * - where an object is expected and something else sits, its leaves stay absent (rows.ts's `obj()`);
  * - the lists (`target`, `request.ipChain`) keep their object elements only, in order.
  * event-tsv.test.ts checks all of it against JSON.parse and rows.ts on fixtures, edge cases and 4,000
- * seeded corruptions. The tokens themselves are read by platform/json/lexer.ts, where a reader of other
- * JSON can share them.
+ * seeded corruptions. The tokens themselves are read by platform/json/lexer.ts, shared with the event
+ * hooks' delivery reader.
  */
 import { isUtf8 } from 'node:buffer';
 import {

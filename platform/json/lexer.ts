@@ -4,13 +4,14 @@
  * readers on top of it add is where the values they need sit; what they share is the verdict.
  *
  * Why: JSON.parse builds every value, most of which a reader that only decides and copies bytes never
- * looks at, and the garbage costs again. The sink reads its events this way
- * (consumers/clickhouse-sink/event-scan.ts), held to JSON.parse by seeded-corruption tests.
+ * looks at, and the garbage costs again. Two hot paths read JSON this way: the sink's events
+ * (consumers/clickhouse-sink/event-scan.ts) and the event hooks' deliveries
+ * (receivers/event-hooks/delivery-scan.ts); each is held to JSON.parse by seeded-corruption tests.
  *
  * The caller checks UTF-8 first (node:buffer's isUtf8, native): a byte >= 0x80 is then never taken for
  * punctuation. A scan is synchronous and never re-entered, so its state lives here, in module variables
- * read by the readers as live bindings, rather than in an object threaded through every call: this is
- * the sink's hottest loop. `begin` starts a scan, `finish` ends it; every function throws INVALID
+ * read by the readers as live bindings, rather than in an object threaded through every call: these are
+ * the two paths' hottest loops. `begin` starts a scan, `finish` ends it; every function throws INVALID
  * where JSON.parse would throw.
  */
 
@@ -68,6 +69,8 @@ export let escapes = false;
 export let breaks = false;
 /** The kind of the last scalar skipped. */
 export let lastKind = 0;
+/** The most containers `skipValue` saw open at once since `begin`, counting the `level` it was given. */
+export let deepest = 0;
 /** Open containers while skipping: 1 an object, 2 an array. Grows: JSON.parse takes any depth. */
 let stack = new Uint8Array(64);
 
@@ -77,6 +80,7 @@ export function begin(value: Uint8Array): void {
   end = value.length;
   escaped = escapes = breaks = false;
   lastKind = 0;
+  deepest = 0;
 }
 
 /** Ends a scan: drops the reference to its bytes, and a stack grown by a deeply nested one. */
@@ -84,6 +88,11 @@ export function finish(): void {
   buf = EMPTY;
   end = 0;
   if (stack.length > 4096) stack = new Uint8Array(64);
+}
+
+/** A reader walking its own path opened a container inside `level` others: `deepest` counts it. */
+export function opened(level: number): void {
+  if (level + 1 > deepest) deepest = level + 1;
 }
 
 /** Past the whitespace at `p`. */
@@ -192,13 +201,17 @@ function skipKey(p: number): number {
   return p + 1;
 }
 
-/** Past the one JSON value at `p` (whitespace before it allowed), validated; iterative, so any depth. */
-export function skipValue(p: number): number {
+/**
+ * Past the one JSON value at `p` (whitespace before it allowed), validated; iterative, so any depth. The
+ * value sits inside `level` open containers, which `deepest` counts.
+ */
+export function skipValue(p: number, level = 0): number {
   let depth = 0;
   for (;;) {
     p = space(p);
     const c = buf[p];
     if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      if (level + depth + 1 > deepest) deepest = level + depth + 1;
       p = space(p + 1);
       if (buf[p] === (c === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) p++;
       else {

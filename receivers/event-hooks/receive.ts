@@ -1,15 +1,13 @@
 import type { Context } from 'koa';
 import { Header, deadLetter, type Topics } from '../../platform/stream/headers.js';
-import type { Stream, StreamRecord } from '../../platform/stream/types.js';
+import type { Stream } from '../../platform/stream/types.js';
 import { declaredLength, isTooLarge, readBody } from '../body.js';
 import type { EventHookConfig, EventHookReceiverConfig } from './config.js';
 import { RecentDeliveries, deliveryKey } from './dedupe.js';
-import { ORIGIN, parseDelivery } from './delivery.js';
+import { ORIGIN, REQUEST_ID_HEADER, parseDelivery } from './delivery.js';
 import { InFlightLimit, type Permit } from './in-flight.js';
 import type { EventHookTelemetry, RejectReason, RequestFacts } from './telemetry.js';
 
-/** Dead letters written by this receiver carry the request id, so a log line and its dead letter can be matched. */
-export const REQUEST_ID_HEADER = 'hooklog-request-id';
 /** Dead letters of refused bodies carry the body's size; a body over the limit is recorded by size alone. */
 const BODY_BYTES_HEADER = 'hooklog-body-bytes';
 
@@ -109,6 +107,7 @@ export class DeliveryReceiver {
         hookId: hook.config.id,
         receivedAt,
         expectedSource: hook.expectedSource,
+        requestId: facts.requestId,
       });
       if (!parsed.ok) {
         keep = await this.#refuse(ctx, hook, facts, permit, remaining(), parsed.rejection, 400, body, parsed.reason);
@@ -137,7 +136,7 @@ export class DeliveryReceiver {
       if (prior === 'timeout')
         return this.#unavailable(ctx, facts, 'not-durable', 'an earlier copy of this delivery is still being appended');
 
-      const rejected = parsed.rejected.map((r) => withHeader(r, REQUEST_ID_HEADER, facts.requestId));
+      const rejected = parsed.rejected;
       const work = Promise.all([
         this.#d.stream.append(this.#d.topics.logs, parsed.events),
         rejected.length > 0 ? this.#d.stream.append(this.#d.topics.deadletter, rejected) : undefined,
@@ -227,10 +226,6 @@ function holdUntilSettled(permit: Permit, work: Promise<unknown>): true {
     () => permit.release(),
   );
   return true;
-}
-
-function withHeader(r: StreamRecord, name: string, value: string): StreamRecord {
-  return { ...r, headers: { ...r.headers, [name]: value } };
 }
 
 /** How `work` settled within `ms`. Never throws; a rejection after the deadline is absorbed. */
