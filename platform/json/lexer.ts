@@ -98,6 +98,8 @@ export function opened(level: number): void {
 /** Past the whitespace at `p`. */
 export function space(p: number): number {
   const b = buf;
+  // Most tokens follow one another with no whitespace between them.
+  if (b[p]! > 0x20) return p;
   for (;;) {
     const s = SPACE[b[p]!];
     if (s === 1) p++;
@@ -111,22 +113,20 @@ export function space(p: number): number {
 /** Past the string whose opening quote is at `p`; sets `escaped`. */
 export function skipString(p: number): number {
   const b = buf;
-  const n = end;
   escaped = false;
   p++;
   for (;;) {
-    if (p >= n) throw INVALID;
-    const k = IN_STRING[b[p]!];
-    if (k === 0) p++;
-    else if (k === 1) return p + 1;
-    else if (k === 2) {
-      escaped = escapes = true;
-      const e = ESCAPE[b[p + 1]!];
-      if (e === 1) p += 2;
-      else if (e === 2 && HEX[b[p + 2]!] === 1 && HEX[b[p + 3]!] === 1 && HEX[b[p + 4]!] === 1 && HEX[b[p + 5]!] === 1)
-        p += 6;
-      else throw INVALID;
-    } else throw INVALID;
+    // The tight loop over ordinary bytes; past the end, b[p] is undefined and so is its class.
+    let k = IN_STRING[b[p]!];
+    while (k === 0) k = IN_STRING[b[++p]!];
+    if (k === 1) return p + 1;
+    if (k !== 2) throw INVALID;
+    escaped = escapes = true;
+    const e = ESCAPE[b[p + 1]!];
+    if (e === 1) p += 2;
+    else if (e === 2 && HEX[b[p + 2]!] === 1 && HEX[b[p + 3]!] === 1 && HEX[b[p + 4]!] === 1 && HEX[b[p + 5]!] === 1)
+      p += 6;
+    else throw INVALID;
   }
 }
 
