@@ -14,7 +14,7 @@
  * (`"d\u0061ta"` is data), and `__proto__` is a key like any other.
  * delivery-scan.test.ts holds it to JSON.parse on edge cases and seeded corruptions.
  */
-import { logEventFieldsMeetRules } from '../../schemas/logevent.js';
+import { logEventBytesMeetRules, logEventFieldsMeetRules } from '../../schemas/logevent.js';
 import {
   CLOSE_ARRAY,
   CLOSE_OBJECT,
@@ -240,6 +240,14 @@ function eventMember(k: number, p: number): number {
 /** The event just read passes the LogEvent rules by its uuid, published and eventType. */
 function passes(): boolean {
   const f = fields;
+  // Strings as the service sends them are decided on their bytes; anything else is decoded first.
+  if (
+    f[0] === Kind.STRING &&
+    f[3] === Kind.STRING &&
+    f[6] === Kind.STRING &&
+    logEventBytesMeetRules(buf, f[1]! + 1, f[2]! - 1, f[4]! + 1, f[5]! - 1, f[7]! + 1, f[8]! - 1)
+  )
+    return true;
   return logEventFieldsMeetRules(
     stringAt(body, f[0]!, f[1]!, f[2]!),
     stringAt(body, f[3]!, f[4]!, f[5]!),
