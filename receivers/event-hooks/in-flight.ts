@@ -44,6 +44,14 @@ export class InFlightLimit {
     this.#onChange(1, bytes);
     let held = bytes;
     let released = false;
+    let waiting = false;
+    const free = (): void => {
+      if (released) return;
+      released = true;
+      this.#deliveries--;
+      this.#bytes -= held;
+      this.#onChange(-1, -held);
+    };
     return {
       shrink: (to: number) => {
         if (released || to >= held) return;
@@ -51,12 +59,12 @@ export class InFlightLimit {
         this.#onChange(0, to - held);
         held = to;
       },
+      holdUntil: (work: Promise<unknown>) => {
+        waiting = true;
+        work.then(free, free);
+      },
       release: () => {
-        if (released) return;
-        released = true;
-        this.#deliveries--;
-        this.#bytes -= held;
-        this.#onChange(-1, -held);
+        if (!waiting) free();
       },
     };
   }
@@ -65,6 +73,11 @@ export class InFlightLimit {
 export interface Permit {
   /** Gives back bytes reserved beyond what the delivery turned out to need. */
   shrink(bytes: number): void;
-  /** Idempotent. */
+  /**
+   * Keeps the slot until `work` settles, whatever `release` says before then: a delivery answered 503
+   * while its append goes on still holds its slot, so a stalled stream fills the slots.
+   */
+  holdUntil(work: Promise<unknown>): void;
+  /** Idempotent; does nothing once `holdUntil` took over. */
   release(): void;
 }
