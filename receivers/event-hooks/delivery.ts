@@ -114,16 +114,19 @@ const TOO_DEEP: DeliveryParse = { ok: false, rejection: 'too-deep', reason: tooD
 function scannedEnvelope(body: Buffer, scan: DeliveryScan): Omit<DeliveryEnvelope, 'events'> | undefined {
   if (!scan.object) return undefined;
   const e = scan.envelope;
-  const kind = (slot: number) => e[slot * 3]!;
-  const text = (slot: number) => stringAt(body, e[slot * 3]!, e[slot * 3 + 1]!, e[slot * 3 + 2]!);
-  if (text(Envelope.eventType) !== 'com.okta.event_hook') return undefined;
-  if (kind(Envelope.data) !== Kind.OBJECT || kind(Envelope.events) !== Kind.ARRAY) return undefined;
-  const eventId = text(Envelope.eventId);
-  if (kind(Envelope.eventId) !== Kind.ABSENT && (eventId === undefined || eventId.length < 1 || eventId.length > 256))
+  if (envelopeText(body, e, Envelope.eventType) !== 'com.okta.event_hook') return undefined;
+  if (e[Envelope.data * 3] !== Kind.OBJECT || e[Envelope.events * 3] !== Kind.ARRAY) return undefined;
+  const eventId = envelopeText(body, e, Envelope.eventId);
+  if (e[Envelope.eventId * 3] !== Kind.ABSENT && (eventId === undefined || eventId.length < 1 || eventId.length > 256))
     return undefined;
-  const source = text(Envelope.source);
-  if (kind(Envelope.source) !== Kind.ABSENT && source === undefined) return undefined;
-  return { eventId, eventID: text(Envelope.eventID), source };
+  const source = envelopeText(body, e, Envelope.source);
+  if (e[Envelope.source * 3] !== Kind.ABSENT && source === undefined) return undefined;
+  return { eventId, eventID: envelopeText(body, e, Envelope.eventID), source };
+}
+
+/** The string an envelope token holds, or undefined. */
+function envelopeText(body: Buffer, e: Int32Array, slot: number): string | undefined {
+  return stringAt(body, e[slot * 3]!, e[slot * 3 + 1]!, e[slot * 3 + 2]!);
 }
 
 /**

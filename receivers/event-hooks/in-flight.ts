@@ -39,34 +39,52 @@ export class InFlightLimit {
   tryAcquire(bytes: number): Permit | undefined {
     if (this.#deliveries >= this.#maxDeliveries) return undefined;
     if (this.#deliveries > 0 && this.#bytes + bytes > this.#maxBytes) return undefined;
-    this.#deliveries++;
-    this.#bytes += bytes;
-    this.#onChange(1, bytes);
-    let held = bytes;
-    let released = false;
-    let waiting = false;
-    const free = (): void => {
-      if (released) return;
-      released = true;
-      this.#deliveries--;
-      this.#bytes -= held;
-      this.#onChange(-1, -held);
-    };
-    return {
-      shrink: (to: number) => {
-        if (released || to >= held) return;
-        this.#bytes -= held - to;
-        this.#onChange(0, to - held);
-        held = to;
-      },
-      holdUntil: (work: Promise<unknown>) => {
-        waiting = true;
-        work.then(free, free);
-      },
-      release: () => {
-        if (!waiting) free();
-      },
-    };
+    this.#adjust(1, bytes);
+    return new Slot(bytes, this.#adjust);
+  }
+
+  /** Every change of the counts, made once here so the gauges hear it (one function for all permits). */
+  readonly #adjust = (deliveryDelta: number, byteDelta: number): void => {
+    this.#deliveries += deliveryDelta;
+    this.#bytes += byteDelta;
+    this.#onChange(deliveryDelta, byteDelta);
+  };
+}
+
+/** A taken slot: an object with its own state rather than closures, as one is taken per delivery. */
+class Slot implements Permit {
+  #held: number;
+  #released = false;
+  #waiting = false;
+  readonly #adjust: (deliveryDelta: number, byteDelta: number) => void;
+
+  constructor(bytes: number, adjust: (deliveryDelta: number, byteDelta: number) => void) {
+    this.#held = bytes;
+    this.#adjust = adjust;
+  }
+
+  shrink(to: number): void {
+    if (this.#released || to >= this.#held) return;
+    this.#adjust(0, to - this.#held);
+    this.#held = to;
+  }
+
+  holdUntil(work: Promise<unknown>): void {
+    this.#waiting = true;
+    work.then(
+      () => this.#free(),
+      () => this.#free(),
+    );
+  }
+
+  release(): void {
+    if (!this.#waiting) this.#free();
+  }
+
+  #free(): void {
+    if (this.#released) return;
+    this.#released = true;
+    this.#adjust(-1, -this.#held);
   }
 }
 

@@ -76,7 +76,6 @@ export class DeliveryReceiver {
 
   async handle(req: IncomingMessage, hook: ResolvedHook, facts: RequestFacts): Promise<Reply> {
     const started = performance.now();
-    const remaining = () => this.#d.ackTimeoutMs - (performance.now() - started);
     const declared = declaredLength(req);
     const permit = this.#inFlight.tryAcquire(Math.min(declared ?? this.#d.bodyLimitBytes, this.#d.bodyLimitBytes));
     if (!permit) return this.#unavailable(facts, 'saturated');
@@ -91,9 +90,19 @@ export class DeliveryReceiver {
           return UNREADABLE;
         }
         const size = String(err.declaredBytes ?? err.receivedBytes);
-        const reply = await this.#refuse(hook, facts, permit, remaining(), 'too-large', 413, EMPTY, err.message, {
-          [BODY_BYTES_HEADER]: size,
-        });
+        const reply = await this.#refuse(
+          hook,
+          facts,
+          permit,
+          this.#remaining(started),
+          'too-large',
+          413,
+          EMPTY,
+          err.message,
+          {
+            [BODY_BYTES_HEADER]: size,
+          },
+        );
         // The rest of the body is drained unread; the connection ends with this answer, whichever it is.
         return { ...reply, headers: [...(reply.headers ?? []), 'Connection', 'close'] };
       }
@@ -101,7 +110,7 @@ export class DeliveryReceiver {
       if (!isJsonRequest(req)) {
         const type = requestHeader(req, 'content-type');
         const reason = `content-type ${type ? JSON.stringify(type.slice(0, 100)) : '(none)'} is not application/json`;
-        return await this.#refuse(hook, facts, permit, remaining(), 'content-type', 415, body, reason);
+        return await this.#refuse(hook, facts, permit, this.#remaining(started), 'content-type', 415, body, reason);
       }
       const parsed = parseDelivery(body, {
         org: hook.config.org,
@@ -111,7 +120,16 @@ export class DeliveryReceiver {
         requestId: facts.requestId,
       });
       if (!parsed.ok)
-        return await this.#refuse(hook, facts, permit, remaining(), parsed.rejection, 400, body, parsed.reason);
+        return await this.#refuse(
+          hook,
+          facts,
+          permit,
+          this.#remaining(started),
+          parsed.rejection,
+          400,
+          body,
+          parsed.reason,
+        );
       const key = parsed.deliveryId === undefined ? undefined : deliveryKey(hook.config.id, parsed.deliveryId);
       const seen = key === undefined ? undefined : this.#recent.lookup(key);
       // A retry of a delivery still being appended joins that append; only a failed one is appended again.
@@ -119,7 +137,7 @@ export class DeliveryReceiver {
         seen?.state === 'pending'
           ? await within(
               seen.settled.then((ok) => ok || Promise.reject(new Error('the earlier append failed'))),
-              remaining(),
+              this.#remaining(started),
             )
           : undefined;
       if (seen?.state === 'done' || prior === 'ok') {
@@ -145,7 +163,7 @@ export class DeliveryReceiver {
         () => undefined,
       );
       permit.holdUntil(work);
-      const outcome = await within(work, remaining());
+      const outcome = await within(work, this.#remaining(started));
       if (outcome !== 'ok')
         return this.#unavailable(facts, 'not-durable', outcome === 'timeout' ? 'timeout' : outcome.message);
       this.#d.telemetry.acknowledged(
@@ -158,6 +176,11 @@ export class DeliveryReceiver {
     } finally {
       permit.release();
     }
+  }
+
+  /** What is left of the budget of a delivery that arrived at `started`. */
+  #remaining(started: number): number {
+    return this.#d.ackTimeoutMs - (performance.now() - started);
   }
 
   /**
