@@ -134,7 +134,8 @@ describe('encodeEvent writes the row mapEventRecord makes', () => {
       { ...e, uuid: '  ' },
       { ...e, eventType: null },
       { ...e, displayMessage: 'ünïcødé \u2028 😀 "quoted"' },
-      // The byte-level fast paths' edges (event-bytes.ts): each either matches the general way or declines.
+      // The byte-level fast paths' edges (event-bytes.ts, platform/time.ts): each either matches the general
+      // way or declines.
       { ...e, uuid: 'ABCDEF01-2345-4678-9ABC-DEF012345678' },
       { ...e, uuid: 'ümlaut-uuid' },
       { ...e, uuid: 'has space' },

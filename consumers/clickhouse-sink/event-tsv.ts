@@ -12,17 +12,10 @@ import { num, str } from '../../platform/store/json.js';
 import type { TsvWriter } from '../../platform/store/tsv.js';
 import { Header } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
-import { formatDateTime64, parseTimestamp } from '../../platform/time.js';
+import { formatDateTime64, isCanonicalTimestamp, parseTimestamp } from '../../platform/time.js';
 import { Kind, TARGET_INTS, leaf, scanEvent, type Scanned } from './event-scan.js';
 import { MAX_UUID_CHARS, asn, clientIp, receivedAt } from './rows.js';
-import {
-  RepeatedText,
-  canonicalPublished,
-  plainIpv4,
-  plainUuid,
-  writeCanonicalPublished,
-  writeLowerAscii,
-} from './event-bytes.js';
+import { RepeatedText, plainIpv4, plainUuid, writeCanonicalPublished, writeLowerAscii } from './event-bytes.js';
 
 /** The events table's columns in the order event rows are written (all but `ingested_at`, its default). */
 export const EVENT_COLUMNS = [
@@ -218,7 +211,7 @@ export function encodeEvent(rec: ConsumedRecord, w: TsvWriter): string | null {
       if (uuid.length > MAX_UUID_CHARS) return `event uuid is longer than ${MAX_UUID_CHARS} characters`;
     }
     const p = PUBLISHED * 3;
-    const publishedPlain = s[p] === Kind.STRING && canonicalPublished(src, s[p + 1]! + 1, s[p + 2]! - 1);
+    const publishedPlain = s[p] === Kind.STRING && isCanonicalTimestamp(src, s[p + 1]! + 1, s[p + 2]! - 1);
     let published = '';
     if (!publishedPlain) {
       const epoch = s[p] === Kind.ABSENT ? null : parseTimestamp(value(s, p));
