@@ -46,7 +46,7 @@ export const IN_RANGE = `${ORG_MATCH} AND published >= {since:DateTime64(3, 'UTC
 
 /**
  * `q` over every org: its `allOrgsSql` (or `sql`) with the org conditions lifted; the sorting key's other
- * columns still prune. FINAL stays: a day merged into one part (migration 031) is read without merging.
+ * columns still prune. FINAL stays: a day merged into one part (migration 032) is read without merging.
  */
 export function forAllOrgs(q: NamedQuery): string {
   return (q.allOrgsSql ?? q.sql).replaceAll(ORG_MATCH, '1 = 1');

@@ -7,7 +7,8 @@ import type { Logger } from '../platform/log.js';
 import { renderMetrics } from '../platform/metrics.js';
 import type { Topics } from '../platform/stream/headers.js';
 import type { Stream } from '../platform/stream/types.js';
-import { mountEventHooks } from '../receivers/event-hooks/routes.js';
+import { createEventHooks, eventHookFastPath, mountEventHooks } from '../receivers/event-hooks/routes.js';
+import type { FastRoute } from '../receivers/fast-path.js';
 import { mountHealth, type Probe } from '../receivers/health/routes.js';
 import { mountTokenHooks, tokenHookFastPath, type TokenHooks } from '../receivers/token-hook/index.js';
 import { mountSsfReceivers, type SsfReceivers } from '../receivers/ssf/routes.js';
@@ -74,9 +75,12 @@ export function createApp(deps: AppDeps): Koa {
   });
 
   const router = new Router();
+  // Hook routes served in front of Koa too (receivers/fast-path.ts), each over the same handler as its Koa route.
+  const fast: FastRoute[] = [];
+  const fastOptions = { trustProxy: deps.config.server.trust_proxy, log };
   mountHealth(router, deps.probes);
-  if (deps.receivers !== false)
-    mountEventHooks(router, {
+  if (deps.receivers !== false) {
+    const eventHooks = createEventHooks({
       hooks: deps.config.event_hooks,
       stream: deps.stream,
       topics: deps.topics,
@@ -85,7 +89,13 @@ export function createApp(deps: AppDeps): Koa {
       limits: deps.config.event_hook_receiver,
       logger: deps.logger,
     });
-  if (deps.tokenHooks) mountTokenHooks(router, deps.tokenHooks);
+    mountEventHooks(router, eventHooks);
+    fast.push(eventHookFastPath(eventHooks, fastOptions));
+  }
+  if (deps.tokenHooks) {
+    mountTokenHooks(router, deps.tokenHooks);
+    fast.push(tokenHookFastPath(deps.tokenHooks, fastOptions));
+  }
   if (deps.ssf) mountSsfReceivers(router, { ssf: deps.ssf, stream: deps.stream, topics: deps.topics });
   if (deps.ssfProvider) mountSsfWellKnown(router, deps.ssfProvider);
   if (deps.store) mountQueryApi(router, { api: deps.config.api, store: deps.store, logger: deps.logger });
@@ -98,15 +108,16 @@ export function createApp(deps: AppDeps): Koa {
   });
   app.use(router.routes());
   app.use(router.allowedMethods());
-  if (deps.tokenHooks) {
-    // Token hooks sit in every sign-in: their route skips Koa (see token-hook/routes.ts). Wrapping
-    // `callback` puts the fast path in front wherever the app is served (listen, callback()).
-    const fast = tokenHookFastPath(deps.tokenHooks, { trustProxy: deps.config.server.trust_proxy, log });
+  if (fast.length > 0) {
+    // Wrapping `callback` puts the fast paths in front wherever the app is served (listen, callback()).
     const koaCallback = app.callback.bind(app);
     app.callback = () => {
       const koa = koaCallback();
       // hooklog serves HTTP/1.1 only (node:http), so the request is an IncomingMessage.
-      return (req, res) => (fast(req as IncomingMessage, res as ServerResponse) ? Promise.resolve() : koa(req, res));
+      return (req, res) => {
+        for (const route of fast) if (route(req as IncomingMessage, res as ServerResponse)) return Promise.resolve();
+        return koa(req, res);
+      };
     };
   }
   return app;

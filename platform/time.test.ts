@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { logEventSchema } from '../schemas/logevent.js';
-import { parseTimestamp } from './time.js';
+import { isCanonicalTimestamp, parseTimestamp } from './time.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -74,6 +74,9 @@ describe('parseTimestamp', () => {
       for (const strict of [true, false])
         expect(parseTimestamp(s, { strict }), `${s} strict ${strict}`).toBe(general(s, strict));
       if (parseTimestamp(s, { strict: true }) !== null) valid++;
+      // The same form read on bytes (readers of JSON that do not decode): true exactly when it is taken.
+      const b = Buffer.from(`"${s}"`);
+      expect(isCanonicalTimestamp(b, 1, b.length - 1), s).toBe(parseTimestamp(s, { strict: true }) !== null);
     }
     expect(valid).toBeGreaterThan(300);
     expect(parseTimestamp('2024-02-29T23:59:59.999Z')).toBe(Date.UTC(2024, 1, 29, 23, 59, 59, 999));

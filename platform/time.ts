@@ -114,6 +114,37 @@ function canonicalTimestamp(v: string): number | undefined {
   return Date.UTC(year, month - 1, day, hour, minute, second, ms);
 }
 
+const digitAt = (b: Uint8Array, at: number) => b[at]! >= 0x30 && b[at]! <= 0x39;
+const num2 = (b: Uint8Array, at: number) => (b[at]! - ZERO) * 10 + (b[at + 1]! - ZERO);
+
+/**
+ * `canonicalTimestamp` on bytes: whether [from, to) is `YYYY-MM-DDThh:mm:ss.sssZ` naming a real instant in
+ * 1900..2299, which parseTimestamp takes in either mode. For readers of JSON bytes (the sink's events, the
+ * event hooks' deliveries) that would otherwise decode the text only to parse it; false decides nothing,
+ * and such a reader decodes and asks parseTimestamp.
+ */
+export function isCanonicalTimestamp(b: Uint8Array, from: number, to: number): boolean {
+  if (to - from !== 24) return false;
+  if (b[from + 4] !== 0x2d || b[from + 7] !== 0x2d || b[from + 10] !== 0x54 || b[from + 13] !== 0x3a) return false;
+  if (b[from + 16] !== 0x3a || b[from + 19] !== 0x2e || b[from + 23] !== 0x5a) return false;
+  for (const k of CANONICAL_DIGITS) if (!digitAt(b, from + k)) return false;
+  const year = num2(b, from) * 100 + num2(b, from + 2);
+  const month = num2(b, from + 5);
+  const day = num2(b, from + 8);
+  return (
+    year >= MIN_YEAR &&
+    year <= MAX_YEAR &&
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysIn(year, month) &&
+    num2(b, from + 11) <= 23 &&
+    num2(b, from + 14) <= 59 &&
+    num2(b, from + 17) <= 59
+  );
+}
+const CANONICAL_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22] as const;
+
 /** `YYYY-MM-DD hh:mm:ss.sss` in UTC: what a DateTime64(3, 'UTC') column parses in any input mode. */
 export function formatDateTime64(epochMs: number): string {
   return new Date(epochMs).toISOString().replace('T', ' ').replace('Z', '');

@@ -111,8 +111,8 @@ export function jsonText(body: Buffer, maxDepth: number): JsonTextResult {
 
 /**
  * `jsonText` without the depth check, for a caller that measures depth in a
- * scan of its own after parsing (event-hooks/raw-events.ts) and must refuse
- * with `tooDeep` before any recursive code sees the parsed value.
+ * scan of its own (event-hooks/delivery-scan.ts) and must refuse with
+ * `tooDeep` before any recursive code sees the parsed value.
  */
 export function utf8Text(body: Buffer): JsonTextResult {
   return isUtf8(body) ? decoded(body) : INVALID_UTF8;
@@ -124,7 +124,11 @@ function decoded(body: Buffer): JsonTextResult {
   return { ok: true, text: body.toString('utf8', bom ? 3 : 0) };
 }
 
-const INVALID_UTF8: JsonTextResult = { ok: false, reason: 'invalid-utf8', detail: 'body is not valid UTF-8' };
+export const INVALID_UTF8: JsonTextResult & { ok: false } = {
+  ok: false,
+  reason: 'invalid-utf8',
+  detail: 'body is not valid UTF-8',
+};
 
 export function tooDeep(maxDepth: number): JsonTextResult & { ok: false } {
   return { ok: false, reason: 'too-deep', detail: `JSON nested deeper than ${maxDepth} levels` };

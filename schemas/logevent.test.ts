@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { eventEdgeCases } from '../test/support/event-edge-cases.js';
-import { checkLogEvent, describeIssues, logEventFields } from './logevent.js';
+import {
+  checkLogEvent,
+  describeIssues,
+  logEventBytesMeetRules,
+  logEventFields,
+  logEventFieldsMeetRules,
+} from './logevent.js';
 
 const valid = {
   uuid: 'f1d0b993-cc19-11ed-a688-db22c99ef6c4',
@@ -32,5 +38,51 @@ describe('checkLogEvent', () => {
     ],
   ])('%s: the same verdict as zod', (_, item) => {
     expect(checkLogEvent(item)).toEqual(byZod(item));
+  });
+});
+
+describe('logEventBytesMeetRules', () => {
+  it('takes the values the service sends on their bytes, and never one the rules refuse', () => {
+    const uuids = [
+      valid.uuid,
+      valid.uuid.toUpperCase(),
+      'F1D0b993-cc19-11ed-a688-db22c99ef6c4',
+      'f1d0b993-cc19-11ed-a688-db22c99ef6c',
+      'f1d0b993-cc19-11ed-a688-db22c99ef6c4a',
+      'f1d0b993_cc19-11ed-a688-db22c99ef6c4',
+      'f1d0b993-cc19-11ed-a688-db22c99ef6g4',
+      'f1d0b993cc19-11ed-a688-db22c99ef6c4-',
+      'é1d0b993-cc19-11ed-a688-db22c99ef6c',
+      '',
+    ];
+    const published = [
+      valid.published,
+      '2024-02-29T23:59:59.999Z',
+      '2023-02-29T10:00:00.000Z',
+      '1899-12-31T23:59:59.999Z',
+      '2300-01-01T00:00:00.000Z',
+      '2026-11-20T10:00:00Z',
+      '2026-11-20T10:00:00.000+00:00',
+      '2026-11-20T24:00:00.000Z',
+      '2026-11-20t10:00:00.000Z',
+      '2026-11-20T10:00:00.000z',
+    ];
+    const types = [valid.eventType, 'e', 'e'.repeat(512), 'e'.repeat(513), '', 'é', '\u0000x'];
+    let taken = 0;
+    for (const u of uuids)
+      for (const p of published)
+        for (const t of types) {
+          const parts = [u, p, t].map((v) => Buffer.from(v));
+          const b = Buffer.concat(parts);
+          const [uEnd, pEnd] = [parts[0]!.length, parts[0]!.length + parts[1]!.length];
+          const byBytes = logEventBytesMeetRules(b, 0, uEnd, uEnd, pEnd, pEnd, b.length);
+          const byValues = logEventFieldsMeetRules(u, p, t);
+          if (byBytes) taken++;
+          // The bytes may decline what the values pass (the caller then decodes), never the reverse.
+          if (byBytes) expect(byValues, JSON.stringify([u, p, t])).toBe(true);
+          const servicesShape = u.length === 36 && p.length === 24 && /^[\x20-\x7e]{1,512}$/.test(t);
+          if (servicesShape) expect(byBytes, JSON.stringify([u, p, t])).toBe(byValues);
+        }
+    expect(taken).toBeGreaterThan(10);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The events table every writer and reader names (migration 031: one row per
+ * The events table every writer and reader names (migration 032: one row per
  * (org, uuid, event_type, published) keeping every known value, one partition
  * per day; read it with FINAL, or through the `events` view). One constant, so
  * the next table version moves everyone.

@@ -2,7 +2,8 @@
  * Loads generated events the way the sink does: each event serialised, encoded by
  * consumers/clickhouse-sink/event-tsv.ts (rows.ts's columns) and inserted as TabSeparated rows through the
  * events table's input (`EVENTS_TABLE`_input and its view, migration 013). No stream in between: this
- * measures the store.
+ * measures the store. The events came by no delivery path (no `hooklog-source`), so ClickHouse writes no
+ * arrivals for them (migration 032): what coverage reads is planted where a test needs it (analytics/testing.ts).
  */
 import { EVENT_COLUMNS, encodeEvent } from '../../consumers/clickhouse-sink/event-tsv.js';
 import { inputTable } from '../../consumers/clickhouse-sink/events-input.js';
@@ -30,14 +31,12 @@ export async function insertChunk(store: Store, chunk: readonly Generated[], tab
         timestamp: Date.now(),
         headers: {
           [Header.org]: g.org,
-          [Header.source]: 'hook',
           [Header.hookId]: 'bench',
           [Header.deliveryId]: 'bench',
           [Header.receivedAt]: now,
         },
       },
       rows,
-      null,
     );
     if (refused !== null) throw new Error(`generated event refused by the mapping: ${refused}`);
   }

@@ -110,7 +110,7 @@ export async function scaleUp(store: Store, o: ScaleOptions): Promise<number> {
 /**
  * Waits until background merges have settled (none running for `quietMs`) and every day has folded into one
  * merged part, at most `maxMs`: queries are measured on the parts a table reaches by itself, not on a fresh
- * insert's many small ones. In service a day is merged whole an hour after its last write (migration 031's
+ * insert's many small ones. In service a day is merged whole an hour after its last write (migration 032's
  * min_age_to_force_merge_seconds); the bench's days were all written minutes ago, so it shortens that age for
  * the wait and puts it back after.
  */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { uniqueIds } from '../../platform/config/unique.js';
 import type { SchemaNode } from '../../platform/config/secrets.js';
 import { alertingSchema } from '../../consumers/alerting/config.js';
 import { apiSchema } from '../../analytics/config.js';
@@ -49,18 +50,7 @@ export const configSchema = z
     console: consoleSchema,
   })
   .superRefine((cfg, ctx) => {
-    const seen = new Map<string, number>();
-    cfg.event_hooks.forEach((h, i) => {
-      const prev = seen.get(h.id);
-      if (prev !== undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['event_hooks', i, 'id'],
-          message: `duplicate hook id "${h.id}" (also event_hooks.${prev}.id)`,
-        });
-      }
-      seen.set(h.id, i);
-    });
+    uniqueIds('hook', 'event_hooks', ['event_hooks'])(cfg.event_hooks, ctx);
     for (const issue of registrationIssues(cfg)) ctx.addIssue({ code: 'custom', ...issue });
     const orgIds = new Set(cfg.orgs.map((o) => o.id));
     cfg.response?.orgs.forEach((o, i) => {

@@ -2,7 +2,8 @@
  * Crash injection between insert and commit on the embedded log with real
  * chdb (crash-replay.fixture.ts): 50+ crash points drawn from a seeded PRNG,
  * batches cut by time and size of varying length. Afterwards the raw rows
- * (no FINAL, merges stopped) are exactly the records appended, once each.
+ * (no FINAL, merges stopped) are exactly the records appended, once each, and
+ * so are the arrivals rows the events table's view wrote (one copy each).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,7 +33,7 @@ afterAll(async () => {
 });
 
 describe('sink crash between insert and commit (embedded log + chdb)', () => {
-  it('replays every crashed batch as the same insert: raw rows equal the records, each once', async () => {
+  it('replays every crashed batch as the same insert: raw rows equal the records, each once, and so do their arrivals', async () => {
     const seed = 0x5eed12;
     const r = await crashReplay({ stream, store, logger: log, seed, crashes: 60, partitions: 3 });
     expect(r.crashes).toBeGreaterThanOrEqual(50);
@@ -41,5 +42,8 @@ describe('sink crash between insert and commit (embedded log + chdb)', () => {
     expect(r.unexpected).toBe(0);
     expect(r.distinctUuids).toBe(r.appended);
     expect(r.rawRows, `seed ${seed}: ${JSON.stringify(r)}`).toBe(r.appended);
+    // One arrival per record, one copy each: a replayed insert added none in the view's table either.
+    expect(r.arrivalRows, `seed ${seed}: ${JSON.stringify(r)}`).toBe(r.appended);
+    expect(r.arrivalCopies).toBe(r.appended);
   }, 300_000);
 });

@@ -3,7 +3,8 @@
  * chdb (crash-replay.fixture.ts): 50+ crash points drawn from a seeded PRNG,
  * batches cut by time and size of varying length, each crash followed by a
  * new group member starting from the committed offsets. Afterwards the raw
- * rows (no FINAL, merges stopped) are exactly the records appended, once each.
+ * rows (no FINAL, merges stopped) are exactly the records appended, once each,
+ * and so are the arrivals rows the events table's view wrote (one copy each).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,7 +42,7 @@ afterAll(async () => {
 });
 
 describe('sink crash between insert and commit (Kafka + chdb)', () => {
-  it('replays every crashed batch as the same insert: raw rows equal the records, each once', async () => {
+  it('replays every crashed batch as the same insert: raw rows equal the records, each once, and so do their arrivals', async () => {
     const seed = 0xca5cade;
     const r = await crashReplay({ stream, store, logger: log, seed, crashes: 55, partitions: 3 });
     expect(r.crashes).toBeGreaterThanOrEqual(50);
@@ -50,5 +51,8 @@ describe('sink crash between insert and commit (Kafka + chdb)', () => {
     expect(r.unexpected).toBe(0);
     expect(r.distinctUuids).toBe(r.appended);
     expect(r.rawRows, `seed ${seed}: ${JSON.stringify(r)}`).toBe(r.appended);
+    // One arrival per record, one copy each: a replayed insert added none in the view's table either.
+    expect(r.arrivalRows, `seed ${seed}: ${JSON.stringify(r)}`).toBe(r.appended);
+    expect(r.arrivalCopies).toBe(r.appended);
   }, 600_000);
 });

@@ -12,6 +12,8 @@
  * incarnation's batch size and batch wait. Records keep arriving in chunks of
  * random size at random intervals while the sinks run, so the first cut of a
  * range is often by time and its replay (records all there) would be by size.
+ * The events table has its own arrivals table (its view, migration 032's), counted the same way: every
+ * record one arrival row with one copy, however often its batch was inserted.
  */
 import { seededRandom } from '../../test/support/random.js';
 import { randomName, waitFor } from '../../test/support/wait.js';
@@ -39,6 +41,9 @@ export interface CrashReplayResult {
   readonly appended: number;
   /** Rows in the table, read without FINAL and with merges stopped: what was really inserted. */
   readonly rawRows: number;
+  /** Rows in the arrivals table and their copies, read the same way. */
+  readonly arrivalRows: number;
+  readonly arrivalCopies: number;
   readonly distinctUuids: number;
   /** Appended uuids with no row. */
   readonly missing: number;
@@ -100,7 +105,7 @@ export function uuid(rand: () => number): string {
 
 /** A realistic sign-in event record, as the hook receiver appends it. */
 export function event(rand: () => number, org: string, n: number, id: string): StreamRecord {
-  // Two days, so one insert often writes two parts (one per daily partition, migration 031).
+  // Two days, so one insert often writes two parts (one per daily partition, migration 032).
   const published = new Date(Date.UTC(2026, 9, 20, 12) + Math.floor(rand() * 86_400_000)).toISOString();
   const value = {
     uuid: id,
@@ -130,9 +135,12 @@ export async function crashReplay(o: CrashReplayOptions): Promise<CrashReplayRes
   const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
   const { store, stream } = o;
   const table = randomName('events_crash');
+  const arrivals = randomName('arrivals_crash');
   await store.command(`CREATE TABLE ${store.database}.${table} AS ${store.database}.${EVENTS_TABLE}`);
+  await store.command(`CREATE TABLE ${store.database}.${arrivals} AS ${store.database}.arrivals`);
   // Merges would fold duplicates away at any moment; stopped, a count without FINAL is what was inserted.
   await store.command(`SYSTEM STOP MERGES ${store.database}.${table}`);
+  await store.command(`SYSTEM STOP MERGES ${store.database}.${arrivals}`);
   const topics = topicNames(randomName('crash'));
   await stream.ensureTopics([
     { name: topics.logs, partitions: o.partitions },
@@ -171,6 +179,7 @@ export async function crashReplay(o: CrashReplayOptions): Promise<CrashReplayRes
         group,
         logger: o.logger,
         eventsTable: table,
+        arrivalsTable: arrivals,
         consumeDeadletter: false,
         maxBatchRecords: int(3, 60),
         maxBatchWaitMs: int(10, 150),
@@ -196,6 +205,7 @@ export async function crashReplay(o: CrashReplayOptions): Promise<CrashReplayRes
     group,
     logger: o.logger,
     eventsTable: table,
+    arrivalsTable: arrivals,
     consumeDeadletter: false,
     maxBatchRecords: int(3, 60),
     maxBatchWaitMs: int(10, 150),
@@ -213,6 +223,9 @@ export async function crashReplay(o: CrashReplayOptions): Promise<CrashReplayRes
   const [stats] = await store.query<{ n: string; u: string }>(
     `SELECT count() AS n, uniqExact(uuid) AS u FROM ${store.database}.${table}`,
   );
+  const [arrived] = await store.query<{ n: string; c: string }>(
+    `SELECT count() AS n, sum(copies) AS c FROM ${store.database}.${arrivals}`,
+  );
   const stored = new Set(
     (await store.query<{ uuid: string }>(`SELECT DISTINCT uuid FROM ${store.database}.${table}`)).map((r) => r.uuid),
   );
@@ -220,6 +233,8 @@ export async function crashReplay(o: CrashReplayOptions): Promise<CrashReplayRes
     crashes,
     appended,
     rawRows: Number(stats!.n),
+    arrivalRows: Number(arrived!.n),
+    arrivalCopies: Number(arrived!.c),
     distinctUuids: Number(stats!.u),
     missing: [...sentUuids].filter((u) => !stored.has(u)).length,
     unexpected: [...stored].filter((u) => !sentUuids.has(u)).length,

@@ -283,6 +283,39 @@ describe('sink errors by kind', () => {
     expect(await rows(EVENTS_TABLE, org)).toBe(20);
   });
 
+  it('holds the partition while the arrivals view is missing, and lands the arrivals once it is back', async () => {
+    // Without migration 032's view the events would land and their arrivals nowhere: never commit then.
+    const db = store.database;
+    await store.command(`DROP VIEW ${db}.${EVENTS_TABLE}_arrivals_mv`);
+    const topics = await freshTopics();
+    const org = randomName('kramerica');
+    await stream.append(topics.logs, events(org, 20));
+    const group = randomName('g');
+    const arrivals = async () =>
+      (
+        await store.query<{ n: string; c: string }>(
+          `SELECT count() AS n, toString(sum(copies)) AS c FROM ${db}.arrivals WHERE org = {org:String}`,
+          { org },
+        )
+      )[0];
+    try {
+      const s = await sink({ topics, group });
+      await waitFor(() => s.counters.handlerErrors >= 3, { what: 'batches failing while the view is missing' });
+      expect(await committed(topics.logs, group)).toBe(0);
+      expect(await rows(EVENTS_TABLE, org)).toBe(20); // the events went in; the check after the insert held them
+      expect(await arrivals()).toEqual({ n: '0', c: '0' });
+    } finally {
+      const [m032] = loadMigrations(defaultMigrationsDir()).filter((m) => m.version === 32);
+      for (const st of m032!.statements) await store.command(renderStatement(st, db));
+    }
+    await waitFor(async () => (await committed(topics.logs, group)) === 20, {
+      what: 'committed once the view is back',
+    });
+    // The same insert again: dropped as a repeat in the events table, handed on to the view all the same, once.
+    expect(await rows(EVENTS_TABLE, org)).toBe(20);
+    expect(await arrivals()).toEqual({ n: '20', c: '20' });
+  });
+
   it('retries while the store is down, commits nothing meanwhile, and lands everything once when it is back', async () => {
     let down = true;
     const flaky: Store = Object.create(store) as Store;

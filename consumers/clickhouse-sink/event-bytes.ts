@@ -9,40 +9,11 @@ import { TsvWriter } from '../../platform/store/tsv.js';
 import { MAX_UUID_CHARS } from './rows.js';
 
 const digit = (c: number | undefined) => c !== undefined && c >= 0x30 && c <= 0x39;
-const num2 = (b: Uint8Array, at: number) => (b[at]! - 0x30) * 10 + (b[at + 1]! - 0x30);
-
-function daysIn(year: number, month: number): number {
-  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
 
 /**
- * Whether the string content in [from, to) is `YYYY-MM-DDThh:mm:ss.sssZ` naming a real instant in
- * 1900..2299: the form platform/time.ts's parseTimestamp reads first, whose DateTime64 text is the same
- * characters with a space for the `T` and no `Z` (what formatDateTime64 would print).
+ * Writes the DateTime64 text of a canonical `published` (platform/time.ts's isCanonicalTimestamp): the same
+ * characters with a space for the `T` and no `Z`, what formatDateTime64 would print.
  */
-export function canonicalPublished(b: Uint8Array, from: number, to: number): boolean {
-  if (to - from !== 24) return false;
-  if (b[from + 4] !== 0x2d || b[from + 7] !== 0x2d || b[from + 10] !== 0x54 || b[from + 13] !== 0x3a) return false;
-  if (b[from + 16] !== 0x3a || b[from + 19] !== 0x2e || b[from + 23] !== 0x5a) return false;
-  for (const k of [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22]) if (!digit(b[from + k])) return false;
-  const year = num2(b, from) * 100 + num2(b, from + 2);
-  const month = num2(b, from + 5);
-  const day = num2(b, from + 8);
-  return (
-    year >= 1900 &&
-    year <= 2299 &&
-    month >= 1 &&
-    month <= 12 &&
-    day >= 1 &&
-    day <= daysIn(year, month) &&
-    num2(b, from + 11) <= 23 &&
-    num2(b, from + 14) <= 59 &&
-    num2(b, from + 17) <= 59
-  );
-}
-
-/** Writes the DateTime64 text of a canonical `published` (see canonicalPublished). */
 export function writeCanonicalPublished(w: TsvWriter, b: Uint8Array, from: number): void {
   w.bytes(b, from, from + 10);
   w.byte(0x20);

@@ -12,23 +12,37 @@
  * - keys are compared after unescaping (`"uu\u0069d"` is `uuid`);
  * - where an object is expected and something else sits, its leaves stay absent (rows.ts's `obj()`);
  * - the lists (`target`, `request.ipChain`) keep their object elements only, in order.
- * event-scan.test.ts checks all of it against JSON.parse and rows.ts on fixtures, edge cases and 4,000
- * seeded corruptions.
+ * event-tsv.test.ts checks all of it against JSON.parse and rows.ts on fixtures, edge cases and 4,000
+ * seeded corruptions. The tokens themselves are read by platform/json/lexer.ts, shared with the event
+ * hooks' delivery reader.
  */
 import { isUtf8 } from 'node:buffer';
+import {
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  INVALID,
+  Kind,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+  begin,
+  breaks,
+  buf,
+  end,
+  escaped,
+  escapes,
+  finish,
+  lastKind,
+  skipScalar,
+  skipString,
+  skipValue,
+  space,
+  unescaped,
+} from '../../platform/json/lexer.js';
 
-/** What a leaf holds. Strings are recorded with their quotes; STRING_ESCAPED needs JSON.parse to decode. */
-export const Kind = {
-  ABSENT: 0,
-  STRING: 1,
-  STRING_ESCAPED: 2,
-  NUMBER: 3,
-  TRUE: 4,
-  FALSE: 5,
-  NULL: 6,
-  OBJECT: 7,
-  ARRAY: 8,
-} as const;
+export { Kind };
 
 /** Leaves of the event, by index into the slots (three Int32s each: kind, token start, token end). */
 export const LEAVES = [
@@ -191,195 +205,11 @@ const NOT_UTF8 = { ok: false, reason: 'value is not valid UTF-8' } as const;
 const NOT_JSON = { ok: false, reason: 'value is not valid JSON' } as const;
 const NOT_OBJECT = { ok: false, reason: 'value is not a JSON object' } as const;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-
-/** Byte classes inside a string: 0 ordinary, 1 the closing quote, 2 an escape, 3 a raw control character. */
-const IN_STRING = new Uint8Array(256);
-for (let c = 0; c < 0x20; c++) IN_STRING[c] = 3;
-IN_STRING[QUOTE] = 1;
-IN_STRING[BACKSLASH] = 2;
-/** After a backslash: 1 for `" \ / b f n r t`, 2 for `u`. */
-const ESCAPE = new Uint8Array(256);
-for (const c of '"\\/bfnrt') ESCAPE[c.charCodeAt(0)] = 1;
-ESCAPE[0x75] = 2;
-const HEX = new Uint8Array(256);
-for (const c of '0123456789abcdefABCDEF') HEX[c.charCodeAt(0)] = 1;
-/** Whitespace: 1 a space, 2 tab, LF or CR (which a TSV field must escape). */
-const SPACE = new Uint8Array(256);
-SPACE[0x20] = 1;
-SPACE[0x09] = SPACE[0x0a] = SPACE[0x0d] = 2;
-
-class Invalid extends Error {}
-const INVALID = new Invalid('not valid JSON');
-
-/**
- * The scan's state. A scan is synchronous and never re-entered, so it lives here rather than in an object
- * threaded through every call (this is the sink's hottest loop).
- */
-let buf: Uint8Array = new Uint8Array(0);
-let end = 0;
-/** Whether the last string skipped held an escape. */
-let escaped = false;
-let needsEscape = false;
+/** The scan's results, module state like the lexer's (this is the sink's hottest loop). */
 const slots = new Int32Array(ROOT_INTS);
 const lists: [Int32Array, Int32Array] = [new Int32Array(TARGET_INTS * 16), new Int32Array(HOP_INTS * 16)];
 const counts = [0, 0];
 const LIST_INTS = [TARGET_INTS, HOP_INTS] as const;
-
-function space(p: number): number {
-  const b = buf;
-  for (;;) {
-    const s = SPACE[b[p]!];
-    if (s === 1) p++;
-    else if (s === 2) {
-      needsEscape = true;
-      p++;
-    } else return p;
-  }
-}
-
-/** Past the string whose opening quote is at `p`; sets `escaped`. */
-function skipString(p: number): number {
-  const b = buf;
-  const n = end;
-  escaped = false;
-  p++;
-  for (;;) {
-    if (p >= n) throw INVALID;
-    const k = IN_STRING[b[p]!];
-    if (k === 0) p++;
-    else if (k === 1) return p + 1;
-    else if (k === 2) {
-      escaped = true;
-      needsEscape = true;
-      const e = ESCAPE[b[p + 1]!];
-      if (e === 1) p += 2;
-      else if (e === 2 && HEX[b[p + 2]!] === 1 && HEX[b[p + 3]!] === 1 && HEX[b[p + 4]!] === 1 && HEX[b[p + 5]!] === 1)
-        p += 6;
-      else throw INVALID;
-    } else throw INVALID;
-  }
-}
-
-function digits(p: number): number {
-  const b = buf;
-  while (p < end && b[p]! >= 0x30 && b[p]! <= 0x39) p++;
-  return p;
-}
-
-/** Past the number at `p`: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
-function skipNumber(p: number): number {
-  const b = buf;
-  if (b[p] === 0x2d) p++;
-  if (b[p] === 0x30) p++;
-  else {
-    const q = digits(p);
-    if (q === p) throw INVALID;
-    p = q;
-  }
-  if (b[p] === 0x2e) {
-    const q = digits(p + 1);
-    if (q === p + 1) throw INVALID;
-    p = q;
-  }
-  if (b[p] === 0x65 || b[p] === 0x45) {
-    p++;
-    if (b[p] === 0x2b || b[p] === 0x2d) p++;
-    const q = digits(p);
-    if (q === p) throw INVALID;
-    p = q;
-  }
-  return p;
-}
-
-function literal(p: number, text: string): number {
-  for (let k = 0; k < text.length; k++) if (buf[p + k] !== text.charCodeAt(k)) throw INVALID;
-  return p + text.length;
-}
-
-/** Past a scalar at `p` (not an object or array), and its kind in `lastKind`. */
-let lastKind = 0;
-function skipScalar(p: number): number {
-  const c = buf[p];
-  if (c === QUOTE) {
-    p = skipString(p);
-    lastKind = escaped ? Kind.STRING_ESCAPED : Kind.STRING;
-    return p;
-  }
-  if (c === 0x74) {
-    lastKind = Kind.TRUE;
-    return literal(p, 'true');
-  }
-  if (c === 0x66) {
-    lastKind = Kind.FALSE;
-    return literal(p, 'false');
-  }
-  if (c === 0x6e) {
-    lastKind = Kind.NULL;
-    return literal(p, 'null');
-  }
-  if (c === 0x2d || (c !== undefined && c >= 0x30 && c <= 0x39)) {
-    lastKind = Kind.NUMBER;
-    return skipNumber(p);
-  }
-  throw INVALID;
-}
-
-/** Past a key at `p` and the colon after it. */
-function skipKey(p: number): number {
-  if (buf[p] !== QUOTE) throw INVALID;
-  p = space(skipString(p));
-  if (buf[p] !== COLON) throw INVALID;
-  return p + 1;
-}
-
-/** Open containers while skipping: 1 an object, 2 an array. Grows: JSON.parse takes any depth. */
-let stack = new Uint8Array(64);
-
-/** Past the one JSON value at `p` (whitespace before it allowed), validated; iterative, so any depth. */
-function skipValue(p: number): number {
-  let depth = 0;
-  for (;;) {
-    p = space(p);
-    const c = buf[p];
-    if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      p = space(p + 1);
-      if (buf[p] === (c === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) p++;
-      else {
-        if (depth === stack.length) {
-          const bigger = new Uint8Array(stack.length * 2);
-          bigger.set(stack);
-          stack = bigger;
-        }
-        stack[depth++] = c === OPEN_OBJECT ? 1 : 2;
-        if (c === OPEN_OBJECT) p = skipKey(p);
-        continue;
-      }
-    } else p = skipScalar(p);
-    // A value ended: close what it ends, or move on to the next member.
-    for (;;) {
-      if (depth === 0) return p;
-      p = space(p);
-      const top = stack[depth - 1];
-      const d = buf[p];
-      if (d === COMMA) {
-        p = space(p + 1);
-        if (top === 1) p = skipKey(p);
-        break;
-      }
-      if (d !== (top === 1 ? CLOSE_OBJECT : CLOSE_ARRAY)) throw INVALID;
-      p++;
-      depth--;
-    }
-  }
-}
 
 /** A key's bytes [from, to) reduced to one number: its length, first and last byte. */
 function keyCode(b: Uint8Array, from: number, to: number): number {
@@ -392,10 +222,7 @@ let keyEnd = 0;
 function memberAt(node: Node, p: number): Member | undefined {
   if (buf[p] !== QUOTE) throw INVALID;
   keyEnd = skipString(p);
-  if (escaped)
-    return node.byName.get(
-      JSON.parse(Buffer.from(buf.buffer, buf.byteOffset + p, keyEnd - p).toString('utf8')) as string,
-    );
+  if (escaped) return node.byName.get(unescaped(p, keyEnd));
   const candidates = node.byCode.get(keyCode(buf, p + 1, keyEnd - 1));
   if (candidates === undefined) return undefined;
   const b = buf;
@@ -494,8 +321,9 @@ const result: Scanned = {
   get hops() {
     return counts[1]!;
   },
+  // Outside strings only whitespace can be a tab, LF or CR, and a backslash only inside one, as an escape.
   get needsEscape() {
-    return needsEscape;
+    return escapes || breaks;
   },
 };
 const OK: ScanResult = { ok: true, scan: result };
@@ -506,9 +334,7 @@ const OK: ScanResult = { ok: true, scan: result };
  */
 export function scanEvent(value: Uint8Array): ScanResult {
   if (!isUtf8(value)) return NOT_UTF8;
-  buf = value;
-  end = value.length;
-  needsEscape = false;
+  begin(value);
   slots.fill(0);
   counts[0] = counts[1] = 0;
   try {
@@ -520,7 +346,6 @@ export function scanEvent(value: Uint8Array): ScanResult {
     if (err === INVALID || err instanceof SyntaxError) return NOT_JSON;
     throw err;
   } finally {
-    buf = EMPTY;
+    finish();
   }
 }
-const EMPTY = new Uint8Array(0);

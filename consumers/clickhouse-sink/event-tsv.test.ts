@@ -11,8 +11,8 @@ import { seededRandom } from '../../test/support/random.js';
 import { TsvWriter } from '../../platform/store/tsv.js';
 import { Header } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
-import { ARRIVAL_COLUMNS, EVENT_COLUMNS, encodeEvent } from './event-tsv.js';
-import { arrivalRow, mapEventRecord } from './rows.js';
+import { EVENT_COLUMNS, encodeEvent } from './event-tsv.js';
+import { mapEventRecord } from './rows.js';
 
 const headers = {
   [Header.org]: 'acme\tcorp',
@@ -53,7 +53,7 @@ function readRow(line: string, columns: readonly string[]): Record<string, unkno
       if (c.startsWith('target_')) return [c, array(f)];
       const t = unescape(f);
       if (t === null) return [c, null];
-      if (NUMBERS.has(c) || c === 'copies') return [c, Number(t)];
+      if (NUMBERS.has(c)) return [c, Number(t)];
       if (c === 'is_proxy') return [c, t === 'true'];
       return [c, t];
     }),
@@ -62,17 +62,14 @@ function readRow(line: string, columns: readonly string[]): Record<string, unkno
 
 function encoded(rec: ConsumedRecord): unknown {
   const events = new TsvWriter(64);
-  const arrivals = new TsvWriter(64);
-  const refused = encodeEvent(rec, events, arrivals);
+  const refused = encodeEvent(rec, events);
   if (refused !== null) {
-    expect(events.length + arrivals.length).toBe(0);
+    expect(events.length).toBe(0);
     return { ok: false, reason: refused };
   }
   const text = events.view().toString('utf8');
   expect(text.endsWith('\n') && text.indexOf('\n') === text.length - 1).toBe(true);
-  const row = readRow(text.slice(0, -1), EVENT_COLUMNS);
-  const a = arrivals.view().toString('utf8');
-  return { ok: true, row, arrival: a === '' ? null : readRow(a.slice(0, -1), ARRIVAL_COLUMNS) };
+  return { ok: true, row: readRow(text.slice(0, -1), EVENT_COLUMNS) };
 }
 
 function expected(rec: ConsumedRecord): unknown {
@@ -83,7 +80,7 @@ function expected(rec: ConsumedRecord): unknown {
   const row = JSON.parse(JSON.stringify(r.row), (_k, v: unknown) =>
     typeof v === 'string' ? Buffer.from(v).toString('utf8') : v,
   ) as Record<string, unknown>;
-  return { ok: true, row, arrival: arrivalRow(rec, r.row) };
+  return { ok: true, row };
 }
 
 function agree(value: Buffer | string, over: Partial<ConsumedRecord> = {}): void {
@@ -100,7 +97,7 @@ describe('encodeEvent writes the row mapEventRecord makes', () => {
     agree(valid[0]!, { headers: { [Header.org]: 'o' } });
     agree(valid[1]!, { headers: { ...headers, [Header.receivedAt]: 'yesterday' } });
     agree(valid[2]!, { headers: { ...headers, [Header.source]: '' } });
-    expect(encodeEvent(record(Buffer.from(valid[0]!)), new TsvWriter(), null)).toBeNull();
+    expect(encodeEvent(record(Buffer.from(valid[0]!)), new TsvWriter())).toBeNull();
   });
 
   it('for the LogEvent edge cases and values that are no object', () => {
@@ -137,7 +134,8 @@ describe('encodeEvent writes the row mapEventRecord makes', () => {
       { ...e, uuid: '  ' },
       { ...e, eventType: null },
       { ...e, displayMessage: 'ünïcødé \u2028 😀 "quoted"' },
-      // The byte-level fast paths' edges (event-bytes.ts): each either matches the general way or declines.
+      // The byte-level fast paths' edges (event-bytes.ts, platform/time.ts): each either matches the general
+      // way or declines.
       { ...e, uuid: 'ABCDEF01-2345-4678-9ABC-DEF012345678' },
       { ...e, uuid: 'ümlaut-uuid' },
       { ...e, uuid: 'has space' },
@@ -193,7 +191,7 @@ describe('encodeEvent writes the row mapEventRecord makes', () => {
         } else out = out.subarray(0, at);
       }
       agree(out);
-      if (encodeEvent(record(out), new TsvWriter(), null) === null) accepted++;
+      if (encodeEvent(record(out), new TsvWriter()) === null) accepted++;
     }
     // Both branches were exercised: some corruptions still parse (inside strings), most do not.
     expect(accepted).toBeGreaterThan(100);

@@ -1,6 +1,7 @@
 /**
- * The sink's fast path: a `<prefix>.logs` record straight to its events row (and arrivals row) as
- * TabSeparated bytes, copying the event's own bytes wherever a column is a JSON string as sent.
+ * The sink's fast path: a `<prefix>.logs` record straight to its events row as TabSeparated bytes, copying
+ * the event's own bytes wherever a column is a JSON string as sent (its arrivals row is ClickHouse's to write,
+ * from this one: migration 032).
  *
  * The columns are rows.ts's, value for value: rows.ts (`mapEventRecord`) stays the readable statement of
  * what each column holds, and event-tsv.test.ts holds this encoder to it, on the rows ClickHouse stores
@@ -11,17 +12,10 @@ import { num, str } from '../../platform/store/json.js';
 import type { TsvWriter } from '../../platform/store/tsv.js';
 import { Header } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
-import { formatDateTime64, parseTimestamp } from '../../platform/time.js';
+import { formatDateTime64, isCanonicalTimestamp, parseTimestamp } from '../../platform/time.js';
 import { Kind, TARGET_INTS, leaf, scanEvent, type Scanned } from './event-scan.js';
 import { MAX_UUID_CHARS, asn, clientIp, receivedAt } from './rows.js';
-import {
-  RepeatedText,
-  canonicalPublished,
-  plainIpv4,
-  plainUuid,
-  writeCanonicalPublished,
-  writeLowerAscii,
-} from './event-bytes.js';
+import { RepeatedText, plainIpv4, plainUuid, writeCanonicalPublished, writeLowerAscii } from './event-bytes.js';
 
 /** The events table's columns in the order event rows are written (all but `ingested_at`, its default). */
 export const EVENT_COLUMNS = [
@@ -67,18 +61,6 @@ export const EVENT_COLUMNS = [
   'delivery_id',
   'received_at',
   'raw',
-] as const;
-
-/** The arrivals table's columns in the order arrival rows are written. */
-export const ARRIVAL_COLUMNS = [
-  'org',
-  'event_type',
-  'published',
-  'uuid',
-  'path',
-  'first_received',
-  'copies',
-  'hook_id',
 ] as const;
 
 /** The text columns between legacy_event_type and client_ip, and the ones after it, by their leaves. */
@@ -211,11 +193,8 @@ const HOOK = new RepeatedText();
 const DELIVERY = new RepeatedText();
 const RECEIVED = new RepeatedText();
 
-/**
- * Appends `rec`'s events row to `events` (and, when the record came by a delivery path, its arrivals row
- * to `arrivals`): null when written, else why the record cannot be stored (nothing written then).
- */
-export function encodeEvent(rec: ConsumedRecord, events: TsvWriter, arrivals: TsvWriter | null): string | null {
+/** Appends `rec`'s events row to `w`: null when written, else why the record cannot be stored (writing nothing). */
+export function encodeEvent(rec: ConsumedRecord, w: TsvWriter): string | null {
   const scanned = scanEvent(rec.value);
   if (!scanned.ok) return scanned.reason;
   const scan = scanned.scan;
@@ -232,7 +211,7 @@ export function encodeEvent(rec: ConsumedRecord, events: TsvWriter, arrivals: Ts
       if (uuid.length > MAX_UUID_CHARS) return `event uuid is longer than ${MAX_UUID_CHARS} characters`;
     }
     const p = PUBLISHED * 3;
-    const publishedPlain = s[p] === Kind.STRING && canonicalPublished(src, s[p + 1]! + 1, s[p + 2]! - 1);
+    const publishedPlain = s[p] === Kind.STRING && isCanonicalTimestamp(src, s[p + 1]! + 1, s[p + 2]! - 1);
     let published = '';
     if (!publishedPlain) {
       const epoch = s[p] === Kind.ABSENT ? null : parseTimestamp(value(s, p));
@@ -240,9 +219,6 @@ export function encodeEvent(rec: ConsumedRecord, events: TsvWriter, arrivals: Ts
       published = formatDateTime64(epoch);
     }
     const h = rec.headers;
-    const org = h[Header.org] ?? '';
-    const source = h[Header.source] ?? '';
-    const hookId = h[Header.hookId] ?? '';
     const receivedHeader = h[Header.receivedAt];
     if (receivedHeader === undefined || receivedHeader !== lastReceivedHeader) {
       lastReceived = receivedAt(rec);
@@ -250,24 +226,16 @@ export function encodeEvent(rec: ConsumedRecord, events: TsvWriter, arrivals: Ts
       lastReceivedHeader =
         receivedHeader !== undefined && parseTimestamp(receivedHeader) !== null ? receivedHeader : undefined;
     }
-    const received = lastReceived;
 
-    const w = events;
-    ORG.write(w, org);
+    ORG.write(w, h[Header.org] ?? '');
     w.tab();
-    const uuidAt = w.length;
     if (uuidPlain) writeLowerAscii(w, src, s[u + 1]! + 1, s[u + 2]! - 1);
     else w.text(uuid);
-    const uuidEnd = w.length;
     w.tab();
-    const publishedAt = w.length;
     if (publishedPlain) writeCanonicalPublished(w, src, s[p + 1]! + 1);
     else w.plain(published);
-    const publishedEnd = w.length;
     w.tab();
-    const eventTypeAt = w.length;
     textColumn(w, s, EVENT_TYPE * 3, true);
-    const eventTypeEnd = w.length;
     for (const at of T1) {
       w.tab();
       textColumn(w, s, at * 3, false);
@@ -304,37 +272,17 @@ export function encodeEvent(rec: ConsumedRecord, events: TsvWriter, arrivals: Ts
       textColumn(w, s, at * 3, false);
     }
     w.tab();
-    SOURCE.write(w, source);
+    SOURCE.write(w, h[Header.source] ?? '');
     w.tab();
-    HOOK.write(w, hookId);
+    HOOK.write(w, h[Header.hookId] ?? '');
     w.tab();
     DELIVERY.write(w, h[Header.deliveryId] ?? '');
     w.tab();
-    RECEIVED.write(w, received);
+    RECEIVED.write(w, lastReceived);
     w.tab();
     if (scan.needsEscape) w.escapedBytes(src, 0, src.length);
     else w.bytes(src, 0, src.length);
     w.endRow();
-
-    if (arrivals && source !== '') {
-      // The key columns exactly as the events row has them (already escaped there).
-      ORG.write(arrivals, org);
-      arrivals.tab();
-      arrivals.copyFrom(events, eventTypeAt, eventTypeEnd);
-      arrivals.tab();
-      arrivals.copyFrom(events, publishedAt, publishedEnd);
-      arrivals.tab();
-      arrivals.copyFrom(events, uuidAt, uuidEnd);
-      arrivals.tab();
-      SOURCE.write(arrivals, source);
-      arrivals.tab();
-      RECEIVED.write(arrivals, received);
-      arrivals.tab();
-      arrivals.byte(0x31); // copies: 1
-      arrivals.tab();
-      HOOK.write(arrivals, hookId);
-      arrivals.endRow();
-    }
     return null;
   } finally {
     src = EMPTY;

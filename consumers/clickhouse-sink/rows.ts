@@ -70,35 +70,6 @@ export interface EventRow {
   received_at: string;
 }
 
-/** One row of `{db}.arrivals` (schemas/clickhouse/010_arrivals.sql). */
-export interface ArrivalRow {
-  org: string;
-  event_type: string;
-  published: string;
-  uuid: string;
-  /** hook | system-log | backfill */
-  path: string;
-  first_received: string;
-  copies: number;
-  hook_id: string;
-}
-
-/** Which path brought an event, from its record's source header; null for records that are no delivery path. */
-export function arrivalRow(_rec: ConsumedRecord, row: object): ArrivalRow | null {
-  const e = row as EventRow;
-  if (!e.source) return null;
-  return {
-    org: e.org,
-    event_type: e.event_type,
-    published: e.published,
-    uuid: e.uuid,
-    path: e.source,
-    first_received: e.received_at,
-    copies: 1,
-    hook_id: e.hook_id,
-  };
-}
-
 /** One row of `{db}.deadletter` (schemas/clickhouse/002_deadletter.sql). */
 export interface DeadletterRow {
   received_at: string;

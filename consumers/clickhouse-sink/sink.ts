@@ -1,5 +1,5 @@
 /**
- * The ClickHouse sink: consumes `<prefix>.logs` into `{db}.events_v3` (read as the `events` view) and
+ * The ClickHouse sink: consumes `<prefix>.logs` into `{db}.events_v4` (read as the `events` view) and
  * `<prefix>.deadletter` into `{db}.deadletter`, exactly once per (org, uuid).
  *
  * How the promise holds, end to end:
@@ -13,10 +13,12 @@
  *   the committed position re-cuts the recorded ranges exactly; each insert
  *   carries `insert_deduplication_token = topic-partition-first-last`, so a
  *   batch redelivered after a crash (inserted, not yet committed) is the same
- *   insert with the same token, and ClickHouse drops it; duplicates from the
+ *   insert with the same token, and ClickHouse drops it, in events_v4 and in
+ *   arrivals (the views' tables: Store.insertTsv); duplicates from the
  *   identity service itself fold in the AggregatingMergeTree, keeping every
  *   value any copy knew (migration 011).
  */
+import { HooklogError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/log.js';
 import type { Store } from '../../platform/store/index.js';
 import type { Topics } from '../../platform/stream/headers.js';
@@ -24,9 +26,9 @@ import type { Stream } from '../../platform/stream/types.js';
 import type { RetryPolicy } from '../../platform/retry.js';
 import { EVENTS_TABLE } from '../../schemas/tables.js';
 import { sinkSchema } from './config.js';
-import { checkEventsInput, ensureEventsInput, inputTable } from './events-input.js';
+import { ARRIVALS_TABLE, checkEventsInput, ensureEventsInput, inputTable } from './events-input.js';
 import { clickHouseBatchPlans } from './plans.js';
-import { ARRIVAL_COLUMNS, EVENT_COLUMNS, encodeEvent } from './event-tsv.js';
+import { EVENT_COLUMNS, encodeEvent } from './event-tsv.js';
 import { mapDeadletterRecord } from './rows.js';
 import { createSinkTelemetry, type SinkCounters } from '../../platform/store/table-writer-telemetry.js';
 import {
@@ -59,7 +61,10 @@ export interface ClickHouseSinkOptions {
    */
   readonly eventsTable?: string;
   /**
-   * Which path brought each event, and when first (`arrivals`, migration 010). Default `arrivals`; null: not written.
+   * Which path brought each event, and when first (`arrivals`, migration 010), written by a view on the events
+   * table (migration 032), not by the sink. For `EVENTS_TABLE` that view writes `arrivals`, the default and the
+   * only value allowed; a variant `eventsTable` gets its own view into this table (a table shaped like
+   * `arrivals`), or none when null.
    */
   readonly arrivalsTable?: string | null;
   /** Table for dead letters. Default `deadletter`. */
@@ -91,12 +96,17 @@ export interface ClickHouseSink {
 
 /**
  * The events pipeline: TabSeparated bytes copied from the records (event-tsv.ts: rows.ts's columns, value
- * for value), the one pipeline whose cost per record decides how fast the sink drains; with `arrivals`,
- * each record's arrival row beside it.
+ * for value), the one pipeline whose cost per record decides how fast the sink drains. One insert per batch:
+ * ClickHouse writes the arrivals rows from the events rows (`arrivals` not null: migration 032's view).
  */
 export function eventsPipeline(table: string, arrivals: string | null): TsvPipeline {
-  // A variant table's input and view are made before its first insert (not at start: the store may be
-  // down then, or the table not there yet), and again whenever the check after an insert finds the view gone.
+  if (table === EVENTS_TABLE && arrivals !== ARRIVALS_TABLE)
+    throw new HooklogError(
+      'CONFIG_INVALID',
+      `the arrivals of ${EVENTS_TABLE} are written into ${ARRIVALS_TABLE} by migration 032's view, not ${String(arrivals)}`,
+    );
+  // A variant table's input and views are made before its first insert (not at start: the store may be
+  // down then, or the table not there yet), and again whenever the check after an insert finds a view gone.
   let ensured = table === EVENTS_TABLE;
   return {
     table,
@@ -104,12 +114,12 @@ export function eventsPipeline(table: string, arrivals: string | null): TsvPipel
     insertInto: inputTable(table),
     beforeInsert: async (store) => {
       if (ensured) return;
-      await ensureEventsInput(store, table);
+      await ensureEventsInput(store, table, arrivals);
       ensured = true;
     },
     afterInsert: async (store) => {
       try {
-        await checkEventsInput(store, table);
+        await checkEventsInput(store, table, arrivals);
       } catch (err) {
         ensured = table === EVENTS_TABLE;
         throw err;
@@ -121,7 +131,6 @@ export function eventsPipeline(table: string, arrivals: string | null): TsvPipel
     // Both tables fold copies at merge time and under FINAL; a batch rarely holds two copies of one
     // event, so folding each block as it is written was work for nothing (about a sixth of the insert).
     foldOnInsert: false,
-    ...(arrivals === null ? {} : { companion: { table: arrivals, columns: ARRIVAL_COLUMNS } }),
   };
 }
 
@@ -152,7 +161,7 @@ export async function startClickHouseSink(opts: ClickHouseSinkOptions): Promise<
     {
       topic: opts.topics.logs,
       group: sinkGroup(opts.group, 'events'),
-      pipeline: eventsPipeline(eventsTable, opts.arrivalsTable === null ? null : (opts.arrivalsTable ?? 'arrivals')),
+      pipeline: eventsPipeline(eventsTable, opts.arrivalsTable === undefined ? ARRIVALS_TABLE : opts.arrivalsTable),
     },
   ];
   if (opts.consumeDeadletter ?? true) {

@@ -63,7 +63,13 @@ describe('response: risk changes → SETs and actions (Kafka, simulated org)', (
     t.sets.failNext(3);
     const first = riskChange(t.org, { id: '00uann' }, 'none', 'high');
     await t.append(first);
-    await waitFor(() => t.letters.records.length === 1, { what: 'the refused SET dead-lettered' });
+    // The dead letter and the delivery record are one atomic step; the counters move once that step resolves, which
+    // a watcher of the topics can see before: wait for all three, not the first one seen.
+    await waitFor(
+      () =>
+        t.letters.records.length === 1 && t.deliveries.records.length === 1 && t.running()!.counters.setsRefused === 1,
+      { what: 'the refused SET dead-lettered, its delivery recorded and counted' },
+    );
     // 3 × 503, then the signature, issuer and all check out but the audience is not this receiver's.
     expect(t.sets.refused.map((r) => r.err)).toEqual(['invalid_audience']);
     const letter = t.letters.records[0]!;

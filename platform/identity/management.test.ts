@@ -9,6 +9,8 @@ import { exportJWK, type JWK } from 'jose';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { capturingLogger, orgConfig } from '../../test/simulated-org/harness.js';
 import { SimulatedOrg, type SimApi } from '../../test/simulated-org/index.js';
+import { renderMetrics } from '../metrics.js';
+import { total } from '../../test/support/metrics.js';
 import { IdpReplyError } from './errors.js';
 import { openManagement } from './management.js';
 
@@ -79,5 +81,12 @@ describe('openManagement', () => {
     await Promise.all(Array.from({ length: 4 }, () => send('/api/v1/others', 'groups')));
     expect(Date.now() - t0).toBeLessThan(windowMs / 2);
     expect(sim.violations).toEqual([]);
+    // The waits are counted by family (the first family waited out windows; the second never waited).
+    const waited = (family: string) =>
+      renderMetrics().then((r) =>
+        total(r.body, 'hooklog_management_budget_wait_seconds_total', { org: org.id, family, why: 'share' }),
+      );
+    expect(await waited('users')).toBeGreaterThan(windowMs / 1000 / 2);
+    expect(await waited('groups')).toBe(0);
   });
 });

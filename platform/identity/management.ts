@@ -8,6 +8,7 @@
  * (`hooklog hooks apply`) and a running instance stay within it together.
  */
 import type { Logger } from '../log.js';
+import { counter } from '../metrics.js';
 import type { Authenticator } from './auth.js';
 import { createAuthenticator } from './authenticator.js';
 import { BudgetLedger, ledgerPath } from './budget-ledger.js';
@@ -15,6 +16,17 @@ import { IdentityClient, type ClientEvents } from './client.js';
 import type { OrgIdentity } from './config.js';
 import type { IdpPolicies } from './policies.js';
 import { RateBudget } from './rate-limit.js';
+
+/**
+ * Time spent waiting for a family's share, whoever waited (the hook watch, `hooks apply`, response actions): a
+ * caller asking more often than its share affords waits out the service's window silently otherwise, and whatever
+ * it reports (the watch's gauges) lags by up to a window.
+ */
+const budgetWaits = counter({
+  name: 'hooklog_management_budget_wait_seconds_total',
+  help: "Seconds management API calls waited for the org's share of an endpoint family's rate limit (management.rate_limit_share), by family and why (share: this holder's share spent; reserve: the bucket nearly empty).",
+  labelNames: ['org', 'family', 'why'],
+});
 
 /** An endpoint family with its own bucket. */
 export type ManagementBucket = 'event-hooks' | 'inline-hooks' | 'users' | 'groups' | 'security-events';
@@ -57,8 +69,13 @@ export async function openManagement(opts: ManagementOptions): Promise<Managemen
     budget(bucket) {
       let b = budgets.get(bucket);
       if (!b) {
+        const log = opts.logger.child({ component: 'management', org: org.id, family: bucket });
         b = new RateBudget({
           share: org.management.rate_limit_share,
+          onWait: (ms, why) => {
+            budgetWaits.inc({ org: org.id, family: bucket, why }, ms / 1000);
+            log.debug({ wait_ms: ms, why }, 'management_budget_wait');
+          },
           ...(opts.budgetDir ? { store: new BudgetLedger(ledgerPath(opts.budgetDir, org.id, `mgmt-${bucket}`)) } : {}),
         });
         budgets.set(bucket, b);

@@ -97,6 +97,8 @@ export interface RateBudgetOptions {
   readonly inFlightExpiryMs?: number;
   /** Default: this process's memory. A `BudgetLedger` shares the budget across processes and restarts. */
   readonly store?: BudgetStore;
+  /** Told of every wait `acquire` makes (whoever acquires), for the owner's metrics: how long, and why. */
+  readonly onWait?: (ms: number, why: string) => void;
   /** This process's id and how to tell whether another still runs (tests play other processes). */
   readonly pid?: number;
   readonly isAlive?: (pid: number) => boolean;
@@ -157,6 +159,7 @@ export class RateBudget {
   readonly #random: () => number;
   readonly #pid: number;
   readonly #isAlive: (pid: number) => boolean;
+  readonly #onWait: ((ms: number, why: string) => void) | undefined;
 
   constructor(opts: RateBudgetOptions) {
     if (!(opts.share > 0 && opts.share <= 1)) throw new RangeError(`share must be in (0, 1], got ${opts.share}`);
@@ -169,6 +172,7 @@ export class RateBudget {
     this.#random = opts.random ?? Math.random;
     this.#pid = opts.pid ?? process.pid;
     this.#isAlive = opts.isAlive ?? processAlive;
+    this.#onWait = opts.onWait;
   }
 
   /**
@@ -250,6 +254,7 @@ export class RateBudget {
       const claim = this.tryAcquire();
       if (typeof claim === 'string') return claim;
       const ms = Math.max(1, claim.untilMs - this.#now());
+      this.#onWait?.(ms, claim.why);
       onWait?.(ms, claim.why);
       await sleep(ms, signal);
     }

@@ -96,7 +96,7 @@ describe('migrate (embedded chdb)', () => {
     expect(n!.n).toBe(String(expected.length));
   });
 
-  it('creates the events table as designed (v4, 031): AggregatingMergeTree by (org, event_type, published, uuid), daily partitions merged whole once closed, dedup window, optional columns Nullable, `events` a FINAL view', async () => {
+  it('creates the events table as designed (v4, 032): AggregatingMergeTree by (org, event_type, published, uuid), daily partitions merged whole once closed, dedup window, optional columns Nullable, `events` a FINAL view', async () => {
     const store = fresh();
     await migrate(store, log);
     const [t] = await store.query<{
@@ -119,7 +119,7 @@ describe('migrate (embedded chdb)', () => {
     );
     expect(view).toMatchObject({ engine: 'View', as_select: expect.stringMatching(/FROM \w+\.events_v4 FINAL/) });
     expect(t!.create_table_query).toMatch(/non_replicated_deduplication_window = 10000/);
-    // 031: a closed day is merged whole an hour after its last write (FINAL then reads it without merging).
+    // 032: a closed day is merged whole an hour after its last write (FINAL then reads it without merging).
     expect(t!.create_table_query).toMatch(
       /min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1/,
     );

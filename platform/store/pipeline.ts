@@ -19,13 +19,6 @@ export interface Pipeline {
    * feed itself) logged and skipped.
    */
   readonly onReject: 'deadletter' | 'drop';
-  /**
-   * A second table written from the same records (events → arrivals), after
-   * the first insert and before the batch counts as handled, from the records
-   * that table accepted. Its insert's dedup token is the batch's plus
-   * `-<table>`, so a redelivered batch is dropped there too.
-   */
-  readonly companion?: { readonly table: string; readonly map: (rec: ConsumedRecord, row: object) => object | null };
 }
 
 /**
@@ -35,21 +28,19 @@ export interface Pipeline {
 export interface TsvPipeline {
   /** The table the rows are for (named in telemetry and logs). */
   readonly table: string;
-  /** Where they are inserted, when not `table` itself (a Null table whose view writes `table`). */
+  /**
+   * Where they are inserted, when not `table` itself (a Null table whose view writes `table`). Every table a
+   * view writes from the insert drops a repeated dedup token too (Store.insertTsv).
+   */
   readonly insertInto?: string;
   /** Run before and after each insert into `insertInto`; a throw fails the batch (held, offered again). */
   readonly beforeInsert?: (store: Store) => Promise<void>;
   readonly afterInsert?: (store: Store) => Promise<void>;
   /** The table's columns in the order `encode` writes each row's fields. */
   readonly columns: readonly string[];
-  /**
-   * Appends the record's row to `rows` (and at most one row to `companion`, when there is one): null
-   * when written, else why the record cannot be inserted (then nothing is written).
-   */
-  readonly encode: (rec: ConsumedRecord, rows: TsvWriter, companion: TsvWriter | null) => string | null;
+  /** Appends the record's row to `rows`: null when written, else why it cannot be inserted (writing nothing). */
+  readonly encode: (rec: ConsumedRecord, rows: TsvWriter) => string | null;
   readonly onReject: 'deadletter' | 'drop';
-  /** A second table written from the same records, as `Pipeline.companion`, with its columns. */
-  readonly companion?: { readonly table: string; readonly columns: readonly string[] };
-  /** Both tables' inserts fold copies within a block (Store TsvInsertOptions.foldOnInsert). Default true. */
+  /** The insert folds copies within a block (Store TsvInsertOptions.foldOnInsert). Default true. */
   readonly foldOnInsert?: boolean;
 }

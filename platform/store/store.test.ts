@@ -3,11 +3,15 @@
  * whole file (one engine per process); tests isolate by database name.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomName } from '../../test/support/wait.js';
 import { silentLogger } from '../log.js';
+import { ChdbInserters } from './chdb-inserts.js';
 import { openStore, type Store } from './store.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-store-'));
@@ -166,9 +170,100 @@ describe('store (embedded chdb)', () => {
     expect((await store.readOnlyQuery(`SELECT count() AS n FROM ${table}`)).rows).toEqual([{ n: '2' }]);
   });
 
+  it('drops a repeated TSV insert in every table a view writes from it, and in the views of those', async () => {
+    // The sink's shape: a Null table, a view into a table, and a view on that table into a second one whose
+    // column is a sum (migrations 013 and 032).
+    const db = store.database;
+    const src = randomName('src');
+    const first = await freshTable(
+      'k String, v UInt64',
+      'MergeTree ORDER BY k SETTINGS non_replicated_deduplication_window = 100',
+    );
+    const second = await freshTable(
+      'k String, n SimpleAggregateFunction(sum, UInt64)',
+      'AggregatingMergeTree ORDER BY k SETTINGS non_replicated_deduplication_window = 100',
+    );
+    await store.command(`CREATE TABLE ${db}.${src} (k String, v UInt64) ENGINE = Null`);
+    await store.command(`CREATE MATERIALIZED VIEW ${db}.${src}_mv TO ${db}.${first} AS SELECT * FROM ${db}.${src}`);
+    await store.command(
+      `CREATE MATERIALIZED VIEW ${db}.${first}_mv TO ${db}.${second} AS SELECT k, 1 AS n FROM ${db}.${first}`,
+    );
+    const body = Buffer.from('a\t1\nb\t2\n');
+    const both = async () => {
+      const [row] = await store.query<{ rows: string; n: string }>(
+        `SELECT (SELECT count() FROM ${db}.${first}) AS rows, (SELECT sum(n) FROM ${db}.${second}) AS n`,
+      );
+      return row;
+    };
+    await store.insertTsv(src, ['k', 'v'], body, { dedupToken: 'views-1' });
+    await store.insertTsv(src, ['k', 'v'], body, { dedupToken: 'views-1' });
+    expect(await both()).toEqual({ rows: '2', n: '2' });
+    await store.insertTsv(src, ['k', 'v'], body, { dedupToken: 'views-2' });
+    expect(await both()).toEqual({ rows: '4', n: '4' });
+
+    // What drops the repeat in the views' tables is the setting the store sends with each insert: the same
+    // insert twice without it (on another connection to the same engine) lands twice in both.
+    const { createChdbConnection } = createRequire(import.meta.url)(
+      'chdb/connection',
+    ) as typeof import('chdb/connection');
+    const raw = new ChdbInserters(() => createChdbConnection({ path: join(dataDir, 'clickhouse') }), 1);
+    try {
+      for (let i = 0; i < 2; i++)
+        await raw.insert({
+          table: `${db}.${src}`,
+          columns: ['k', 'v'],
+          format: 'TabSeparated',
+          body,
+          settings: { insert_deduplication_token: 'views-3', deduplicate_blocks_in_dependent_materialized_views: 0 },
+        });
+    } finally {
+      await raw.close();
+    }
+    expect(await both()).toEqual({ rows: '8', n: '8' });
+  });
+
   it('does nothing for an empty insert', async () => {
     const table = await freshTable('k String');
     await store.insertJson(table, []);
     expect(await count(table)).toBe(0);
+  });
+});
+
+describe('store (server)', () => {
+  it("sends a TSV insert's settings with it: synchronous, its token, dropped as a repeat in the views' tables too", async () => {
+    const requests: Array<{ url: URL; body: string }> = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        requests.push({ url: new URL(req.url ?? '/', 'http://x'), body: Buffer.concat(chunks).toString() });
+        res.writeHead(200, { 'Content-Type': 'text/plain' }).end();
+      });
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    const { port } = server.address() as AddressInfo;
+    const remote = openStore({ url: `http://127.0.0.1:${port}`, database: 'hl', dataDir, logger: silentLogger() });
+    try {
+      await remote.insertTsv('events_v3_input', ['org', 'uuid'], Buffer.from('o\tu\n'), {
+        dedupToken: 't-0-5-9',
+        foldOnInsert: false,
+      });
+    } finally {
+      await remote.close();
+      await new Promise((ok) => server.close(ok));
+    }
+    expect(requests).toHaveLength(1);
+    const { url, body } = requests[0]!;
+    expect(url.searchParams.get('query')).toMatch(
+      /^INSERT INTO hl\.events_v3_input \(org, ?uuid\) FORMAT TabSeparated/,
+    );
+    expect(body).toBe('o\tu\n');
+    expect(Object.fromEntries(url.searchParams)).toMatchObject({
+      async_insert: '0',
+      insert_deduplicate: '1',
+      insert_deduplication_token: 't-0-5-9',
+      deduplicate_blocks_in_dependent_materialized_views: '1',
+      optimize_on_insert: '0',
+    });
   });
 });

@@ -51,7 +51,8 @@ export interface Store {
   insertJson(table: string, rows: readonly object[], opts?: { dedupToken?: string }): Promise<void>;
   /**
    * Inserts ready-made TabSeparated rows (`body`, each row ending in a line feed, fields in `columns`'
-   * order) into `${database}.${table}` as one block, with the same dedup token rule as `insertJson`.
+   * order) into `${database}.${table}` as one block, with the same dedup token rule as `insertJson`, which
+   * holds in every table a materialized view writes from the insert too.
    * The bytes go to ClickHouse as they are; on the embedded kind several run at once (chdb-inserts.ts).
    */
   insertTsv(table: string, columns: readonly string[], body: Buffer, opts?: TsvInsertOptions): Promise<void>;
@@ -120,6 +121,30 @@ const COMMON_SETTINGS: ClickHouseSettings = {
  * inserts a partition's batch at a time, so more would only queue), each its own chdb connection.
  */
 const EMBEDDED_INSERT_CONNECTIONS = 2;
+
+/**
+ * The settings of one `insertTsv`, the same on both kinds (on chdb in the statement itself, to a server as the
+ * request's settings), whatever the session, user profile or server defaults say:
+ * - as COMMON_SETTINGS: synchronous, deduplicated by the token (empty: none);
+ * - `deduplicate_blocks_in_dependent_materialized_views`: a repeat of the token is dropped in every table a
+ *   view writes from this insert too, not only in the table named. The sink's events go into a Null table
+ *   (migration 013) whose view writes the events table, and a view on that writes arrivals (031; 032 for v4), whose `copies` is a
+ *   sum: without it a replayed batch would be written again in both (chdb 26.7 defaults to 1; an older
+ *   server's default or a profile may say 0);
+ * - parsed on the inserting thread: the sink already inserts partitions side by side, and splitting one body
+ *   across threads as well cost more CPU than it saved time (chdb, 5,000-row batches);
+ * - `optimize_on_insert` from `foldOnInsert`.
+ */
+function tsvInsertSettings(opts: TsvInsertOptions) {
+  return {
+    async_insert: 0,
+    insert_deduplicate: 1,
+    insert_deduplication_token: opts.dedupToken ?? '',
+    deduplicate_blocks_in_dependent_materialized_views: 1,
+    input_format_parallel_parsing: 0,
+    optimize_on_insert: opts.foldOnInsert === false ? 0 : 1,
+  } as const;
+}
 
 /** Opens a store. Does not contact it: call `ping()` (readiness) and `migrate()` (schema). */
 export function openStore(opts: OpenStoreOptions): Store {
@@ -271,16 +296,7 @@ class ClickHouseStore implements Store {
     assertIdentifier(table, 'table');
     for (const c of columns) assertIdentifier(c, 'column');
     if (body.length === 0) return;
-    // As COMMON_SETTINGS, for this statement alone: synchronous, deduplicated by the token (empty: none).
-    // Parsed on the inserting thread: the sink already inserts partitions side by side, and splitting one
-    // body across threads as well cost more CPU than it saved time (chdb, 5,000-row batches).
-    const settings = {
-      async_insert: 0,
-      insert_deduplicate: 1,
-      insert_deduplication_token: opts.dedupToken ?? '',
-      input_format_parallel_parsing: 0,
-      optimize_on_insert: opts.foldOnInsert === false ? 0 : 1,
-    };
+    const settings = tsvInsertSettings(opts);
     try {
       if (this.#inserters) {
         await this.#inserters.insert({
@@ -297,13 +313,7 @@ class ClickHouseStore implements Store {
         values: Readable.from([body], { objectMode: false }),
         format: 'TabSeparated',
         columns: [...columns] as [string, ...string[]],
-        clickhouse_settings: {
-          ...settings,
-          async_insert: 0,
-          insert_deduplicate: 1,
-          input_format_parallel_parsing: 0,
-          optimize_on_insert: settings.optimize_on_insert === 0 ? 0 : 1,
-        },
+        clickhouse_settings: settings,
       });
     } catch (err) {
       throw classifyClickHouseError(err);

@@ -13,11 +13,9 @@ export interface Item {
   readonly rec: ConsumedRecord;
   /** Object rows: the row. */
   readonly row: object | null;
-  /** TSV rows: the row's bytes in the batch's buffer, and its companion row's (empty when it has none). */
+  /** TSV rows: the row's bytes in the batch's buffer. */
   readonly from: number;
   readonly to: number;
-  readonly companionFrom: number;
-  readonly companionTo: number;
 }
 
 export interface BatchRows {
@@ -27,8 +25,6 @@ export interface BatchRows {
   readonly refused: ReadonlyArray<{ readonly rec: ConsumedRecord; readonly reason: string }>;
   /** Inserts `items` (a run of consecutive `this.items`) into the pipeline's table as one block. */
   insert(store: Store, items: readonly Item[], token: string): Promise<void>;
-  /** Inserts the companion rows of `items` as one block; false when they have none. */
-  insertCompanion(store: Store, items: readonly Item[], token: string): Promise<boolean>;
 }
 
 function isTsv(p: Pipeline | TsvPipeline): p is TsvPipeline {
@@ -51,11 +47,10 @@ export function encodeBatch(
       if (rec.value.length > maxBytes) refused.push({ rec, reason: tooLarge(rec) });
       else {
         const mapped = pipeline.map(rec);
-        if (mapped.ok) items.push({ rec, row: mapped.row, from: 0, to: 0, companionFrom: 0, companionTo: 0 });
+        if (mapped.ok) items.push({ rec, row: mapped.row, from: 0, to: 0 });
         else refused.push({ rec, reason: mapped.reason });
       }
     }
-    const companion = pipeline.companion;
     return {
       items,
       refused,
@@ -65,13 +60,6 @@ export function encodeBatch(
           run.map((i) => i.row!),
           { dedupToken: token },
         ),
-      insertCompanion: async (store, run, token) => {
-        if (!companion) return false;
-        const rows = run.map((i) => companion.map(i.rec, i.row!)).filter((r): r is object => r !== null);
-        if (rows.length === 0) return false;
-        await store.insertJson(companion.table, rows, { dedupToken: token });
-        return true;
-      },
     };
   }
 
@@ -80,25 +68,20 @@ export function encodeBatch(
   let bytes = 0;
   for (const rec of records) bytes += rec.value.length;
   const rows = new TsvWriter(4096 + bytes + records.length * 768);
-  const companionRows = pipeline.companion ? new TsvWriter(Math.max(4096, records.length * 256)) : null;
   for (const rec of records) {
     if (rec.value.length > maxBytes) {
       refused.push({ rec, reason: tooLarge(rec) });
       continue;
     }
     const from = rows.length;
-    const companionFrom = companionRows?.length ?? 0;
-    const reason = pipeline.encode(rec, rows, companionRows);
-    if (reason === null)
-      items.push({ rec, row: null, from, to: rows.length, companionFrom, companionTo: companionRows?.length ?? 0 });
+    const reason = pipeline.encode(rec, rows);
+    if (reason === null) items.push({ rec, row: null, from, to: rows.length });
     else {
       // The encoder writes nothing for a record it refuses; make sure of it.
       rows.truncate(from);
-      companionRows?.truncate(companionFrom);
       refused.push({ rec, reason });
     }
   }
-  const companion = pipeline.companion;
   return {
     items,
     refused,
@@ -110,29 +93,6 @@ export function encodeBatch(
         foldOnInsert: pipeline.foldOnInsert ?? true,
       });
       await pipeline.afterInsert?.(store);
-    },
-    insertCompanion: async (store, run, token) => {
-      if (!companion || !companionRows) return false;
-      // Consecutive items' companion rows are one span, unless rows ClickHouse refused sit between them.
-      const spans: Buffer[] = [];
-      let start = -1;
-      let end = -1;
-      for (const i of run) {
-        if (i.companionFrom === i.companionTo) continue;
-        if (i.companionFrom !== end) {
-          if (start >= 0) spans.push(companionRows.view(start, end));
-          start = i.companionFrom;
-        }
-        end = i.companionTo;
-      }
-      if (start < 0) return false;
-      spans.push(companionRows.view(start, end));
-      const body = spans.length === 1 ? spans[0]! : Buffer.concat(spans);
-      await store.insertTsv(companion.table, companion.columns, body, {
-        dedupToken: token,
-        foldOnInsert: pipeline.foldOnInsert ?? true,
-      });
-      return true;
     },
   };
 }

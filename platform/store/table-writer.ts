@@ -84,8 +84,6 @@ export async function writeBatch(
     summary: `RECORD_INVALID: ${reason}`,
   }));
   await insertRange(deps, pipeline.table, rows, where, rows.items, rejected);
-  if (pipeline.companion && rows.items.length > 0)
-    await insertCompanion(deps, pipeline.companion.table, rows, where, batch, rejected);
   await settleRejected(deps, pipeline, where, rejected);
   deps.telemetry.batchDone(
     where,
@@ -147,27 +145,6 @@ async function insertRange(
     await insertRange(deps, table, rows, where, items.slice(0, mid), rejected);
     await insertRange(deps, table, rows, where, items.slice(mid), rejected);
   }
-}
-
-/** The companion table's rows for the records the main table stored, as one deterministic insert. */
-async function insertCompanion(
-  deps: WriterDeps,
-  table: string,
-  rows: BatchRows,
-  where: Where,
-  batch: RecordBatch,
-  rejected: readonly Rejected[],
-): Promise<void> {
-  const refused = new Set(rejected.map((r) => r.rec.offset));
-  const stored = refused.size === 0 ? rows.items : rows.items.filter((i) => !refused.has(i.rec.offset));
-  if (stored.length === 0) return;
-  const token = `${dedupToken(where.topic, where.partition, batch.firstOffset, batch.lastOffset)}-${table}`;
-  await retry(() => rows.insertCompanion(deps.store, stored, token), {
-    policy: deps.retryPolicy ?? RetryPolicies.sink,
-    retriable: isRetriable,
-    signal: deps.signal,
-    onRetry: (err, attempt, delayMs) => deps.telemetry.insertRetry(where, table, err, attempt, delayMs),
-  });
 }
 
 /**

@@ -107,11 +107,6 @@ export class TsvWriter {
     this.#len += n;
   }
 
-  /** Bytes [from, to) of another writer, as they are (text already escaped there). */
-  copyFrom(other: TsvWriter, from: number, to: number): void {
-    this.bytes(other.#buf, from, to);
-  }
-
   /** Lower-cases the ASCII letters already written in [from, to) (String#toLowerCase, for ASCII text). */
   lowerAscii(from: number, to: number): void {
     const buf = this.#buf;

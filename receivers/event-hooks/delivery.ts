@@ -1,8 +1,16 @@
-import { checkDelivery, describeIssues, logEventFields, meetsLogEventRules } from '../../schemas/logevent.js';
+import { isUtf8 } from 'node:buffer';
+import {
+  checkDelivery,
+  describeIssues,
+  logEventFields,
+  meetsLogEventRules,
+  type DeliveryEnvelope,
+} from '../../schemas/logevent.js';
+import { Kind } from '../../platform/json/lexer.js';
 import { Header, deadLetter } from '../../platform/stream/headers.js';
 import type { StreamRecord } from '../../platform/stream/types.js';
-import { nestingExceeds, tooDeep, utf8Text } from '../body.js';
-import { scanDelivery } from './raw-events.js';
+import { INVALID_UTF8, nestingExceeds, tooDeep, utf8Text } from '../body.js';
+import { Envelope, scanDelivery, stringAt, type DeliveryScan } from './delivery-scan.js';
 
 export interface DeliveryContext {
   readonly org: string;
@@ -10,6 +18,8 @@ export interface DeliveryContext {
   readonly receivedAt: Date;
   /** `<org_url>/api/v1/eventHooks/<id>` when the hook pins its source (config `expected_source`). */
   readonly expectedSource?: string;
+  /** The request's id, for the dead letters of its invalid events (`REQUEST_ID_HEADER`). */
+  readonly requestId?: string;
 }
 
 /** Why a whole body was refused (400, raw body dead-lettered). A closed list: it is a metric label. */
@@ -25,6 +35,9 @@ export type DeliveryParse =
   | { readonly ok: false; readonly rejection: BodyRejection; readonly reason: string };
 
 export const ORIGIN = 'event-hook';
+
+/** Dead letters written by this receiver carry the request id, so a log line and its dead letter can be matched. */
+export const REQUEST_ID_HEADER = 'hooklog-request-id';
 
 /**
  * Deepest JSON accepted. A LogEvent inside a delivery is about 10 levels deep;
@@ -63,10 +76,66 @@ export function hookEventProblem(event: unknown): string | undefined {
  * delivery at all is refused whole.
  *
  * Each event's record value is the event's own bytes in the body, as the
- * service sent them (raw-events.ts finds them): the body is parsed once, for
- * validation, and no event is serialised again.
+ * service sent them, never serialised again. What is accepted or refused, and
+ * why, is what strict UTF-8 decoding, JSON.parse and the schemas' checks on the
+ * parsed value would decide; the common case is decided on the bytes
+ * (delivery-scan.ts) without building the body's values, and the rest (a body
+ * that is not JSON or whose envelope does not pass as it stands, an event that
+ * does not pass by its uuid, published and eventType) is parsed, so zod decides
+ * it and says why.
  */
 export function parseDelivery(body: Buffer, ctx: DeliveryContext): DeliveryParse {
+  if (!isUtf8(body)) return NOT_UTF8;
+  const scan = scanDelivery(body);
+  if (!scan.valid) return parsedWhole(body, ctx, null);
+  // Checked before anything recursive (the validators below, log serialisers) sees a parsed value.
+  if (scan.depth > MAX_JSON_DEPTH) return TOO_DEEP;
+  const envelope = scannedEnvelope(body, scan);
+  if (envelope === undefined) return parsedWhole(body, ctx, scan);
+  const refused = sourceRefused(envelope.source, ctx);
+  if (refused) return refused;
+  const { events } = scan;
+  return split(
+    ctx,
+    envelope.eventId ?? legacyEventId(envelope.eventID),
+    scan.count,
+    (i) => body.subarray(events[i * 3]!, events[i * 3 + 1]!),
+    (i, raw) => (events[i * 3 + 2] === 1 ? undefined : hookEventProblem(JSON.parse(raw.toString('utf8')))),
+  );
+}
+
+const NOT_UTF8: DeliveryParse = { ok: false, rejection: INVALID_UTF8.reason, reason: INVALID_UTF8.detail };
+const TOO_DEEP: DeliveryParse = { ok: false, rejection: 'too-deep', reason: tooDeep(MAX_JSON_DEPTH).detail };
+
+/**
+ * The envelope as `checkDelivery` reads it when it passes without zod, from the scan's tokens; undefined
+ * when it does not pass so (the caller then parses the body and lets `checkDelivery` decide).
+ */
+function scannedEnvelope(body: Buffer, scan: DeliveryScan): Omit<DeliveryEnvelope, 'events'> | undefined {
+  if (!scan.object) return undefined;
+  const e = scan.envelope;
+  if (envelopeText(body, e, Envelope.eventType) !== 'com.okta.event_hook') return undefined;
+  if (e[Envelope.data * 3] !== Kind.OBJECT || e[Envelope.events * 3] !== Kind.ARRAY) return undefined;
+  const eventId = envelopeText(body, e, Envelope.eventId);
+  if (e[Envelope.eventId * 3] !== Kind.ABSENT && (eventId === undefined || eventId.length < 1 || eventId.length > 256))
+    return undefined;
+  const source = envelopeText(body, e, Envelope.source);
+  if (e[Envelope.source * 3] !== Kind.ABSENT && source === undefined) return undefined;
+  return { eventId, eventID: envelopeText(body, e, Envelope.eventID), source };
+}
+
+/** The string an envelope token holds, or undefined. */
+function envelopeText(body: Buffer, e: Int32Array, slot: number): string | undefined {
+  return stringAt(body, e[slot * 3]!, e[slot * 3 + 1]!, e[slot * 3 + 2]!);
+}
+
+/**
+ * The whole body parsed, as it always was before the scan: for a body the scan found not to be JSON
+ * (JSON.parse words why), or whose envelope needs zod's word. Were the scan ever to refuse a body
+ * JSON.parse takes, the depth is measured on its own and each event serialised again (deep-equal to
+ * what was sent) rather than lost.
+ */
+function parsedWhole(body: Buffer, ctx: DeliveryContext, scan: DeliveryScan | null): DeliveryParse {
   const text = utf8Text(body);
   if (!text.ok) return { ok: false, rejection: text.reason, reason: text.detail };
   let json: unknown;
@@ -75,26 +144,40 @@ export function parseDelivery(body: Buffer, ctx: DeliveryContext): DeliveryParse
   } catch (err) {
     return { ok: false, rejection: 'not-json', reason: `body is not JSON: ${(err as Error).message}` };
   }
-  // One pass finds each event's bytes and the depth; the limit is checked before anything recursive
-  // (the validators below, log serialisers) sees the parsed value. Were the scan ever to fail on a
-  // body JSON.parse took, the depth is measured on its own.
-  const scan = scanDelivery(body);
-  if (scan.depth === null ? nestingExceeds(body, MAX_JSON_DEPTH) : scan.depth > MAX_JSON_DEPTH) {
-    const deep = tooDeep(MAX_JSON_DEPTH);
-    return { ok: false, rejection: deep.reason, reason: deep.detail };
-  }
+  if (scan === null ? nestingExceeds(body, MAX_JSON_DEPTH) : scan.depth > MAX_JSON_DEPTH) return TOO_DEEP;
   const read = checkDelivery(json);
   if (!read.ok) return { ok: false, rejection: 'not-delivery', reason: `not an event hook delivery: ${read.reason}` };
   const envelope = read.envelope;
-  if (ctx.expectedSource !== undefined && !sourceMatches(envelope.source, ctx.expectedSource)) {
-    return {
-      ok: false,
-      rejection: 'source-mismatch',
-      reason: `delivery source is not the pinned ${ctx.expectedSource}`,
-    };
-  }
+  const refused = sourceRefused(envelope.source, ctx);
+  if (refused) return refused;
+  const parsed = envelope.events;
+  const events = scan?.count === parsed.length ? scan.events : null;
+  return split(
+    ctx,
+    envelope.eventId ?? legacyEventId(envelope.eventID),
+    parsed.length,
+    (i) => (events ? body.subarray(events[i * 3]!, events[i * 3 + 1]!) : Buffer.from(JSON.stringify(parsed[i]))),
+    (i) => hookEventProblem(parsed[i]),
+  );
+}
 
-  const deliveryId = envelope.eventId ?? legacyEventId(envelope.eventID);
+function sourceRefused(source: unknown, ctx: DeliveryContext): DeliveryParse | undefined {
+  if (ctx.expectedSource === undefined || sourceMatches(source, ctx.expectedSource)) return undefined;
+  return { ok: false, rejection: 'source-mismatch', reason: `delivery source is not the pinned ${ctx.expectedSource}` };
+}
+
+/**
+ * The records of a delivery's `n` events: `raw(i)` is event i's bytes, `problem(i, raw)` why it is
+ * invalid (undefined: it is valid). One headers object serves the delivery's records; dead letters
+ * carry the request id beside it, so a log line and its dead letter can be matched.
+ */
+function split(
+  ctx: DeliveryContext,
+  deliveryId: string | undefined,
+  n: number,
+  raw: (i: number) => Buffer,
+  problem: (i: number, raw: Buffer) => string | undefined,
+): DeliveryParse {
   const headers: Record<string, string> = {
     [Header.org]: ctx.org,
     [Header.source]: 'hook',
@@ -102,20 +185,14 @@ export function parseDelivery(body: Buffer, ctx: DeliveryContext): DeliveryParse
     [Header.receivedAt]: ctx.receivedAt.toISOString(),
   };
   if (deliveryId) headers[Header.deliveryId] = deliveryId;
-
+  const letterHeaders = ctx.requestId === undefined ? headers : { ...headers, [REQUEST_ID_HEADER]: ctx.requestId };
   const events: StreamRecord[] = [];
   const rejected: StreamRecord[] = [];
-  const parsedEvents = envelope.events;
-  const ranges = scan.ranges;
-  // The scan and JSON.parse read the same valid JSON, so they always agree; were they ever not to,
-  // the event's re-serialisation (deep-equal to what was sent) is kept rather than losing it.
-  const exact = ranges !== null && ranges.length === parsedEvents.length;
-  for (let i = 0; i < parsedEvents.length; i++) {
-    const event = parsedEvents[i];
-    const raw = exact ? body.subarray(ranges[i]![0], ranges[i]![1]) : Buffer.from(JSON.stringify(event));
-    const problem = hookEventProblem(event);
-    if (problem === undefined) events.push({ key: ctx.org, value: raw, headers });
-    else rejected.push(deadLetter(raw, `data.events.${i}: ${problem}`, ORIGIN, headers, ctx.org));
+  for (let i = 0; i < n; i++) {
+    const value = raw(i);
+    const why = problem(i, value);
+    if (why === undefined) events.push({ key: ctx.org, value, headers });
+    else rejected.push(deadLetter(value, `data.events.${i}: ${why}`, ORIGIN, letterHeaders, ctx.org));
   }
   return { ok: true, deliveryId, events, rejected };
 }

@@ -39,32 +39,63 @@ export class InFlightLimit {
   tryAcquire(bytes: number): Permit | undefined {
     if (this.#deliveries >= this.#maxDeliveries) return undefined;
     if (this.#deliveries > 0 && this.#bytes + bytes > this.#maxBytes) return undefined;
-    this.#deliveries++;
-    this.#bytes += bytes;
-    this.#onChange(1, bytes);
-    let held = bytes;
-    let released = false;
-    return {
-      shrink: (to: number) => {
-        if (released || to >= held) return;
-        this.#bytes -= held - to;
-        this.#onChange(0, to - held);
-        held = to;
-      },
-      release: () => {
-        if (released) return;
-        released = true;
-        this.#deliveries--;
-        this.#bytes -= held;
-        this.#onChange(-1, -held);
-      },
-    };
+    this.#adjust(1, bytes);
+    return new Slot(bytes, this.#adjust);
+  }
+
+  /** Every change of the counts, made once here so the gauges hear it (one function for all permits). */
+  readonly #adjust = (deliveryDelta: number, byteDelta: number): void => {
+    this.#deliveries += deliveryDelta;
+    this.#bytes += byteDelta;
+    this.#onChange(deliveryDelta, byteDelta);
+  };
+}
+
+/** A taken slot: an object with its own state rather than closures, as one is taken per delivery. */
+class Slot implements Permit {
+  #held: number;
+  #released = false;
+  #waiting = false;
+  readonly #adjust: (deliveryDelta: number, byteDelta: number) => void;
+
+  constructor(bytes: number, adjust: (deliveryDelta: number, byteDelta: number) => void) {
+    this.#held = bytes;
+    this.#adjust = adjust;
+  }
+
+  shrink(to: number): void {
+    if (this.#released || to >= this.#held) return;
+    this.#adjust(0, to - this.#held);
+    this.#held = to;
+  }
+
+  holdUntil(work: Promise<unknown>): void {
+    this.#waiting = true;
+    work.then(
+      () => this.#free(),
+      () => this.#free(),
+    );
+  }
+
+  release(): void {
+    if (!this.#waiting) this.#free();
+  }
+
+  #free(): void {
+    if (this.#released) return;
+    this.#released = true;
+    this.#adjust(-1, -this.#held);
   }
 }
 
 export interface Permit {
   /** Gives back bytes reserved beyond what the delivery turned out to need. */
   shrink(bytes: number): void;
-  /** Idempotent. */
+  /**
+   * Keeps the slot until `work` settles, whatever `release` says before then: a delivery answered 503
+   * while its append goes on still holds its slot, so a stalled stream fills the slots.
+   */
+  holdUntil(work: Promise<unknown>): void;
+  /** Idempotent; does nothing once `holdUntil` took over. */
   release(): void;
 }

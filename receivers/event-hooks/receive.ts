@@ -1,15 +1,14 @@
-import type { Context } from 'koa';
+import type { IncomingMessage } from 'node:http';
 import { Header, deadLetter, type Topics } from '../../platform/stream/headers.js';
-import type { Stream, StreamRecord } from '../../platform/stream/types.js';
+import type { Stream } from '../../platform/stream/types.js';
 import { declaredLength, isTooLarge, readBody } from '../body.js';
+import { isJsonRequest, requestHeader, type Reply } from '../fast-path.js';
 import type { EventHookConfig, EventHookReceiverConfig } from './config.js';
 import { RecentDeliveries, deliveryKey } from './dedupe.js';
-import { ORIGIN, parseDelivery } from './delivery.js';
+import { ORIGIN, REQUEST_ID_HEADER, parseDelivery } from './delivery.js';
 import { InFlightLimit, type Permit } from './in-flight.js';
 import type { EventHookTelemetry, RejectReason, RequestFacts } from './telemetry.js';
 
-/** Dead letters written by this receiver carry the request id, so a log line and its dead letter can be matched. */
-export const REQUEST_ID_HEADER = 'hooklog-request-id';
 /** Dead letters of refused bodies carry the body's size; a body over the limit is recorded by size alone. */
 const BODY_BYTES_HEADER = 'hooklog-body-bytes';
 
@@ -50,6 +49,9 @@ export class DeliveryReceiver {
   readonly #d: ReceiverDeps;
   readonly #inFlight: InFlightLimit;
   readonly #recent: RecentDeliveries;
+  /** The 503s, with Retry-After: the same for every delivery. */
+  readonly #saturated: Reply;
+  readonly #notDurable: Reply;
 
   constructor(deps: ReceiverDeps) {
     this.#d = deps;
@@ -59,61 +61,75 @@ export class DeliveryReceiver {
       onChange: (n, bytes) => deps.telemetry.inFlightChanged(n, bytes),
     });
     this.#recent = new RecentDeliveries({ capacity: deps.limits.dedupe_capacity, ttlMs: deps.limits.dedupe_ttl_ms });
+    const retryAfter = ['Retry-After', String(deps.limits.retry_after_seconds)];
+    this.#saturated = Object.freeze({
+      status: 503,
+      headers: retryAfter,
+      body: JSON.stringify({ error: 'too many deliveries in flight, retry later' }),
+    });
+    this.#notDurable = Object.freeze({
+      status: 503,
+      headers: retryAfter,
+      body: JSON.stringify({ error: 'not durable in time, retry' }),
+    });
   }
 
-  async handle(ctx: Context, hook: ResolvedHook, facts: RequestFacts): Promise<void> {
+  async handle(req: IncomingMessage, hook: ResolvedHook, facts: RequestFacts): Promise<Reply> {
     const started = performance.now();
-    const remaining = () => this.#d.ackTimeoutMs - (performance.now() - started);
-    const declared = declaredLength(ctx.req);
+    const declared = declaredLength(req);
     const permit = this.#inFlight.tryAcquire(Math.min(declared ?? this.#d.bodyLimitBytes, this.#d.bodyLimitBytes));
-    if (!permit) return this.#unavailable(ctx, facts, 'saturated');
-    let keep = false;
+    if (!permit) return this.#unavailable(facts, 'saturated');
     try {
       let body: Buffer;
       try {
-        body = await readBody(ctx.req, this.#d.bodyLimitBytes);
+        body = await readBody(req, this.#d.bodyLimitBytes);
       } catch (err) {
         if (!isTooLarge(err)) {
           // The client went away or broke the framing: there is nobody to answer and no whole payload to keep.
           this.#d.telemetry.rejected(facts, 'body-unreadable', 400);
-          ctx.status = 400;
-          ctx.body = { error: 'could not read the body' };
-          return;
+          return UNREADABLE;
         }
-        ctx.set('Connection', 'close');
         const size = String(err.declaredBytes ?? err.receivedBytes);
-        keep = await this.#refuse(
-          ctx,
+        const reply = await this.#refuse(
           hook,
           facts,
           permit,
-          remaining(),
+          this.#remaining(started),
           'too-large',
           413,
-          Buffer.alloc(0),
+          EMPTY,
           err.message,
-          { [BODY_BYTES_HEADER]: size },
+          {
+            [BODY_BYTES_HEADER]: size,
+          },
         );
-        return;
+        // The rest of the body is drained unread; the connection ends with this answer, whichever it is.
+        return { ...reply, headers: [...(reply.headers ?? []), 'Connection', 'close'] };
       }
       permit.shrink(body.length);
-      if (!ctx.is('application/json')) {
-        const type = ctx.get('content-type');
+      if (!isJsonRequest(req)) {
+        const type = requestHeader(req, 'content-type');
         const reason = `content-type ${type ? JSON.stringify(type.slice(0, 100)) : '(none)'} is not application/json`;
-        keep = await this.#refuse(ctx, hook, facts, permit, remaining(), 'content-type', 415, body, reason);
-        return;
+        return await this.#refuse(hook, facts, permit, this.#remaining(started), 'content-type', 415, body, reason);
       }
-      const receivedAt = new Date();
       const parsed = parseDelivery(body, {
         org: hook.config.org,
         hookId: hook.config.id,
-        receivedAt,
+        receivedAt: new Date(),
         expectedSource: hook.expectedSource,
+        requestId: facts.requestId,
       });
-      if (!parsed.ok) {
-        keep = await this.#refuse(ctx, hook, facts, permit, remaining(), parsed.rejection, 400, body, parsed.reason);
-        return;
-      }
+      if (!parsed.ok)
+        return await this.#refuse(
+          hook,
+          facts,
+          permit,
+          this.#remaining(started),
+          parsed.rejection,
+          400,
+          body,
+          parsed.reason,
+        );
       const key = parsed.deliveryId === undefined ? undefined : deliveryKey(hook.config.id, parsed.deliveryId);
       const seen = key === undefined ? undefined : this.#recent.lookup(key);
       // A retry of a delivery still being appended joins that append; only a failed one is appended again.
@@ -121,7 +137,7 @@ export class DeliveryReceiver {
         seen?.state === 'pending'
           ? await within(
               seen.settled.then((ok) => ok || Promise.reject(new Error('the earlier append failed'))),
-              remaining(),
+              this.#remaining(started),
             )
           : undefined;
       if (seen?.state === 'done' || prior === 'ok') {
@@ -131,13 +147,12 @@ export class DeliveryReceiver {
           parsed.events.length + parsed.rejected.length,
           (performance.now() - started) / 1000,
         );
-        ctx.status = 204;
-        return;
+        return NO_CONTENT;
       }
       if (prior === 'timeout')
-        return this.#unavailable(ctx, facts, 'not-durable', 'an earlier copy of this delivery is still being appended');
+        return this.#unavailable(facts, 'not-durable', 'an earlier copy of this delivery is still being appended');
 
-      const rejected = parsed.rejected.map((r) => withHeader(r, REQUEST_ID_HEADER, facts.requestId));
+      const rejected = parsed.rejected;
       const work = Promise.all([
         this.#d.stream.append(this.#d.topics.logs, parsed.events),
         rejected.length > 0 ? this.#d.stream.append(this.#d.topics.deadletter, rejected) : undefined,
@@ -147,29 +162,33 @@ export class DeliveryReceiver {
         () => this.#d.telemetry.appended(facts, parsed.deliveryId, parsed.events.length, rejected.length),
         () => undefined,
       );
-      keep = holdUntilSettled(permit, work);
-      const outcome = await within(work, remaining());
+      permit.holdUntil(work);
+      const outcome = await within(work, this.#remaining(started));
       if (outcome !== 'ok')
-        return this.#unavailable(ctx, facts, 'not-durable', outcome === 'timeout' ? 'timeout' : outcome.message);
+        return this.#unavailable(facts, 'not-durable', outcome === 'timeout' ? 'timeout' : outcome.message);
       this.#d.telemetry.acknowledged(
         facts,
         parsed.deliveryId,
         parsed.events.length,
         (performance.now() - started) / 1000,
       );
-      ctx.status = 204;
+      return NO_CONTENT;
     } finally {
-      if (!keep) permit.release();
+      permit.release();
     }
+  }
+
+  /** What is left of the budget of a delivery that arrived at `started`. */
+  #remaining(started: number): number {
+    return this.#d.ackTimeoutMs - (performance.now() - started);
   }
 
   /**
    * Dead-letters a refused body (with why and its size), then answers
-   * `status`; 503 instead when the dead letter is not durable in time.
-   * Returns true when the permit now waits for the append to settle.
+   * `status`; 503 instead when the dead letter is not durable in time. The
+   * permit is held until the dead letter's append settles.
    */
   async #refuse(
-    ctx: Context,
     hook: ResolvedHook,
     facts: RequestFacts,
     permit: Permit,
@@ -179,7 +198,7 @@ export class DeliveryReceiver {
     raw: Buffer,
     detail: string,
     extra: Record<string, string> = {},
-  ): Promise<boolean> {
+  ): Promise<Reply> {
     const headers = {
       [Header.source]: 'hook',
       [Header.hookId]: hook.config.id,
@@ -192,66 +211,50 @@ export class DeliveryReceiver {
     const work = this.#d.stream.append(this.#d.topics.deadletter, [
       deadLetter(raw, `${reason}: ${detail}`, ORIGIN, headers, hook.config.org),
     ]);
-    const kept = holdUntilSettled(permit, work);
+    permit.holdUntil(work);
     const outcome = await within(work, budgetMs);
-    if (outcome !== 'ok') {
-      this.#unavailable(
-        ctx,
+    if (outcome !== 'ok')
+      return this.#unavailable(
         facts,
         'not-durable',
         `dead letter not durable: ${outcome === 'timeout' ? 'timeout' : outcome.message}`,
       );
-      return kept;
-    }
     this.#d.telemetry.rejected(facts, reason, status);
-    ctx.status = status;
-    ctx.body = { error: detail.slice(0, 1000) };
-    return kept;
+    return { status, body: JSON.stringify({ error: detail.slice(0, 1000) }) };
   }
 
   /** `why` is ours (a stream error or a time-out), logged; never payload text. */
-  #unavailable(ctx: Context, facts: RequestFacts, reason: 'saturated' | 'not-durable', why?: string): void {
+  #unavailable(facts: RequestFacts, reason: 'saturated' | 'not-durable', why?: string): Reply {
     this.#d.telemetry.rejected(facts, reason, 503, why ? { why } : {});
-    ctx.status = 503;
-    ctx.set('Retry-After', String(this.#d.limits.retry_after_seconds));
-    ctx.body = {
-      error: reason === 'saturated' ? 'too many deliveries in flight, retry later' : 'not durable in time, retry',
-    };
+    return reason === 'saturated' ? this.#saturated : this.#notDurable;
   }
 }
 
-/** Releases `permit` once `work` settles; true (the caller must not release it itself). */
-function holdUntilSettled(permit: Permit, work: Promise<unknown>): true {
-  work.then(
-    () => permit.release(),
-    () => permit.release(),
-  );
-  return true;
-}
+const EMPTY = Buffer.alloc(0);
+const NO_CONTENT: Reply = Object.freeze({ status: 204 });
+const UNREADABLE: Reply = Object.freeze({ status: 400, body: '{"error":"could not read the body"}' });
 
-function withHeader(r: StreamRecord, name: string, value: string): StreamRecord {
-  return { ...r, headers: { ...r.headers, [name]: value } };
-}
-
-/** How `work` settled within `ms`. Never throws; a rejection after the deadline is absorbed. */
-export async function within(work: Promise<unknown>, ms: number): Promise<Settled> {
+/**
+ * How `work` settled within `ms`. Never throws; a rejection after the deadline is absorbed. One promise
+ * and one timer per call (rather than a race of three promises): it runs for every delivery.
+ */
+export function within(work: Promise<unknown>, ms: number): Promise<Settled> {
   if (ms <= 0) {
     work.catch(() => undefined);
-    return 'timeout';
+    return TIMED_OUT;
   }
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), ms);
+  return new Promise<Settled>((resolve) => {
+    const timer = setTimeout(resolve, ms, 'timeout');
+    work.then(
+      () => {
+        clearTimeout(timer);
+        resolve('ok');
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        resolve(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
   });
-  try {
-    return await Promise.race([
-      work.then(
-        () => 'ok' as const,
-        (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
-      ),
-      deadline,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
+const TIMED_OUT: Promise<Settled> = Promise.resolve('timeout');

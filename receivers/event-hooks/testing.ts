@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import Koa from 'koa';
 import { parseConfig } from '../../cli/config/load.js';
 import { createLogger } from '../../platform/log.js';
 import { HooklogError } from '../../platform/errors.js';
@@ -73,6 +74,8 @@ export class GatedStream implements Stream {
 
 export interface Harness {
   readonly url: string;
+  /** The same app served by Koa alone: its event-hook routes, without the fast path in front of them. */
+  readonly koaUrl: string;
   readonly stream: GatedStream;
   readonly topics: Topics;
   /** Every log line so far, parsed. */
@@ -115,10 +118,14 @@ export async function startHarness(extra: Record<string, unknown> = {}): Promise
   ]);
   const app = createApp({ config, stream, topics, probes: [], logger });
   const server: Server = createServer(app.callback());
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as AddressInfo;
+  const koaServer: Server = createServer(Koa.prototype.callback.call(app));
+  const listen = async (s: Server) => {
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+    return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+  };
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: await listen(server),
+    koaUrl: await listen(koaServer),
     stream,
     topics,
     rawLogs: () => lines,
@@ -128,10 +135,11 @@ export async function startHarness(extra: Record<string, unknown> = {}): Promise
         .filter(Boolean)
         .map((l) => JSON.parse(l) as Record<string, unknown>),
     async close() {
-      await new Promise<void>((r) => {
-        server.close(() => r());
-        server.closeAllConnections();
-      });
+      for (const s of [server, koaServer])
+        await new Promise<void>((r) => {
+          s.close(() => r());
+          s.closeAllConnections();
+        });
       await stream.close();
     },
   };

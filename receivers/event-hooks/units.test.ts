@@ -119,6 +119,18 @@ describe('InFlightLimit', () => {
     expect(changes.reduce(([n, by], [dn, db]) => [n! + dn!, by! + db!], [0, 0])).toEqual([0, 0]);
   });
 
+  it('holds a slot past release() until the work it waits for settles, failed or not', async () => {
+    const limit = new InFlightLimit({ maxDeliveries: 2, maxBytes: 1000 });
+    const permits = [limit.tryAcquire(10)!, limit.tryAcquire(20)!];
+    const settle: Array<() => void> = [];
+    permits[0]!.holdUntil(new Promise<void>((resolve) => settle.push(resolve)));
+    permits[1]!.holdUntil(new Promise<void>((_, reject) => settle.push(() => reject(new Error('append failed')))));
+    for (const p of permits) p.release();
+    expect([limit.deliveries, limit.bytes]).toEqual([2, 30]);
+    for (const s of settle) s();
+    await expect.poll(() => [limit.deliveries, limit.bytes]).toEqual([0, 0]);
+  });
+
   it('admits one delivery larger than the byte limit when nothing else is in flight', () => {
     const limit = new InFlightLimit({ maxDeliveries: 5, maxBytes: 100 });
     const big = limit.tryAcquire(5000)!;

@@ -63,7 +63,9 @@ export const hookRegistrationSchema = z
       .default(60_000)
       .describe(
         "How often a running hooklog (pollers role) reads each org's registered hooks and compares them with the config: metrics per hook, " +
-          'and a built-in alert when one is deactivated, unverified or gone. Two GETs per org each time, within management.rate_limit_share. 0: off.',
+          'and a built-in alert when one is deactivated, unverified or gone. Two GETs per org each time, within management.rate_limit_share: an interval ' +
+          'shorter than the share affords (about 2 s for a bucket of 100 a minute at the default share) spends each window early and waits out the rest, ' +
+          'and `hooklog hooks apply` waits with it. 0: off.',
       ),
   })
   .prefault({})

@@ -9,13 +9,20 @@
  * metrics and as an alert, and apply repairs it.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { RateBudget } from '../../platform/identity/rate-limit.js';
 import { tokenHookRequest } from '../fixtures/index.js';
 import { call } from '../simulated-org/hook-calls.js';
 import { logEvent } from '../simulated-org/index.js';
 import { runCli, startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
 import { total } from '../support/metrics.js';
 import { waitFor } from '../support/wait.js';
-import { EVENT_SECRET, EVENT_TYPES, registrationWorld, type RegistrationWorld } from './hook-registration.js';
+import {
+  EVENT_SECRET,
+  EVENT_TYPES,
+  HOOK_BUCKET,
+  registrationWorld,
+  type RegistrationWorld,
+} from './hook-registration.js';
 
 const CHANGING = ['POST', 'PUT', 'DELETE'];
 
@@ -150,5 +157,10 @@ describe('hooks plan | apply | status against the simulated org', () => {
     // One finding, one alert: the watch appended it once though it saw it on every pass.
     expect(await deactivated()).toHaveLength(1);
     expect(world.sim.violations).toEqual([]);
+    // Nothing of hooklog's waited for the management budget: no window took its share (management.rate_limit_share,
+    // default 0.3), so the watch read every pass and the waits above saw each change a pass or two after it.
+    const allowed = new RateBudget({ share: 0.3 }).allowedPerWindow(HOOK_BUCKET.limit);
+    for (const family of ['eventHooks', 'inlineHooks'] as const)
+      expect(world.busiestWindow(family), family).toBeLessThan(allowed);
   }, 240_000);
 });

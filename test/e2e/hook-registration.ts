@@ -37,6 +37,8 @@ export interface RegistrationWorld {
   cli(args: readonly string[], env?: NodeJS.ProcessEnv): Promise<CliResult>;
   /** What an admin does in the console: one management call with the org's SSWS token. */
   admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
+  /** The most requests one window of a family's bucket (HOOK_BUCKET) took, from anyone. */
+  busiestWindow(family: 'eventHooks' | 'inlineHooks'): number;
   stop(): Promise<void>;
 }
 
@@ -51,9 +53,26 @@ export interface WorldOptions {
   readonly extra?: Record<string, unknown>;
 }
 
+/** How often hooklog's watch reads the org's hooks here: a change shows in the metrics within a pass or two. */
+const WATCH_INTERVAL_MS = 300;
+
+/**
+ * Each hook family's rate-limit bucket at the org (`event-hooks`, `inline-hooks`). The watch spends one request
+ * of each per pass, up to 60,000 / WATCH_INTERVAL_MS = 200 a minute, and the commands spend theirs beside it (one
+ * budget ledger per host). With the simulated org's default (100 a minute, of which hooklog's default share of 0.3
+ * allows 29) the watch spent each minute's share in its first seconds and waited out the rest of the window, and
+ * every command with it: a repair whose activate took a window's last request showed in the gauges only when the
+ * next window opened, up to a minute later. 1,000 a minute allows 299, so nothing of hooklog's ever waits for the
+ * budget here; the test checks that (`busiestWindow`).
+ */
+export const HOOK_BUCKET = { limit: 1_000, windowMs: 60_000 } as const;
+
 export async function registrationWorld(o: WorldOptions = {}): Promise<RegistrationWorld> {
   const cert = makeTestCertificate();
-  const sim = await SimulatedOrg.start(o.sim ?? {});
+  const sim = await SimulatedOrg.start({
+    ...o.sim,
+    rateLimit: { management: HOOK_BUCKET, ...o.sim?.rateLimit },
+  });
   const api = new HookManagementApi(sim, { ca: cert.cert });
   sim.use(api);
   const port = await freePort();
@@ -61,7 +80,10 @@ export async function registrationWorld(o: WorldOptions = {}): Promise<Registrat
   const inst = writeTestConfig({
     extra: {
       server: { host: '127.0.0.1', port: '${PORT}', tls: { cert_path: cert.certPath, key_path: cert.keyPath } },
-      hook_registration: { public_url: o.publicUrl ?? 'https://127.0.0.1:${PORT}', watch_interval_ms: 300 },
+      hook_registration: {
+        public_url: o.publicUrl ?? 'https://127.0.0.1:${PORT}',
+        watch_interval_ms: WATCH_INTERVAL_MS,
+      },
       event_hooks: [
         {
           id: 'okta-main',
@@ -103,6 +125,14 @@ export async function registrationWorld(o: WorldOptions = {}): Promise<Registrat
       });
       const text = await res.text();
       return { status: res.status, body: text ? (JSON.parse(text) as unknown) : null };
+    },
+    busiestWindow: (family) => {
+      const per = new Map<number, number>();
+      for (const r of sim.requests.filter((x) => x.path.startsWith(`/api/v1/${family}`))) {
+        const window = Math.floor(r.at / HOOK_BUCKET.windowMs);
+        per.set(window, (per.get(window) ?? 0) + 1);
+      }
+      return Math.max(0, ...per.values());
     },
     stop: () => sim.stop(),
   };

@@ -90,8 +90,24 @@ SETTINGS non_replicated_deduplication_window = 10000,
 
 -- A block of v3's events spans many days (v3 is sorted by org first), hence no limit on partitions per
 -- block; the parts this makes merge in the background.
+--
+-- The copy runs only while v4's arrivals view (below) does not exist yet: the copied events already have
+-- their arrivals (v3's view, 031, or the sink's own insert before it), and a copy feeding the view would
+-- count each of them once more. ClickHouse fixes an insert's views when the insert starts, so a run of
+-- this file again (after a crash before it was recorded) or beside another process's finds the view made
+-- and copies nothing, or started before it and feeds it nothing: only a copy that completed precedes the view.
 INSERT INTO {db}.events_v4 SELECT * FROM {db}.events_v3 FINAL
+WHERE (SELECT count() FROM system.tables WHERE database = '{db}' AND name = 'events_v4_arrivals_mv') = 0
 SETTINGS insert_deduplicate = 0, max_partitions_per_insert_block = 0;
+
+-- v4's arrivals, as 031 made them for v3: one arrivals row for every row written into events_v4 that came by
+-- a delivery path (path = the record's `hooklog-source` as sent, first_received = received_at, one copy).
+-- The one statement of that mapping now (consumers/clickhouse-sink/events-input.ts gives a test's own events
+-- table the same view, made from it). v3's view stays with v3, which nothing writes any more.
+CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.events_v4_arrivals_mv TO {db}.arrivals
+AS SELECT org, event_type, published, uuid, source AS path, received_at AS first_received, 1 AS copies, hook_id
+FROM {db}.events_v4
+WHERE source != '';
 
 -- The sink's way in, as 013 made it for v3: a Null table of the same plain columns, and its view. The
 -- view's `*` is expanded when it is made; a later migration adding a column re-makes it.
