@@ -261,7 +261,7 @@ describe('sink errors by kind', () => {
   });
 
   it('holds the partition while the events input view is missing, and lands everything once it is back', async () => {
-    // A Null table with no view behind it would take the rows and keep none (migration 013): never commit then.
+    // A Null table with no view behind it would take the rows and keep none (migrations 013, 032): never commit then.
     await store.command(`DROP VIEW ${store.database}.${EVENTS_TABLE}_input_mv`);
     const topics = await freshTopics();
     const org = randomName('vandelay');
@@ -273,9 +273,9 @@ describe('sink errors by kind', () => {
       expect(await committed(topics.logs, group)).toBe(0);
       expect(s.counters.deadLettered).toBe(0);
     } finally {
-      // What the error says to do: migration 013 again.
-      const [m013] = loadMigrations(defaultMigrationsDir()).filter((m) => m.version === 13);
-      for (const st of m013!.statements) await store.command(renderStatement(st, store.database));
+      // What the error says to do: the migration that made the events table's input (032, events v4) again.
+      const [m032] = loadMigrations(defaultMigrationsDir()).filter((m) => m.version === 32);
+      for (const st of m032!.statements) await store.command(renderStatement(st, store.database));
     }
     await waitFor(async () => (await committed(topics.logs, group)) === 20, {
       what: 'committed once the view is back',
