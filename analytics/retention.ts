@@ -2,7 +2,7 @@
  * Retention as configuration: `store.retention_days` becomes the events
  * table's TTL at start-up (0 removes it), so changing it needs no migration.
  * ClickHouse drops whole expired parts as merges reach them (the TTL is on
- * `published`, the partition key's column, so old monthly partitions go whole).
+ * `published`, the partition key's column, so old daily partitions go whole).
  */
 import { EVENTS_TABLE } from '../schemas/tables.js';
 import type { Store } from '../platform/store/index.js';

@@ -26,7 +26,7 @@ export function prepareQuery(
 ): { sql: string; params: Record<string, string | number> } {
   const q = findQuery(name);
   const params = parseParams(allParams(q), raw);
-  const sql = params.org === ALL_ORGS ? forAllOrgs(q.sql) : q.sql;
+  const sql = params.org === ALL_ORGS ? forAllOrgs(q) : q.sql;
   return { sql: sql.replaceAll('{db}', database), params };
 }
 

@@ -3,7 +3,7 @@
  * consumers/clickhouse-sink/event-tsv.ts (rows.ts's columns) and inserted as TabSeparated rows through the
  * events table's input (`EVENTS_TABLE`_input and its view, migration 013). No stream in between: this
  * measures the store. The events came by no delivery path (no `hooklog-source`), so ClickHouse writes no
- * arrivals for them (migration 031): what coverage reads is planted where a test needs it (analytics/testing.ts).
+ * arrivals for them (migration 032): what coverage reads is planted where a test needs it (analytics/testing.ts).
  */
 import { EVENT_COLUMNS, encodeEvent } from '../../consumers/clickhouse-sink/event-tsv.js';
 import { inputTable } from '../../consumers/clickhouse-sink/events-input.js';

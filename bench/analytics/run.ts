@@ -11,7 +11,8 @@
  * ClickHouse with SQL (each every base org under a new name, fresh uuids in the column and in `raw`) bring
  * the table to --orgs orgs. With --data-dir the data is kept and a later run resumes where an earlier one
  * stopped (each finished step is recorded in the database), or skips straight to the measurements.
- * --merge: wait for background merges to settle before measuring (default), OPTIMIZE FINAL first, or none.
+ * --merge: wait for background merges to settle, every day folded into one part as it is an hour after its last
+ * write in service (default), OPTIMIZE FINAL first, or none.
  *
  * Baseline measured in the same run: a plain FINAL count of the org's events in range (one org), and of
  * every org's (all orgs). Query figures are medians of --runs runs after one warm-up.
@@ -26,7 +27,7 @@ import { QUERIES } from '../../analytics/registry.js';
 import { ALL_ORGS } from '../../analytics/query.js';
 import { resetUuids, type GenOptions } from './generate.js';
 import { ATTACKED, plant } from './plants.js';
-import { mergesSettled, scaleUp } from './scale.js';
+import { daysFolded, mergesSettled, scaleUp } from './scale.js';
 import { columnBytes, latency, queryLatency, tableBytes } from './measure.js';
 import { compareRawStorage } from './raw-json.js';
 import { EVENTS_TABLE } from '../../schemas/tables.js';
@@ -91,8 +92,9 @@ try {
   if (a.merge === 'final') await store.command(`OPTIMIZE TABLE ${store.database}.${EVENTS_TABLE} FINAL`);
   else if (a.merge === 'wait') await mergesSettled(store);
   const merged = await tableBytes(store, EVENTS_TABLE);
+  const folded = await daysFolded(store);
   out(
-    `disk: ${(beforeMerge.bytes / beforeMerge.rows).toFixed(1)} bytes/event before merging (${beforeMerge.parts} parts); ${(merged.bytes / merged.rows).toFixed(1)} bytes/event measured on (${merged.parts} parts, after ${a.merge === 'none' ? 'no merge wait' : a.merge === 'final' ? 'OPTIMIZE FINAL' : 'background merges settled'}, ${((performance.now() - tm) / 1000).toFixed(0)} s); ${merged.rows} rows`,
+    `disk: ${(beforeMerge.bytes / beforeMerge.rows).toFixed(1)} bytes/event before merging (${beforeMerge.parts} parts); ${(merged.bytes / merged.rows).toFixed(1)} bytes/event measured on (${merged.parts} parts, ${folded.folded} of ${folded.folded + folded.unfolded} days folded into one part, after ${a.merge === 'none' ? 'no merge wait' : a.merge === 'final' ? 'OPTIMIZE FINAL' : 'background merges settled'}, ${((performance.now() - tm) / 1000).toFixed(0)} s); ${merged.rows} rows`,
   );
   const cols = await columnBytes(store, EVENTS_TABLE);
   const compressed = cols.reduce((s, c) => s + c.compressed, 0);

@@ -55,7 +55,7 @@ const rules = [
     every_ms: H,
     lookback_ms: H,
     key: ['actor'],
-    sql: `SELECT org, actor_alternate_id AS actor, min(published) AS event_time, count() AS count FROM {db}.events_v3 FINAL
+    sql: `SELECT org, actor_alternate_id AS actor, min(published) AS event_time, count() AS count FROM {db}.events_v4 FINAL
           WHERE published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')} AND outcome_result = 'FAILURE'
           GROUP BY org, actor HAVING count >= 3`,
   }),

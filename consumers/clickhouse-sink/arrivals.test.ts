@@ -1,6 +1,6 @@
 /**
  * Arrivals on real embedded ClickHouse (chdb): which paths delivered each event and when each first did,
- * written by ClickHouse from the sink's one insert (migration 031's view on the events table) beside the
+ * written by ClickHouse from the sink's one insert (migration 032's view on the events table) beside the
  * one-row-per-(org, uuid) events table, and exactly once when a batch is delivered again (a crash between
  * insert and commit) or a block is refused and bisected.
  */
@@ -145,7 +145,7 @@ describe('arrivals', () => {
 
   it('writes no arrivals for a block the events table refuses: the halves that land bring theirs once, the refused row none', async () => {
     // An events table with a CHECK constraint, and its input view made again after its arrivals view (as a
-    // migration adding a column recreates events_v3_input_mv): arrivals still follow what the table took.
+    // migration adding a column recreates the events input view): arrivals still follow what the table took.
     const db = store.database;
     const table = randomName('events_strict');
     const arrivals = randomName('arrivals_strict');

@@ -12,7 +12,7 @@
  * incarnation's batch size and batch wait. Records keep arriving in chunks of
  * random size at random intervals while the sinks run, so the first cut of a
  * range is often by time and its replay (records all there) would be by size.
- * The events table has its own arrivals table (its view, migration 031's), counted the same way: every
+ * The events table has its own arrivals table (its view, migration 032's), counted the same way: every
  * record one arrival row with one copy, however often its batch was inserted.
  */
 import { seededRandom } from '../../test/support/random.js';
@@ -105,8 +105,8 @@ export function uuid(rand: () => number): string {
 
 /** A realistic sign-in event record, as the hook receiver appends it. */
 export function event(rand: () => number, org: string, n: number, id: string): StreamRecord {
-  // Two months, so one insert often writes two parts (one per monthly partition).
-  const published = new Date(Date.UTC(2026, 9, 20) + Math.floor(rand() * 30 * 86_400_000)).toISOString();
+  // Two days, so one insert often writes two parts (one per daily partition, migration 032).
+  const published = new Date(Date.UTC(2026, 9, 20, 12) + Math.floor(rand() * 86_400_000)).toISOString();
   const value = {
     uuid: id,
     published,

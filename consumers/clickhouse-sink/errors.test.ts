@@ -261,7 +261,7 @@ describe('sink errors by kind', () => {
   });
 
   it('holds the partition while the events input view is missing, and lands everything once it is back', async () => {
-    // A Null table with no view behind it would take the rows and keep none (migration 013): never commit then.
+    // A Null table with no view behind it would take the rows and keep none (migrations 013, 032): never commit then.
     await store.command(`DROP VIEW ${store.database}.${EVENTS_TABLE}_input_mv`);
     const topics = await freshTopics();
     const org = randomName('vandelay');
@@ -273,9 +273,9 @@ describe('sink errors by kind', () => {
       expect(await committed(topics.logs, group)).toBe(0);
       expect(s.counters.deadLettered).toBe(0);
     } finally {
-      // What the error says to do: migration 013 again.
-      const [m013] = loadMigrations(defaultMigrationsDir()).filter((m) => m.version === 13);
-      for (const st of m013!.statements) await store.command(renderStatement(st, store.database));
+      // What the error says to do: the migration that made the events table's input (032, events v4) again.
+      const [m032] = loadMigrations(defaultMigrationsDir()).filter((m) => m.version === 32);
+      for (const st of m032!.statements) await store.command(renderStatement(st, store.database));
     }
     await waitFor(async () => (await committed(topics.logs, group)) === 20, {
       what: 'committed once the view is back',
@@ -284,7 +284,7 @@ describe('sink errors by kind', () => {
   });
 
   it('holds the partition while the arrivals view is missing, and lands the arrivals once it is back', async () => {
-    // Without migration 031's view the events would land and their arrivals nowhere: never commit then.
+    // Without migration 032's view the events would land and their arrivals nowhere: never commit then.
     const db = store.database;
     await store.command(`DROP VIEW ${db}.${EVENTS_TABLE}_arrivals_mv`);
     const topics = await freshTopics();
@@ -305,13 +305,13 @@ describe('sink errors by kind', () => {
       expect(await rows(EVENTS_TABLE, org)).toBe(20); // the events went in; the check after the insert held them
       expect(await arrivals()).toEqual({ n: '0', c: '0' });
     } finally {
-      const [m031] = loadMigrations(defaultMigrationsDir()).filter((m) => m.version === 31);
-      for (const st of m031!.statements) await store.command(renderStatement(st, db));
+      const [m032] = loadMigrations(defaultMigrationsDir()).filter((m) => m.version === 32);
+      for (const st of m032!.statements) await store.command(renderStatement(st, db));
     }
     await waitFor(async () => (await committed(topics.logs, group)) === 20, {
       what: 'committed once the view is back',
     });
-    // The same insert again: dropped as a repeat in events_v3, handed on to the view all the same, once.
+    // The same insert again: dropped as a repeat in the events table, handed on to the view all the same, once.
     expect(await rows(EVENTS_TABLE, org)).toBe(20);
     expect(await arrivals()).toEqual({ n: '20', c: '20' });
   });

@@ -2,7 +2,7 @@
  * What ClickHouse stores from the fast path equals what it stores from rows.ts's rows: the same records
  * inserted both ways (mapEventRecord's objects as JSONEachRow straight into a copy of the events table;
  * encodeEvent's TabSeparated bytes into another copy through its Null input table and view, as the sink
- * does), and the arrivals each copy's view (migration 031's) wrote from them, read back column by column.
+ * does), and the arrivals each copy's view (migration 032's) wrote from them, read back column by column.
  * This is where the text escaping, NULLs, arrays, numbers and timestamps of the TSV have to mean what the
  * JSON meant.
  */
@@ -83,7 +83,7 @@ describe('the fast path stores what rows.ts stores', () => {
     const db = store.database;
     for (const t of ['ev_json', 'ev_tsv']) await store.command(`CREATE TABLE ${db}.${t} AS ${db}.${EVENTS_TABLE}`);
     for (const t of ['arr_json', 'arr_tsv']) await store.command(`CREATE TABLE ${db}.${t} AS ${db}.arrivals`);
-    // The sink's way in: a Null table and its view (migration 013), and each table's arrivals view (031).
+    // The sink's way in: a Null table and its view (migration 013), and each table's arrivals view (032).
     await ensureEventsInput(store, 'ev_tsv', 'arr_tsv');
     await ensureEventsInput(store, 'ev_json', 'arr_json');
     const records = values().map(record);

@@ -1,7 +1,7 @@
 /**
  * The sink's fast path: a `<prefix>.logs` record straight to its events row as TabSeparated bytes, copying
  * the event's own bytes wherever a column is a JSON string as sent (its arrivals row is ClickHouse's to write,
- * from this one: migration 031).
+ * from this one: migration 032).
  *
  * The columns are rows.ts's, value for value: rows.ts (`mapEventRecord`) stays the readable statement of
  * what each column holds, and event-tsv.test.ts holds this encoder to it, on the rows ClickHouse stores

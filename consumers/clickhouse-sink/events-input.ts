@@ -1,13 +1,13 @@
 /**
- * The events table's way in (migration 013) and its arrivals (031): the sink inserts into `<table>_input`,
- * a Null table, `<table>_input_mv` writes each block on into the table, and `<table>_arrivals_mv` writes
- * each block the table took on into the arrivals table. A Null table with no view behind it takes every
- * insert and keeps nothing, and a table without its arrivals view takes events whose arrivals go nowhere,
- * so both views' presence is checked after every insert: while one is missing the partition is held (the
- * batch fails and is offered again). Once the view is back, the same insert lands what was missing: into
- * the table nothing was written, so no dedup token was recorded there; with the table written and its
- * arrivals view missing, ClickHouse drops the repeat in the table and still hands the block to the view,
- * whose own token check lets it through once.
+ * The events table's way in (migration 013 for v3; 032 for v4) and its arrivals (032): the sink inserts
+ * into `<table>_input`, a Null table, `<table>_input_mv` writes each block on into the table, and
+ * `<table>_arrivals_mv` writes each block the table took on into the arrivals table. A Null table with no
+ * view behind it takes every insert and keeps nothing, and a table without its arrivals view takes events
+ * whose arrivals go nowhere, so both views' presence is checked after every insert: while one is missing
+ * the partition is held (the batch fails and is offered again). Once the view is back, the same insert
+ * lands what was missing: into the table nothing was written, so no dedup token was recorded there; with
+ * the table written and its arrivals view missing, ClickHouse drops the repeat in the table and still
+ * hands the block to the view, whose own token check lets it through once.
  */
 import { HooklogError } from '../../platform/errors.js';
 import { defaultMigrationsDir, loadMigrations, renderStatement, type Store } from '../../platform/store/index.js';
@@ -18,18 +18,21 @@ export const inputTable = (table: string): string => `${table}_input`;
 const inputView = (table: string): string => `${table}_input_mv`;
 const arrivalsView = (table: string): string => `${table}_arrivals_mv`;
 
-/** The arrivals table migration 031's view writes, for `EVENTS_TABLE`. */
+/** The arrivals table migration 032's view writes, for `EVENTS_TABLE`. */
 export const ARRIVALS_TABLE = 'arrivals';
-/** The migration whose view writes the events table's arrivals: the one statement of that mapping. */
-const ARRIVALS_MIGRATION = 31;
+/**
+ * The migration that made `EVENTS_TABLE`'s input and views (032, events v4): its arrivals view is the one statement
+ * of that mapping, and running it again is how a dropped view comes back.
+ */
+const ARRIVALS_MIGRATION = 32;
 
 /**
- * Migration 031's view, for an events table of the same shape writing `arrivals` (a table shaped like
+ * Migration 032's view, for an events table of the same shape writing `arrivals` (a table shaped like
  * `arrivals`): the statement itself with the two tables (and so the view's name) replaced.
  */
 function arrivalsViewStatement(db: string, table: string, arrivals: string): string {
   const migration = loadMigrations(defaultMigrationsDir()).find((m) => m.version === ARRIVALS_MIGRATION);
-  const statement = migration?.statements.find((s) => s.includes('CREATE MATERIALIZED VIEW'));
+  const statement = migration?.statements.find((s) => s.includes(`TO {db}.${ARRIVALS_TABLE}`));
   if (!statement) throw new HooklogError('MIGRATION_FAILED', `migration ${ARRIVALS_MIGRATION} has no arrivals view`);
   const names = new RegExp(`\\{db\\}\\.(${EVENTS_TABLE}|${ARRIVALS_TABLE})(?![A-Za-z0-9])`, 'g');
   return renderStatement(
@@ -39,9 +42,9 @@ function arrivalsViewStatement(db: string, table: string, arrivals: string): str
 }
 
 /**
- * For an events table other than the one migrations 013 and 031 serve (tests, alternative tables shaped like
+ * For an events table other than the one migrations 013 and 032 serve (tests, alternative tables shaped like
  * it): its own input table and view, made like 013's, and, unless `arrivals` is null, its own arrivals view
- * into `arrivals`, made from 031's.
+ * into `arrivals`, made from 032's.
  */
 export async function ensureEventsInput(store: Store, table: string, arrivals: string | null): Promise<void> {
   if (table === EVENTS_TABLE) return;
@@ -70,12 +73,12 @@ export async function checkEventsInput(store: Store, table: string, arrivals: st
     throw new HooklogError(
       'STORE_QUERY_FAILED',
       `${db}.${inputView(table)} is missing: rows inserted into ${inputTable(table)} would reach no ` +
-        `table, so the sink holds its batches; restore it (migration 013) and they land`,
+        `table, so the sink holds its batches; restore it (migration ${ARRIVALS_MIGRATION}) and they land`,
     );
   if (arrivals !== null && !present.has(arrivalsView(table)))
     throw new HooklogError(
       'STORE_QUERY_FAILED',
       `${db}.${arrivalsView(table)} is missing: events would reach ${table} but not their arrivals ` +
-        `(${arrivals}), so the sink holds its batches; restore it (migration 031) and their arrivals land`,
+        `(${arrivals}), so the sink holds its batches; restore it (migration ${ARRIVALS_MIGRATION}) and their arrivals land`,
     );
 }

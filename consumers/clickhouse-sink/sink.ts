@@ -1,5 +1,5 @@
 /**
- * The ClickHouse sink: consumes `<prefix>.logs` into `{db}.events_v3` (read as the `events` view) and
+ * The ClickHouse sink: consumes `<prefix>.logs` into `{db}.events_v4` (read as the `events` view) and
  * `<prefix>.deadletter` into `{db}.deadletter`, exactly once per (org, uuid).
  *
  * How the promise holds, end to end:
@@ -13,7 +13,7 @@
  *   the committed position re-cuts the recorded ranges exactly; each insert
  *   carries `insert_deduplication_token = topic-partition-first-last`, so a
  *   batch redelivered after a crash (inserted, not yet committed) is the same
- *   insert with the same token, and ClickHouse drops it, in events_v3 and in
+ *   insert with the same token, and ClickHouse drops it, in events_v4 and in
  *   arrivals (the views' tables: Store.insertTsv); duplicates from the
  *   identity service itself fold in the AggregatingMergeTree, keeping every
  *   value any copy knew (migration 011).
@@ -62,7 +62,7 @@ export interface ClickHouseSinkOptions {
   readonly eventsTable?: string;
   /**
    * Which path brought each event, and when first (`arrivals`, migration 010), written by a view on the events
-   * table (migration 031), not by the sink. For `EVENTS_TABLE` that view writes `arrivals`, the default and the
+   * table (migration 032), not by the sink. For `EVENTS_TABLE` that view writes `arrivals`, the default and the
    * only value allowed; a variant `eventsTable` gets its own view into this table (a table shaped like
    * `arrivals`), or none when null.
    */
@@ -97,13 +97,13 @@ export interface ClickHouseSink {
 /**
  * The events pipeline: TabSeparated bytes copied from the records (event-tsv.ts: rows.ts's columns, value
  * for value), the one pipeline whose cost per record decides how fast the sink drains. One insert per batch:
- * ClickHouse writes the arrivals rows from the events rows (`arrivals` not null: migration 031's view).
+ * ClickHouse writes the arrivals rows from the events rows (`arrivals` not null: migration 032's view).
  */
 export function eventsPipeline(table: string, arrivals: string | null): TsvPipeline {
   if (table === EVENTS_TABLE && arrivals !== ARRIVALS_TABLE)
     throw new HooklogError(
       'CONFIG_INVALID',
-      `the arrivals of ${EVENTS_TABLE} are written into ${ARRIVALS_TABLE} by migration 031's view, not ${String(arrivals)}`,
+      `the arrivals of ${EVENTS_TABLE} are written into ${ARRIVALS_TABLE} by migration 032's view, not ${String(arrivals)}`,
     );
   // A variant table's input and views are made before its first insert (not at start: the store may be
   // down then, or the table not there yet), and again whenever the check after an insert finds a view gone.

@@ -134,7 +134,7 @@ describe('reconcile mode', () => {
       async () => (await count(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String}`)) === expected,
       { what: `${expected} events`, timeoutMs: 30_000 },
     );
-    // The arrivals rows come with the events rows' insert (migration 031's view), as a part of their own
+    // The arrivals rows come with the events rows' insert (migration 032's view), as a part of their own
     // written after theirs: a read between the two sees the events alone, so wait for the arrivals too.
     await waitFor(
       async () => (await count(`SELECT sum(copies) AS n FROM ${db}.arrivals WHERE org = {org:String}`)) >= expected,

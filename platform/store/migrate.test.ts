@@ -96,7 +96,7 @@ describe('migrate (embedded chdb)', () => {
     expect(n!.n).toBe(String(expected.length));
   });
 
-  it('creates the events table as designed (v3, 011): AggregatingMergeTree by (org, event_type, published, uuid), monthly partitions, dedup window, optional columns Nullable, `events` a FINAL view', async () => {
+  it('creates the events table as designed (v4, 032): AggregatingMergeTree by (org, event_type, published, uuid), daily partitions merged whole once closed, dedup window, optional columns Nullable, `events` a FINAL view', async () => {
     const store = fresh();
     await migrate(store, log);
     const [t] = await store.query<{
@@ -111,14 +111,18 @@ describe('migrate (embedded chdb)', () => {
     expect(t).toMatchObject({
       engine: 'AggregatingMergeTree',
       sorting_key: 'org, event_type, published, uuid',
-      partition_key: 'toYYYYMM(published)',
+      partition_key: 'toYYYYMMDD(published)',
     });
     const [view] = await store.query<{ engine: string; as_select: string }>(
       `SELECT engine, as_select FROM system.tables WHERE database = {db:String} AND name = 'events'`,
       { db: store.database },
     );
-    expect(view).toMatchObject({ engine: 'View', as_select: expect.stringMatching(/FROM \w+\.events_v3 FINAL/) });
+    expect(view).toMatchObject({ engine: 'View', as_select: expect.stringMatching(/FROM \w+\.events_v4 FINAL/) });
     expect(t!.create_table_query).toMatch(/non_replicated_deduplication_window = 10000/);
+    // 032: a closed day is merged whole an hour after its last write (FINAL then reads it without merging).
+    expect(t!.create_table_query).toMatch(
+      /min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1/,
+    );
     // 013: a set index of event types per granule, for queries over every org (org=*).
     const indices = await store.query<{ name: string; expr: string; type_full: string }>(
       `SELECT name, expr, type_full FROM system.data_skipping_indices WHERE database = {db:String} AND table = {t:String}`,

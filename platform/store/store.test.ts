@@ -172,7 +172,7 @@ describe('store (embedded chdb)', () => {
 
   it('drops a repeated TSV insert in every table a view writes from it, and in the views of those', async () => {
     // The sink's shape: a Null table, a view into a table, and a view on that table into a second one whose
-    // column is a sum (migrations 013 and 031).
+    // column is a sum (migrations 013 and 032).
     const db = store.database;
     const src = randomName('src');
     const first = await freshTable(

@@ -108,7 +108,7 @@ describe('hooklog backfill (Kafka)', () => {
       async () => Number((await q(`SELECT count() AS n FROM events WHERE ${range}`))[0]?.n) === inWindow.length,
       { what: `${inWindow.length} events of the window in ClickHouse`, timeoutMs: 60_000 },
     );
-    // Each batch's arrivals rows come with its events rows' insert (migration 031's view), as a part of their
+    // Each batch's arrivals rows come with its events rows' insert (migration 032's view), as a part of their
     // own written after theirs: a read between the two sees the events alone, so wait for the arrivals too.
     await waitFor(
       async () =>
