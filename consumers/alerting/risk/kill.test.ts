@@ -160,9 +160,11 @@ describe('the risk fold under kill -9 (Kafka)', () => {
           intervalMs: 10,
           what: `progress in run ${k + 1}: ${proc.output().slice(-1500)}`,
         });
+        console.log('TIMING kafka kill', k, Date.now() - now, changes.all.length);
         proc.child.kill('SIGKILL');
         await proc.exited;
       }
+      console.log('TIMING kafka last start', Date.now() - now);
       // One run to the end, past every short expiry.
       const last = spawnAlert(configPath);
       try {
@@ -174,8 +176,10 @@ describe('the risk fold under kill -9 (Kafka)', () => {
         last.child.kill('SIGTERM');
         await last.exited;
       }
+      console.log('TIMING kafka complete', Date.now() - now);
       await changes.toEnd();
       const falls = checkExactlyOnce(changes.all, expiresAt, now);
+      console.log('TIMING kafka falls', falls);
       // The kills happened while levels were falling, not only while rising.
       expect(falls).toBeGreaterThan(0);
     } finally {
@@ -212,9 +216,11 @@ describe('the risk fold under kill -9 (embedded)', () => {
         intervalMs: 5,
         what: `progress: ${proc.output().slice(-1500)}`,
       });
+      console.log('TIMING emb kill', k, Date.now() - now);
       proc.child.kill('SIGKILL');
       await proc.exited;
     }
+    console.log('TIMING emb drain', Date.now() - now);
     // Drain in this process with the same code `hooklog alert` runs, then read every change.
     local = await openEmbeddedStream({ dataDir, logger: log });
     try {
@@ -239,6 +245,7 @@ describe('the risk fold under kill -9 (embedded)', () => {
       await changes.toEnd();
       await changes.stop();
       const falls = checkExactlyOnce(changes.all, expiresAt, now);
+      console.log('TIMING emb done', Date.now() - now, falls);
       expect(falls).toBeGreaterThan(0);
     } finally {
       await local.close();
