@@ -139,7 +139,9 @@ describe('the risk fold under kill -9 (Kafka)', () => {
     const t = topicNames(prefix);
     const config = configFor(prefix, randomName('alerting'), {
       data_dir: join(dir, 'kafka'),
-      stream: { kafka: { brokers: kafkaBrokers().split(','), client_id: randomName('hl') } },
+      // The broker's least session time-out (group.min.session.timeout.ms): each restart waits that long for the
+      // killed member's eviction.
+      stream: { kafka: { brokers: kafkaBrokers().split(','), client_id: randomName('hl'), session_timeout_ms: 6_000 } },
     });
     const configPath = join(dir, `${prefix}.yaml`);
     writeFileSync(configPath, stringify(config));
@@ -148,7 +150,9 @@ describe('the risk fold under kill -9 (Kafka)', () => {
       { name: riskTopics(prefix).changes, partitions: 3 },
     ]);
     const now = Date.now();
-    const { records, expiresAt } = workload(now, 25_000, 90_000);
+    // The kills come about 4, 10 and 16 s in (a start, and the eviction of the killed member): the short expiries
+    // begin under the third run and go on past the last start.
+    const { records, expiresAt } = workload(now, 15_000, 45_000);
     const changes = await readChanges(stream, riskTopics(prefix).changes);
     try {
       for (let i = 0; i < records.length; i += 100) await stream.append(t.logs, records.slice(i, i + 100));
@@ -160,11 +164,9 @@ describe('the risk fold under kill -9 (Kafka)', () => {
           intervalMs: 10,
           what: `progress in run ${k + 1}: ${proc.output().slice(-1500)}`,
         });
-        console.log('TIMING kafka kill', k, Date.now() - now, changes.all.length);
         proc.child.kill('SIGKILL');
         await proc.exited;
       }
-      console.log('TIMING kafka last start', Date.now() - now);
       // One run to the end, past every short expiry.
       const last = spawnAlert(configPath);
       try {
@@ -176,10 +178,8 @@ describe('the risk fold under kill -9 (Kafka)', () => {
         last.child.kill('SIGTERM');
         await last.exited;
       }
-      console.log('TIMING kafka complete', Date.now() - now);
       await changes.toEnd();
       const falls = checkExactlyOnce(changes.all, expiresAt, now);
-      console.log('TIMING kafka falls', falls);
       // The kills happened while levels were falling, not only while rising.
       expect(falls).toBeGreaterThan(0);
     } finally {
@@ -199,7 +199,8 @@ describe('the risk fold under kill -9 (embedded)', () => {
     const configPath = join(dir, `${prefix}.yaml`);
     writeFileSync(configPath, stringify(config));
     const now = Date.now();
-    const { records, expiresAt } = workload(now, 8_000, 30_000);
+    // The kills come about 2, 4 and 6 s in (a stale lock is taken over at once): the short expiries begin around them.
+    const { records, expiresAt } = workload(now, 6_000, 20_000);
     let local = await openEmbeddedStream({ dataDir, logger: log });
     await local.ensureTopics([
       { name: t.logs, partitions: 3 },
@@ -216,11 +217,9 @@ describe('the risk fold under kill -9 (embedded)', () => {
         intervalMs: 5,
         what: `progress: ${proc.output().slice(-1500)}`,
       });
-      console.log('TIMING emb kill', k, Date.now() - now);
       proc.child.kill('SIGKILL');
       await proc.exited;
     }
-    console.log('TIMING emb drain', Date.now() - now);
     // Drain in this process with the same code `hooklog alert` runs, then read every change.
     local = await openEmbeddedStream({ dataDir, logger: log });
     try {
@@ -245,7 +244,6 @@ describe('the risk fold under kill -9 (embedded)', () => {
       await changes.toEnd();
       await changes.stop();
       const falls = checkExactlyOnce(changes.all, expiresAt, now);
-      console.log('TIMING emb done', Date.now() - now, falls);
       expect(falls).toBeGreaterThan(0);
     } finally {
       await local.close();
