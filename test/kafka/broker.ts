@@ -174,10 +174,10 @@ export async function brokerAnswers(brokers: string, timeoutMs = 5_000): Promise
 function startupFlags(
   libs: string,
   javaVersion: string,
-): { flags: (broker: boolean) => string[]; stopped: () => void } {
+): { flags: (broker: boolean) => string[]; stopped: (normally: boolean) => void } {
   const archive = join(libs, `.cds-${createHash('sha256').update(javaVersion).digest('hex').slice(0, 16)}.jsa`);
-  // Written at the broker's exit under a name of its own, then renamed: a broker killed while writing leaves
-  // no half archive, and brokers stopping side by side each rename a whole one.
+  // Written at the broker's exit under a name of its own, then renamed once it exited normally: a broker killed
+  // while writing leaves no half archive, and brokers stopping side by side each rename a whole one.
   const staging = `${archive}.${process.pid}-${randomBytes(4).toString('hex')}`;
   let dumping = false;
   return {
@@ -188,10 +188,10 @@ function startupFlags(
       dumping = true;
       return ['-XX:TieredStopAtLevel=1', `-XX:ArchiveClassesAtExit=${staging}`];
     },
-    stopped: () => {
+    stopped: (normally: boolean) => {
       if (!dumping) return;
       try {
-        if (statSync(staging).size > 0) renameSync(staging, archive);
+        if (normally && statSync(staging).size > 0) renameSync(staging, archive);
       } catch {
         // no archive this time (the JVM was killed, or could not write one); the next broker tries again
       }
@@ -279,7 +279,8 @@ export async function startKafkaBroker(opts: StartKafkaBrokerOptions = {}): Prom
     const timer = setTimeout(() => proc.kill('SIGKILL'), STOP_GRACE_MS);
     await exited;
     clearTimeout(timer);
-    startup.stopped();
+    // Killed (past the grace period), it may have been writing the archive.
+    startup.stopped(proc.signalCode !== 'SIGKILL');
   }
 
   // A port found free can still be taken before the JVM binds it: then start again on other ports.
