@@ -2,8 +2,9 @@
  * `kill -9` of `hooklog alert` (a real child process) three times while it
  * works through the logs topic: afterwards the alerts topic holds exactly one
  * alert per finding — none lost, none twice. On Kafka (each restart waits for
- * the broker to evict the killed member: the 30 s session time-out) and on
- * the embedded log (the lock of a killed process is stale and taken over).
+ * the broker to evict the killed member: the session time-out, here the
+ * broker's least, 6 s) and on the embedded log (the lock of a killed process
+ * is stale and taken over).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -62,7 +63,9 @@ describe('hooklog alert under kill -9 (Kafka)', () => {
       stream: {
         topic_prefix: prefix,
         partitions: 3,
-        kafka: { brokers: kafkaBrokers().split(','), client_id: randomName('hl') },
+        // The broker's least session time-out (group.min.session.timeout.ms): a restart waits that long for the
+        // killed member's eviction, four times.
+        kafka: { brokers: kafkaBrokers().split(','), client_id: randomName('hl'), session_timeout_ms: 6_000 },
       },
       alerting: {
         group,

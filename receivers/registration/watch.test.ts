@@ -34,7 +34,10 @@ async function gaugeValue(name: string, labels: Record<string, string>): Promise
 
 describe('hook watch', () => {
   it('reports each hook, and appends a confirmed finding once, the same event from every watcher', async () => {
-    sim = await SimulatedOrg.start({});
+    // Two watchers at 50 ms read each hook family about 40 times a second: the simulated org's default bucket (100 a
+    // minute, of which the management budget's share allows 29) would make a slow run wait out a minute's window.
+    // This org's cannot be spent in a run.
+    sim = await SimulatedOrg.start({ rateLimit: { management: { limit: 100_000, windowMs: 60_000 } } });
     const api = new HookManagementApi(sim);
     sim.use(api);
     ts = await openTestStream();

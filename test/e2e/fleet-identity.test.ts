@@ -23,6 +23,8 @@ import { waitFor } from '../support/wait.js';
 import { addLive, cursorViolations, orgsConfig, overlaps, startOrgs, type FleetOrg } from './fleet.js';
 
 const PARTITIONS = 2;
+/** The orgs' rate-limit window in the fencing test. */
+const WINDOW_MS = 30_000;
 const instances: Instance[] = [];
 let orgs: FleetOrg[] = [];
 let reader: Stream | undefined;
@@ -36,8 +38,8 @@ afterEach(async () => {
   reader = undefined;
 });
 
-async function fleetConfig(requestTimeoutMs?: number) {
-  orgs = await startOrgs(4, PARTITIONS, ['tok-a', 'tok-b']);
+async function fleetConfig(requestTimeoutMs?: number, windowMs?: number) {
+  orgs = await startOrgs(4, PARTITIONS, ['tok-a', 'tok-b'], 300, windowMs);
   const inst = writeTestConfig({
     kafkaBrokers: kafkaBrokers(),
     extra: { orgs: orgsConfig(orgs, 300, requestTimeoutMs), roles: ['receivers', 'pollers'] },
@@ -106,13 +108,15 @@ describe('instances from one config on one cluster', () => {
   // Paused late in a rate-limit window, a leaves a budget claim in flight in the host's ledger as the next
   // window begins. b's first request of that window once waited for that claim (a paused process is alive,
   // so it held until it expired after 120 s): "b not polling every org within 45 s", seen once in CI when a
-  // minute boundary happened to fall in the hand-over. The pause is now placed so that one always does.
+  // minute boundary happened to fall in the hand-over. The pause is now placed so that one always does. The
+  // orgs' windows are 30 s here (the same 10 requests a second): the next one begins 4 to 8 s after the pause
+  // and lasts past the hand-over (within 25 s of it), and finding the place in a window takes half as long.
   it(
     'fences a paused owner: woken after the hand-over, it appends nothing and moves no cursor',
     { timeout: 180_000 },
     async () => {
       // A long request time-out: on waking, the reply that arrived meanwhile is read before any timer gives up on it.
-      const { inst, topics } = await fleetConfig(60_000);
+      const { inst, topics } = await fleetConfig(60_000, WINDOW_MS);
       const a = spawnHooklog('a', ['--config', inst.configPath], { ORG_TOKEN: 'tok-a' });
       instances.push(a);
       await a.started();
@@ -121,10 +125,10 @@ describe('instances from one config on one cluster', () => {
         what: 'a polling every org',
       });
       const seq = { n: 0 };
-      // The orgs' rate-limit windows are minutes: pause late in one, so that the next begins while a is paused
-      // with a request in flight (its budget claim in the host's shared ledger), before b's first request.
-      await waitFor(() => Date.now() % 60_000 >= 52_000 && Date.now() % 60_000 < 56_000, {
-        timeoutMs: 70_000,
+      // Pause late in one of the orgs' rate-limit windows, so that the next begins while a is paused with a
+      // request in flight (its budget claim in the host's shared ledger), before b's first request.
+      await waitFor(() => Date.now() % WINDOW_MS >= WINDOW_MS - 8_000 && Date.now() % WINDOW_MS < WINDOW_MS - 4_000, {
+        timeoutMs: WINDOW_MS + 10_000,
         intervalMs: 100,
         what: 'late in a rate-limit window',
       });

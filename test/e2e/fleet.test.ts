@@ -56,7 +56,13 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
     const base = parse(readFileSync(inst.configPath, 'utf8')) as Record<string, Record<string, unknown>>;
     const config = {
       ...base,
-      stream: { ...base.stream, partitions: PARTITIONS },
+      // The broker's least session time-out (group.min.session.timeout.ms): the killed instance's orgs move once it
+      // has been evicted.
+      stream: {
+        ...base.stream,
+        partitions: PARTITIONS,
+        kafka: { ...(base.stream!.kafka as object), session_timeout_ms: 6_000 },
+      },
       orgs: orgsConfig(orgs),
       alerting: {
         group: `alerting-${base.stream!.topic_prefix as string}`,

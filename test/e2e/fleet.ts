@@ -17,13 +17,15 @@ export interface FleetOrg {
 /**
  * `n` orgs whose System Log cursor keys spread over every one of `partitions`
  * cursor partitions (round-robin), each with a day of history, answering the
- * given tokens.
+ * given tokens. Their rate limits allow 10 requests a second per API, in
+ * windows of `windowMs` (default a minute, as the service's).
  */
 export async function startOrgs(
   n: number,
   partitions: number,
   tokens: readonly string[],
   eventsEach = 300,
+  windowMs = 60_000,
 ): Promise<FleetOrg[]> {
   const suffix = Math.random().toString(36).slice(2, 7);
   const ids: string[] = [];
@@ -36,7 +38,7 @@ export async function startOrgs(
     ids.map(async (id, i) => {
       const sim = await SimulatedOrg.start({
         auth: { ssws: [...tokens] },
-        rateLimit: { logs: { limit: 600, windowMs: 60_000 }, events: { limit: 600, windowMs: 60_000 } },
+        rateLimit: { logs: { limit: windowMs / 100, windowMs }, events: { limit: windowMs / 100, windowMs } },
       });
       sim.addLogEvents(history({ count: eventsEach, days: 1, now, kind: 'log', seed: i + 1 }));
       return { id, sim };

@@ -75,14 +75,19 @@ export function describePollers(mode: string, brokers: () => string | undefined)
         },
       });
       const dataDir = (parse(readFileSync(inst.configPath, 'utf8')) as { data_dir: string }).data_dir;
-      // Kafka only: a killed consumer stays in its group until its 30 s session times out, and a restarted
-      // hooklog waits for that before it listens. The sink's own restart is tested with the stream; here each
-      // life takes a fresh sink group (reading from the beginning, duplicates folded), so kills cost seconds.
-      // The pollers' state (cursors topic, transactional id) is the same across lives, as in production.
+      // Kafka only: a killed consumer stays in its group until its session times out, and a restarted hooklog
+      // waits for that before it listens. The sink's own restart is tested with the stream; here each life takes a
+      // fresh sink group (reading from the beginning, duplicates folded), so kills cost seconds. The pollers' state
+      // (cursors topic, transactional id, group) is the same across lives, as in production: each restart waits
+      // for the killed member's eviction there, after the broker's least session time-out (6 s; the default is 10).
       const freshSinkGroup = (life: number) => {
         if (!b) return;
-        const cfg = parse(readFileSync(inst.configPath, 'utf8')) as { sink: { group: string } };
+        const cfg = parse(readFileSync(inst.configPath, 'utf8')) as {
+          sink: { group: string };
+          stream: { kafka: Record<string, unknown> };
+        };
         cfg.sink.group = `sink-${org}-${life}`;
+        cfg.stream.kafka.session_timeout_ms = 6_000;
         writeFileSync(inst.configPath, stringify(cfg));
       };
 

@@ -53,7 +53,16 @@ describe('the rate budget of a poller that is restarted and handed over', () => 
       },
     });
     const config = parse(readFileSync(inst.configPath, 'utf8')) as Record<string, unknown>;
-    writeFileSync(inst.configPath, stringify({ ...config, stream: { ...(config.stream as object), partitions: 1 } }));
+    const stream = config.stream as { kafka: object };
+    // One cursor partition; the broker's least session time-out (group.min.session.timeout.ms), which is how long a
+    // restart after SIGKILL waits for the killed member's eviction before it polls.
+    writeFileSync(
+      inst.configPath,
+      stringify({
+        ...config,
+        stream: { ...stream, partitions: 1, kafka: { ...stream.kafka, session_timeout_ms: 6_000 } },
+      }),
+    );
     const hostB = withOwnDataDir(inst.configPath, 'host-b');
     const start = (name: string, configPath: string, token: string) => {
       const p = spawnHooklog(name, ['--config', configPath, '--roles', 'pollers'], { ORG_TOKEN: token });

@@ -87,8 +87,9 @@ describe('risk in the sign-in path across a fleet (Kafka, real CLI)', () => {
     });
 
     const now = Date.now();
-    // ann and bob: an hour's contribution from ten minutes ago; cid's expires 25 s from now.
-    const cidExpires = now + 25_000;
+    // ann and bob: an hour's contribution from ten minutes ago; cid's expires 15 s from now (every instance denies
+    // every user well within a second here, and must within CONVERGE_MS of the change).
+    const cidExpires = now + 15_000;
     const trips = [
       { user: 'ann', tripAt: now - 600_000 },
       { user: 'bob', tripAt: now - 590_000 },

@@ -5,8 +5,19 @@
  * away in the middle of a stream" looks like to a client.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, openSync, closeSync, existsSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  mkdtempSync,
+  openSync,
+  closeSync,
+  existsSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  mkdirSync,
+} from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -153,9 +164,46 @@ export async function brokerAnswers(brokers: string, timeoutMs = 5_000): Promise
   }
 }
 
+/**
+ * JVM start-up is most of a broker's start, which a test file that restarts its own broker pays several
+ * times: the JVMs run with the client JIT only (C1: it serves test loads, and spares a 2-core machine the
+ * C2 compiler's CPU), and with a class-data-sharing archive of Kafka's classes, made by the first broker
+ * that stops normally (-XX:ArchiveClassesAtExit) and kept beside the jars, named by the JVM that made it.
+ * A JVM that cannot use the archive (another build, a changed classpath) starts without it.
+ */
+function startupFlags(
+  libs: string,
+  javaVersion: string,
+): { flags: (broker: boolean) => string[]; stopped: (normally: boolean) => void } {
+  const archive = join(libs, `.cds-${createHash('sha256').update(javaVersion).digest('hex').slice(0, 16)}.jsa`);
+  // Written at the broker's exit under a name of its own, then renamed once it exited normally: a broker killed
+  // while writing leaves no half archive, and brokers stopping side by side each rename a whole one.
+  const staging = `${archive}.${process.pid}-${randomBytes(4).toString('hex')}`;
+  let dumping = false;
+  return {
+    flags: (broker) => {
+      if (broker) dumping = false;
+      if (existsSync(archive)) return ['-XX:TieredStopAtLevel=1', `-XX:SharedArchiveFile=${archive}`];
+      if (!broker) return ['-XX:TieredStopAtLevel=1'];
+      dumping = true;
+      return ['-XX:TieredStopAtLevel=1', `-XX:ArchiveClassesAtExit=${staging}`];
+    },
+    stopped: (normally: boolean) => {
+      if (!dumping) return;
+      try {
+        if (normally && statSync(staging).size > 0) renameSync(staging, archive);
+      } catch {
+        // no archive this time (the JVM was killed, or could not write one); the next broker tries again
+      }
+      rmSync(staging, { force: true });
+    },
+  };
+}
+
 export async function startKafkaBroker(opts: StartKafkaBrokerOptions = {}): Promise<KafkaBroker> {
-  await checkJava();
+  const javaVersion = await checkJava();
   const libs = await ensureKafkaLibs();
+  const startup = startupFlags(libs, javaVersion);
   const ownDir = !opts.dataDir;
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'hooklog-kafka-'));
   mkdirSync(dataDir, { recursive: true });
@@ -178,7 +226,7 @@ export async function startKafkaBroker(opts: StartKafkaBrokerOptions = {}): Prom
     await new Promise<void>((resolve, reject) => {
       execFile(
         'java',
-        [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props],
+        [...startup.flags(false), ...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props],
         { timeout: 120_000 },
         (err, stdout, stderr) =>
           err ? reject(new Error(`formatting Kafka storage failed: ${err.message}\n${stdout}${stderr}`)) : resolve(),
@@ -194,7 +242,8 @@ export async function startKafkaBroker(opts: StartKafkaBrokerOptions = {}): Prom
   async function launch(): Promise<void> {
     const out = openSync(outFile, 'a');
     const brokers = `127.0.0.1:${port}`;
-    const proc = spawn('java', ['-Xmx512m', '-Xms128m', '-XX:+UseSerialGC', ...jvm, 'kafka.Kafka', props], {
+    const flags = startup.flags(true);
+    const proc = spawn('java', ['-Xmx512m', '-Xms128m', '-XX:+UseSerialGC', ...flags, ...jvm, 'kafka.Kafka', props], {
       stdio: ['ignore', out, out],
     });
     closeSync(out);
@@ -230,6 +279,8 @@ export async function startKafkaBroker(opts: StartKafkaBrokerOptions = {}): Prom
     const timer = setTimeout(() => proc.kill('SIGKILL'), STOP_GRACE_MS);
     await exited;
     clearTimeout(timer);
+    // Killed (past the grace period), it may have been writing the archive.
+    startup.stopped(proc.signalCode !== 'SIGKILL');
   }
 
   // A port found free can still be taken before the JVM binds it: then start again on other ports.

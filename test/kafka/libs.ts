@@ -29,8 +29,8 @@ function run(cmd: string, args: string[], timeoutMs: number): Promise<{ stdout: 
   });
 }
 
-/** Fails with a message naming what to install when `java` (17+) is missing. */
-export async function checkJava(): Promise<void> {
+/** Fails with a message naming what to install when `java` (17+) is missing; returns what `java -version` says. */
+export async function checkJava(): Promise<string> {
   let out: string;
   try {
     const r = await run('java', ['-version'], 30_000);
@@ -46,6 +46,7 @@ export async function checkJava(): Promise<void> {
     throw new Error(
       `Kafka 3.9 needs Java 17+, found: ${out.split('\n')[0]}; install Java 17+ or set KAFKA_BROKERS=host:port`,
     );
+  return out;
 }
 
 /** Directory holding the broker's jars; runs Maven only when the marker is missing or stale. */

@@ -139,7 +139,9 @@ describe('the risk fold under kill -9 (Kafka)', () => {
     const t = topicNames(prefix);
     const config = configFor(prefix, randomName('alerting'), {
       data_dir: join(dir, 'kafka'),
-      stream: { kafka: { brokers: kafkaBrokers().split(','), client_id: randomName('hl') } },
+      // The broker's least session time-out (group.min.session.timeout.ms): each restart waits that long for the
+      // killed member's eviction.
+      stream: { kafka: { brokers: kafkaBrokers().split(','), client_id: randomName('hl'), session_timeout_ms: 6_000 } },
     });
     const configPath = join(dir, `${prefix}.yaml`);
     writeFileSync(configPath, stringify(config));
@@ -148,7 +150,9 @@ describe('the risk fold under kill -9 (Kafka)', () => {
       { name: riskTopics(prefix).changes, partitions: 3 },
     ]);
     const now = Date.now();
-    const { records, expiresAt } = workload(now, 25_000, 90_000);
+    // The kills come about 4, 10 and 16 s in (a start, and the eviction of the killed member): the short expiries
+    // begin under the third run and go on past the last start.
+    const { records, expiresAt } = workload(now, 15_000, 45_000);
     const changes = await readChanges(stream, riskTopics(prefix).changes);
     try {
       for (let i = 0; i < records.length; i += 100) await stream.append(t.logs, records.slice(i, i + 100));
@@ -195,7 +199,8 @@ describe('the risk fold under kill -9 (embedded)', () => {
     const configPath = join(dir, `${prefix}.yaml`);
     writeFileSync(configPath, stringify(config));
     const now = Date.now();
-    const { records, expiresAt } = workload(now, 8_000, 30_000);
+    // The kills come about 2, 4 and 6 s in (a stale lock is taken over at once): the short expiries begin around them.
+    const { records, expiresAt } = workload(now, 6_000, 20_000);
     let local = await openEmbeddedStream({ dataDir, logger: log });
     await local.ensureTopics([
       { name: t.logs, partitions: 3 },

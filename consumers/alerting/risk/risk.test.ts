@@ -37,5 +37,6 @@ describe('the risk fold (Kafka)', () => {
   afterAll(async () => {
     await stream?.close();
   });
-  riskFoldSuite(() => stream, 30_000, 60_000);
+  // Alerting's group joins and the three rises take about a second here.
+  riskFoldSuite(() => stream, 12_000, 60_000);
 });
