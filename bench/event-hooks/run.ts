@@ -137,7 +137,7 @@ async function main(): Promise<void> {
   let brokers = process.env.KAFKA_BROKERS ?? '';
   if (MODE === 'kafka' && !brokers) {
     say('starting a Kafka broker…');
-    broker = await startKafkaBroker();
+    broker = await startKafkaBroker({ jvm: 'server' });
     brokers = broker.brokers;
   }
   const prefix = `bench-${Date.now().toString(36)}`;

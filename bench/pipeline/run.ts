@@ -127,7 +127,7 @@ async function main(): Promise<void> {
         .map(([k, v]) => `${k}=${v}`)
         .join(', ')}…`,
     );
-    broker = await startKafkaBroker({ serverProperties: pinned });
+    broker = await startKafkaBroker({ serverProperties: pinned, jvm: 'server' });
     brokers = broker.brokers;
   }
   const chdbDir = await mkdtemp(join(tmpdir(), 'hooklog-bench-chdb-'));
