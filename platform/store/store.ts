@@ -128,9 +128,9 @@ const EMBEDDED_INSERT_CONNECTIONS = 2;
  * - as COMMON_SETTINGS: synchronous, deduplicated by the token (empty: none);
  * - `deduplicate_blocks_in_dependent_materialized_views`: a repeat of the token is dropped in every table a
  *   view writes from this insert too, not only in the table named. The sink's events go into a Null table
- *   (migration 013) whose view writes the events table, and a view on that writes arrivals (031; 032 for v4), whose `copies` is a
- *   sum: without it a replayed batch would be written again in both (chdb 26.7 defaults to 1; an older
- *   server's default or a profile may say 0);
+ *   (migration 013) whose view writes the events table, and a view on that writes arrivals (031; 032 for v4),
+ *   whose `copies` is a sum: without it a replayed batch would be written again in both (chdb 26.7 defaults
+ *   to 1; an older server's default or a profile may say 0);
  * - parsed on the inserting thread: the sink already inserts partitions side by side, and splitting one body
  *   across threads as well cost more CPU than it saved time (chdb, 5,000-row batches);
  * - `optimize_on_insert` from `foldOnInsert`.
