@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { fixtureLines } from '../../test/fixtures/index.js';
 import { eventEdgeCases } from '../../test/support/event-edge-cases.js';
+import { corrupted } from '../../test/support/json-corruption.js';
 import { seededRandom } from '../../test/support/random.js';
 import { TsvWriter } from '../../platform/store/tsv.js';
 import { Header } from '../../platform/stream/headers.js';
@@ -175,21 +176,9 @@ describe('encodeEvent writes the row mapEventRecord makes', () => {
   it('for seeded random corruptions of real events (byte flips, cuts, inserted JSON punctuation)', () => {
     const rand = seededRandom(2611);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
-    const punct = [...Buffer.from('{}[]",:\\ntfe-.0123456789 \t\r\nu\'')];
     let accepted = 0;
     for (let k = 0; k < 4000; k++) {
-      let out = Buffer.from(pick(valid));
-      const edits = 1 + Math.floor(rand() * 3);
-      for (let j = 0; j < edits; j++) {
-        const at = Math.floor(rand() * out.length);
-        const r = rand();
-        if (r < 0.3) out = Buffer.concat([out.subarray(0, at), out.subarray(at + 1)]);
-        else if (r < 0.6) out = Buffer.concat([out.subarray(0, at), Buffer.of(pick(punct)), out.subarray(at)]);
-        else if (r < 0.8) {
-          out = Buffer.from(out);
-          out[at] = pick([...punct, 0x80, 0xff, 0x00, 0x1f]);
-        } else out = out.subarray(0, at);
-      }
+      const out = corrupted(Buffer.from(pick(valid)), rand);
       agree(out);
       if (encodeEvent(record(out), new TsvWriter()) === null) accepted++;
     }

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { Kind } from '../../platform/json/lexer.js';
 import { checkDelivery, meetsLogEventRules } from '../../schemas/logevent.js';
 import { delivery, validLogEvents } from '../../test/fixtures/index.js';
+import { corrupted } from '../../test/support/json-corruption.js';
 import { seededRandom } from '../../test/support/random.js';
 import { MAX_JSON_DEPTH, hookEventProblem, parseDelivery, sourceMatches } from './delivery.js';
 import { nestingExceeds, utf8Text } from '../body.js';
@@ -301,7 +302,6 @@ describe('parseDelivery decides as JSON.parse and the schemas do', () => {
   it('on seeded random corruptions of real deliveries (byte flips, cuts, inserted JSON punctuation)', () => {
     const rand = seededRandom(2626);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
-    const punct = [...Buffer.from('{}[]",:\\ntfe-.0123456789 \t\r\nu\'')];
     const events = validLogEvents();
     const verdicts = new Map<string, number>();
     for (let k = 0; k < 3000; k++) {
@@ -312,18 +312,7 @@ describe('parseDelivery decides as JSON.parse and the schemas do', () => {
         Array.from({ length: n }, () => pick(events)),
         `d-${k}`,
       );
-      let out = Buffer.from(JSON.stringify(sent, null, pick([0, 0, 1, '\t'])));
-      const edits = 1 + Math.floor(rand() * 3);
-      for (let j = 0; j < edits; j++) {
-        const at = Math.floor(rand() * out.length);
-        const r = rand();
-        if (r < 0.3) out = Buffer.concat([out.subarray(0, at), out.subarray(at + 1)]);
-        else if (r < 0.6) out = Buffer.concat([out.subarray(0, at), Buffer.of(pick(punct)), out.subarray(at)]);
-        else if (r < 0.8) {
-          out = Buffer.from(out);
-          out[at] = pick([...punct, 0x80, 0xff, 0x00, 0x1f]);
-        } else out = out.subarray(0, at);
-      }
+      const out = corrupted(Buffer.from(JSON.stringify(sent, null, pick([0, 0, 1, '\t']))), rand);
       both(out);
       const p = parseDelivery(out, ctx);
       const verdict = p.ok ? (p.rejected.length > 0 ? 'some events dead-lettered' : 'accepted') : p.rejection;
