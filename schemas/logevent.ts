@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HEX_DIGIT } from '../platform/json/lexer.js';
 import { isCanonicalTimestamp, parseTimestamp } from '../platform/time.js';
 
 /**
@@ -77,9 +78,6 @@ export function logEventFieldsMeetRules(uuid: unknown, published: unknown, event
     parseTimestamp(published, { strict: true }) !== null
   );
 }
-
-const HEX_DIGIT = new Uint8Array(256);
-for (const c of '0123456789abcdefABCDEF') HEX_DIGIT[c.charCodeAt(0)] = 1;
 
 /**
  * `logEventFieldsMeetRules` on the three values' bytes as sent (the contents of unescaped JSON strings),

@@ -46,8 +46,9 @@ IN_STRING[BACKSLASH] = 2;
 const ESCAPE = new Uint8Array(256);
 for (const c of '"\\/bfnrt') ESCAPE[c.charCodeAt(0)] = 1;
 ESCAPE[0x75] = 2;
-const HEX = new Uint8Array(256);
-for (const c of '0123456789abcdefABCDEF') HEX[c.charCodeAt(0)] = 1;
+/** 1 for an ASCII hex digit (either case): a `\u` escape's, and a uuid's (schemas/logevent.ts). */
+export const HEX_DIGIT = new Uint8Array(256);
+for (const c of '0123456789abcdefABCDEF') HEX_DIGIT[c.charCodeAt(0)] = 1;
 /** Whitespace: 1 a space, 2 tab, LF or CR. */
 const SPACE = new Uint8Array(256);
 SPACE[0x20] = 1;
@@ -131,7 +132,13 @@ function skipEscape(p: number): number {
   const b = buf;
   const e = ESCAPE[b[p + 1]!];
   if (e === 1) return p + 2;
-  if (e === 2 && HEX[b[p + 2]!] === 1 && HEX[b[p + 3]!] === 1 && HEX[b[p + 4]!] === 1 && HEX[b[p + 5]!] === 1)
+  if (
+    e === 2 &&
+    HEX_DIGIT[b[p + 2]!] === 1 &&
+    HEX_DIGIT[b[p + 3]!] === 1 &&
+    HEX_DIGIT[b[p + 4]!] === 1 &&
+    HEX_DIGIT[b[p + 5]!] === 1
+  )
     return p + 6;
   throw INVALID;
 }
