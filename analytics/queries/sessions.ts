@@ -1,7 +1,8 @@
 /** Where and how users sign in: session anomalies, new countries and networks, impossible travel. */
 import { EVENTS, IN_RANGE, ORG_MATCH, SIGN_IN_TYPES, type NamedQuery } from '../query.js';
 
-const OK_SIGN_IN = `event_type IN ${SIGN_IN_TYPES} AND outcome_result IN ('SUCCESS', 'ALLOW') AND actor_type = 'User'`;
+/** A user's successful sign-in (bench/analytics/floors.ts reads the same rows). */
+export const OK_SIGN_IN = `event_type IN ${SIGN_IN_TYPES} AND outcome_result IN ('SUCCESS', 'ALLOW') AND actor_type = 'User'`;
 const BASELINE_DAYS = {
   name: 'baseline_days',
   kind: 'uint',
@@ -10,7 +11,8 @@ const BASELINE_DAYS = {
   min: 1,
   max: 400,
 } as const;
-const BASELINE_RANGE = `${ORG_MATCH} AND published >= {since:DateTime64(3, 'UTC')} - toIntervalDay({baseline_days:UInt32}) AND published < {since:DateTime64(3, 'UTC')}`;
+/** The `baseline_days` before `since`. */
+export const BASELINE_RANGE = `${ORG_MATCH} AND published >= {since:DateTime64(3, 'UTC')} - toIntervalDay({baseline_days:UInt32}) AND published < {since:DateTime64(3, 'UTC')}`;
 
 /**
  * Sign-ins in range whose `column` value the user never had in the baseline (users without a baseline are left out).

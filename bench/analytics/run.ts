@@ -24,7 +24,10 @@ import { parseArgs } from 'node:util';
 import { silentLogger } from '../../platform/log.js';
 import { migrate, openStore } from '../../platform/store/index.js';
 import { QUERIES } from '../../analytics/registry.js';
-import { ALL_ORGS } from '../../analytics/query.js';
+import { ALL_ORGS, ORG_MATCH, allParams } from '../../analytics/query.js';
+import { parseParams } from '../../analytics/params.js';
+import { findQuery } from '../../analytics/registry.js';
+import { FLOORS } from './floors.js';
 import { resetUuids, type GenOptions } from './generate.js';
 import { ATTACKED, plant } from './plants.js';
 import { daysFolded, mergesSettled, scaleUp } from './scale.js';
@@ -150,6 +153,19 @@ try {
     every.push(la.median);
     out(
       `${q.name.padEnd(38)} ${l1.median.toFixed(1).padStart(10)} ${String(l1.rows).padStart(5)} ${(l1.median / baseOne.median).toFixed(1).padStart(6)}x ${la.median.toFixed(1).padStart(11)} ${String(la.rows).padStart(5)} ${(la.median / baseAll.median).toFixed(1).padStart(6)}x`,
+    );
+  }
+  // Each slow all-orgs query's core step alone (floors.ts), run as the query is: how much any rewrite could save.
+  out(
+    `\n${'floor over every org'.padEnd(38)} ${'query ms'.padStart(10)} ${'floor ms'.padStart(10)} ${'query/floor'.padStart(11)}`,
+  );
+  for (const [name, floorSql] of Object.entries(FLOORS)) {
+    const params = parseParams(allParams(findQuery(name)), { ...range, ...extra[name], org: ALL_ORGS });
+    const sql = floorSql.replaceAll(ORG_MATCH, '1 = 1').replaceAll('{db}', store.database);
+    const l = await latency(() => store.query(sql, params), runs);
+    const q = every[QUERIES.findIndex((x) => x.name === name)]!;
+    out(
+      `${name.padEnd(38)} ${q.toFixed(1).padStart(10)} ${l.median.toFixed(1).padStart(10)} ${(q / l.median).toFixed(2).padStart(10)}x`,
     );
   }
   const slowest = (xs: number[]) => QUERIES[xs.indexOf(Math.max(...xs))]!.name;
