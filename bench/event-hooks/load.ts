@@ -17,7 +17,7 @@ export class DeliveryFactory {
   readonly size: number;
   #next = 0;
   /** Deliveries built ahead of a cell, taken first; each is sent once. */
-  #ready: Array<{ body: Buffer; uuids: string[] }> = [];
+  #ready: Delivery[] = [];
   /** Deliveries built while a cell ran because none was ready (their building is the generator's CPU). */
   builtLive = 0;
 
@@ -38,15 +38,15 @@ export class DeliveryFactory {
     while (this.#ready.length < count) this.#ready.push(this.#build());
   }
 
-  /** A new delivery (never sent before): its body and the uuids of its events. */
-  next(): { body: Buffer; uuids: string[] } {
+  /** A new delivery (never sent before). */
+  next(): Delivery {
     const ready = this.#ready.pop();
     if (ready) return ready;
     this.builtLive++;
     return this.#build();
   }
 
-  #build(): { body: Buffer; uuids: string[] } {
+  #build(): Delivery {
     const uuids: string[] = [];
     const events: string[] = [];
     for (let i = 0; i < this.size; i++) {
@@ -55,10 +55,36 @@ export class DeliveryFactory {
       uuids.push(uuid);
       events.push(parts.join(`"${uuid}"`));
     }
-    const body = `${this.#head},"eventId":"${randomUUID()}","eventTime":"${new Date().toISOString()}","data":{"events":[${events.join(',')}]}}`;
-    return { body: Buffer.from(body), uuids };
+    const eventId = randomUUID();
+    const head = `${this.#head},"eventId":"${eventId}","eventTime":"${new Date().toISOString()}","data":{"events":[`;
+    const ranges: number[] = [];
+    let at = Buffer.byteLength(head);
+    for (const e of events) {
+      const bytes = Buffer.byteLength(e);
+      ranges.push(at, at + bytes);
+      at += bytes + 1;
+    }
+    const body = `${head}${events.join(',')}]}}`;
+    return { body: Buffer.from(body), uuids, eventId, ranges: ranges.join(',') };
   }
 }
+
+export interface Delivery {
+  readonly body: Buffer;
+  /** The uuids of its events. */
+  readonly uuids: string[];
+  readonly eventId: string;
+  /** Where each event's bytes are in the body: start,end pairs, comma-separated (FLOOR_RANGES_HEADER). */
+  readonly ranges: string;
+}
+
+/**
+ * The HTTP floor's request headers (server.ts): the delivery's id and where its events are, so that the floor
+ * splits the body without reading it.
+ */
+export const FLOOR_PATH = '/bench/http-floor';
+export const FLOOR_RANGES_HEADER = 'x-bench-event-ranges';
+export const FLOOR_DELIVERY_HEADER = 'x-bench-delivery-id';
 
 export interface CellResult {
   /** Events in deliveries answered 204, per second of the cell's wall time. */
@@ -75,16 +101,28 @@ export interface Target {
   readonly url: string;
   readonly header: string;
   readonly secret: string;
+  /** The HTTP floor (server.ts): each request also says where its events are. */
+  readonly floor?: boolean;
 }
 
-function post(agent: Agent, t: Target, body: Buffer): Promise<number | 'error'> {
+function post(agent: Agent, t: Target, d: Delivery): Promise<number | 'error'> {
+  const body = d.body;
+  const headers: Record<string, string | number> = {
+    'content-type': 'application/json',
+    [t.header]: t.secret,
+    'content-length': body.length,
+  };
+  if (t.floor) {
+    headers[FLOOR_RANGES_HEADER] = d.ranges;
+    headers[FLOOR_DELIVERY_HEADER] = d.eventId;
+  }
   return new Promise((resolve) => {
     const req = request(
       t.url,
       {
         method: 'POST',
         agent,
-        headers: { 'content-type': 'application/json', [t.header]: t.secret, 'content-length': body.length },
+        headers,
         timeout: 3000,
       },
       (res) => {
@@ -105,9 +143,9 @@ function collect() {
   let deliveries = 0;
   return {
     async send(agent: Agent, t: Target, f: DeliveryFactory): Promise<void> {
-      const { body } = f.next();
+      const d = f.next();
       const t0 = performance.now();
-      const status = await post(agent, t, body);
+      const status = await post(agent, t, d);
       deliveries++;
       if (status === 204) {
         latencies.push(performance.now() - t0);

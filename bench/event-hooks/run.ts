@@ -11,7 +11,9 @@
  *   receiver      closed loop at each concurrency for `--cell-ms`: events/s acknowledged, p50/p99
  *                 (the deliveries are built before the cell, each sent once)
  *   baseline      the same events appended straight to the stream (baseline.ts), same sizes and concurrency
- * Receiver and baseline cells alternate in order per run. The goal figure is CPU per event: the receiver
+ *   http floor    the same deliveries to a bare node:http handler in the receiver's process that appends their
+ *                 events cut at known offsets and answers 204 (server.ts): what HTTP costs before any work
+ * Receiver, floor and baseline cells rotate in order per run. The goal figure is CPU per event: the receiver
  * process's (read from its /metrics) against the appending process's in the baseline cells, each on its
  * own process, so the load generator and the broker (which share the cores) stay out of it and the
  * ratio holds on any machine. Uses KAFKA_BROKERS
@@ -34,7 +36,7 @@ import { startKafkaBroker, type KafkaBroker } from '../../test/kafka/broker.js';
 import { validLogEvents } from '../../test/fixtures/index.js';
 import { sample } from '../../receivers/event-hooks/testing.js';
 import { closedLoopAppend, recordBatches } from './baseline.js';
-import { DeliveryFactory, closedLoop, fixedRate, type CellResult, type Target } from './load.js';
+import { DeliveryFactory, FLOOR_PATH, closedLoop, fixedRate, type CellResult, type Target } from './load.js';
 import { int, median, ms, percentile, range, table } from './stats.js';
 
 const { values: args } = parseArgs({
@@ -159,6 +161,7 @@ async function main(): Promise<void> {
   const baselineTopic = `${prefix}.baseline`;
   await stream.ensureTopics([{ name: baselineTopic, partitions: 4 }]);
   const target: Target = { url: `${receiver.url}/hooks/events/${HOOK}`, header: 'authorization', secret: SECRET };
+  const floor: Target = { ...target, url: `${receiver.url}${FLOOR_PATH}`, floor: true };
   const templates = validLogEvents();
   const factories = new Map(SIZES.map((s) => [s, new DeliveryFactory(templates, s, ORG, HOOK)]));
   const batches = new Map(
@@ -181,6 +184,7 @@ async function main(): Promise<void> {
   try {
     say(`${MODE} stream; ${cpus().length} CPUs; receiver ${receiver.url}; warming up…`);
     await closedLoop(target, factories.get(SIZES[0]!)!, 4, 1000);
+    await closedLoop(floor, factories.get(SIZES[0]!)!, 4, 1000);
     await closedLoopAppend(stream, baselineTopic, batches.get(SIZES[0]!)!, 4, 1000);
     const loads: number[] = [];
     for (let run = 1; run <= RUNS; run++) {
@@ -198,24 +202,24 @@ async function main(): Promise<void> {
         take(key('rate', size, 0), c);
         line(key('rate', size, 0), c);
         for (const conc of CONCURRENCY) {
+          // Deliveries to `t`, the receiver's process metered (receiver and floor cells).
+          const viaHttp = async (t: Target): Promise<Cell> => {
+            f.fill(ready(size));
+            const live = f.builtLive;
+            const before = await receiverCpu(receiver.url);
+            const m = await metered(() => closedLoop(t, f, conc, CELL_MS));
+            if (f.builtLive > live) say(`  (${f.builtLive - live} deliveries were built during the cell)`);
+            fastest.set(size, Math.max(fastest.get(size) ?? 0, m.value.eventsPerSec));
+            return {
+              r: m.value,
+              cpuSeconds: (await receiverCpu(receiver.url)) - before,
+              generatorSeconds: m.ownSeconds,
+              machineSeconds: m.machineSeconds,
+            };
+          };
           const steps: Array<[string, () => Promise<Cell>]> = [
-            [
-              key('receiver', size, conc),
-              async () => {
-                f.fill(ready(size));
-                const live = f.builtLive;
-                const before = await receiverCpu(receiver.url);
-                const m = await metered(() => closedLoop(target, f, conc, CELL_MS));
-                if (f.builtLive > live) say(`  (${f.builtLive - live} deliveries were built during the cell)`);
-                fastest.set(size, Math.max(fastest.get(size) ?? 0, m.value.eventsPerSec));
-                return {
-                  r: m.value,
-                  cpuSeconds: (await receiverCpu(receiver.url)) - before,
-                  generatorSeconds: m.ownSeconds,
-                  machineSeconds: m.machineSeconds,
-                };
-              },
-            ],
+            [key('receiver', size, conc), () => viaHttp(target)],
+            [key('floor', size, conc), () => viaHttp(floor)],
             [
               key('baseline', size, conc),
               async () => {
@@ -226,7 +230,8 @@ async function main(): Promise<void> {
               },
             ],
           ];
-          if (run % 2 === 0) steps.reverse();
+          // Each kind of cell takes the first, second and third place in turn over the runs.
+          for (let i = 0; i < (run - 1) % steps.length; i++) steps.push(steps.shift()!);
           for (const [k, measure] of steps) {
             const cell = await measure();
             take(k, cell);
@@ -335,6 +340,7 @@ function report(cells: Map<string, Cell[]>, loads: number[]): void {
         'generator',
         'rest',
         'machine',
+        'http floor',
         'baseline appender',
         'rest',
         'machine',
@@ -347,6 +353,7 @@ function report(cells: Map<string, Cell[]>, loads: number[]): void {
           const rRecv = med(rc, (c) => perEvent(c, c.cpuSeconds));
           const rGen = med(rc, (c) => perEvent(c, c.generatorSeconds));
           const rMach = med(rc, (c) => perEvent(c, c.machineSeconds));
+          const fc = get(key('floor', s, conc));
           const bApp = med(bc, (c) => perEvent(c, c.cpuSeconds));
           const bMach = med(bc, (c) => perEvent(c, c.machineSeconds));
           return [
@@ -356,6 +363,7 @@ function report(cells: Map<string, Cell[]>, loads: number[]): void {
             int(rGen),
             int(rMach - rRecv - rGen),
             int(rMach),
+            int(med(fc, (c) => perEvent(c, c.cpuSeconds))),
             int(bApp),
             int(bMach - bApp),
             int(bMach),
@@ -369,19 +377,42 @@ function report(cells: Map<string, Cell[]>, loads: number[]): void {
   // the process appending the same records straight to the stream, each measured on its own process (the
   // load generator, the broker and whatever else the machine runs excluded).
   out("\nreceiver CPU per event ÷ direct append CPU per event, closed loop (medians over runs of each cell's ratio):");
-  const ratio = (s: number, conc: number) =>
+  const ratioOf = (a: string, b: string) => (s: number, conc: number) =>
     median(
-      get(key('receiver', s, conc)).map((rc, i) => {
-        const bc = get(key('baseline', s, conc))[i];
-        return bc ? perEvent(rc, rc.cpuSeconds) / perEvent(bc, bc.cpuSeconds) : NaN;
+      get(key(a, s, conc)).map((ac, i) => {
+        const bc = get(key(b, s, conc))[i];
+        return bc ? perEvent(ac, ac.cpuSeconds) / perEvent(bc, bc.cpuSeconds) : NaN;
       }),
     );
+  const ratio = ratioOf('receiver', 'baseline');
   out(
     table(
       ['events/delivery', ...CONCURRENCY.map((c) => `concurrency ${c}`)],
       SIZES.map((s) => [String(s), ...CONCURRENCY.map((c) => `${ratio(s, c).toFixed(2)}x`)]),
     ),
   );
+  // The same ratio in two factors: the floor's cells answer the same deliveries over the same HTTP and append the
+  // same records, doing none of the receiver's own work.
+  const floorFailures = SIZES.reduce(
+    (n, s) => n + CONCURRENCY.reduce((m, c) => m + fails(get(key('floor', s, c))), 0),
+    0,
+  );
+  const own = ratioOf('receiver', 'floor');
+  const http = ratioOf('floor', 'baseline');
+  out(
+    "\nthe ratio in two factors (CPU per event, medians over runs of each cell's ratio): receiver ÷ HTTP floor " +
+      "(hooklog's own work: auth, validation, dedupe, permits, telemetry) and HTTP floor ÷ direct append (what HTTP costs):",
+  );
+  out(
+    table(
+      ['events/delivery', ...CONCURRENCY.flatMap((c) => [`c${c} receiver/floor`, `c${c} floor/append`])],
+      SIZES.map((s) => [
+        String(s),
+        ...CONCURRENCY.flatMap((c) => [`${own(s, c).toFixed(2)}x`, `${http(s, c).toFixed(2)}x`]),
+      ]),
+    ),
+  );
+  out(`(the floor's non-204 answers: ${floorFailures}; any would make its figures meaningless)`);
   for (const s of SIZES.filter((x) => x === 10 || x === 50)) {
     const loaded = CONCURRENCY.filter((c) => c >= 16);
     const worst = Math.max(...loaded.map((c) => ratio(s, c)));
