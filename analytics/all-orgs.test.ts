@@ -85,11 +85,16 @@ async function reference(q: NamedQuery, raw: Record<string, string>): Promise<Qu
   return { columns: body.meta?.map((m) => m.name) ?? [], rows: body.data };
 }
 
-/** Columns whose values are samples (`any`, capped `groupUniqArray`): their size is compared, not their values. */
+/**
+ * Columns whose values are samples (`any`, capped `groupUniqArray` of values or of arrays): their size is compared, not
+ * their values.
+ */
 function sampleColumns(q: NamedQuery): Set<string> {
   const sql = q.allOrgsSql ?? q.sql;
   return new Set(
-    [...sql.matchAll(/\b(any|groupUniqArray(?:If)?\(\d+\))\((?:[^()]|\([^()]*\))*\)\s+AS\s+(\w+)/g)].map((m) => m[2]!),
+    [...sql.matchAll(/\b(any|groupUniqArray(?:If|Array)?\(\d+\))\((?:[^()]|\([^()]*\))*\)\s+AS\s+(\w+)/g)].map(
+      (m) => m[2]!,
+    ),
   );
 }
 
