@@ -30,9 +30,11 @@ export const FLOORS: Readonly<Record<string, string>> = {
   ),
   new_country_for_user: firstSeen('geo_country', "geo_country != ''"),
   new_asn_for_user: firstSeen('as_number', 'as_number != 0'),
+  // The query's rows are the sign-ins of users seen at more than one place: its window sorts only those.
   impossible_travel: count(
     `SELECT lagInFrame(published) OVER (PARTITION BY actor_id ORDER BY published ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)
-     FROM ${EVENTS} WHERE ${IN_RANGE} AND ${OK_SIGN_IN} AND geo_lat IS NOT NULL AND geo_lon IS NOT NULL`,
+     FROM ${EVENTS} WHERE ${IN_RANGE} AND ${OK_SIGN_IN} AND geo_lat IS NOT NULL AND geo_lon IS NOT NULL
+       AND actor_id IN (SELECT actor_id FROM ${EVENTS} WHERE ${IN_RANGE} AND ${OK_SIGN_IN} GROUP BY actor_id HAVING uniqExact(geo_lat, geo_lon) > 1)`,
   ),
   reused_uuids: count(`SELECT cityHash64(uuid) FROM ${EVENTS} WHERE ${IN_RANGE} GROUP BY 1 HAVING count() > 1`),
 };
