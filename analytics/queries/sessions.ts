@@ -72,7 +72,7 @@ LIMIT {limit:UInt32}`,
     // Over every org, the per-event work is what costs: a distinct-IP set and three capped arrays kept per session,
     // fed by every event. Grouped first by session and IP, each event only counts into its pair (and its capped
     // country and network arrays); the session then has one row per IP: their number is its distinct IPs, and up
-    // to five countries or networks of its pairs' are up to five of its own. Measured 27% faster over 10M events.
+    // to five countries or networks of its pairs' are up to five of its own. 1.25-1.33x at 100M events (BENCHMARKS.md).
     allOrgsSql: `SELECT session, any(pair_user) AS user, count() AS ips, groupUniqArray(5)(toString(ip)) AS sample_ips,
        groupUniqArrayArray(5)(pair_countries) AS countries, groupUniqArrayArray(5)(pair_asns) AS asns,
        min(pair_first) AS first, max(pair_last) AS last, sum(pair_events) AS events
