@@ -14,6 +14,11 @@ const BASELINE_DAYS = {
 /** The `baseline_days` before `since`. */
 export const BASELINE_RANGE = `${ORG_MATCH} AND published >= {since:DateTime64(3, 'UTC')} - toIntervalDay({baseline_days:UInt32}) AND published < {since:DateTime64(3, 'UTC')}`;
 
+/** session_ip_change's events: in range, of a known session, from a known address. */
+export const SESSION_ROWS = `${IN_RANGE} AND external_session_id NOT IN ('', 'unknown') AND client_ip IS NOT NULL`;
+/** impossible_travel's users: those seen at more than one place in range (only they can have travelled). */
+export const TRAVELLERS = `actor_id IN (SELECT actor_id FROM ${EVENTS} WHERE ${IN_RANGE} AND ${OK_SIGN_IN} GROUP BY actor_id HAVING uniqExact(geo_lat, geo_lon) > 1)`;
+
 /**
  * Sign-ins in range whose `column` value the user never had in the baseline (users without a baseline are left out).
  */
@@ -65,7 +70,7 @@ export const sessionQueries: readonly NamedQuery[] = [
     sql: `SELECT external_session_id AS session, any(actor_alternate_id) AS user, uniqExact(client_ip) AS ips, groupUniqArray(5)(toString(client_ip)) AS sample_ips,
        groupUniqArray(5)(geo_country) AS countries, groupUniqArray(5)(as_number) AS asns, min(published) AS first, max(published) AS last, count() AS events
 FROM ${EVENTS}
-WHERE ${IN_RANGE} AND external_session_id NOT IN ('', 'unknown') AND client_ip IS NOT NULL
+WHERE ${SESSION_ROWS}
 GROUP BY external_session_id HAVING ips >= {min_ips:UInt32}
 ORDER BY ips DESC, first
 LIMIT {limit:UInt32}`,
@@ -81,7 +86,7 @@ FROM (
            groupUniqArray(5)(geo_country) AS pair_countries, groupUniqArray(5)(as_number) AS pair_asns,
            min(published) AS pair_first, max(published) AS pair_last, count() AS pair_events
     FROM ${EVENTS}
-    WHERE ${IN_RANGE} AND external_session_id NOT IN ('', 'unknown') AND client_ip IS NOT NULL
+    WHERE ${SESSION_ROWS}
     GROUP BY external_session_id, client_ip
 )
 GROUP BY session HAVING ips >= {min_ips:UInt32}
@@ -149,7 +154,7 @@ FROM (
     FROM ${EVENTS}
     WHERE ${IN_RANGE} AND ${OK_SIGN_IN} AND geo_lat IS NOT NULL AND geo_lon IS NOT NULL
       -- Only users seen at more than one place can have travelled: the window then sorts far fewer rows.
-      AND actor_id IN (SELECT actor_id FROM ${EVENTS} WHERE ${IN_RANGE} AND ${OK_SIGN_IN} GROUP BY actor_id HAVING uniqExact(geo_lat, geo_lon) > 1)
+      AND ${TRAVELLERS}
     WINDOW w AS (PARTITION BY actor_id ORDER BY published ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)
 )
 WHERE n > 1 AND km >= {min_km:UInt32} AND km / greatest(dateDiff('second', prev_at, at), 60) * 3600 > {max_kmh:UInt32}

@@ -10,6 +10,12 @@ import {
   type NamedQuery,
 } from '../query.js';
 
+/** mfa_fatigue's events (bench/analytics/floors.ts reads the same rows). */
+export const MFA_TYPES =
+  "('user.mfa.okta_verify.deny_push', 'system.push.send_factor_verify_push', 'user.authentication.auth_via_mfa')";
+/** Whom an MFA event is about: the actor when a user acted, else the user it targets. */
+export const MFA_USER = `if(actor_type = 'User', actor_alternate_id, ${target('User')})`;
+
 export const signInQueries: readonly NamedQuery[] = [
   {
     name: 'signin_failures_by_user',
@@ -111,14 +117,14 @@ LIMIT {limit:UInt32}`,
         min: 1,
       },
     ],
-    sql: `SELECT if(actor_type = 'User', actor_alternate_id, ${target('User')}) AS user,
+    sql: `SELECT ${MFA_USER} AS user,
        ${TIME_BUCKET} AS bucket,
        countIf(event_type = 'user.mfa.okta_verify.deny_push' OR (event_type = 'user.authentication.auth_via_mfa' AND outcome_reason ILIKE '%denied%')) AS denials,
        countIf(event_type = 'system.push.send_factor_verify_push') AS pushes_sent,
        countIf(event_type = 'user.authentication.auth_via_mfa' AND outcome_result = 'SUCCESS') AS mfa_successes,
        groupUniqArray(5)(toString(client_ip)) AS ips
 FROM ${EVENTS}
-WHERE ${IN_RANGE} AND event_type IN ('user.mfa.okta_verify.deny_push', 'system.push.send_factor_verify_push', 'user.authentication.auth_via_mfa')
+WHERE ${IN_RANGE} AND event_type IN ${MFA_TYPES}
 GROUP BY user, bucket HAVING denials >= {min_denials:UInt32}
 ORDER BY denials DESC, bucket
 LIMIT {limit:UInt32}`,

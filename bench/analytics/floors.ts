@@ -5,12 +5,11 @@
  * narrowing, joins or output. A query close to its floor cannot be made much faster by writing it differently
  * over the events; only reading fewer rows (a summary kept per closed day) or more cores can.
  */
-import { EVENTS, IN_RANGE, SIGN_IN_TYPES, TIME_BUCKET, target } from '../../analytics/query.js';
-import { BASELINE_RANGE, OK_SIGN_IN } from '../../analytics/queries/sessions.js';
+import { EVENTS, IN_RANGE, SIGN_IN_TYPES, TIME_BUCKET } from '../../analytics/query.js';
+import { BASELINE_RANGE, OK_SIGN_IN, SESSION_ROWS, TRAVELLERS } from '../../analytics/queries/sessions.js';
+import { MFA_TYPES, MFA_USER } from '../../analytics/queries/sign-in.js';
 
 const count = (inner: string) => `SELECT count() FROM (${inner})`;
-const MFA_TYPES =
-  "('user.mfa.okta_verify.deny_push', 'system.push.send_factor_verify_push', 'user.authentication.auth_via_mfa')";
 const firstSeen = (column: string, known: string) =>
   count(
     `SELECT actor_id, ${column} FROM ${EVENTS} WHERE ((${IN_RANGE}) OR (${BASELINE_RANGE})) AND ${OK_SIGN_IN} AND ${known} GROUP BY 1, 2`,
@@ -21,20 +20,15 @@ export const FLOORS: Readonly<Record<string, string>> = {
     `SELECT actor_alternate_id, ${TIME_BUCKET} FROM ${EVENTS} WHERE ${IN_RANGE} AND event_type IN ${SIGN_IN_TYPES} GROUP BY 1, 2`,
   ),
   mfa_fatigue: count(
-    `SELECT if(actor_type = 'User', actor_alternate_id, ${target('User')}), ${TIME_BUCKET} FROM ${EVENTS}
-     WHERE ${IN_RANGE} AND event_type IN ${MFA_TYPES} GROUP BY 1, 2`,
+    `SELECT ${MFA_USER}, ${TIME_BUCKET} FROM ${EVENTS} WHERE ${IN_RANGE} AND event_type IN ${MFA_TYPES} GROUP BY 1, 2`,
   ),
-  session_ip_change: count(
-    `SELECT external_session_id FROM ${EVENTS}
-     WHERE ${IN_RANGE} AND external_session_id NOT IN ('', 'unknown') AND client_ip IS NOT NULL GROUP BY 1`,
-  ),
+  session_ip_change: count(`SELECT external_session_id FROM ${EVENTS} WHERE ${SESSION_ROWS} GROUP BY 1`),
   new_country_for_user: firstSeen('geo_country', "geo_country != ''"),
   new_asn_for_user: firstSeen('as_number', 'as_number != 0'),
   // The query's rows are the sign-ins of users seen at more than one place: its window sorts only those.
   impossible_travel: count(
     `SELECT lagInFrame(published) OVER (PARTITION BY actor_id ORDER BY published ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)
-     FROM ${EVENTS} WHERE ${IN_RANGE} AND ${OK_SIGN_IN} AND geo_lat IS NOT NULL AND geo_lon IS NOT NULL
-       AND actor_id IN (SELECT actor_id FROM ${EVENTS} WHERE ${IN_RANGE} AND ${OK_SIGN_IN} GROUP BY actor_id HAVING uniqExact(geo_lat, geo_lon) > 1)`,
+     FROM ${EVENTS} WHERE ${IN_RANGE} AND ${OK_SIGN_IN} AND geo_lat IS NOT NULL AND geo_lon IS NOT NULL AND ${TRAVELLERS}`,
   ),
   reused_uuids: count(`SELECT cityHash64(uuid) FROM ${EVENTS} WHERE ${IN_RANGE} GROUP BY 1 HAVING count() > 1`),
 };
