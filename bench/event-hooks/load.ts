@@ -47,13 +47,10 @@ export class DeliveryFactory {
   }
 
   #build(): Delivery {
-    const uuids: string[] = [];
     const events: string[] = [];
     for (let i = 0; i < this.size; i++) {
       const parts = this.#parts[this.#next++ % this.#parts.length]!;
-      const uuid = randomUUID();
-      uuids.push(uuid);
-      events.push(parts.join(`"${uuid}"`));
+      events.push(parts.join(`"${randomUUID()}"`));
     }
     const eventId = randomUUID();
     const head = `${this.#head},"eventId":"${eventId}","eventTime":"${new Date().toISOString()}","data":{"events":[`;
@@ -65,14 +62,12 @@ export class DeliveryFactory {
       at += bytes + 1;
     }
     const body = `${head}${events.join(',')}]}}`;
-    return { body: Buffer.from(body), uuids, eventId, ranges: ranges.join(',') };
+    return { body: Buffer.from(body), eventId, ranges: ranges.join(',') };
   }
 }
 
 export interface Delivery {
   readonly body: Buffer;
-  /** The uuids of its events. */
-  readonly uuids: string[];
   readonly eventId: string;
   /** Where each event's bytes are in the body: start,end pairs, comma-separated (FLOOR_RANGES_HEADER). */
   readonly ranges: string;
