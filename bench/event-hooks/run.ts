@@ -415,6 +415,11 @@ function report(cells: Map<string, Cell[]>, loads: number[]): void {
   out(`(the floor's non-204 answers: ${floorFailures}; any would make its figures meaningless)`);
   for (const s of SIZES.filter((x) => x === 10 || x === 50)) {
     const loaded = CONCURRENCY.filter((c) => c >= 16);
+    // Without a loaded cell there is nothing to judge (Math.max of nothing would read as met).
+    if (loaded.length === 0) {
+      out(`goal at ${s} events per delivery: not judged (no concurrency of 16 or more was run)`);
+      continue;
+    }
     const worst = Math.max(...loaded.map((c) => ratio(s, c)));
     out(
       `goal receiver CPU/event <= 1.3x a direct append's at ${s} events per delivery (concurrency ${loaded.join(', ')}): worst ${worst.toFixed(2)}x -> ${worst <= 1.3 ? 'met' : 'NOT met'}`,
