@@ -7,10 +7,11 @@
  *        [--days 30] [--runs 5] [--data-dir DIR] [--merge wait|final|none] [--raw-sample 200000]
  *
  * The data (scale.ts): --base-orgs orgs of events/orgs events each are generated in JavaScript and written
- * through the sink's own path (event-tsv.ts, the input table and its view); copies made inside
- * ClickHouse with SQL (each every base org under a new name, fresh uuids in the column and in `raw`) bring
- * the table to --orgs orgs. With --data-dir the data is kept and a later run resumes where an earlier one
- * stopped (each finished step is recorded in the database), or skips straight to the measurements.
+ * through the sink's own path (event-tsv.ts, the input table and its view); copies made inside ClickHouse with
+ * SQL (each every base org under a new name, fresh uuids in the column and in `raw`, its users, sessions,
+ * transactions and targets renamed) bring the table to --orgs orgs. With --data-dir the data is kept and a later
+ * run resumes where an earlier one stopped (each finished step is recorded in the database), or skips straight to
+ * the measurements.
  * --merge: wait for background merges to settle, every day folded into one part as it is an hour after its last
  * write in service (default), OPTIMIZE FINAL first, or none.
  *

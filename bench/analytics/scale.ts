@@ -2,7 +2,8 @@
  * The analytics bench's data at provider scale, made resumably: `base` orgs generated in JavaScript and
  * written through the sink's own path (load.ts), then copied inside ClickHouse with SQL until there are
  * `orgs` orgs of the same size. Each copy is every base org under a new name (`<org>-c<k>`) with fresh
- * uuids, in the column and inside `raw`. A state table records each finished step; a run that stops
+ * uuids, in the column and inside `raw`, and its own users, sessions, transactions and targets (the base's ids with
+ * the copy's suffix). A state table records each finished step; a run that stops
  * (or is stopped) part-way resumes from the first unfinished step, deleting a half-made copy first.
  */
 import type { Store } from '../../platform/store/index.js';
@@ -73,6 +74,17 @@ export async function scaleUp(store: Store, o: ScaleOptions): Promise<number> {
   }
   const copies = Math.round(o.orgs / o.gen.orgs) - 1;
   const cols = (await columnBytes(store, EVENTS_TABLE)).map((c) => c.name);
+  // A copy is other people: its users, sessions, transactions and targets get the copy's suffix too, so queries over
+  // every org group as many distinct users and sessions as 1,000 real orgs would have (identity-service ids are
+  // unique across orgs), not the base orgs' few thousand seen 100 times. `raw` keeps the base ids (no query reads
+  // it); only its uuid is replaced. An empty or 'unknown' id stays as it is: it names no one.
+  const suffixed = new Set([
+    'actor_id',
+    'actor_alternate_id',
+    'external_session_id',
+    'root_session_id',
+    'transaction_id',
+  ]);
   const select = cols.map((c) =>
     c === 'org'
       ? "concat(org, '-c', toString({k:UInt32})) AS org"
@@ -80,7 +92,11 @@ export async function scaleUp(store: Store, o: ScaleOptions): Promise<number> {
         ? 'u AS uuid'
         : c === 'raw'
           ? 'replaceOne(raw, uuid, u) AS raw'
-          : c,
+          : suffixed.has(c)
+            ? `if(${c} IN ('', 'unknown'), ${c}, concat(${c}, '-c', toString({k:UInt32}))) AS ${c}`
+            : c === 'target_id' || c === 'target_alternate_id'
+              ? `arrayMap(x -> concat(x, '-c', toString({k:UInt32})), ${c}) AS ${c}`
+              : c,
   );
   const base = baseOrgs(o.gen);
   const tc = performance.now();
