@@ -108,6 +108,56 @@ describe('scanDelivery: event ranges and depth', () => {
       expect(scanDelivery(body).depth, text.slice(0, 60)).toBe(depthOf(body));
     }
   });
+
+  it('agrees with JSON.parse on every byte that ends or breaks a string, at every offset of the four-byte reads', () => {
+    // The lexer reads ordinary string bytes four at a time (platform/json/lexer.ts, ordinaryRun): each byte
+    // that stops that read, and each neighbour that must not, at every alignment to the body and to the string,
+    // in keys and in values, skipped or read, and with the bytes starting at an odd place in a larger buffer.
+    const stoppers = [
+      ...Array.from({ length: 0x20 }, (_, c) => String.fromCharCode(c)),
+      '"',
+      '\\',
+      '\\"',
+      '\\u00e9',
+      '\\u00g9',
+      '\\x',
+    ];
+    const ordinary = ['\u007f', ' ', '!', '#', '[', ']', '\\\\', 'é', '𝄞', '\u2028'];
+    let checked = 0;
+    for (const special of [...stoppers, ...ordinary])
+      for (let before = 0; before <= 8; before++)
+        for (let after = 0; after <= 5; after++) {
+          const s = `${'a'.repeat(before)}${special}${'b'.repeat(after)}`;
+          for (const text of [
+            `{"data":{"events":[{"uuid":"${s}","x":1}]}}`,
+            `{"data":{"events":[{"${s}":1},["${s}"]]}}`,
+            `{"other":{"${s}":"${s}"},"data":{"events":[]}}`,
+            `{"data":{"events":["${s}"]}}`,
+            `{"data":{"events":["${s}`,
+          ]) {
+            let parsed: unknown;
+            try {
+              parsed = JSON.parse(text);
+            } catch {
+              parsed = undefined;
+            }
+            for (let shift = 0; shift < 4; shift++) {
+              // Quotes past the end: a read beyond it would take one for a string's end.
+              const bytes = Buffer.byteLength(text);
+              const room = Buffer.alloc(shift + bytes + 4, '"');
+              room.write(text, shift);
+              const body = room.subarray(shift, shift + bytes);
+              expect(scanDelivery(body).valid, JSON.stringify(text)).toBe(parsed !== undefined);
+              if (parsed !== undefined)
+                expect(texts(body)?.map((t) => JSON.parse(t) as unknown)).toEqual(
+                  (parsed as { data: { events: unknown[] } }).data.events,
+                );
+              checked++;
+            }
+          }
+        }
+    expect(checked).toBe((stoppers.length + ordinary.length) * 9 * 6 * 5 * 4);
+  });
 });
 
 /** The depth by body.ts's nestingExceeds, searched for: the least `max` it does not exceed. */
