@@ -29,6 +29,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '../../platform/log.js';
+import { renderMetrics } from '../../platform/metrics.js';
 import { openEmbeddedStream } from '../../platform/stream/embedded/index.js';
 import { openKafkaStream } from '../../platform/stream/kafka/index.js';
 import type { Stream } from '../../platform/stream/types.js';
@@ -76,7 +77,24 @@ interface Cell {
   generatorSeconds: number;
   /** CPU-seconds of the whole machine (every process: broker, generator, receiver, the rest). */
   machineSeconds: number;
+  /** Records per produce request of the process under test's appends (how well they coalesced). */
+  recordsPerRequest: number;
 }
+
+/** A process's CPU-seconds and its appends' produce requests and records so far, from its metrics text. */
+interface Meters {
+  cpu: number;
+  requests: number;
+  records: number;
+}
+const metersOf = (text: string): Meters => ({
+  cpu: sample(text, 'hooklog_process_cpu_seconds_total'),
+  requests: sample(text, 'hooklog_kafka_produce_requests_total'),
+  records: sample(text, 'hooklog_kafka_produced_records_total'),
+});
+const perRequest = (a: Meters, b: Meters) => (b.records - a.records) / Math.max(1, b.requests - a.requests);
+/** This process's (the baseline's appender): its produce counters; its CPU is metered apart. */
+const ownMeters = async () => metersOf((await renderMetrics()).body);
 
 /**
  * Busy CPU-seconds of the whole machine so far (Linux /proc/stat; NaN elsewhere). With the load
@@ -128,8 +146,8 @@ async function startReceiver(config: Record<string, unknown>): Promise<{ url: st
   };
 }
 
-async function receiverCpu(url: string): Promise<number> {
-  return sample(await (await fetch(`${url}/metrics`)).text(), 'hooklog_process_cpu_seconds_total');
+async function receiverMeters(url: string): Promise<Meters> {
+  return metersOf(await (await fetch(`${url}/metrics`)).text());
 }
 
 async function main(): Promise<void> {
@@ -191,13 +209,15 @@ async function main(): Promise<void> {
       say(`run ${run}/${RUNS}`);
       for (const size of SIZES) {
         const f = factories.get(size)!;
-        const cpu0 = await receiverCpu(receiver.url);
+        const m0 = await receiverMeters(receiver.url);
         const fr = await metered(() => fixedRate(target, f, RATE, RATE_MS));
+        const m1 = await receiverMeters(receiver.url);
         const c: Cell = {
           r: fr.value,
-          cpuSeconds: (await receiverCpu(receiver.url)) - cpu0,
+          cpuSeconds: m1.cpu - m0.cpu,
           generatorSeconds: fr.ownSeconds,
           machineSeconds: fr.machineSeconds,
+          recordsPerRequest: perRequest(m0, m1),
         };
         take(key('rate', size, 0), c);
         line(key('rate', size, 0), c);
@@ -206,15 +226,17 @@ async function main(): Promise<void> {
           const viaHttp = async (t: Target): Promise<Cell> => {
             f.fill(ready(size));
             const live = f.builtLive;
-            const before = await receiverCpu(receiver.url);
+            const before = await receiverMeters(receiver.url);
             const m = await metered(() => closedLoop(t, f, conc, CELL_MS));
+            const after = await receiverMeters(receiver.url);
             if (f.builtLive > live) say(`  (${f.builtLive - live} deliveries were built during the cell)`);
             fastest.set(size, Math.max(fastest.get(size) ?? 0, m.value.eventsPerSec));
             return {
               r: m.value,
-              cpuSeconds: (await receiverCpu(receiver.url)) - before,
+              cpuSeconds: after.cpu - before.cpu,
               generatorSeconds: m.ownSeconds,
               machineSeconds: m.machineSeconds,
+              recordsPerRequest: perRequest(before, after),
             };
           };
           const steps: Array<[string, () => Promise<Cell>]> = [
@@ -223,10 +245,17 @@ async function main(): Promise<void> {
             [
               key('baseline', size, conc),
               async () => {
+                const before = await ownMeters();
                 const m = await metered(() =>
                   closedLoopAppend(stream, baselineTopic, batches.get(size)!, conc, CELL_MS),
                 );
-                return { r: m.value, cpuSeconds: m.ownSeconds, generatorSeconds: 0, machineSeconds: m.machineSeconds };
+                return {
+                  r: m.value,
+                  cpuSeconds: m.ownSeconds,
+                  generatorSeconds: 0,
+                  machineSeconds: m.machineSeconds,
+                  recordsPerRequest: perRequest(before, await ownMeters()),
+                };
               },
             ],
           ];
@@ -370,6 +399,24 @@ function report(cells: Map<string, Cell[]>, loads: number[]): void {
             `${(bMach / (bMach + rGen)).toFixed(2)}x`,
           ];
         }),
+      ),
+    ),
+  );
+  // A produce request costs about the same whatever it carries (encoding, the codec's set-up, the round trip), so
+  // a side whose appends coalesce into fewer requests pays less per event: the group commit (send-queue.ts) sends
+  // whatever queued while the previous request was in flight.
+  out("\nrecords per produce request, closed loop (medians over runs): how well each side's appends coalesced");
+  out(
+    table(
+      ['events/delivery', 'concurrency', 'receiver', 'http floor', 'direct append'],
+      SIZES.flatMap((s) =>
+        CONCURRENCY.map((conc) => [
+          String(s),
+          String(conc),
+          ...['receiver', 'floor', 'baseline'].map((k) =>
+            med(get(key(k, s, conc)), (c) => c.recordsPerRequest).toFixed(1),
+          ),
+        ]),
       ),
     ),
   );

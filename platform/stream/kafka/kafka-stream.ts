@@ -61,6 +61,7 @@ import { KeyedTable, SYNC_KEY } from './table.js';
 import { KafkaAssignment } from './assignment.js';
 import { KafkaTransactor } from './transactor.js';
 import { SendQueue, type TopicMessages } from './send-queue.js';
+import { produceRequestSent } from './telemetry.js';
 
 /** Answers a topic being created by another instance gives for a moment (see ensureTopics). */
 const TOPIC_RACE =
@@ -113,13 +114,17 @@ export class KafkaStream implements Stream {
     this.#sends = this.#producers.map(
       (producer) =>
         new SendQueue(
-          async (topicMessages) =>
-            void (await producer.sendBatch({
+          async (topicMessages) => {
+            let records = 0;
+            for (const t of topicMessages) records += t.messages.length;
+            produceRequestSent(records);
+            await producer.sendBatch({
               topicMessages,
               acks: -1,
               timeout: ACK_TIMEOUT_MS,
               compression: this.#compression,
-            })),
+            });
+          },
           { maxRequestBytes: MAX_REQUEST_BYTES, maxQueuedRecords: o.maxQueuedRecords },
         ),
     );

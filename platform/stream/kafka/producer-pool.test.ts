@@ -10,6 +10,17 @@ import { randomName, waitFor } from '../../../test/support/wait.js';
 import { kafkaBrokerList } from '../../../test/kafka/inject.js';
 import type { ConsumedRecord, Consumer, Stream, StreamRecord } from '../types.js';
 import { openKafkaStream } from './index.js';
+import { renderMetrics } from '../../metrics.js';
+import { total } from '../../../test/support/metrics.js';
+
+/** The append path's produce requests and records sent so far in this process. */
+async function produced(): Promise<{ requests: number; records: number }> {
+  const text = (await renderMetrics()).body;
+  return {
+    requests: total(text, 'hooklog_kafka_produce_requests_total'),
+    records: total(text, 'hooklog_kafka_produced_records_total'),
+  };
+}
 
 let stream: Stream | undefined;
 const consumers: Consumer[] = [];
@@ -55,8 +66,14 @@ describe('kafka producer pool', () => {
         headers: { n: String(n++) },
       })),
     );
+    const before = await produced();
     await Promise.all(appends.map((records) => stream!.append(topic, records)));
     const sent = appends.flat();
+    // Counted once each, in requests that coalesced the appends queued behind each producer's first.
+    const after = await produced();
+    expect(after.records - before.records).toBe(sent.length);
+    expect(after.requests - before.requests).toBeGreaterThanOrEqual(1);
+    expect(after.requests - before.requests).toBeLessThan(appends.length);
     const got = await readAll(stream, topic, sent.length);
     for (const key of KEYS) {
       const mine = got.filter((r) => r.key === key);

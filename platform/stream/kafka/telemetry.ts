@@ -14,6 +14,21 @@ const events = counter({
   labelNames: ['group', 'type'],
 });
 
+const produceRequests = counter({
+  name: 'hooklog_kafka_produce_requests_total',
+  help: 'Produce requests sent for appends. Each carries every append queued while the previous one was in flight (group commit), so hooklog_kafka_produced_records_total over this is how well appends coalesce: the fewer records a request carries, the more each record costs.',
+});
+const producedRecords = counter({
+  name: 'hooklog_kafka_produced_records_total',
+  help: "Records sent in appends' produce requests (retries of a request not counted again).",
+});
+
+/** An append's produce request of `records` records is being sent. */
+export function produceRequestSent(records: number): void {
+  produceRequests.inc();
+  producedRecords.inc(records);
+}
+
 /** An observer for KafkaStreamOptions.observer. */
 export function kafkaConsumerObserver(logger: Logger): (e: KafkaConsumerEvent) => void {
   const log = logger.child({ component: 'kafka-consumer' });
