@@ -220,7 +220,7 @@ describe('from a finding to the sign-in path, with kill -9 between the alert and
         const rows = JSON.parse(await cli('actions', 'list', '--format', 'json')) as Array<Record<string, unknown>>;
         return rows.length === 2 && rows.every((x) => x.state === 'done') ? rows : undefined;
       },
-      { what: 'both actions done in the actions table', timeoutMs: 30_000 },
+      { what: 'both actions done in the actions table', timeoutMs: 60_000 },
     );
     expect(listed.map((x) => x.user_id).sort()).toEqual(['00uann', '00ubob']);
     expect(Number(listed.find((x) => x.user_id === '00ubob')!.attempts)).toBe(2);
@@ -234,7 +234,7 @@ describe('from a finding to the sign-in path, with kill -9 between the alert and
         }>;
         return rows.length === 1 && Number(rows[0]!.n) === 3 ? rows : undefined;
       },
-      { what: 'three deliveries recorded', timeoutMs: 30_000 },
+      { what: 'three deliveries recorded', timeoutMs: 60_000 },
     );
     expect(delivered[0]!.result).toBe('accepted');
     await c.kill('SIGTERM');
