@@ -62,8 +62,9 @@ const EMPTY = new Uint8Array(0);
 /** The bytes being scanned, and their length. */
 export let buf: Uint8Array = EMPTY;
 export let end = 0;
-/** The same bytes, for reading four at a time (`ordinaryRun`). */
-let words: DataView<ArrayBufferLike> = new DataView(EMPTY.buffer);
+/** The same bytes, for reading four at a time (`ordinaryRun`); NO_WORDS between scans. */
+const NO_WORDS = new DataView(EMPTY.buffer);
+let words: DataView<ArrayBufferLike> = NO_WORDS;
 /** Whether the last string skipped held an escape. */
 export let escaped = false;
 /** Whether any string since `begin` held an escape. */
@@ -91,7 +92,7 @@ export function begin(value: Uint8Array): void {
 export function finish(): void {
   buf = EMPTY;
   end = 0;
-  words = new DataView(EMPTY.buffer);
+  words = NO_WORDS;
   if (stack.length > 4096) stack = new Uint8Array(64);
 }
 
