@@ -28,3 +28,36 @@ export async function waitFor<T>(
 export function randomName(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
 }
+
+/**
+ * Polls a count until it reaches `target`. Fails when the count has not moved for `stallMs` (something is stuck)
+ * or, at the latest, after `timeoutMs`; either error says how far it got. For work whose length depends on the
+ * machine's load (a drain of thousands of small inserts on a busy 2-core machine), where a fixed deadline cannot
+ * tell a slow run from a stalled one.
+ */
+export async function waitForCount(
+  probe: () => number | Promise<number>,
+  target: number,
+  opts: { stallMs: number; timeoutMs: number; intervalMs?: number; what: string },
+): Promise<void> {
+  const started = Date.now();
+  let last = Number.NaN;
+  let movedAt = started;
+  for (;;) {
+    const n = await probe();
+    if (n === target) return;
+    const now = Date.now();
+    if (n !== last) {
+      last = n;
+      movedAt = now;
+    }
+    const stalled = now - movedAt > opts.stallMs;
+    if (stalled || now - started > opts.timeoutMs) {
+      throw new Error(
+        `${stalled ? `stalled for ${opts.stallMs} ms` : `timed out after ${opts.timeoutMs} ms`} waiting for ` +
+          `${opts.what}: at ${n} of ${target} after ${now - started} ms`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 25));
+  }
+}
