@@ -30,7 +30,7 @@ import { parseParams } from '../../analytics/params.js';
 import { FLOORS } from './floors.js';
 import { resetUuids, type GenOptions } from './generate.js';
 import { ATTACKED, plant } from './plants.js';
-import { daysFolded, mergesSettled, scaleUp } from './scale.js';
+import { daysFolded, mergesSettled, restoreMergeAge, scaleUp } from './scale.js';
 import { columnBytes, latency, queryLatency, tableBytes } from './measure.js';
 import { compareRawStorage } from './raw-json.js';
 import { EVENTS_TABLE } from '../../schemas/tables.js';
@@ -80,6 +80,7 @@ const out = (s: string) => process.stdout.write(s + '\n');
 try {
   const tStart = performance.now();
   await migrate(store, silentLogger());
+  await restoreMergeAge(store);
   resetUuids(42);
   const plants = plant(opts);
   out(

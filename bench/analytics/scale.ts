@@ -147,8 +147,18 @@ export async function mergesSettled(store: Store, quietMs = 10_000, maxMs = 3_60
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
   } finally {
-    await store.command(`ALTER TABLE ${table} MODIFY SETTING min_age_to_force_merge_seconds = 3600`);
+    await restoreMergeAge(store);
   }
+}
+
+/**
+ * Puts the events table's force-merge age back to migration 032's hour. `mergesSettled` shortens it for its wait
+ * and restores it when done; a run killed during the wait cannot, so every run also restores it first.
+ */
+export async function restoreMergeAge(store: Store): Promise<void> {
+  await store.command(
+    `ALTER TABLE ${store.database}.${EVENTS_TABLE} MODIFY SETTING min_age_to_force_merge_seconds = 3600`,
+  );
 }
 
 /** Days (partitions) of the events table that are one merged part, and those that are not. */
