@@ -132,8 +132,7 @@ export async function scaleUp(store: Store, o: ScaleOptions): Promise<number> {
  */
 export async function mergesSettled(store: Store, quietMs = 10_000, maxMs = 3_600_000): Promise<number> {
   const t0 = performance.now();
-  const table = `${store.database}.${EVENTS_TABLE}`;
-  await store.command(`ALTER TABLE ${table} MODIFY SETTING min_age_to_force_merge_seconds = 60`);
+  await forceMergeAge(store, 60);
   try {
     let quietSince = performance.now();
     for (;;) {
@@ -155,11 +154,12 @@ export async function mergesSettled(store: Store, quietMs = 10_000, maxMs = 3_60
  * Puts the events table's force-merge age back to migration 032's hour. `mergesSettled` shortens it for its wait
  * and restores it when done; a run killed during the wait cannot, so every run also restores it first.
  */
-export async function restoreMergeAge(store: Store): Promise<void> {
-  await store.command(
-    `ALTER TABLE ${store.database}.${EVENTS_TABLE} MODIFY SETTING min_age_to_force_merge_seconds = 3600`,
+export const restoreMergeAge = (store: Store) => forceMergeAge(store, 3600);
+
+const forceMergeAge = (store: Store, seconds: number) =>
+  store.command(
+    `ALTER TABLE ${store.database}.${EVENTS_TABLE} MODIFY SETTING min_age_to_force_merge_seconds = ${seconds}`,
   );
-}
 
 /** Days (partitions) of the events table that are one merged part, and those that are not. */
 export async function daysFolded(store: Store): Promise<{ folded: number; unfolded: number }> {

@@ -22,4 +22,19 @@ describe('waitForCount', () => {
       waitForCount(() => ++n, Number.MAX_SAFE_INTEGER, { stallMs: 1_000, timeoutMs: 60, intervalMs: 1, what: 'n' }),
     ).rejects.toThrow(/timed out after 60 ms waiting for n: at \d+ of/);
   });
+
+  it('polls past a probe that throws, and names its error when the count never moves', async () => {
+    let calls = 0;
+    const flaky = () => {
+      if (++calls <= 3) throw new Error('coordinator loading');
+      return calls;
+    };
+    await waitForCount(flaky, 10, { stallMs: 200, timeoutMs: 10_000, intervalMs: 1, what: 'n' });
+    const broken = () => {
+      throw new Error('no broker');
+    };
+    await expect(waitForCount(broken, 5, { stallMs: 50, timeoutMs: 10_000, intervalMs: 1, what: 'n' })).rejects.toThrow(
+      /stalled for 50 ms waiting for n: at NaN of 5 .*; last probe failed: no broker/,
+    );
+  });
 });

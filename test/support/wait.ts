@@ -31,7 +31,8 @@ export function randomName(prefix: string): string {
 
 /**
  * Polls a count until it reaches `target`. Fails when the count has not moved for `stallMs` (something is stuck)
- * or, at the latest, after `timeoutMs`; either error says how far it got. For work whose length depends on the
+ * or, at the latest, after `timeoutMs`; either error says how far it got. A probe that throws counts as no move
+ * (as in `waitFor`, a transient error is polled past). For work whose length depends on the
  * machine's load (a drain of thousands of small inserts on a busy 2-core machine), where a fixed deadline cannot
  * tell a slow run from a stalled one.
  */
@@ -43,11 +44,18 @@ export async function waitForCount(
   const started = Date.now();
   let last = Number.NaN;
   let movedAt = started;
+  let failed: unknown;
   for (;;) {
-    const n = await probe();
+    let n = last;
+    try {
+      n = await probe();
+      failed = undefined;
+    } catch (err) {
+      failed = err;
+    }
     if (n === target) return;
     const now = Date.now();
-    if (n !== last) {
+    if (!Object.is(n, last)) {
       last = n;
       movedAt = now;
     }
@@ -55,7 +63,10 @@ export async function waitForCount(
     if (stalled || now - started > opts.timeoutMs) {
       throw new Error(
         `${stalled ? `stalled for ${opts.stallMs} ms` : `timed out after ${opts.timeoutMs} ms`} waiting for ` +
-          `${opts.what}: at ${n} of ${target} after ${now - started} ms`,
+          `${opts.what}: at ${n} of ${target} after ${now - started} ms` +
+          (failed === undefined
+            ? ''
+            : `; last probe failed: ${failed instanceof Error ? failed.message : String(failed)}`),
       );
     }
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 25));
