@@ -3,18 +3,14 @@
  * user's places may differ in one coordinate only. Trips along a parallel (the same latitude) and along a
  * meridian (the same longitude) must both be found, for one org and over every org, in real embedded ClickHouse.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../platform/log.js';
-import { migrate, openStore, type Store } from '../platform/store/index.js';
-import { randomName } from '../test/support/wait.js';
-import { actorOf, logEvent, orgName, resetUuids, user, type User } from '../bench/analytics/generate.js';
+import type { Store } from '../platform/store/index.js';
+import { eventBy, orgName, resetUuids, user, type User } from '../bench/analytics/generate.js';
 import { insertChunk } from '../bench/analytics/load.js';
 import type { Place } from '../bench/analytics/catalog.js';
 import { ALL_ORGS } from './query.js';
 import { runNamedQuery } from './run.js';
+import { migratedStore } from './testing.js';
 
 const ORG = orgName(0);
 const T0 = Date.parse('2026-01-05T09:00:00Z');
@@ -37,26 +33,11 @@ let store: Store;
 const along = { parallel: user(0, 1), meridian: user(0, 2), stays: user(0, 3), slow: user(0, 4) };
 
 beforeAll(async () => {
-  store = openStore({
-    database: randomName('travel'),
-    dataDir: mkdtempSync(join(tmpdir(), 'hooklog-travel-')),
-    logger: silentLogger(),
-  });
-  await migrate(store, silentLogger());
+  store = await migratedStore('travel');
   resetUuids(3);
   const signIn = (who: User, at: number, where: Place) => ({
     org: ORG,
-    event: logEvent({
-      at,
-      type: 'user.session.start',
-      actor: actorOf(who),
-      place: where,
-      network: who.network,
-      ip: who.ip,
-      agent: who.agent,
-      session: who.session,
-      message: 'User login to Okta',
-    }),
+    event: eventBy(who, { at, type: 'user.session.start', place: where, message: 'User login to Okta' }),
   });
   await insertChunk(store, [
     signIn(along.parallel, T0, MADRID),

@@ -27,13 +27,19 @@ export const RANGE = {
   until: new Date(TEST_DATA.start.getTime() + TEST_DATA.days * 86_400_000).toISOString(),
 };
 
-export async function loadedStore(): Promise<{ store: Store; plants: Plants; events: number }> {
+/** An empty store of its own (database and directory named after `prefix`) with the shipped migrations applied. */
+export async function migratedStore(prefix: string): Promise<Store> {
   const store = openStore({
-    database: randomName('analytics'),
-    dataDir: mkdtempSync(join(tmpdir(), 'hooklog-analytics-')),
+    database: randomName(prefix),
+    dataDir: mkdtempSync(join(tmpdir(), `hooklog-${prefix}-`)),
     logger: silentLogger(),
   });
   await migrate(store, silentLogger());
+  return store;
+}
+
+export async function loadedStore(): Promise<{ store: Store; plants: Plants; events: number }> {
+  const store = await migratedStore('analytics');
   resetUuids(11);
   const plants = plant(TEST_DATA);
   let events = 0;

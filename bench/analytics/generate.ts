@@ -134,6 +134,22 @@ export function logEvent(s: EventSpec): Record<string, unknown> {
   };
 }
 
+/**
+ * A LogEvent of something `who` did: from their usual place, network, address, agent and session, unless `s` says
+ * otherwise.
+ */
+export function eventBy(who: User, s: Partial<EventSpec> & { at: number; type: string }): Record<string, unknown> {
+  return logEvent({
+    actor: actorOf(who),
+    place: who.place,
+    network: who.network,
+    ip: who.ip,
+    agent: who.agent,
+    session: who.session,
+    ...s,
+  });
+}
+
 export function actorOf(u: User): EventSpec['actor'] {
   return { id: u.id, type: 'User', alternateId: u.login, displayName: u.name };
 }

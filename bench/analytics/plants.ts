@@ -10,8 +10,7 @@
  */
 import { FAR_PLACES, HOSTING, NETWORKS, PLACES, type Network } from './catalog.js';
 import {
-  actorOf,
-  logEvent,
+  eventBy,
   orgName,
   user,
   userTarget,
@@ -70,18 +69,7 @@ export function plant(opts: GenOptions): Plants {
   const u = (i: number): User => user(0, i);
   const admin = u(0);
   const emit = (s: Partial<EventSpec> & { at: number; type: string }, who: User = admin): void => {
-    out.push({
-      org: ATTACKED,
-      event: logEvent({
-        actor: actorOf(who),
-        place: who.place,
-        network: who.network,
-        ip: who.ip,
-        agent: who.agent,
-        session: who.session,
-        ...s,
-      }),
-    });
+    out.push({ org: ATTACKED, event: eventBy(who, s) });
   };
   const attackerAt = (n: number, net: Network = HOSTING) => ({
     place: FAR_PLACES.lagos,
