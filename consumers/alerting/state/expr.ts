@@ -12,24 +12,22 @@
  * - literals: numbers, 'text' or "text", true, false, null;
  * - `+ - * / %`, comparisons `== != < <= > >=`, `and or not`, parentheses;
  *   `+` joins text when a side is text;
- * - functions: km(lat1, lon1, lat2, lon2) (great-circle distance), abs, min,
- *   max, round, lower, len, hour(t) / weekday(t) (1 = Monday … 7) / minute(t)
- *   in the rule's time zone (or a zone given as a second argument);
+ * - functions (functions.ts): km(lat1, lon1, lat2, lon2) (great-circle
+ *   distance), abs, min, max, round, lower, upper, len, if(cond, a, b),
+ *   coalesce(a, b, …) (the first neither null nor ''), hour(t) / weekday(t)
+ *   (1 = Monday … 7) / minute(t) in the rule's time zone (or a zone given as a
+ *   second argument);
  * - null propagates through arithmetic and functions; a comparison with null
  *   is false except `== null` / `!= null`; a condition holds only when it is true.
  *
  * Pure and deterministic: no clock, no randomness (the engine's contract).
  */
 import { AlertingError } from '../errors.js';
+import { callFunction, num, type Expr } from './functions.js';
 
-export type Value = number | string | boolean | null;
-export interface ExprContext {
-  /** Current event's named values, `time` included. */
-  readonly cur: Readonly<Record<string, Value>>;
-  /** Previous event's of the same key, or null. */
-  readonly prev: Readonly<Record<string, Value>> | null;
-}
-export type Expr = (ctx: ExprContext) => Value;
+export { km, zoned } from './functions.js';
+
+export type { Expr, ExprContext, Value } from './functions.js';
 
 type Tok =
   | { k: 'num'; v: number; at: number }
@@ -75,51 +73,6 @@ function tokenize(src: string): Tok[] {
   return out;
 }
 
-const num = (v: Value): number | null =>
-  typeof v === 'number' && Number.isFinite(v)
-    ? v
-    : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))
-      ? Number(v)
-      : null;
-
-const EARTH_KM = 6371.0088;
-/** Great-circle distance (haversine), km. */
-export function km(lat1: number, lon1: number, lat2: number, lon2: number): number {
-  const r = Math.PI / 180;
-  const a =
-    Math.sin(((lat2 - lat1) * r) / 2) ** 2 +
-    Math.cos(lat1 * r) * Math.cos(lat2 * r) * Math.sin(((lon2 - lon1) * r) / 2) ** 2;
-  return 2 * EARTH_KM * Math.asin(Math.min(1, Math.sqrt(a)));
-}
-
-const partsCache = new Map<string, Intl.DateTimeFormat>();
-/** Hour, minute and ISO weekday of an instant in a time zone (IANA name). */
-export function zoned(t: number, tz: string): { hour: number; minute: number; weekday: number } {
-  let f = partsCache.get(tz);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: tz,
-      hour: 'numeric',
-      minute: 'numeric',
-      weekday: 'short',
-      hourCycle: 'h23',
-    });
-    partsCache.set(tz, f);
-  }
-  const p = Object.fromEntries(f.formatToParts(new Date(t)).map((x) => [x.type, x.value]));
-  const weekday = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].indexOf(p['weekday']!) + 1;
-  return { hour: Number(p['hour']), minute: Number(p['minute']), weekday };
-}
-
-/** Throws unless `tz` is a time zone the runtime knows. */
-export function checkTimeZone(tz: string, where: string): void {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-  } catch {
-    throw new AlertingError('rule_invalid', `${where}: unknown time zone ${JSON.stringify(tz)}`);
-  }
-}
-
 export interface CompileExprOptions {
   /** Names the expression may use besides `time` (the rule's fields). */
   readonly names: ReadonlySet<string>;
@@ -127,6 +80,12 @@ export interface CompileExprOptions {
   readonly prev: boolean;
   readonly timeZone: string;
   readonly where: string;
+  /**
+   * Expressions over the event (a rule's `title`, `severity`, `dedup`): a name that is not a field is an
+   * event field path (`actor.alternateId`); each is added here, and the caller puts its value in `cur`
+   * under that name. Absent: an unknown name is an error (`when`).
+   */
+  readonly paths?: Set<string>;
 }
 
 /** Compiles an expression; unknown names, functions and syntax errors fail here, at boot. */
@@ -244,63 +203,6 @@ export function compileExpr(src: string, o: CompileExprOptions): Expr {
     }
     return primary();
   };
-  const fn = (name: string, args: Expr[]): Expr => {
-    const n = (c: ExprContext, k: number) => num(args[k]!(c));
-    const arity = (lo: number, hi = lo) => {
-      if (args.length < lo || args.length > hi) fail(`${name}() takes ${lo === hi ? lo : `${lo}-${hi}`} arguments`);
-    };
-    const tzOf = (c: ExprContext) => (args[1] ? String(args[1](c) ?? o.timeZone) : o.timeZone);
-    switch (name) {
-      case 'km':
-        arity(4);
-        return (c) => {
-          const v = [0, 1, 2, 3].map((k) => n(c, k));
-          return v.some((x) => x === null) ? null : km(v[0]!, v[1]!, v[2]!, v[3]!);
-        };
-      case 'abs':
-      case 'round':
-        arity(1);
-        return (c) => {
-          const x = n(c, 0);
-          return x === null ? null : name === 'abs' ? Math.abs(x) : Math.round(x);
-        };
-      case 'min':
-      case 'max':
-        arity(2, 8);
-        return (c) => {
-          const v = args.map((_, k) => n(c, k));
-          return v.some((x) => x === null)
-            ? null
-            : name === 'min'
-              ? Math.min(...(v as number[]))
-              : Math.max(...(v as number[]));
-        };
-      case 'lower':
-        arity(1);
-        return (c) => {
-          const v = args[0]!(c);
-          return v === null ? null : String(v).toLowerCase();
-        };
-      case 'len':
-        arity(1);
-        return (c) => {
-          const v = args[0]!(c);
-          return v === null ? null : String(v).length;
-        };
-      case 'hour':
-      case 'minute':
-      case 'weekday':
-        arity(1, 2);
-        if (args[1] === undefined) checkTimeZone(o.timeZone, o.where);
-        return (c) => {
-          const t = n(c, 0);
-          if (t === null) return null;
-          return zoned(t, tzOf(c))[name];
-        };
-      default:
-        return fail(`unknown function ${name}()`);
-    }
-  };
   const primary = (): Expr => {
     const t = toks[i];
     if (!t) return fail('unexpected end');
@@ -336,13 +238,16 @@ export function compileExpr(src: string, o: CompileExprOptions): Expr {
       }
       if (!isOp(')')) fail('missing ) after arguments');
       i++;
-      return fn(low, args);
+      return callFunction(low, args, o, fail);
     }
     const [head, ...rest] = t.v.split('.');
     const isPrev = head === 'prev' && rest.length > 0;
     const name = isPrev ? rest.join('.') : head === 'cur' && rest.length > 0 ? rest.join('.') : t.v;
-    if (name !== 'time' && !o.names.has(name))
-      fail(`unknown name "${t.v}" (fields: ${[...o.names].join(', ') || 'none'}, time)`);
+    if (name !== 'time' && !o.names.has(name)) {
+      if (!o.paths) fail(`unknown name "${t.v}" (fields: ${[...o.names].join(', ') || 'none'}, time)`);
+      // Read from the event by the caller (grouping/labels.ts), under its path as written.
+      o.paths?.add(name);
+    }
     if (isPrev && !o.prev) fail(`"${t.v}": prev. needs a stateful rule`);
     return isPrev ? (c) => (c.prev ? (c.prev[name] ?? null) : null) : (c) => c.cur[name] ?? null;
   };

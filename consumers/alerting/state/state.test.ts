@@ -36,6 +36,28 @@ describe('when: the expression language', () => {
     expect(expr('time - prev.time', { a: 1, time: 5000 }, { a: 1, time: 2000 })).toBe(3000);
   });
 
+  it('chooses and replaces values: if, coalesce, upper', () => {
+    expect(expr("if(a > 1, 'big', 'small')", { a: 2 })).toBe('big');
+    expect(expr("if(a > 1, 'big', 'small')", { a: null })).toBe('small'); // a condition holds only when true
+    expect(expr("coalesce(a, b, 'none')", { a: null, b: '' })).toBe('none');
+    expect(expr("coalesce(a, b, 'none')", { a: null, b: 'x' })).toBe('x');
+    expect(expr('upper(a)', { a: 'High' })).toBe('HIGH');
+    expect(expr('upper(a)', { a: null })).toBe(null);
+  });
+
+  it('over the event: a name that is not a field is a path, collected for the caller to read', () => {
+    const paths = new Set<string>();
+    const e = compileExpr("lower(actor.alternateId) + '/' + n", {
+      names: new Set(['n']),
+      prev: false,
+      timeZone: 'UTC',
+      where: 'r',
+      paths,
+    });
+    expect([...paths]).toEqual(['actor.alternateId']);
+    expect(e({ cur: { n: 3, 'actor.alternateId': 'Bob@X' }, prev: null })).toBe('bob@x/3');
+  });
+
   it('measures great-circle distance (Paris to New York about 5837 km)', () => {
     expect(km(48.8566, 2.3522, 40.7128, -74.006)).toBeGreaterThan(5800);
     expect(km(48.8566, 2.3522, 40.7128, -74.006)).toBeLessThan(5880);
