@@ -1,5 +1,6 @@
 import * as crypto from 'node:crypto';
 import type { CompiledRule, RuleKind, Severity } from './rules/types.js';
+import type { Labels } from './grouping/labels.js';
 import type { RiskEntity, RiskLevel } from '../../schemas/risk.js';
 import type { CompiledRisk, RiskUser } from './risk/declaration.js';
 
@@ -9,6 +10,12 @@ import type { CompiledRisk, RiskUser } from './risk/declaration.js';
  * group key and the events or instant that make it), never of when it was
  * computed, so re-evaluating the same events after a restart yields the same
  * id and every output can drop the repeat.
+ *
+ * A grouped alert (a rule with `dedup`/`dedup_period`, grouping/groups.ts) is
+ * published again as findings join it: the same alert_id and event_time, the
+ * next `revision`, the new count, times and sample. A reader keeps the highest
+ * revision of an id; the fields below `risk` are absent on other alerts (and
+ * on records of earlier releases), which read as revision 0 of one finding.
  */
 export interface Alert {
   readonly alert_id: string;
@@ -27,6 +34,16 @@ export interface Alert {
   readonly event_ids: readonly string[];
   /** Present when the rule declares risk and the finding names a user: its contribution to the user's level. */
   readonly risk?: AlertRisk;
+  /** Grouped: 0 for the opening record (the one webhooks post), n for the n-th update of the same alert. */
+  readonly revision?: number;
+  /** Grouped: findings in the alert (`count` is the events behind them). */
+  readonly findings?: number;
+  /** Grouped: ISO-8601 time of its latest event; `event_time` stays the opening finding's. */
+  readonly last_event_time?: string;
+  /** Grouped: ISO-8601 end of its period (opening event time + dedup_period); later findings open a new alert. */
+  readonly group_until?: string;
+  /** Grouped by a `dedup` expression: its text, bounded and with invisible characters shown. */
+  readonly dedup?: string;
 }
 
 /** A finding's say on a user's risk level, carried by its alert (risk/fold.ts makes it a contribution). */
@@ -79,14 +96,15 @@ export function makeAlert(
   lastMs: number,
   count: number,
   ids: readonly string[],
+  labels?: Labels,
 ): Alert {
   // A match's first and last event are one: format the instant once.
   const last = new Date(lastMs).toISOString();
   return {
     alert_id: alertId(rule.id, org, key, identity),
     rule_id: rule.id,
-    rule_title: rule.title,
-    severity: rule.severity,
+    rule_title: labels?.title ?? rule.title,
+    severity: labels?.severity ?? rule.severity,
     kind: rule.kind,
     org,
     key,
@@ -95,4 +113,14 @@ export function makeAlert(
     count,
     event_ids: ids.slice(0, MAX_EVENT_IDS),
   };
+}
+
+/** Each alert once, as its highest revision, in the order their ids first appear. */
+export function latestRevisions(alerts: readonly Alert[]): Alert[] {
+  const byId = new Map<string, Alert>();
+  for (const a of alerts) {
+    const had = byId.get(a.alert_id);
+    if (!had || (a.revision ?? 0) >= (had.revision ?? 0)) byId.set(a.alert_id, a);
+  }
+  return [...byId.values()];
 }

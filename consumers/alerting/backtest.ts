@@ -70,6 +70,12 @@ export async function backtest(
     for (const a of alerts) {
       if (o.org !== undefined && a.org !== o.org) continue;
       const c = perRule.get(a.rule_id)!;
+      // A grouped alert's later revisions replace the one shown, and count no further alert.
+      if (a.revision) {
+        const at = c.first.findIndex((x) => x.alert_id === a.alert_id);
+        if (at >= 0) c.first[at] = a;
+        continue;
+      }
       c.alerts++;
       if (c.first.length < sample) c.first.push(a);
     }
@@ -130,6 +136,7 @@ export async function backtest(
     }
     for (const engine of engines.values()) {
       take(engine.advanceTo(o.until + o.allowedLatenessMs + 1));
+      take(engine.flush());
       late += engine.state.late;
     }
     o.onProgress?.(events, total);

@@ -159,6 +159,8 @@ export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Con
       }
       alerts.push(...slot.engine.process(event, metaOf(rec, event)));
     }
+    // Grouped alerts that findings joined: one record each for the batch, in the same atomic write.
+    alerts.push(...slot.engine.flush());
     const nextOffset = batch.lastOffset + 1;
     const saved = JSON.stringify(slot.engine.state);
     const cp = Buffer.from(`{"nextOffset":${nextOffset},"state":${saved}}`);

@@ -18,6 +18,9 @@ import { findPartner, findRun, insertSorted, pruneBefore, type Entry, type SeqSt
 import { addToStep, pruneSteps, type StepLists } from './correlation.js';
 import type { EventMeta } from './meta.js';
 import { drainKeyed, enqueueKeyed, pruneKeyed, type KeyedRuleState } from './state/keyed.js';
+import { readFields } from './state/values.js';
+import type { Labels } from './grouping/labels.js';
+import { flushGroups, groupFinding, GroupCounts, pruneGroups, type GroupingState } from './grouping/groups.js';
 
 /** "Never" as a JSON-safe number (-Infinity would serialize as null). */
 const NEVER = -8.64e15;
@@ -33,7 +36,7 @@ export interface EngineOptions {
 }
 
 /** Serializable engine state (checkpointed with the alerts it produced). */
-export interface EngineState {
+export interface EngineState extends GroupingState {
   v: 1;
   maxEventMs: number;
   late: number;
@@ -88,6 +91,9 @@ export class PartitionEngine {
   #sincePrune = 0;
   #nextAbsenceDue = Infinity;
   readonly #hasKeyed: boolean;
+  /** Grouped rules' dedup_period by rule id, and their open groups per rule (grouping/groups.ts). */
+  readonly #periods: ReadonlyMap<string, number>;
+  readonly #groupCounts: GroupCounts;
 
   constructor(rules: readonly CompiledRule[], opts: EngineOptions, state: EngineState = emptyState()) {
     this.#rules = rules;
@@ -96,6 +102,8 @@ export class PartitionEngine {
     this.#dedupWindow = opts.dedupWindowMs ?? 600_000;
     this.#s = state;
     this.#hasKeyed = rules.some((r) => r.kind === 'stateful' || r.kind === 'first_seen');
+    this.#periods = new Map(rules.flatMap((r) => (r.dedupPeriodMs !== undefined ? [[r.id, r.dedupPeriodMs]] : [])));
+    this.#groupCounts = new GroupCounts(state.groups);
     this.#recomputeAbsenceDue();
   }
 
@@ -123,13 +131,13 @@ export class PartitionEngine {
         case 'match':
           if (rule.where(event)) {
             const key = this.#key(rule, event);
+            const labels = labelsOf(rule, event, meta.timeMs);
             this.#emit(
               out,
               rule,
-              meta.org,
-              key,
-              makeAlert(rule, meta.org, key, meta.id, meta.timeMs, meta.timeMs, 1, [meta.id]),
+              makeAlert(rule, meta.org, key, meta.id, meta.timeMs, meta.timeMs, 1, [meta.id], labels),
               rule.risk?.entityOf(event),
+              labels,
             );
           }
           break;
@@ -170,18 +178,30 @@ export class PartitionEngine {
     return out;
   }
 
+  /**
+   * The records of grouped alerts that findings joined since the last flush: one per alert, its next revision.
+   * The consumer calls it once per evaluated batch (so a flood makes one record per alert and batch), a
+   * backtest or case at its end.
+   */
+  flush(): Alert[] {
+    return flushGroups(this.#s);
+  }
+
   #key(rule: CompiledRule, event: unknown): string {
     return JSON.stringify(rule.groupBy.map((p) => firstString(event, p)));
   }
 
-  /** `user`: who the finding is about, for a rule declaring risk (the event that completed it names them). */
-  #emit(out: Alert[], rule: CompiledRule, org: string, key: string, alert: Alert, user?: RiskUser | null): void {
+  /**
+   * `user`: who the finding is about, for a rule declaring risk (the event that completed it names them);
+   * `labels`: what that event made of the rule's title, severity and dedup.
+   */
+  #emit(out: Alert[], rule: CompiledRule, alert: Alert, user?: RiskUser | null, labels?: Labels | null): void {
     if (this.#s.emitted[alert.alert_id] !== undefined) {
       this.#s.duplicates++;
       return;
     }
     if (rule.suppressMs > 0) {
-      const sk = `${rule.id}\u0000${org}\u0000${key}`;
+      const sk = `${rule.id}\u0000${alert.org}\u0000${alert.key}`;
       const t = Date.parse(alert.event_time);
       const last = this.#s.supp[sk];
       if (last !== undefined && Math.abs(t - last) < rule.suppressMs) {
@@ -191,6 +211,19 @@ export class PartitionEngine {
       this.#s.supp[sk] = t;
     }
     this.#s.emitted[alert.alert_id] = Date.parse(alert.event_time);
+    if (rule.dedupPeriodMs !== undefined) {
+      const { before, opening } = groupFinding(
+        this.#s,
+        { id: rule.id, maxKeys: rule.maxKeys, dedupPeriodMs: rule.dedupPeriodMs },
+        alert,
+        labels?.dedup ?? null,
+        this.watermark,
+        this.#groupCounts,
+      );
+      out.push(...before);
+      if (!opening) return;
+      alert = opening;
+    }
     out.push(rule.risk ? withRisk(alert, rule.risk, user ?? null) : alert);
   }
 
@@ -211,13 +244,13 @@ export class PartitionEngine {
     const ids = taken.map((e) => e[1]);
     const identity = `${ids[0]}..${ids[ids.length - 1]}`;
     const count = rule.distinct ? new Set(taken.map((e) => e[2])).size : taken.length;
+    const labels = labelsOf(rule, event, meta.timeMs);
     this.#emit(
       out,
       rule,
-      meta.org,
-      key,
-      makeAlert(rule, meta.org, key, identity, taken[0]![0], taken[taken.length - 1]![0], count, ids),
+      makeAlert(rule, meta.org, key, identity, taken[0]![0], taken[taken.length - 1]![0], count, ids, labels),
       rule.risk?.entityOf(event),
+      labels,
     );
   }
 
@@ -245,13 +278,13 @@ export class PartitionEngine {
       const [a, b] = first ? [e, p!] : [p!, e];
       const lo = Math.min(a[0], b[0]);
       const hi = Math.max(a[0], b[0]);
+      const labels = labelsOf(rule, event, meta.timeMs);
       this.#emit(
         out,
         rule,
-        meta.org,
-        key,
-        makeAlert(rule, meta.org, key, `${a[1]}>${b[1]}`, lo, hi, 2, [a[1], b[1]]),
+        makeAlert(rule, meta.org, key, `${a[1]}>${b[1]}`, lo, hi, 2, [a[1], b[1]], labels),
         rule.risk?.entityOf(event),
+        labels,
       );
       break;
     }
@@ -271,13 +304,13 @@ export class PartitionEngine {
       if (!taken) continue;
       const times = taken.map((x) => x[0]);
       const ids = taken.map((x) => x[1]);
+      const labels = labelsOf(rule, event, meta.timeMs);
       this.#emit(
         out,
         rule,
-        meta.org,
-        key,
-        makeAlert(rule, meta.org, key, ids.join('>'), Math.min(...times), Math.max(...times), ids.length, ids),
+        makeAlert(rule, meta.org, key, ids.join('>'), Math.min(...times), Math.max(...times), ids.length, ids, labels),
         rule.risk?.entityOf(event),
+        labels,
       );
       return;
     }
@@ -293,10 +326,9 @@ export class PartitionEngine {
         this.#emit(
           out,
           rule,
-          f.org,
-          f.key,
-          makeAlert(rule, f.org, f.key, f.identity, f.firstMs, f.lastMs, f.ids.length, f.ids),
+          makeAlert(rule, f.org, f.key, f.identity, f.firstMs, f.lastMs, f.ids.length, f.ids, f.labels ?? undefined),
           f.user,
+          f.labels,
         );
       }
     }
@@ -320,13 +352,7 @@ export class PartitionEngine {
         if (st[1] === st[0] || wm - st[0] < rule.windowMs) continue;
         st[1] = st[0];
         const key = '[]';
-        this.#emit(
-          out,
-          rule,
-          org,
-          key,
-          makeAlert(rule, org, key, `silent-since:${st[0]}`, st[0], st[0] + rule.windowMs, 0, []),
-        );
+        this.#emit(out, rule, makeAlert(rule, org, key, `silent-since:${st[0]}`, st[0], st[0] + rule.windowMs, 0, []));
       }
     }
     this.#recomputeAbsenceDue();
@@ -366,6 +392,7 @@ export class PartitionEngine {
         if (lists.every((l) => l.length === 0)) delete this.#s.corr![rule.id]![gk];
       }
     }
+    pruneGroups(this.#s, this.#periods, wm, this.#groupCounts);
     const maxSuppress = Math.max(0, ...this.#rules.map((r) => r.suppressMs));
     // for-in, not Object.entries: `emitted` holds every alert id of the dedup window (thousands), and
     // copying it into pairs on each prune was most of the prune's cost. Deleting while iterating is safe.
@@ -374,4 +401,13 @@ export class PartitionEngine {
     const emitted = this.#s.emitted;
     for (const id in emitted) if (emitted[id]! < wm - this.#dedupWindow) delete emitted[id];
   }
+}
+
+/** A finding's labels from the event that completed it (absent when the rule's are all constant). */
+function labelsOf(rule: CompiledRule, event: unknown, timeMs: number): Labels | undefined {
+  const l = rule.labels;
+  // The rule's fields win over a path of the same name, as in the expressions' compile (state/expr.ts).
+  return (
+    l && l.of({ cur: { ...readFields(l.paths, event, timeMs), ...readFields(rule.fields, event, timeMs) }, prev: null })
+  );
 }

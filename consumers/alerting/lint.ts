@@ -6,12 +6,14 @@
  * modifier, a filter that does not parse, a `when` naming an unknown field…),
  * a rule id defined twice, a test case that cannot run (cases/load.ts).
  * Warnings: a filter attribute that is not a LogEvent field (it reads nothing
- * on a real event; aliased ones say what they read), a catalogue file with no
- * filter (prose only).
+ * on a real event; aliased ones say what they read), an event path in a
+ * title, severity or dedup expression that is not one, a catalogue file with
+ * no filter (prose only).
  */
 import { readFileSync } from 'node:fs';
 import { isSeq, parseAllDocuments } from 'yaml';
 import { compileRule } from './rules/compile.js';
+import type { CompiledRule } from './rules/types.js';
 import { FILTER_ALIASES, FilterSyntaxError, LOG_EVENT_FIELDS, filterPaths, parseFilter } from './filter/parse.js';
 import { normalKey } from './fields.js';
 import { loadRulePaths, loadAnyRuleFile, ruleFilesUnder } from './rules/sources.js';
@@ -66,6 +68,7 @@ function lintFile(file: string, out: Problem[]): void {
       try {
         const rule = compileRule(r, { source: file });
         if (rule.filter) warnPaths(file, text, rule.filter, out, start);
+        if (rule.labels && rule.kind !== 'scheduled') warnLabelPaths(file, text, rule.labels.paths, out, start);
       } catch (err) {
         let line = start;
         const cause = (err as { cause?: unknown }).cause;
@@ -126,6 +129,25 @@ function warnPaths(file: string, text: string, filter: string, out: Problem[], f
       message: alias
         ? `"${p}" is not a LogEvent field; read as ${alias}`
         : `"${p}" is not a LogEvent field: it matches nothing on a real event`,
+    });
+  }
+}
+
+/** Warnings for event paths read by a title, severity or dedup expression that are not LogEvent fields. */
+function warnLabelPaths(
+  file: string,
+  text: string,
+  paths: NonNullable<CompiledRule['labels']>['paths'],
+  out: Problem[],
+  from: number,
+): void {
+  for (const [p] of paths) {
+    if (LOG_EVENT_FIELDS.has(normalKey(p.split('.')[0]!))) continue;
+    out.push({
+      file,
+      line: lineOf(text, p, from, from),
+      severity: 'warning',
+      message: `"${p}" (in title, severity or dedup) is not a LogEvent field nor one of the rule's fields: it is always null`,
     });
   }
 }

@@ -23,6 +23,7 @@ import type { Stream } from '../../platform/stream/types.js';
 import { makeAlert, withRisk, type Alert } from './alert.js';
 import { user } from './risk/declaration.js';
 import { alertRecord } from './consumer.js';
+import { readFields } from './state/values.js';
 import type { CompiledRule, ScheduledSpec } from './rules/types.js';
 import type { AlertingTelemetry } from './telemetry.js';
 
@@ -112,7 +113,9 @@ export async function runScheduledOnce(
     const t =
       typeof row[s.timeColumn] === 'string' ? Date.parse(`${String(row[s.timeColumn]).replace(' ', 'T')}Z`) : NaN;
     const at = Number.isFinite(t) ? t : until;
-    const alert = makeAlert(rule, org, key, `row:${key}`, at, at, Number(row['count'] ?? 1) || 1, []);
+    // Per-row title and severity read the result's columns as an event's fields.
+    const labels = rule.labels?.of({ cur: readFields(rule.labels.paths, row, at), prev: null });
+    const alert = makeAlert(rule, org, key, `row:${key}`, at, at, Number(row['count'] ?? 1) || 1, [], labels);
     const r = rule.risk;
     alerts.push(r ? withRisk(alert, r, user(cell(row[r.idColumn]), cell(row[r.loginColumn]))) : alert);
   }

@@ -207,6 +207,101 @@ describe('events, times and the end of a case', () => {
   });
 });
 
+describe('grouped alerts, and titles and severities from the event', () => {
+  const failure = (login: string, type = 'User') => ({
+    eventType: 'user.session.start',
+    outcome: { result: 'FAILURE' },
+    actor: { alternateId: login, type },
+  });
+  const grouped = {
+    id: 'grp.fail',
+    detection: 'eventType eq "user.session.start" and outcome.result eq "FAILURE"',
+    group_by: ['actor.alternateId'],
+    dedup_period: '1h',
+    title: 'Sign-in failures for {{ actor.alternateId }}',
+    severity: "if(actor.type == 'SuperAdmin', 'critical', 'medium')",
+  };
+  const flood = {
+    name: 'a flood within the hour is one alert of 5,000',
+    alert: true,
+    alerts: 1,
+    count: 5000,
+    title: 'Sign-in failures for alice@example.com',
+    severity: 'medium',
+    events: [{ event: failure('alice@example.com'), repeat: 5000, every: '500ms' }],
+  };
+  const admin = {
+    name: "a super admin's failure is critical, with its own title",
+    alert: true,
+    severity: 'critical',
+    title: 'Sign-in failures for root@example.com',
+    event: failure('root@example.com', 'SuperAdmin'),
+  };
+  const periods = {
+    name: 'a failure past the period opens a second alert',
+    alert: true,
+    alerts: 2,
+    count: 1,
+    events: [{ event: failure('bob@example.com'), repeat: 2, every: '61m' }],
+  };
+
+  it('a case asserts the grouped count and the title and severity the event made', async () => {
+    const d = folder('grouped', { 'rules.yaml': stringify([{ ...grouped, cases: [flood, admin, periods] }]) });
+    expect(lintPaths([d])).toEqual([]);
+    const report = await runCases(loadCases([d]), opts);
+    expect(report.results.map((r) => [r.name, r.status, r.message])).toEqual([
+      [flood.name, 'passed', ''],
+      [admin.name, 'passed', ''],
+      [periods.name, 'passed', ''],
+    ]);
+    expect(report.results[0]!.alerts).toHaveLength(1);
+    expect(report.results[0]!.alerts[0]).toMatchObject({ count: 5000, findings: 5000 });
+  });
+
+  it('lint: mistakes in the new keys at their rule, a path that reads nothing as a warning', () => {
+    const d = folder('grouped-lint', {
+      'rules.yaml': stringify([
+        { ...grouped, id: 'ok' },
+        { ...grouped, id: 'typo', title: 'Failures for {{ actr.alternateId }}' },
+        { ...grouped, id: 'long', dedup_period: '9d' },
+        { ...grouped, id: 'both', suppress_ms: 60_000 },
+        { ...grouped, id: 'broken', dedup: 'lower(actor.alternateId' },
+      ]),
+    });
+    expect(lintPaths([d]).map((p) => [p.line, p.severity, p.message])).toEqual([
+      [
+        12,
+        'warning',
+        '"actr.alternateId" (in title, severity or dedup) is not a LogEvent field nor one of the rule\'s fields: it is always null',
+      ],
+      [14, 'error', 'rule long: dedup_period: expected a duration from 1s to 7d: 30s, 15m, 1h, 1d, or milliseconds'],
+      [
+        20,
+        'error',
+        'rule both: suppress_ms and dedup/dedup_period do not go together: a grouped alert counts the findings suppression drops',
+      ],
+      [27, 'error', 'rule broken.dedup: missing ) after arguments (at 23 in "lower(actor.alternateId")'],
+    ]);
+  });
+
+  it('and fails when they differ, saying how', async () => {
+    const wrong = [
+      { ...flood, count: 4999 },
+      { ...admin, severity: 'high' },
+      { ...admin, title: 'Sign-in failures for someone else' },
+      { ...periods, alerts: 1 },
+    ];
+    const d = folder('grouped-wrong', { 'rules.yaml': stringify([{ ...grouped, cases: wrong }]) });
+    const report = await runCases(loadCases([d]), opts);
+    expect(report.results.map((r) => r.message)).toEqual([
+      'expected count 4999, got 5000 (key ["alice@example.com"], count 5000, 5000 findings, at 2026-01-01T00:00:00.000Z)',
+      'expected severity high, got critical',
+      'expected title "Sign-in failures for someone else", got "Sign-in failures for root@example.com" (key ["root@example.com"], count 1, 1 finding, at 2026-01-01T00:00:00.000Z)',
+      'expected 1 alerts, got 2: key ["bob@example.com"], count 1, 1 finding, at 2026-01-01T00:00:00.000Z, …',
+    ]);
+  });
+});
+
 describe('what a failure says', () => {
   const alert = {
     alert_id: 'a1',

@@ -77,7 +77,14 @@ export function renderJson(r: CasesReport, o: ReportOptions = {}): string {
           where: where(x.file, x.line, cwd),
           status: x.status,
           ...(x.message ? { message: x.message } : {}),
-          alerts: x.alerts.map((a) => ({ key: a.key, severity: a.severity, count: a.count, event_time: a.event_time })),
+          alerts: x.alerts.map((a) => ({
+            key: a.key,
+            title: a.rule_title,
+            severity: a.severity,
+            count: a.count,
+            ...(a.findings !== undefined ? { findings: a.findings } : {}),
+            event_time: a.event_time,
+          })),
         })),
         missing: missingCases(r).map((m) => ({
           rule: m.rule.id,

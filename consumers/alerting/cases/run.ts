@@ -17,7 +17,7 @@
  * rows someone wrote down for it.
  */
 import type { Store } from '../../../platform/store/index.js';
-import type { Alert } from '../alert.js';
+import { latestRevisions, type Alert } from '../alert.js';
 import { eventMeta, parseEventValue } from '../consumer.js';
 import { PartitionEngine } from '../engine.js';
 import { runScheduledOnce, type QueryResolver } from '../scheduled.js';
@@ -87,8 +87,9 @@ export function runStreamCase(c: LoadedCase, o: CaseRunOptions): { alerts: Alert
     const event = parseEventValue(Buffer.from(JSON.stringify(f.event)))!;
     alerts.push(...engine.process(event, eventMeta(event, f.org, 0, `case/${i}`)));
   });
-  alerts.push(...engine.advanceTo(caseEndMs(c, lateness)));
-  return { alerts, late: engine.state.late };
+  alerts.push(...engine.advanceTo(caseEndMs(c, lateness)), ...engine.flush());
+  // A grouped alert is judged as it ends up: its last revision.
+  return { alerts: latestRevisions(alerts), late: engine.state.late };
 }
 
 /** The run time of a scheduled case: the first multiple of every_ms at or after `until`, else after the last event. */
@@ -116,6 +117,8 @@ export function judge(spec: CaseSpec, alerts: readonly Alert[], late = 0): strin
     if (key !== undefined && a.key !== key) return `expected key ${key}, got ${a.key} (${describe(a)})`;
     if (spec.severity !== undefined && a.severity !== spec.severity)
       return `expected severity ${spec.severity}, got ${a.severity}`;
+    if (spec.title !== undefined && a.rule_title !== spec.title)
+      return `expected title ${JSON.stringify(spec.title)}, got ${JSON.stringify(a.rule_title)} (${describe(a)})`;
     if (spec.count !== undefined && a.count !== spec.count)
       return `expected count ${spec.count}, got ${a.count} (${describe(a)})`;
   }
@@ -123,7 +126,8 @@ export function judge(spec: CaseSpec, alerts: readonly Alert[], late = 0): strin
 }
 
 function describe(a: Alert): string {
-  return `key ${a.key}, count ${a.count}, at ${a.event_time}`;
+  const grouped = a.findings !== undefined ? `, ${a.findings} finding${a.findings === 1 ? '' : 's'}` : '';
+  return `key ${a.key}, count ${a.count}${grouped}, at ${a.event_time}`;
 }
 
 /** Runs every case (stream cases first, then scheduled ones on one store) and counts each rule's cases. */

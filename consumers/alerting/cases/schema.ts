@@ -85,20 +85,28 @@ export const caseSchema = z
       .int()
       .min(1)
       .optional()
-      .describe('With alert: true, exactly this many alerts (default: at least one).'),
+      .describe('With alert: true, exactly this many alerts (default: at least one); a grouped alert is one.'),
     key: z
       .array(z.union([z.string(), z.number(), z.boolean(), z.null()]))
       .optional()
       .describe(
         "With alert: true, every alert's group key: the group_by values in order (a scheduled rule: its key columns); `''` for a missing one.",
       ),
-    severity: severity.optional().describe("With alert: true, every alert's severity."),
+    severity: severity
+      .optional()
+      .describe("With alert: true, every alert's severity (a rule's `severity:` expression, as the event made it)."),
+    title: z
+      .string()
+      .optional()
+      .describe("With alert: true, every alert's title (a rule's `{{ }}` title, as the event made it)."),
     count: z
       .number()
       .int()
       .min(0)
       .optional()
-      .describe('With alert: true, the number of events behind every alert (distinct values for distinct rules).'),
+      .describe(
+        'With alert: true, the number of events behind every alert (distinct values for distinct rules); a grouped alert (dedup, dedup_period): of all its findings.',
+      ),
     event: eventSchema.optional().describe('The case as one event (at `start` unless it has `published`).'),
     events: z
       .array(caseEventSchema)
@@ -133,8 +141,13 @@ export const caseSchema = z
   })
   .refine(
     (c) =>
-      c.alert || (c.alerts === undefined && c.key === undefined && c.count === undefined && c.severity === undefined),
-    { message: '`alerts`, `key`, `severity` and `count` describe the alerts expected: only with alert: true' },
+      c.alert ||
+      (c.alerts === undefined &&
+        c.key === undefined &&
+        c.count === undefined &&
+        c.severity === undefined &&
+        c.title === undefined),
+    { message: '`alerts`, `key`, `severity`, `title` and `count` describe the alerts expected: only with alert: true' },
   )
   .describe('One labelled example of a rule: the events and the verdict expected.');
 

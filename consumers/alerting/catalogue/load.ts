@@ -77,6 +77,9 @@ export function catalogueEntry(doc: Record<string, unknown>, file: string, opts:
       cause: err,
     });
   }
-  const rule = compileRule({ id, title, type: 'match', detection: filter }, { ...opts, source: file });
+  const rule = compileRule(
+    { id, title, type: 'match', detection: filter },
+    { ...opts, source: file, literalTitle: true },
+  );
   return { file, kind, id, title, filter, tree, rule, prose: [] };
 }

@@ -2,6 +2,12 @@
  * ClickHouse output: `<prefix>.alerts` → `{db}.alerts` through the sink's own
  * writer (deterministic inserts per offset range with a dedup token, retried
  * without end, rejects to the deadletter topic), on group `<group>.clickhouse`.
+ *
+ * A grouped alert's revisions share its alert_id and event_time, so they are
+ * one row of the ReplacingMergeTree: the latest inserted wins (its version,
+ * ingested_at, is the insert's time, and within one insert the last row), and
+ * the records of a partition are inserted in offset order, so that is the
+ * highest revision once a redelivered range has been written again.
  */
 import type { Logger } from '../../../platform/log.js';
 import type { Store } from '../../../platform/store/index.js';
@@ -22,6 +28,12 @@ export interface AlertRow {
   readonly group_key: string;
   readonly event_count: number;
   readonly event_ids: readonly string[];
+  /** Migration 033: a grouped alert's revision, findings, last event, period end, dedup text (default: 1 finding). */
+  readonly revision: number;
+  readonly finding_count: number;
+  readonly last_event_time: string;
+  readonly group_until: string | null;
+  readonly dedup: string;
 }
 
 /** ClickHouse DateTime64 text from ISO-8601. */
@@ -50,6 +62,11 @@ export function mapAlertRecord(rec: ConsumedRecord): MapResult<AlertRow> {
       group_key: a.key,
       event_count: a.count,
       event_ids: a.event_ids,
+      revision: a.revision ?? 0,
+      finding_count: a.findings ?? 1,
+      last_event_time: chTime(a.last_event_time ?? a.event_time),
+      group_until: a.group_until ? chTime(a.group_until) : null,
+      dedup: a.dedup ?? '',
     },
   };
 }

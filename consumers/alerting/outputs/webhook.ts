@@ -6,7 +6,8 @@
  * the alerts stay in the topic); while it is down the partition buffer fills
  * to queue_max_records and fetching pauses — the bounded queue. A 4xx other
  * than 408/429 means the receiver refuses this alert: retrying cannot help,
- * so it is logged and counted, and the next alert goes.
+ * so it is logged and counted, and the next alert goes. A grouped alert's
+ * updates (revision > 0) are not posted: one call per group and period.
  */
 import { retry, RetryPolicies, type RetryPolicy } from '../../../platform/retry.js';
 import type { Consumer, Stream } from '../../../platform/stream/types.js';
@@ -61,6 +62,9 @@ export function startWebhookOutput(o: WebhookOutputOptions): Promise<Consumer> {
     handler: async (batch) => {
       for (const rec of batch.records) {
         const alert = JSON.parse(rec.value.toString('utf8')) as Alert;
+        // A grouped alert is posted once, as it opened: its later revisions (count, last event) are for the
+        // store and the console, not another notification.
+        if (alert.revision) continue;
         try {
           await retry(() => postAlert(o.config, alert, o.signal), {
             policy: o.retryPolicy ?? RetryPolicies.sink,

@@ -7,6 +7,7 @@ import { eventTime, readFields } from '../state/values.js';
 import { compileDetection, type DetectionOptions, type Predicate } from '../sigma/detection.js';
 import { ruleSpecSchema, type CompiledRule, type RuleSpec } from './types.js';
 import { compileRisk } from '../risk/declaration.js';
+import { compileGrouping } from '../grouping/declaration.js';
 
 const always: Predicate = () => true;
 const never: Predicate = () => false;
@@ -17,6 +18,8 @@ export interface CompileOptions extends DetectionOptions {
   readonly source?: string;
   /** Sequence order; Sigma `near` makes it `any`. */
   readonly order?: 'ordered' | 'any';
+  /** Rules loaded as published (Sigma, the catalogue): the title is text, never a `{{ }}` template. */
+  readonly literalTitle?: boolean;
 }
 
 /**
@@ -82,6 +85,7 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
     );
   }
   const groupBy = spec.group_by.map(compilePath);
+  const grouping = compileGrouping(spec, where, opts);
   let risk;
   if (spec.risk) {
     try {
@@ -92,8 +96,8 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
   }
   return {
     id: spec.id,
-    title: spec.title || spec.id,
-    severity: spec.severity,
+    title: grouping.title,
+    severity: grouping.severity,
     kind: spec.type,
     source,
     where: wherePred,
@@ -103,7 +107,8 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
     windowMs: spec.window_ms ?? 0,
     threshold: spec.threshold,
     distinct: spec.distinct_field ? compilePath(spec.distinct_field) : null,
-    suppressMs: spec.suppress_ms ?? opts.defaultSuppressMs ?? 0,
+    // A grouped rule counts its findings into the open alert: suppression (dropping them) does not apply.
+    suppressMs: grouping.periodMs !== undefined ? 0 : (spec.suppress_ms ?? opts.defaultSuppressMs ?? 0),
     order: opts.order ?? 'ordered',
     fields,
     when: stateful ? when : null,
@@ -111,6 +116,8 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
     maxValues: spec.max_values,
     ttlMs: spec.ttl_ms ?? 30 * 86_400_000,
     ...(risk ? { risk } : {}),
+    ...(grouping.labels ? { labels: grouping.labels } : {}),
+    ...(grouping.periodMs !== undefined ? { dedupPeriodMs: grouping.periodMs } : {}),
     ...(spec.type === 'scheduled'
       ? {
           scheduled: {

@@ -119,7 +119,7 @@ export function loadAnyRuleFile(file: string, opts: CompileOptions = {}): Loaded
       const { spec, order } = sigmaToSpec(d as Record<string, unknown>, docs.length > 1 ? `${stem}-${i}` : stem);
       sigmaBases.push({
         doc: d as Record<string, unknown>,
-        rule: compileRule(spec, { ...opts, order, source: file }),
+        rule: compileRule(spec, { ...opts, order, source: file, literalTitle: true }),
         file,
       });
     }

@@ -22,6 +22,8 @@ import { z } from 'zod';
 import type { FieldPath } from '../fields.js';
 import type { Predicate } from '../sigma/detection.js';
 import type { Expr } from '../state/expr.js';
+import type { CompiledLabels, Severity } from '../grouping/labels.js';
+import { isDedupPeriod } from '../grouping/declaration.js';
 import { riskDeclarationSchema, type CompiledRisk } from '../risk/declaration.js';
 
 const detection = z
@@ -35,11 +37,21 @@ export const ruleSpecSchema = z.strictObject({
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/)
     .describe('Stable rule id; part of every alert id, so never reuse one for other logic.'),
-  title: z.string().default('').describe('Human title for alerts.'),
+  title: z
+    .string()
+    .max(2000)
+    .default('')
+    .describe(
+      'Human title for alerts; `{{ expression }}` placeholders are computed from each event (grouping/labels.ts), e.g. "Failures for {{ actor.alternateId }}". Default: the id.',
+    ),
   severity: z
-    .enum(['informational', 'low', 'medium', 'high', 'critical'])
+    .string()
+    .min(1)
+    .max(2000)
     .default('medium')
-    .describe('Severity carried by alerts.'),
+    .describe(
+      "Severity carried by alerts: informational, low, medium, high or critical, or an expression over the event naming one (`if(actor.type == 'SuperAdmin', 'critical', 'high')`; any other value gives medium).",
+    ),
   type: z
     .enum(['match', 'threshold', 'distinct', 'sequence', 'absence', 'stateful', 'first_seen', 'scheduled', 'temporal'])
     .default('match')
@@ -142,6 +154,21 @@ export const ruleSpecSchema = z.strictObject({
     .describe(
       'After an alert for (rule, key), further findings within this long (event time) are suppressed. Default: alerting.suppression_ms.',
     ),
+  dedup: z
+    .string()
+    .min(1)
+    .max(2000)
+    .optional()
+    .describe(
+      "Groups findings into one alert per dedup text and period: an expression over the event (`lower(actor.alternateId)`). Default, when dedup_period is set: the rule's group key.",
+    ),
+  dedup_period: z
+    .union([z.number(), z.string()])
+    .refine(isDedupPeriod, 'expected a duration from 1s to 7d: 30s, 15m, 1h, 1d, or milliseconds')
+    .optional()
+    .describe(
+      'How long (event time, from its first finding) a grouped alert takes further findings of its group: 30s, 15m, 1h, 1d. Default 1h when `dedup` is set; setting it alone groups by the group key.',
+    ),
   risk: riskDeclarationSchema
     .optional()
     .describe("What a finding means for the user's risk level (risk/declaration.ts): { level, ttl, reason }."),
@@ -149,7 +176,7 @@ export const ruleSpecSchema = z.strictObject({
 
 export type RuleSpec = z.infer<typeof ruleSpecSchema>;
 export type RuleKind = RuleSpec['type'];
-export type Severity = RuleSpec['severity'];
+export type { Severity } from '../grouping/labels.js';
 
 /** A rule ready to evaluate: paths split, predicates compiled, defaults applied. */
 export interface CompiledRule {
@@ -181,6 +208,10 @@ export interface CompiledRule {
   readonly scheduled?: ScheduledSpec;
   /** What a finding means for a user's risk (the rule's `risk:`, or alerting.risk.rules). */
   readonly risk?: CompiledRisk;
+  /** Per-event title, severity and dedup text; absent when all are constant (`title`, `severity` above). */
+  readonly labels?: CompiledLabels;
+  /** Findings group into one alert per group and period (grouping/groups.ts); absent: one alert per finding. */
+  readonly dedupPeriodMs?: number;
   /**
    * Temporal correlations (Sigma `temporal`, `temporal_ordered`): one step per base rule, each with its group fields.
    */

@@ -106,12 +106,15 @@ export function compileCorrelations(
           detection: { _: {}, condition: '_' },
           ...(type === 'value_count' ? { distinct_field: cond['field'] } : {}),
         },
-        { ...opts, source: file },
+        { ...opts, source: file, literalTitle: true },
       );
       rules.push({ ...compiled, where: any });
     } else if (type === 'temporal' || type === 'temporal_ordered') {
       if (named.length < 2) fail('a temporal correlation needs two or more rules');
-      const compiled = compileRule({ ...base, type: 'temporal', window_ms: windowMs }, { ...opts, source: file });
+      const compiled = compileRule(
+        { ...base, type: 'temporal', window_ms: windowMs },
+        { ...opts, source: file, literalTitle: true },
+      );
       rules.push({
         ...compiled,
         order: type === 'temporal_ordered' ? 'ordered' : 'any',

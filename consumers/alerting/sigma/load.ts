@@ -106,7 +106,7 @@ export function loadSigmaFile(file: string, opts: CompileOptions = {}): LoadedSi
   try {
     const doc = parseSigmaYaml(readFileSync(file, 'utf8'), notes);
     const { spec, order } = sigmaToSpec(doc, basename(file).replace(/\.ya?ml$/, ''));
-    return { file, rule: compileRule(spec, { ...opts, order, source: file }), notes };
+    return { file, rule: compileRule(spec, { ...opts, order, source: file, literalTitle: true }), notes };
   } catch (err) {
     if (err instanceof AlertingError && err.message.includes(file)) throw err;
     throw new AlertingError('rule_invalid', `${file}: ${(err as Error).message}`, { cause: err });

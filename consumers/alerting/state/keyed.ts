@@ -24,6 +24,7 @@ import type { CompiledRule } from '../rules/types.js';
 import type { Value } from './expr.js';
 import { readFields } from './values.js';
 import { user, type RiskUser } from '../risk/declaration.js';
+import type { Labels } from '../grouping/labels.js';
 
 /** [event time, event id, org, group key, the rule's fields] */
 export type Pending = [number, string, string, string, Record<string, Value>];
@@ -53,6 +54,8 @@ export interface KeyedFinding {
   readonly ids: string[];
   /** Rules declaring risk: the user the finding's last event names. */
   readonly user: RiskUser | null;
+  /** Rules computing labels (grouping/labels.ts): what the finding's last event (and its previous one) made of them. */
+  readonly labels: Labels | null;
 }
 
 /** A rule declaring risk keeps the user each held event names beside its fields (`$`: no `when` can read them). */
@@ -81,7 +84,10 @@ export function enqueueKeyed(
   key: string,
 ): void {
   const st = (all[rule.id] ??= { p: [], k: {}, evicted: 0 });
-  const fields = readFields(rule.fields, event, meta.timeMs);
+  // The event paths the rule's labels read are held beside its fields (fields win a name both have).
+  const fields = rule.labels
+    ? { ...readFields(rule.labels.paths, event, meta.timeMs), ...readFields(rule.fields, event, meta.timeMs) }
+    : readFields(rule.fields, event, meta.timeMs);
   if (rule.kind === 'first_seen')
     fields['$value'] = readFields([['v', rule.distinct!]], event, meta.timeMs)['v'] ?? null;
   if (rule.risk) {
@@ -132,6 +138,7 @@ export function drainKeyed(st: KeyedRuleState, rule: CompiledRule, watermark: nu
           lastMs: t,
           ids: prev ? [prev.id, id] : [id],
           user: rule.risk ? userOf(vals) : null,
+          labels: rule.labels?.of(ctx) ?? null,
         });
       }
       touch(st, gk, { t, id, v: vals }, rule.maxKeys);
@@ -145,7 +152,16 @@ export function drainKeyed(st: KeyedRuleState, rule: CompiledRule, watermark: nu
     for (const [x, at] of Object.entries(seen)) if (at < t - rule.windowMs) delete seen[x];
     const hasHistory = Object.keys(seen).length > 0;
     if (hasHistory && !(v in seen) && (rule.when === null || rule.when({ cur: vals, prev: null }) === true)) {
-      out.push({ org, key, identity: id, firstMs: t, lastMs: t, ids: [id], user: rule.risk ? userOf(vals) : null });
+      out.push({
+        org,
+        key,
+        identity: id,
+        firstMs: t,
+        lastMs: t,
+        ids: [id],
+        user: rule.risk ? userOf(vals) : null,
+        labels: rule.labels?.of({ cur: vals, prev: null }) ?? null,
+      });
     }
     delete seen[v];
     seen[v] = t;
