@@ -41,6 +41,12 @@ function twelve() {
 
 const rules = [
   compileRule({ id: 'failure', detection: 'eventType eq "user.session.start" and outcome.result eq "FAILURE"' }),
+  // Grouped: the last three failures, ten minutes apart, are one alert.
+  compileRule({
+    id: 'failure-grouped',
+    detection: 'eventType eq "user.session.start" and outcome.result eq "FAILURE"',
+    dedup_period: '1h',
+  }),
   compileRule({
     id: 'three-failures',
     type: 'threshold',
@@ -79,7 +85,7 @@ describe('backtest over a long, sparse range', () => {
     console.log(`backtest over 3 years holding 12 events: ${r.queries} queries, ${ms.toFixed(0)} ms`);
     expect(r.events).toBe(12);
     const alerts = Object.fromEntries(r.perRule.map((x) => [x.rule.id, x.alerts]));
-    expect(alerts).toEqual({ failure: 12, 'three-failures': 1, 'hourly-failures': 1 });
+    expect(alerts).toEqual({ failure: 12, 'failure-grouped': 10, 'three-failures': 1, 'hourly-failures': 1 });
     // Walking it: 4,383 six-hour slices and 26,280 hourly scheduled runs. Now: the slice counts, one read of
     // the twelve events, and the hourly runs over the ten hours that hold events.
     expect(r.queries).toBe(1 + 1 + 10);
@@ -98,7 +104,10 @@ describe('backtest over a long, sparse range', () => {
     expect(bySlice.queries - whole.queries).toBe(9);
     const ids = (r: typeof whole) => r.perRule.flatMap((x) => x.first.map((a) => a.alert_id)).sort();
     expect(ids(bySlice)).toEqual(ids(whole));
-    expect(ids(whole)).toHaveLength(14);
+    expect(ids(whole)).toHaveLength(24);
+    // A grouped alert is shown as it ended: its last revision.
+    const grouped = whole.perRule.find((x) => x.rule.id === 'failure-grouped')!.first;
+    expect(grouped.map((a) => a.findings)).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1, 3]);
   });
 });
 

@@ -131,7 +131,7 @@ export const alertingSchema = z
       .min(0)
       .default(0)
       .describe(
-        'Default suppression per (rule, org, key): findings within this long (event time) after an alert are counted, not alerted. Rules may set suppress_ms.',
+        'Default suppression per (rule, org, key): findings within this long (event time) after an alert are counted, not alerted. Rules may set suppress_ms; rules that group (dedup, dedup_period) count such findings into their open alert instead.',
       ),
     max_batch_records: z
       .number()
