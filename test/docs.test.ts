@@ -1,52 +1,69 @@
 /**
- * The documentation keeps its word: every relative link in the repository's
- * Markdown files leads to a file or folder that exists, so a reader following
- * ARCHITECTURE.md's "Tests:" to the test that proves a guarantee finds it.
+ * The documentation keeps its word. Every relative link in the repository's
+ * Markdown leads to a file that exists, and every #anchor to a heading of the
+ * document it names; and the references under docs/reference/ are what the
+ * code generates now (`npm run docs`).
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { metricModules } from '../docs/generate/metrics.js';
+import { REFERENCES } from '../docs/generate/references.js';
+import { anchors, linkTargets, markdownFiles, relativeLinks } from './support/markdown.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const SKIP = new Set(['node_modules', 'dist', 'data', '.git', '.cache', '.kafka']);
-
-function markdownFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    if (SKIP.has(e.name)) return [];
-    const path = join(dir, e.name);
-    if (e.isDirectory()) return markdownFiles(path);
-    return e.name.endsWith('.md') ? [path] : [];
-  });
-}
-
-/** Relative link targets of a Markdown text, outside code blocks and code spans. */
-export function relativeLinks(markdown: string): string[] {
-  const prose = markdown.replace(/^```[\s\S]*?^```/gm, '').replace(/`[^`\n]*`/g, '');
-  const targets = [...prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1]!);
-  return targets.filter((t) => !/^([a-z][a-z0-9+.-]*:|#)/i.test(t));
-}
+const read = (path: string) => readFileSync(path, 'utf8');
+const files = markdownFiles(REPO);
+const name = (file: string) => relative(REPO, file);
 
 describe('Markdown links', () => {
-  const files = markdownFiles(REPO);
-
   it("finds the documents and their links (README, ARCHITECTURE and the folders' notes)", () => {
-    const names = files.map((f) => relative(REPO, f));
-    expect(names).toEqual(expect.arrayContaining(['README.md', 'ARCHITECTURE.md', 'BENCHMARKS.md']));
-    expect(relativeLinks(readFileSync(join(REPO, 'ARCHITECTURE.md'), 'utf8')).length).toBeGreaterThan(20);
+    expect(files.map(name)).toEqual(
+      expect.arrayContaining(['README.md', 'ARCHITECTURE.md', 'BENCHMARKS.md', 'bench/HISTORY.md']),
+    );
+    expect(relativeLinks(read(join(REPO, 'ARCHITECTURE.md'))).length).toBeGreaterThan(20);
     expect(relativeLinks('[a](x.md) [b](https://e.example/y) [c](#here) `[d](no.md)` [e](y.md "title")')).toEqual([
       'x.md',
       'y.md',
     ]);
+    expect([
+      ...anchors('# A `b/c.ts` (d)\n```\n# not a heading\n```\n## Ünïcode & [link](x.md)\n## A b/c.ts d'),
+    ]).toEqual(['a-bcts-d', 'ünïcode--link', 'a-bcts-d-1']);
   });
 
-  it('every relative link resolves to a file or folder of the repository', () => {
+  it('every relative link resolves to a file or folder of the repository, and every #anchor to a heading', () => {
+    const cache = new Map<string, Set<string>>();
+    const anchorsOf = (path: string) => cache.get(path) ?? cache.set(path, anchors(read(path))).get(path)!;
     const broken = files.flatMap((file) =>
-      relativeLinks(readFileSync(file, 'utf8')).flatMap((target) => {
-        const path = decodeURIComponent(target.replace(/[#?].*$/, ''));
-        return path === '' || existsSync(resolve(dirname(file), path)) ? [] : [`${relative(REPO, file)} → ${target}`];
+      linkTargets(read(file)).flatMap((target) => {
+        if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return [];
+        const [path = '', anchor] = decodeURIComponent(target).split('#');
+        const to = path === '' ? file : resolve(dirname(file), path.replace(/\?.*$/, ''));
+        const where = `${name(file)} → ${target}`;
+        if (!existsSync(to)) return [`${where}: no such file`];
+        if (anchor === undefined || anchor === '') return [];
+        if (statSync(to).isDirectory() || !to.endsWith('.md')) return [`${where}: an anchor into a non-Markdown file`];
+        return anchorsOf(to).has(anchor) ? [] : [`${where}: no such heading`];
       }),
     );
     expect(broken).toEqual([]);
+  });
+});
+
+describe('generated references (npm run docs)', () => {
+  for (const { file, render } of REFERENCES)
+    it(`${file} is what the code generates now`, async () => {
+      const committed = existsSync(join(REPO, file)) ? read(join(REPO, file)) : '(missing)';
+      expect(committed, `${file} is stale: run npm run docs and commit it`).toBe(await render());
+    });
+
+  it('the metrics reference has every metric the source declares', async () => {
+    const reference = read(join(REPO, 'docs/reference/metrics.md'));
+    const declared = metricModules().flatMap((f) =>
+      [...read(join(REPO, f)).matchAll(/name: '(hooklog_[a-z0-9_]+)'/g)].map((m) => m[1]!),
+    );
+    expect(declared.length).toBeGreaterThan(50);
+    expect(declared.filter((m) => !reference.includes(`\`${m}\``))).toEqual([]);
   });
 });
