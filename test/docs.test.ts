@@ -1,16 +1,20 @@
 /**
  * The documentation keeps its word. Every relative link in the repository's
  * Markdown leads to a file that exists, and every #anchor to a heading of the
- * document it names; and the references under docs/reference/ are what the
- * code generates now (`npm run docs`).
+ * document it names; every `hooklog …` command the README, the guides and
+ * the components' notes show is one the CLI has, with options it has; and the
+ * references under docs/reference/ are what the code generates now
+ * (`npm run docs`).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
+import { program } from '../cli/main.js';
 import { metricModules } from '../docs/generate/metrics.js';
 import { REFERENCES } from '../docs/generate/references.js';
-import { anchors, linkTargets, markdownFiles, relativeLinks } from './support/markdown.js';
+import { anchors, codeLines, codeSpans, linkTargets, markdownFiles, relativeLinks } from './support/markdown.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const read = (path: string) => readFileSync(path, 'utf8');
@@ -48,6 +52,127 @@ describe('Markdown links', () => {
       }),
     );
     expect(broken).toEqual([]);
+  });
+});
+
+/** A command shown in the docs: the words after `hooklog`, up to the end of that command. */
+interface Shown {
+  readonly doc: string;
+  readonly text: string;
+}
+
+/** `npx hooklog …` and `node …bin/hooklog.js …` in code blocks and code spans; `hooklog …` in code spans. */
+function shownCommands(doc: string, markdown: string): Shown[] {
+  const out: Shown[] = [];
+  const invocation =
+    /(?:^|[\s(`])(?:npx hooklog|node \S*bin\/hooklog\.js)((?:\s+(?!&&|\|\||;|\||&(?:\s|$))[^\s;&|]+(?:\|[^\s;&|]+)*)*)/g;
+  // A pipe in a table cell is written \\|.
+  const spans = codeSpans(markdown).map((s) => s.replace(/\\\|/g, '|'));
+  for (const text of [...codeLines(markdown), ...spans])
+    for (const m of text.matchAll(invocation)) out.push({ doc, text: m[1]!.trim() });
+  for (const span of spans) if (/^hooklog /.test(span)) out.push({ doc, text: span.slice(8) });
+  return out;
+}
+
+const quoted = /"(?:[^"\\]|\\.)*"|'[^']*'/g;
+
+function lineage(c: Command): Command[] {
+  return c.parent ? [c, ...lineage(c.parent)] : [c];
+}
+
+/**
+ * What the CLI makes of a shown command: the words naming subcommands (an alternative `plan|apply` names each, an
+ * optional `[list]` names it beside its parent), a first word that names none, and the options that none of the
+ * commands named (nor their parents) takes.
+ */
+function check(text: string): { commands: string[]; notACommand?: string; unknown: string[] } {
+  const words = text.replace(quoted, '""').split(/\s+/).filter(Boolean);
+  let at: Command[] = [program];
+  const named: Command[] = [program];
+  const flags: string[] = [];
+  let notACommand: string | undefined;
+  let args = false;
+  const takesValue = (flag: string) =>
+    named.flatMap(lineage).some((c) => c.options.some((o) => (o.long === flag || o.short === flag) && o.required));
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    const flag = /^[[(|]?(--?[a-zA-Z][\w-]*)/.exec(word)?.[1];
+    if (flag) {
+      flags.push(flag);
+      if (!args && !word.includes('=') && takesValue(flag)) i++;
+      continue;
+    }
+    if (args) continue;
+    const optional = /^\[([a-z][a-z-]*)\]$/.exec(word)?.[1];
+    const alternatives = (optional ?? word).split('|');
+    const next = alternatives.map((a) => at.flatMap((c) => c.commands).find((s) => s.name() === a));
+    if (next.some((n) => n === undefined)) {
+      if (at.length === 1 && at[0] === program && /^[a-z][a-z-]+$/.test(word)) notACommand = word;
+      args = true;
+      continue;
+    }
+    at = optional ? [...at, ...(next as Command[])] : (next as Command[]);
+    named.push(...(next as Command[]));
+  }
+  const known = new Set([
+    '--help',
+    '-h',
+    ...named.flatMap(lineage).flatMap((c) => c.options.flatMap((o) => [o.long, o.short])),
+  ]);
+  return {
+    commands: at.map((c) =>
+      lineage(c)
+        .reverse()
+        .slice(1)
+        .map((l) => l.name())
+        .join(' '),
+    ),
+    ...(notACommand ? { notACommand } : {}),
+    unknown: flags.filter((f) => !known.has(f)),
+  };
+}
+
+describe('commands shown in the documentation', () => {
+  // The references are generated from the CLI itself, and the history is a record of what ran then.
+  const docs = files.map(name).filter((f) => !f.startsWith('docs/reference/') && f !== 'bench/HISTORY.md');
+  const shown = docs.flatMap((doc) => shownCommands(doc, read(join(REPO, doc))));
+
+  it('finds them, in code blocks and code spans, and reads them as the CLI would', () => {
+    expect(shown.length).toBeGreaterThan(100);
+    expect([...new Set(shown.map((s) => s.doc))]).toEqual(
+      expect.arrayContaining(['README.md', 'consumers/alerting/README.md']),
+    );
+    expect(check('rules test --cases rules --junit x.xml')).toEqual({ commands: ['rules test'], unknown: [] });
+    expect(check('rules test --cases --frobnicate').unknown).toEqual(['--frobnicate']);
+    expect(check('-c hooklog.yaml actions list --state done').commands).toEqual(['actions list']);
+    expect(check('hooks plan|apply|status [--org …] [--prune]')).toEqual({
+      commands: ['hooks plan', 'hooks apply', 'hooks status'],
+      unknown: [],
+    });
+    expect(check('actions [list] [--org …]')).toEqual({ commands: ['actions', 'actions list'], unknown: [] });
+    expect(check('frobnicate --org acme').notACommand).toBe('frobnicate');
+  });
+
+  it('a code block runs hooklog as `npx hooklog` in a clone (a bare `hooklog` is "command not found" there)', () => {
+    // In a shell block every line is a command; elsewhere (output, diagrams) only a line with the prompt.
+    const bare = docs.flatMap((doc) => {
+      const text = read(join(REPO, doc));
+      return [
+        ...codeLines(text, ['sh', 'bash', 'shell']).filter((line) => /^([A-Z_]+=\S+ )*hooklog /.test(line)),
+        ...codeLines(text).filter((line) => /^\$ ([A-Z_]+=\S+ )*hooklog /.test(line)),
+      ].map((line) => `${doc}: ${line}`);
+    });
+    expect(bare).toEqual([]);
+  });
+
+  it('every one names commands the CLI has, with options those commands take', () => {
+    const wrong = shown.flatMap(({ doc, text }) => {
+      const { notACommand, unknown } = check(text);
+      return [...(notACommand ? [`no command "${notACommand}"`] : []), ...unknown.map((o) => `no option ${o}`)].map(
+        (p) => `${doc}: hooklog ${text}: ${p}`,
+      );
+    });
+    expect(wrong).toEqual([]);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
- * Reading the repository's Markdown as a reader's browser would: its links
- * and the anchors its headings make (GitHub's slugs). Used by test/docs.test.ts.
+ * Reading the repository's Markdown as a reader's browser would: its links,
+ * the anchors its headings make (GitHub's slugs), and the commands its code
+ * shows. Used by test/docs.test.ts.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -57,4 +58,29 @@ export function anchors(markdown: string): Set<string> {
   }
   for (const m of markdown.matchAll(/<a\s+(?:id|name)="([^"]+)"/g)) out.add(m[1]!);
   return out;
+}
+
+/**
+ * The lines of fenced code blocks, trimmed, a shell comment after ` # ` dropped; with `languages`, only those of
+ * blocks in one of them (`sh`; '' for a block that names none).
+ */
+export function codeLines(markdown: string, languages?: readonly string[]): string[] {
+  const out: string[] = [];
+  let fence: string | null = null;
+  let keep = false;
+  for (const raw of markdown.split('\n')) {
+    const open = /^ *(`{3,})\s*([\w-]*)/.exec(raw);
+    if (open && (fence === null || open[1]!.length >= fence.length)) {
+      fence = fence === null ? open[1]! : null;
+      keep = fence !== null && (languages === undefined || languages.includes(open[2]!));
+      continue;
+    }
+    if (fence !== null && keep) out.push(raw.replace(/\s+#\s.*$/, '').trim());
+  }
+  return out;
+}
+
+/** The code spans of the prose (outside fenced blocks). */
+export function codeSpans(markdown: string): string[] {
+  return [...prose(markdown).matchAll(/`([^`\n]+)`/g)].map((m) => m[1]!);
 }
