@@ -1,10 +1,11 @@
 /**
  * The documentation keeps its word. Every relative link in the repository's
  * Markdown leads to a file that exists, and every #anchor to a heading of the
- * document it names; every `hooklog …` command the README, the guides and
- * the components' notes show is one the CLI has, with options it has; and the
- * references under docs/reference/ are what the code generates now
- * (`npm run docs`).
+ * document it names; every test ARCHITECTURE.md names as proof exists; every
+ * `hooklog …` command the README, the guides and the components' notes show
+ * is one the CLI has, with options it has; the README stays short and its map
+ * reaches every guide; and the references under docs/reference/ are what the
+ * code generates now (`npm run docs`).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -24,7 +25,7 @@ const name = (file: string) => relative(REPO, file);
 describe('Markdown links', () => {
   it("finds the documents and their links (README, ARCHITECTURE and the folders' notes)", () => {
     expect(files.map(name)).toEqual(
-      expect.arrayContaining(['README.md', 'ARCHITECTURE.md', 'BENCHMARKS.md', 'bench/HISTORY.md']),
+      expect.arrayContaining(['README.md', 'ARCHITECTURE.md', 'BENCHMARKS.md', 'bench/HISTORY.md', 'docs/README.md']),
     );
     expect(relativeLinks(read(join(REPO, 'ARCHITECTURE.md'))).length).toBeGreaterThan(20);
     expect(relativeLinks('[a](x.md) [b](https://e.example/y) [c](#here) `[d](no.md)` [e](y.md "title")')).toEqual([
@@ -52,6 +53,34 @@ describe('Markdown links', () => {
       }),
     );
     expect(broken).toEqual([]);
+  });
+
+  it('every source file ARCHITECTURE.md names by its path (the tests that prove each guarantee) exists', () => {
+    const paths = codeSpans(read(join(REPO, 'ARCHITECTURE.md'))).filter((s) => /^[\w.+-]+(\/[\w.+-]+)+\.ts$/.test(s));
+    expect(paths.filter((p) => p.endsWith('.test.ts')).length).toBeGreaterThan(40);
+    expect(paths.filter((p) => !existsSync(join(REPO, p)))).toEqual([]);
+  });
+});
+
+describe('README and the map', () => {
+  const readme = read(join(REPO, 'README.md'));
+
+  it('README.md is at most 250 lines, keeps its two commands and links the map', () => {
+    expect(readme.split('\n').length).toBeLessThanOrEqual(250);
+    expect(codeLines(readme)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^npm install && npm start$/),
+        expect.stringMatching(/^npm install && npm test$/),
+      ]),
+    );
+    expect(relativeLinks(readme)).toContain('docs/README.md');
+  });
+
+  it('every guide and reference under docs/ is on the map (docs/README.md)', () => {
+    const map = new Set(relativeLinks(read(join(REPO, 'docs', 'README.md'))).map((t) => t.replace(/#.*$/, '')));
+    const guides = files.map(name).filter((f) => f.startsWith('docs/') && f !== 'docs/README.md');
+    expect(guides.length).toBeGreaterThan(20);
+    expect(guides.filter((g) => !map.has(relative('docs', g)))).toEqual([]);
   });
 });
 
@@ -140,7 +169,7 @@ describe('commands shown in the documentation', () => {
   it('finds them, in code blocks and code spans, and reads them as the CLI would', () => {
     expect(shown.length).toBeGreaterThan(100);
     expect([...new Set(shown.map((s) => s.doc))]).toEqual(
-      expect.arrayContaining(['README.md', 'consumers/alerting/README.md']),
+      expect.arrayContaining(['README.md', 'docs/README.md', 'docs/detect/testing.md', 'docs/respond/response.md']),
     );
     expect(check('rules test --cases rules --junit x.xml')).toEqual({ commands: ['rules test'], unknown: [] });
     expect(check('rules test --cases --frobnicate').unknown).toEqual(['--frobnicate']);

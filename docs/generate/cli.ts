@@ -34,7 +34,7 @@ export function cliReference(root: Command = program): string {
       'CLI reference',
       "Every command's `--help`. In a clone run them as `npx hooklog …` (after `npm run build`), in the image as\n" +
         '`node bin/hooklog.js …`. Every command takes `-c, --config <path>` (else `$HOOKLOG_CONFIG`, else\n' +
-        '`./hooklog.yaml`, else the built-in default).',
+        '`./hooklog.yaml`, else the built-in default). Which guide explains each: [the map](../README.md#commands).',
     ),
     all.map(({ words }) => `- [${title(words)}](#${slug(words)})`).join('\n') + '\n',
     ...all.map(({ words, command }) => `## ${title(words)}\n\n\`\`\`text\n${help(command)}\n\`\`\`\n`),

@@ -92,7 +92,8 @@ export function configReference(schema: Node = configJsonSchema() as Node): stri
       'Configuration reference',
       'Every key of the configuration file, from the JSON Schema `hooklog check-config --schema` prints. A `[]` in a\n' +
         'path is an element of a list, `<name>` a key you choose. A default of an object section is the defaults of\n' +
-        'its keys. Secrets (✓) are printed redacted by `check-config` and never logged; write them as `${ENV_VAR}`.',
+        'its keys. Secrets (✓) are printed redacted by `check-config` and never logged; write them as `${ENV_VAR}`.\n' +
+        'How to write the file: [Configuration](../operate/configuration.md).',
     ),
   ];
   for (const section of sections) {

@@ -55,7 +55,7 @@ export async function metricsReference(): Promise<string> {
       'Metrics reference',
       'Every metric hooklog serves at `GET /metrics` (Prometheus text), from its registry. Every series also carries\n' +
         '`service="hooklog"`; beside these, the process\'s own (CPU, memory, event loop, garbage collection: prom-client\'s\n' +
-        'default metrics) are prefixed `hooklog_`.',
+        'default metrics) are prefixed `hooklog_`. What to watch: [Monitoring](../operate/monitoring.md).',
     ),
     table(
       ['Metric', 'Type', 'Labels', 'Help'],

@@ -94,7 +94,8 @@ export function routesReference(): string {
   return [
     preamble(
       'HTTP routes reference',
-      'Every route `hooklog start` serves, from the router of its app (`cli/app.ts`), and what makes it served.',
+      'Every route `hooklog start` serves, from the router of its app (`cli/app.ts`), and what makes it served. What\n' +
+        'each does and how it authenticates: [HTTP endpoints](../integrate/http.md).',
     ),
     table(
       ['Method', 'Path', 'Served with'],
