@@ -2,7 +2,7 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# patch-package applies patches/ at install (kafkajs's read_committed filter; see ARCHITECTURE.md).
+# patch-package applies patches/ at install (kafkajs's read_committed filter; see platform/stream/README.md).
 COPY patches ./patches
 # npm install, not npm ci: chdb lists optional engine packages for other platforms, which a lock file
 # resolved on one platform cannot name, so npm ci calls it out of sync. This installs what the lock records.

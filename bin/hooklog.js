@@ -3,9 +3,9 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const main = fileURLToPath(import.meta.resolve('../dist/cli/main.js'));
+const main = fileURLToPath(import.meta.resolve('../dist/cli/hooklog.js'));
 if (!existsSync(main)) {
   process.stderr.write('hooklog: not built yet: run `npm run build` first (`npm start` builds too)\n');
   process.exit(1);
 }
-await import('../dist/cli/main.js');
+await import('../dist/cli/hooklog.js');

@@ -1,3 +1,7 @@
+/**
+ * The hooklog command tree: every command, its options and its help. `cli/hooklog.ts` runs it on the process's
+ * arguments; the documentation's CLI reference (docs/reference/cli.md) and its command check read it too.
+ */
 import { Command, Option } from 'commander';
 import { loadConfig } from './config/load.js';
 import { redactConfig } from '../platform/config/secrets.js';
@@ -27,7 +31,7 @@ import { registerHooksCommands } from './hooks-command.js';
 import { registerActionsCommand } from './actions-command.js';
 import { registerRiskCommand } from './risk-command.js';
 
-const program = new Command('hooklog')
+export const program = new Command('hooklog')
   .description(
     'Receives identity-provider event hooks and streams every event through Kafka (or an embedded log) into ClickHouse, exactly once per event.',
   )
@@ -281,12 +285,3 @@ program
   });
 
 registerRiskCommand(program);
-
-program.parseAsync(process.argv).catch((err: unknown) => {
-  if (err instanceof HooklogError) {
-    process.stderr.write(`hooklog: ${err.code}: ${err.message}\n`);
-  } else {
-    createLogger().fatal({ err }, 'hooklog failed');
-  }
-  process.exitCode = 1;
-});

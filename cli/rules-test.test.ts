@@ -28,7 +28,7 @@ describe('which rules --cases tests without paths', () => {
     // Every shipped rule, once: as many as the content files hold, none counted twice.
     expect(content.length).toBeGreaterThan(40);
     expect(new Set(content).size).toBe(content.length);
-    // The content directory configured (as the README advises) holds the built-in file too: still once each.
+    // The content directory configured (as docs/detect/rules.md advises) holds the built-in file too: still once each.
     expect(ids(configSchema.parse({ alerting: { rule_paths: [CONTENT_DIR] } })).sort()).toEqual([...content].sort());
     const own = join(dir, 'own.yaml');
     writeFileSync(own, '- { id: own.rule, detection: \'eventType eq "x"\' }\n');

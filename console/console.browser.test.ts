@@ -6,7 +6,7 @@
  * free-text field (user agent, display name, login, country): no page runs
  * any of it, and the CSV export neutralises cells that a spreadsheet would
  * run as formulas. Screenshots go to .cache/console-screenshots/ (and to
- * docs/screenshots/ with HOOKLOG_UPDATE_SCREENSHOTS=1: the README's).
+ * docs/screenshots/ with HOOKLOG_UPDATE_SCREENSHOTS=1: the ones docs/analyze/console.md shows).
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

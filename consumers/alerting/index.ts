@@ -84,7 +84,7 @@ export const BUILTIN_RULE_FILES: readonly string[] = [join(CONTENT_DIR, 'hook-de
  * Every rule the alerting consumer runs: the built-in ones and the configured
  * ones, compiled, with the config's risk declarations attached. A built-in
  * file the config names too (in rule_files, or under a rule path such as the
- * shipped content directory, as the README advises) is loaded once: loading
+ * shipped content directory, as docs/detect/rules.md advises) is loaded once: loading
  * it twice is a duplicate id. `hooklog check-config` calls this too, so a rule
  * that would stop `start` fails the check.
  */

@@ -70,7 +70,7 @@ describe('deciding actions', () => {
     expect(actionId(other, { action: 'clear_sessions' })).not.toBe(once[0]);
   });
 
-  it("parses the README's example (examples/response/hooklog.yaml) as documented", () => {
+  it("parses the response guide's example (examples/response/hooklog.yaml) as documented", () => {
     const path = new URL('../../examples/response/hooklog.yaml', import.meta.url).pathname;
     const { config } = loadConfig(path, { HOOK_SECRET: 'x'.repeat(16), TOKEN_HOOK_SECRET: 'y'.repeat(16) });
     expect(config.response!.orgs[0]).toMatchObject({

@@ -1,8 +1,8 @@
 /**
  * Config keys for running several hooklog instances on one cluster: which
  * components a process runs (`roles`) and its name among the instances
- * (`instance_id`). How identities are derived is in README.md, "Running many
- * instances".
+ * (`instance_id`). How identities are derived is in docs/operate/fleet.md,
+ * "Identities".
  */
 import { z } from 'zod';
 

@@ -80,7 +80,7 @@ const kafkaSchema = z
     client_id: z
       .string()
       .default('hooklog')
-      .describe('Kafka client id; also the base of every transactional id (see README, "Running many instances").'),
+      .describe('Kafka client id; also the base of every transactional id (see docs/operate/fleet.md, "Identities").'),
     session_timeout_ms: z
       .number()
       .int()

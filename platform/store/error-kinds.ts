@@ -18,8 +18,8 @@
  * `system.errors` with `system_events_show_zero_values = 1`). The table is keyed by number, because
  * ClickHouse never reuses one and keeps the number when it renames a code; the name is there to be
  * read, and error-kinds.test.ts checks every pair against the engine hooklog embeds. A code missing
- * from the table is `unclassified`: held and retried like `config`, never dead-lettered (ARCHITECTURE.md,
- * "The promise", item 5, says why).
+ * from the table is `unclassified`: held and retried like `config`, never dead-lettered
+ * (consumers/clickhouse-sink/README.md, "Nothing dropped silently", says why).
  */
 export type ClickHouseErrorKind = 'row' | 'transient' | 'config';
 

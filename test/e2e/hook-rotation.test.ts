@@ -1,6 +1,6 @@
 /**
  * Rotating an event hook's secret without losing a delivery, by the
- * procedure README.md gives ("Rotating a hook's secret"): the receiver takes
+ * procedure docs/operate/registering-hooks.md gives ("Rotating a hook's secret"): the receiver takes
  * both secrets (new first), `hooks apply` registers the new one (PUT, verify
  * again), the metric shows when the service stopped using the old one, and
  * only then is the old one removed. The simulated org delivers all the while;

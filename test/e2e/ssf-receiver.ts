@@ -3,7 +3,7 @@
  * section (the compiled CLI after `npm run build`, or the sources), on the
  * real Kafka broker or the embedded log, with embedded ClickHouse. The
  * simulated org registers hooklog's push endpoint in an SSF stream (through
- * its configuration document's endpoint, as README says), then pushes CAEP
+ * its configuration document's endpoint, as docs/respond/shared-signals.md says), then pushes CAEP
  * SETs; hooklog stores what it accepts once and refuses a bad SET with its err
  * as a dead letter; with `alerting`, a rule on the SET's LogEvent alerts (SSF
  * events are usable in rules).

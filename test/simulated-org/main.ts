@@ -12,7 +12,7 @@
  * delivered to the event hooks registered with it. With `--issuer` (hooklog's URL) the
  * org also registers hooklog as its security events provider (SETs verified against the keys at
  * <issuer>/.well-known/ssf-configuration) and takes management actions on users ann, bob and cid
- * (00uann, …), printing each SET and each action as it happens (README, "From detection to response").
+ * (00uann, …), printing each SET and each action as it happens (docs/respond/response.md).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { waitFor } from './wait.js';
 
 export const REPO_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const MAIN = join(REPO_DIR, 'cli', 'main.ts');
+const MAIN = join(REPO_DIR, 'cli', 'hooklog.ts');
 const BUILT = join(REPO_DIR, 'bin', 'hooklog.js');
 
 /**

@@ -102,7 +102,7 @@ export async function startSsfWorld(stream: Stream): Promise<SsfWorld> {
   };
   await serve(first.server);
 
-  // Register hooklog's push endpoint with the org's SSF stream, as README says.
+  // Register hooklog's push endpoint with the org's SSF stream, as docs/respond/shared-signals.md says.
   const res = await fetch(transmitter.streams.endpoint, {
     method: 'POST',
     headers: { authorization: 'SSWS sim-token', 'content-type': 'application/json' },
@@ -418,13 +418,13 @@ export function describeSsfReceiver(kind: string, open: () => Promise<Stream>): 
       );
       expect(Number(events[0]!.n)).toBe(accepted.size);
 
-      // README's query: each session revoked over SSF, with the user's sign-ins in the hour before.
+      // The guide's query: each session revoked over SSF, with the user's sign-ins in the hour before.
       const joined = await waitFor(
         async () => {
-          const rows = await w.store.query<Record<string, string>>(README_JOIN.replaceAll('{db}', db));
+          const rows = await w.store.query<Record<string, string>>(GUIDE_JOIN.replaceAll('{db}', db));
           return rows.length > 0 ? rows : undefined;
         },
-        { timeoutMs: 30_000, what: 'the README join to find the sign-in' },
+        { timeoutMs: 30_000, what: "the guide's join to find the sign-in" },
       );
       expect(joined[0]).toMatchObject({
         subject_email: user.login,
@@ -435,8 +435,8 @@ export function describeSsfReceiver(kind: string, open: () => Promise<Stream>): 
   });
 }
 
-/** README, "Shared Signals receiver": the query joining SSF events with the System Log. */
-export const README_JOIN = `SELECT s.event_time, s.subject_email, s.session_id, e.published, e.event_type AS sign_in_type, e.client_ip
+/** docs/respond/shared-signals.md, "Where the events go": the query joining SSF events with the System Log. */
+export const GUIDE_JOIN = `SELECT s.event_time, s.subject_email, s.session_id, e.published, e.event_type AS sign_in_type, e.client_ip
 FROM {db}.security_events AS s
 INNER JOIN {db}.events AS e ON e.org = s.org AND e.actor_id = s.subject_sub
 WHERE s.org = 'acme' AND s.event_name = 'security.events.caep.session_revoked'
