@@ -1,5 +1,54 @@
 import { describe, expect, it } from 'vitest';
-import { waitForCount } from './wait.js';
+import { waitFor, waitForCount } from './wait.js';
+
+describe('waitFor', () => {
+  it('returns the first value `until` accepts, and on a time-out names the last one it refused', async () => {
+    const rows: string[] = [];
+    const got = await waitFor(() => (rows.push(`r${rows.length}`), [...rows]), { until: (r) => r.length === 3 });
+    expect(got).toEqual(['r0', 'r1', 'r2']);
+    await expect(
+      waitFor(() => [{ n: '2' }], { until: (r) => r.length === 2, timeoutMs: 30, intervalMs: 1, what: 'two rows' }),
+    ).rejects.toThrow(
+      /^timed out after \d+\.\d s \(\d+ polls\) waiting for two rows; last saw 1 item: \[\{"n":"2"\}\]$/,
+    );
+  });
+
+  it('names what `seen` returns when a boolean probe times out', async () => {
+    const deliveries = ['d1', 'd2'];
+    await expect(
+      waitFor(() => deliveries.length === 3, {
+        seen: () => ({ deliveries: deliveries.length }),
+        timeoutMs: 30,
+        intervalMs: 1,
+        what: 'three deliveries',
+      }),
+    ).rejects.toThrow(/waiting for three deliveries; last saw \{"deliveries":2\}$/);
+  });
+
+  it('says that a probe answering only a boolean or nothing cannot say more, and names a failing probe', async () => {
+    await expect(waitFor(() => false, { timeoutMs: 20, intervalMs: 1 })).rejects.toThrow(
+      /last saw false \(the probe returns only a boolean: give it `until` or `seen`\)/,
+    );
+    await expect(waitFor(() => undefined, { timeoutMs: 20, intervalMs: 1 })).rejects.toThrow(
+      /last saw undefined \(the probe returns nothing it looked at: give it `until` or `seen`\)/,
+    );
+    const failing = () => {
+      throw new Error('no broker');
+    };
+    await expect(waitFor(failing, { timeoutMs: 20, intervalMs: 1, seen: () => 'no rows' })).rejects.toThrow(
+      /last saw the probe failed: no broker; "no rows"$/,
+    );
+  });
+
+  it('bounds what it shows', async () => {
+    const big = 'x'.repeat(5_000);
+    const err = (await waitFor(() => big, { until: () => false, timeoutMs: 10, intervalMs: 1 }).catch(
+      (e: unknown) => e,
+    )) as Error;
+    expect(err.message).toMatch(/… \(5002 chars\)$/);
+    expect(err.message.length).toBeLessThan(1_000);
+  });
+});
 
 describe('waitForCount', () => {
   it('returns once the count reaches the target, however long progress takes', async () => {
