@@ -11,12 +11,14 @@
  * partition's claim (an instance that lost the partition cannot record it, so
  * cannot call). After a crash between `started` and the result, the next owner
  * finds the action started: a repeatable one is called again (harmless, and the
- * record counts the attempts), any other is recorded `uncertain` and waits for
+ * record counts the attempts: every HTTP request, the client's retries
+ * included), any other is recorded `uncertain` and waits for
  * an operator (perform.ts says which is which). A result whose record failed
  * while this process still owns the partition is recorded when the batch comes
  * again, without a second call.
  */
 import { isRetriable } from '../../platform/errors.js';
+import type { AttemptReply } from '../../platform/identity/client.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
 import { remember } from './checkpoint.js';
 import type { ResponseOrgConfig } from './config.js';
@@ -52,12 +54,14 @@ export interface ExecutorDeps {
 
 export function executorHandler(d: ExecutorDeps) {
   const now = () => new Date((d.now ?? Date.now)()).toISOString();
-  // Attempts this process started and whose call failed transiently: retried without recording a new start.
-  const mine = new Map<string, number>();
-  // Calls this process made whose result it could not record (the step failed: a broker restart, a time-out).
-  // The batch comes again and finds the action `started`: the result is recorded then, the call not made twice.
-  // Only a crash or a hand-over between the call and its record leaves a repeat (or `uncertain`) to the next owner.
-  const unrecorded = new Map<string, ActionRecord>();
+  // Attempts this process started (the `started` record's attempt) and whose call failed transiently: retried
+  // without recording a new start. With the HTTP requests made for the attempt so far, every retry included.
+  const mine = new Map<string, { attempt: number; requests: number }>();
+  // Calls this process made whose result it could not record (the step failed: a broker restart, a time-out), by the
+  // attempt they belong to. The batch comes again and finds the action `started`: the result is recorded then, the
+  // call not made twice. Only a crash or a hand-over between the call and its record leaves a repeat (or
+  // `uncertain`) to the next owner.
+  const unrecorded = new Map<string, { attempt: number; result: ActionRecord }>();
   type O = Owned<ExecutorState>;
 
   const without = (s: ExecutorState, id: string): Record<string, ActionRecord> => {
@@ -84,38 +88,52 @@ export function executorHandler(d: ExecutorDeps) {
   /** Makes the call of a started action and records its result. */
   const call = async (o: O, started: ActionRecord, offset: number) => {
     const m = await d.management.open(started.org);
-    mine.set(started.action_id, started.attempt ?? 1);
+    const id = started.action_id;
+    const action = started.action!;
+    const attempt = started.attempt ?? 1;
+    const held = mine.get(id);
+    const own = held?.attempt === attempt ? held : { attempt, requests: 0 };
+    mine.set(id, own);
+    // Requests before this attempt's first: its number says how many came before.
+    const before = attempt - 1;
+    const onAttempt = (reply: AttemptReply) => {
+      own.requests++;
+      d.telemetry.actionAttempt(started.org, action, reply, before + own.requests > 1);
+    };
+    // The action's count once the call is over: every request made for it (at least the one `started` announced).
+    const made = (): Partial<ActionRecord> => ({ attempt: Math.max(attempt, before + own.requests) });
     let outcome;
     try {
       outcome = await performAction(
         m,
-        { action: started.action!, user_id: started.user_id!, group_id: started.group_id },
-        { transient: d.policies.actionTransient, signal: d.signal },
+        { action, user_id: started.user_id!, group_id: started.group_id },
+        { transient: d.policies.actionTransient, signal: d.signal, onAttempt },
       );
     } catch (err) {
       // Stopping, a repeatable action (the batch comes again and the call is repeated), or an error of ours.
-      if (d.signal.aborted || !isRetriable(err) || isRepeatable(started.action!)) throw err;
-      mine.delete(started.action_id);
+      if (d.signal.aborted || !isRetriable(err) || isRepeatable(action)) throw err;
+      mine.delete(id);
       const note = `the call's outcome is unknown (${(err as Error).message.slice(0, 300)}); not repeated: approve to run it again`;
-      return record(o, { ...started, state: 'uncertain', at: now(), note }, offset + 1, false);
+      return record(o, { ...started, ...made(), state: 'uncertain', at: now(), note }, offset + 1, false);
     }
-    mine.delete(started.action_id);
+    mine.delete(id);
     const result: ActionRecord =
       outcome.result === 'done'
-        ? { ...started, state: 'done', at: now(), status: outcome.status }
+        ? { ...started, ...made(), state: 'done', at: now(), status: outcome.status }
         : {
             ...started,
+            ...made(),
             state: 'failed',
             at: now(),
             status: outcome.status,
             error_code: outcome.error_code,
             error: outcome.error,
           };
-    await recordResult(o, result, offset);
+    await recordResult(o, attempt, result, offset);
   };
 
-  const recordResult = async (o: O, result: ActionRecord, offset: number) => {
-    unrecorded.set(result.action_id, result);
+  const recordResult = async (o: O, attempt: number, result: ActionRecord, offset: number) => {
+    unrecorded.set(result.action_id, { attempt, result });
     if (unrecorded.size > UNRECORDED_RESULTS) unrecorded.delete(unrecorded.keys().next().value!);
     await record(o, result, offset + 1, true);
     unrecorded.delete(result.action_id);
@@ -136,9 +154,9 @@ export function executorHandler(d: ExecutorDeps) {
 
   /** An action found started: ours failing transiently, or one whose result a crash left unrecorded. */
   const resume = async (o: O, a: ActionRecord, offset: number) => {
-    const result = unrecorded.get(a.action_id);
-    if (result && result.attempt === a.attempt) return recordResult(o, result, offset);
-    if (mine.get(a.action_id) === a.attempt) return call(o, a, offset);
+    const held = unrecorded.get(a.action_id);
+    if (held && held.attempt === (a.attempt ?? 1)) return recordResult(o, held.attempt, held.result, offset);
+    if (mine.get(a.action_id)?.attempt === (a.attempt ?? 1)) return call(o, a, offset);
     const earlier = `attempt ${a.attempt ?? 1} was started but its result was not recorded (a crash or a hand-over)`;
     if (isRepeatable(a.action!))
       return start(o, a, offset, { note: `${earlier}; repeated (harmless for ${a.action})` });

@@ -12,6 +12,7 @@
  * repeated by hooklog; an unknown outcome is recorded as `uncertain` and waits
  * for an operator (`hooklog actions approve <id>` runs it again).
  */
+import type { AttemptReply } from '../../platform/identity/client.js';
 import { IdpReplyError } from '../../platform/identity/errors.js';
 import type { Management, ManagementBucket } from '../../platform/identity/management.js';
 import type { RetryPolicy } from '../../platform/retry.js';
@@ -63,12 +64,13 @@ export type ActionOutcome =
  * Makes the call. Resolves `done` on 2xx, `failed` with the service's error
  * when it refuses (4xx: the same call would be refused again); throws the
  * client's retriable error when the service could not be reached or answered
- * 5xx past `transient` (the outcome is then unknown).
+ * 5xx past `transient` (the outcome is then unknown). `onAttempt` hears of
+ * every HTTP request the call makes (the client's retries included).
  */
 export async function performAction(
   m: Management,
   a: { action: ActionName; user_id: string; group_id?: string | undefined },
-  opts: { transient: RetryPolicy; signal?: AbortSignal },
+  opts: { transient: RetryPolicy; signal?: AbortSignal; onAttempt?: (reply: AttemptReply) => void },
 ): Promise<ActionOutcome> {
   const call = actionCall(a.action, a.user_id, a.group_id);
   try {
@@ -81,6 +83,7 @@ export async function performAction(
       transient: opts.transient,
       needs: `the ${scopesFor([a.action]).join(' ')} scope (or an admin role for SSWS)`,
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.onAttempt ? { onAttempt: opts.onAttempt } : {}),
     });
     return { result: 'done', status: reply.status };
   } catch (err) {

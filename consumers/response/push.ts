@@ -12,8 +12,10 @@
  * - 5xx, network, time-out: transient. The client retries with the caller's
  *   policy, byte-identical (`retryUnsafe`: the receiver dedupes the jti); past
  *   it the error is thrown and the caller retries the whole delivery later.
+ *   `onAttempt` hears of every request, so the caller can count them all.
  */
 import { isRetriable } from '../../platform/errors.js';
+import type { AttemptReply } from '../../platform/identity/client.js';
 import { IdpReplyError } from '../../platform/identity/errors.js';
 import type { Management } from '../../platform/identity/management.js';
 import type { RetryPolicy } from '../../platform/retry.js';
@@ -51,7 +53,7 @@ export function readRefusal(status: number, body: unknown): { err: string; descr
 export async function pushSet(
   m: Management,
   token: string,
-  opts: { transient: RetryPolicy; signal?: AbortSignal },
+  opts: { transient: RetryPolicy; signal?: AbortSignal; onAttempt?: (reply: AttemptReply) => void },
 ): Promise<SetOutcome> {
   try {
     const reply = await m.client.send({
@@ -64,6 +66,7 @@ export async function pushSet(
       budget: m.budget('security-events'),
       transient: opts.transient,
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.onAttempt ? { onAttempt: opts.onAttempt } : {}),
     });
     return { result: 'accepted', status: reply.status };
   } catch (err) {

@@ -57,7 +57,11 @@ export const actionRecordSchema = z.strictObject({
   rule_id: z.string().optional(),
   alert_id: z.string().optional(),
   change_id: z.string().optional(),
-  /** Management calls made for this action so far (started, done, failed). */
+  /**
+   * HTTP requests of management calls made for this action so far, the client's retries (5xx, 429, network)
+   * included: on `started` the number its first request will be, on a result every request made by then. A call
+   * a crash cut short counts as one.
+   */
   attempt: z.number().int().min(0).optional(),
   /** Who approved (approved). */
   by: z.string().max(200).optional(),
@@ -107,7 +111,11 @@ export interface DeliveryRecord {
   readonly status: number;
   readonly err: string;
   readonly description: string;
-  /** Pushes of this SET by the instance that recorded the answer (its client retried 5xx within each). */
+  /**
+   * HTTP requests pushing this SET made by the instance that recorded the answer: the client's retries (5xx, 429,
+   * network) and the deliveries offered again included, the answered one last. An earlier instance's pushes (it
+   * crashed before recording) are not counted.
+   */
   readonly attempts: number;
   readonly at: string;
 }

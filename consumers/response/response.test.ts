@@ -79,7 +79,8 @@ describe('response: risk changes → SETs and actions (Kafka, simulated org)', (
     );
     expect(letter.headers['hooklog-error-code']).toBe('IDP_REQUEST_REJECTED');
     const delivered = t.deliveries.values();
-    expect(delivered).toMatchObject([{ result: 'refused', err: 'invalid_audience', status: 400 }]);
+    // Three pushes answered 503 (the client's two retries, then the delivery offered again) and the refused one.
+    expect(delivered).toMatchObject([{ result: 'refused', err: 'invalid_audience', status: 400, attempts: 4 }]);
     // Every push of that change carried the same bytes.
     const pushes = t.sim.requests.filter((r) => r.path === '/security/api/v1/security-events');
     expect(pushes.map((r) => r.status)).toEqual([503, 503, 503, 400]);

@@ -5,6 +5,7 @@
  * User ids are logged (operators need to know whom an action touched), never
  * logins, claims or tokens.
  */
+import type { AttemptReply } from '../../platform/identity/client.js';
 import type { Logger } from '../../platform/log.js';
 import { counter } from '../../platform/metrics.js';
 import type { RiskChange } from '../../schemas/risk.js';
@@ -12,6 +13,7 @@ import type { RiskChange } from '../../schemas/risk.js';
 export interface ResponseCounters {
   setsSent: number;
   setsRefused: number;
+  /** Deliveries of a SET that failed past the client's retries (the whole delivery is offered again). */
   setRetries: number;
   actions: Record<string, number>;
   invalid: number;
@@ -28,10 +30,25 @@ export function createResponseTelemetry(logger: Logger) {
     help: "SETs pushed to an org, by result (sent: 2xx; failed: refused with 4xx, dead-lettered) and the receiver's err code.",
     labelNames: ['org', 'result', 'err'],
   });
+  const setAttempts = counter({
+    name: 'hooklog_ssf_set_attempts_total',
+    help: "HTTP requests pushing SETs, by reply (2xx, 4xx, 429, 5xx, network): every one, the client's retries included.",
+    labelNames: ['org', 'reply'],
+  });
   const retries = counter({
     name: 'hooklog_ssf_set_retries_total',
-    help: 'SET pushes that failed transiently (5xx, network) and will be sent again, byte-identical.',
+    help: 'SET pushes sent again, byte-identical, after one that failed (5xx, 429, network): by the client within a delivery, or with the delivery offered again.',
     labelNames: ['org'],
+  });
+  const actionAttempts = counter({
+    name: 'hooklog_response_action_attempts_total',
+    help: "HTTP requests of response actions' management calls, by reply (2xx, 4xx, 429, 5xx, network): every one, the client's retries included.",
+    labelNames: ['org', 'action', 'reply'],
+  });
+  const actionRetries = counter({
+    name: 'hooklog_response_action_retries_total',
+    help: "Management calls of an action made again: the client's retries (5xx, 429, network; repeatable actions only), a repeat after a crash, a run after an approval of an uncertain one.",
+    labelNames: ['org', 'action'],
   });
   const actions = counter({
     name: 'hooklog_response_actions_total',
@@ -65,10 +82,19 @@ export function createResponseTelemetry(logger: Logger) {
         'set_refused: the receiver refused the SET; dead-lettered, not retried (check the provider registration)',
       );
     },
+    /** One HTTP request of a SET's push; `retry` when it is not the SET's first. */
+    setAttempt(org: string, reply: AttemptReply, retry: boolean) {
+      setAttempts.inc({ org, reply: replyClass(reply) });
+      if (retry) retries.inc({ org });
+    },
     setRetry(org: string, jti: string, err: unknown) {
       counters.setRetries++;
-      retries.inc({ org });
       log.warn({ org, jti, err }, 'set_delivery_failed; retrying the same SET');
+    },
+    /** One HTTP request of an action's call; `retry` when it is not the action's first. */
+    actionAttempt(org: string, action: string, reply: AttemptReply, retry: boolean) {
+      actionAttempts.inc({ org, action, reply: replyClass(reply) });
+      if (retry) actionRetries.inc({ org, action });
     },
     action(org: string, action: string, result: string, extra: Record<string, unknown> = {}) {
       counters.actions[result] = (counters.actions[result] ?? 0) + 1;
@@ -89,4 +115,10 @@ export function createResponseTelemetry(logger: Logger) {
       log.warn({ topic, partition, attempt, err }, 'response batch failed; it is offered again');
     },
   };
+}
+
+/** A reply as a label: its status class, 429 on its own (a wait, not a failure), or `network`. */
+function replyClass(reply: AttemptReply): string {
+  if (reply === 'network') return 'network';
+  return reply === 429 ? '429' : `${Math.floor(reply / 100)}xx`;
 }

@@ -12,13 +12,16 @@
  * 2. deliver: push until the receiver answers (5xx and network retried with
  *    backoff, within the org's security-events budget), then the outcome onto
  *    `<prefix>.ssf-deliveries` (and a refused SET, raw, into the dead letters)
- *    with the checkpoint past the change.
+ *    with the checkpoint past the change. The record's `attempts` counts the
+ *    HTTP requests this process made for the SET, every retry included; the
+ *    pushes of an instance that crashed before recording are not known.
  *
  * What remains: a crash after the receiver's 202 and before step 2 sends the
  * same bytes again after the restart; the receiver treats the repeated `jti`
  * as already received (RFC 8935), so the org sees one SET per change.
  */
 import { deadLetter } from '../../platform/stream/headers.js';
+import type { AttemptReply } from '../../platform/identity/client.js';
 import type { ConsumedRecord, StreamRecord } from '../../platform/stream/types.js';
 import { riskChangeSchema, type RiskChange } from '../../schemas/risk.js';
 import { remember } from './checkpoint.js';
@@ -68,7 +71,8 @@ export interface TransmitterDeps {
 /** Handles one risk-change record of an owned partition. */
 export function transmitterHandler(d: TransmitterDeps) {
   const now = d.now ?? Date.now;
-  // Pushes of each pending SET by this process (a delivery's record says how many it took).
+  // HTTP requests pushing each pending SET made by this process, the client's retries and the deliveries offered
+  // again included (a delivery's record says how many it took).
   const tries = new Map<string, number>();
   return async (rec: ConsumedRecord, owned: Owned<TransmitterState>): Promise<void> => {
     const { state } = owned;
@@ -120,16 +124,21 @@ async function deliver(
 ) {
   const org = p.change.org;
   const m = await d.management.open(org);
-  const attempts = (tries.get(p.jti) ?? 0) + 1;
-  tries.set(p.jti, attempts);
+  const onAttempt = (reply: AttemptReply) => {
+    const n = (tries.get(p.jti) ?? 0) + 1;
+    tries.set(p.jti, n);
+    d.telemetry.setAttempt(org, reply, n > 1);
+  };
   // Past the policy's retries this throws: the batch is offered again with the consumer's capped backoff, the SET
   // still pending, and the same bytes go out again.
-  const outcome = await pushSet(m, p.token, { transient: d.policies.setTransient, signal: d.signal }).catch(
+  const outcome = await pushSet(m, p.token, { transient: d.policies.setTransient, signal: d.signal, onAttempt }).catch(
     (err: unknown) => {
       if (!d.signal.aborted) d.telemetry.setRetry(org, p.jti, err);
       throw err;
     },
   );
+  // An answer came, so at least one request was made.
+  const attempts = Math.max(1, tries.get(p.jti) ?? 0);
   tries.delete(p.jti);
   const c = p.change;
   const writes: Array<{ topic: string; records: StreamRecord[] }> = [

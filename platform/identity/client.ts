@@ -78,7 +78,16 @@ export interface SendRequest {
   readonly needs?: string;
   /** Send no credentials: the body authenticates itself (a signed SET). */
   readonly anonymous?: boolean;
+  /**
+   * Told of every HTTP request this call makes, once it is answered (its status: 2xx, a 429 or 5xx retried, a
+   * 401 renewed) or failed (`network`: refused, reset, timed out), so a caller can record how many requests a
+   * call took, retries within it included.
+   */
+  readonly onAttempt?: (reply: AttemptReply) => void;
 }
+
+/** What one HTTP request of a call came to: the reply's status, or `network` when no reply came. */
+export type AttemptReply = number | 'network';
 
 export interface SendReply<T> {
   readonly status: number;
@@ -157,7 +166,13 @@ export class IdentityClient {
     };
     return this.#exchange(
       what,
-      () => this.#attempt(req.method, url, what, req.signal, { headers, body, anonymous: req.anonymous === true }),
+      () =>
+        this.#attempt(req.method, url, what, req.signal, {
+          headers,
+          body,
+          anonymous: req.anonymous === true,
+          ...(req.onAttempt ? { onAttempt: req.onAttempt } : {}),
+        }),
       {
         budget: req.budget,
         ...(req.signal ? { signal: req.signal } : {}),
@@ -265,19 +280,33 @@ export class IdentityClient {
     url: string,
     what: string,
     signal?: AbortSignal,
-    extra: { headers?: Record<string, string>; body?: string; anonymous?: boolean } = {},
+    extra: {
+      headers?: Record<string, string>;
+      body?: string;
+      anonymous?: boolean;
+      onAttempt?: (reply: AttemptReply) => void;
+    } = {},
   ): Promise<Reply> {
     const auth = extra.anonymous ? {} : await this.#o.auth.headers(method, url, signal);
     const timeout = AbortSignal.timeout(this.#o.requestTimeoutMs);
-    const res = await fetch(url, {
-      method,
-      headers: { accept: 'application/json', ...extra.headers, ...auth },
-      ...(extra.body !== undefined ? { body: extra.body } : {}),
-      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      // Credentials go to the org only: a redirect is a reply to inspect, never to follow.
-      redirect: 'manual',
-    });
-    const body = await readBody(res);
+    // From here a request is made (credentials failing above made none): it counts, answered or not.
+    let res: Response;
+    let body: Buffer;
+    try {
+      res = await fetch(url, {
+        method,
+        headers: { accept: 'application/json', ...extra.headers, ...auth },
+        ...(extra.body !== undefined ? { body: extra.body } : {}),
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        // Credentials go to the org only: a redirect is a reply to inspect, never to follow.
+        redirect: 'manual',
+      });
+      body = await readBody(res);
+    } catch (err) {
+      extra.onAttempt?.('network');
+      throw err;
+    }
+    extra.onAttempt?.(res.status);
     if (res.status >= 300 && res.status < 400) {
       throw new HooklogError('IDP_REQUEST_REJECTED', `${what}: unexpected redirect (${res.status}); check base_url`);
     }

@@ -164,4 +164,32 @@ describe('IdentityClient.send', () => {
     expect(reply.body).toEqual({ ok: true });
     expect(seen).toHaveLength(2);
   });
+
+  it('tells the caller of every request a call makes: retried, waited out, answered, or not answered at all', async () => {
+    const reset = String(Math.floor(Date.now() / 1000));
+    const { url, seen } = await serve([
+      { status: 503, body: '{"errorCode":"E0000009"}' },
+      { status: 429, body: '{"errorCode":"E0000047"}', headers: { 'x-rate-limit-reset': reset } },
+      { status: 204 },
+    ]);
+    const heard: Array<number | string> = [];
+    await client(url).send({
+      method: 'DELETE',
+      path: '/api/v1/users/u1/sessions',
+      budget: budget(),
+      onAttempt: (r) => heard.push(r),
+    });
+    expect(heard).toEqual([503, 429, 204]);
+    expect(seen).toHaveLength(3);
+    await new Promise((r) => server!.close(r));
+    server = null;
+
+    // Nobody listens there any more: each request fails without a reply, and the call gives up after the retries.
+    const refused: Array<number | string> = [];
+    const err = await client(url)
+      .send({ method: 'GET', path: '/api/v1/eventHooks', budget: budget(), onAttempt: (r) => refused.push(r) })
+      .catch((e: unknown) => e);
+    expect((err as IdpReplyError).code).toBe('IDP_UNAVAILABLE');
+    expect(refused).toEqual(Array.from({ length: 1 + fast.retries }, () => 'network'));
+  });
 });

@@ -1,8 +1,10 @@
 import { seededRandom } from '../support/random.js';
 /**
  * Faults the simulated org can inject into replies of /api/v1/logs and
- * /api/v1/events: queued ones (the next N requests) first, then random ones
- * at a set rate from a seeded generator, so a failing run can be replayed.
+ * /api/v1/events (`SimulatedOrg.faults`), and of the modules that keep a plan
+ * of their own (security events, user actions: status faults, see
+ * `takeStatusFault`): queued ones (the next N requests) first, then random
+ * ones at a set rate from a seeded generator, so a failing run can be replayed.
  */
 
 export type Fault =
@@ -61,4 +63,20 @@ export class FaultPlan {
     }
     return f;
   }
+}
+
+/**
+ * The fault a module's request gets from `plan`, noted on the request's record, or null. A module answers with a
+ * whole reply, so only a status fault fits: any other kind is a mistake of the test, thrown (the org answers 500).
+ */
+export function takeStatusFault(
+  plan: FaultPlan,
+  rec: { fault?: string },
+  module: string,
+): { readonly status: number; readonly errorCode: string } | null {
+  const f = plan.take();
+  if (!f) return null;
+  rec.fault = f.kind;
+  if (f.kind !== 'status') throw new Error(`the ${module} module injects status faults only, not ${f.kind}`);
+  return { status: f.status, errorCode: f.errorCode ?? 'E0000009' };
 }

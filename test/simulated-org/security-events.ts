@@ -15,10 +15,12 @@
  *
  * Accepted SETs are kept (token bytes, header, claims) so tests can check that
  * repeats are byte-identical and count distinct jtis. `onReceive` runs before
- * the answer (a test kills hooklog there); `failNext` answers 503s.
+ * the answer (a test kills hooklog there); `failNext` answers 503s, and
+ * `faults` (faults.ts) any status, queued or at a seeded random rate.
  */
 import { createRemoteJWKSet, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { RawReply, SimApi, SimOrg, SimRequest } from './api.js';
+import { FaultPlan, takeStatusFault } from './faults.js';
 
 export const USER_RISK_CHANGE = 'https://schemas.okta.com/secevent/okta/event-type/user-risk-change';
 const LEVELS = ['low', 'medium', 'high'];
@@ -57,10 +59,10 @@ export class SecurityEventsApi implements SimApi {
   readonly pushes: string[] = [];
   /** Runs before an accepted SET is answered. */
   onReceive: ((set: ReceivedSet) => Promise<void> | void) | null = null;
+  /** Status faults for pushes (within the bucket: a fault spends a request), answered without looking at the SET. */
+  readonly faults = new FaultPlan();
   readonly #o: SecurityEventsOptions;
   #keys: ReturnType<typeof createRemoteJWKSet> | null = null;
-  #fail = 0;
-  #failStatus = 503;
 
   constructor(opts: SecurityEventsOptions) {
     this.#o = opts;
@@ -78,8 +80,7 @@ export class SecurityEventsApi implements SimApi {
 
   /** The next `n` pushes are answered `status` (503 by default) without being looked at. */
   failNext(n: number, status = 503): void {
-    this.#fail = n;
-    this.#failStatus = status;
+    this.faults.next(...Array.from({ length: n }, () => ({ kind: 'status' as const, status })));
   }
 
   async handle(req: SimRequest, org: SimOrg): Promise<RawReply | null> {
@@ -94,14 +95,13 @@ export class SecurityEventsApi implements SimApi {
         violation: limit.refused.violation,
       };
     this.pushes.push(req.body.toString('utf8'));
-    if (this.#fail > 0) {
-      this.#fail--;
+    const fault = takeStatusFault(this.faults, req.rec, this.name);
+    if (fault)
       return this.#json(
-        this.#failStatus,
-        { errorCode: 'E0000009', errorSummary: 'Internal Server Error' },
+        fault.status,
+        { errorCode: fault.errorCode, errorSummary: 'Internal Server Error' },
         limit.headers,
       );
-    }
     const token = req.body.toString('utf8').trim();
     const type = (req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     const refuse = (err: string, description: string) => {

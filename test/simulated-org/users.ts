@@ -10,10 +10,13 @@
  *
  * `performed` lists what took effect, in order. `beforePerform` runs first (a
  * test kills hooklog there); returning `'drop'` answers 503 without performing.
+ * `faults` (faults.ts) answers status faults, queued or at a seeded random rate,
+ * to authorised calls before they take effect.
  */
 import { randomBytes } from 'node:crypto';
 import type { Reply } from './auth.js';
 import type { SimApi, SimOrg, SimRequest } from './api.js';
+import { FaultPlan, takeStatusFault } from './faults.js';
 
 export type UserStatus = 'ACTIVE' | 'SUSPENDED' | 'PASSWORD_EXPIRED';
 
@@ -43,7 +46,8 @@ export class UsersApi implements SimApi {
   /** `client`: the request's Authorization header (tests give each hooklog instance its own token). */
   beforePerform: ((action: string, userId: string, client?: string) => Promise<'drop' | void> | 'drop' | void) | null =
     null;
-  #fail = 0;
+  /** Status faults for authorised calls, answered without effect. */
+  readonly faults = new FaultPlan();
 
   addUser(id: string, login: string, status: UserStatus = 'ACTIVE'): SimUser {
     const u: SimUser = { id, login, status, sessions: 2, factors: 1, groups: new Set() };
@@ -54,11 +58,6 @@ export class UsersApi implements SimApi {
   /** Times `action` took effect for `userId`. */
   count(action: string, userId?: string): number {
     return this.performed.filter((p) => p.action === action && (userId === undefined || p.userId === userId)).length;
-  }
-
-  /** The next `n` calls are answered 503 without effect. */
-  failNext(n: number): void {
-    this.#fail = n;
   }
 
   async handle(req: SimRequest, org: SimOrg): Promise<Reply | null> {
@@ -82,10 +81,8 @@ export class UsersApi implements SimApi {
     const denied = await org.authorize(req, family === 'groups' ? 'okta.groups.manage' : 'okta.users.manage');
     const answer = (r: Reply): Reply => ({ ...r, headers: { ...limit.headers, ...r.headers } });
     if (denied) return answer(denied);
-    if (this.#fail > 0) {
-      this.#fail--;
-      return answer(error(503, 'E0000009', 'Internal Server Error'));
-    }
+    const fault = takeStatusFault(this.faults, req.rec, this.name);
+    if (fault) return answer(error(fault.status, fault.errorCode, 'Internal Server Error'));
     const user = this.users.get(userId);
     if (!user) return answer(error(404, 'E0000007', `Not found: Resource not found: ${userId} (User)`));
     if (groupId !== undefined && !this.groups.has(groupId))
