@@ -89,9 +89,13 @@ describe('GET /api/queries', () => {
     await waitFor(
       async () => {
         const text = await (await fetch(`${daemon.url}/metrics`)).text();
-        return total(text, 'hooklog_sink_rows_inserted_total', { table: EVENTS_TABLE }) >= planted;
+        return total(text, 'hooklog_sink_rows_inserted_total', { table: EVENTS_TABLE });
       },
-      { timeoutMs: 30_000, what: `the sink to have inserted all ${planted} planted events` },
+      {
+        until: (n) => n >= planted,
+        timeoutMs: 30_000,
+        what: `the sink to have inserted all ${planted} planted events`,
+      },
     );
     const res = await get(sprayPath());
     expect(res.status).toBe(200);

@@ -53,9 +53,9 @@ describe('commands beside a running embedded hooklog', () => {
     await waitFor(
       async () => {
         const r = await cli('sql', `SELECT count() AS n FROM events WHERE org = '${inst.org}'`, '-f', 'json');
-        return (JSON.parse(r.stdout) as Array<{ n: string }>)[0]?.n === '2' || undefined;
+        return (JSON.parse(r.stdout) as Array<{ n: string }>)[0]?.n;
       },
-      { timeoutMs: 60_000, what: 'the events in ClickHouse' },
+      { until: (n) => n === '2', timeoutMs: 60_000, what: 'the events in ClickHouse' },
     );
 
     const test = await cli('rules', 'test', rules, '--since', '1d', '-f', 'json');

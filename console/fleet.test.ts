@@ -55,13 +55,17 @@ describe('console in a fleet', () => {
     const id = ids[0]!;
     // The second instance's store has the alert from the stream too.
     const alice = await signIn(first, USERS.alice);
+    // The alert as an instance's API shows it, or the status it answered instead.
+    type Alert = { alert: { status: string; resolution: string }; history: unknown[] };
     const getOn = (w: { url: string }) => async () => {
       const res = await fetch(`${w.url}/console/api/alerts/${id}`, { headers: { cookie: alice.cookie } });
-      return res.status === 200
-        ? ((await res.json()) as { alert: { status: string; resolution: string }; history: unknown[] })
-        : undefined;
+      return res.status === 200 ? ((await res.json()) as Alert) : { answered: res.status };
     };
-    const before = await waitFor(getOn(two), { what: 'the alert on the second instance', timeoutMs: 60_000 });
+    const before = await waitFor(getOn(two), {
+      until: (d): d is Alert => 'alert' in d,
+      what: 'the alert on the second instance',
+      timeoutMs: 60_000,
+    });
     expect(before.alert.status).toBe('open');
 
     const res = await postChange(first, alice, {
@@ -71,19 +75,18 @@ describe('console in a fleet', () => {
       note: 'known VPN',
     });
     expect(res.status).toBe(200);
-    const after = await waitFor(
-      async () => {
-        const d = await getOn(two)();
-        return d?.alert.status === 'closed' ? d : undefined;
-      },
-      { what: 'the change on the second instance', timeoutMs: 60_000 },
-    );
+    const after = await waitFor(getOn(two), {
+      until: (d): d is Alert => 'alert' in d && d.alert.status === 'closed',
+      what: 'the change on the second instance',
+      timeoutMs: 60_000,
+    });
     expect(after.alert.resolution).toBe('benign');
     expect(after.history).toHaveLength(1);
     // And a change made on the second is seen by the first: one record stream, every store.
     const onTwo = await postChange(two, { ...alice }, { alert_ids: [id], action: 'reopen' }, { origin: two.url });
     expect(onTwo.status).toBe(200);
-    await waitFor(async () => ((await getOn(first)())?.alert.status === 'open' ? true : undefined), {
+    await waitFor(getOn(first), {
+      until: (d) => 'alert' in d && d.alert.status === 'open',
       what: 'the reopen on the first instance',
       timeoutMs: 60_000,
     });

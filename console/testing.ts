@@ -185,9 +185,9 @@ export async function deliverAndAlert(
         `SELECT alert_id FROM ${store.database}.alerts FINAL WHERE org = {org:String} AND hasAny(event_ids, {ids:Array(String)})`,
         { org, ids },
       );
-      return rows.length >= events.length ? rows.map((r) => r.alert_id) : undefined;
+      return rows.map((r) => r.alert_id);
     },
-    { what: `alerts of ${org}`, timeoutMs: 60_000 },
+    { until: (alerts) => alerts.length >= events.length, what: `alerts of ${org}`, timeoutMs: 60_000 },
   );
 }
 

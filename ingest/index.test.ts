@@ -65,9 +65,17 @@ describe('ingest: many orgs', () => {
       maxConcurrentRequests: 1,
     });
 
-    await waitFor(() => collector!.records.length >= 4_000, { what: "the healthy org's events", timeoutMs: 20_000 });
+    await waitFor(() => collector!.records.length, {
+      until: (n) => n >= 4_000,
+      what: "the healthy org's events",
+      timeoutMs: 20_000,
+    });
     await waitFor(() => refused!.requests.length >= 2 && broken!.requests.length >= 5, {
       what: 'the failing orgs to keep retrying',
+      seen: () => ({
+        'refused!.requests.length': refused!.requests.length,
+        'broken!.requests.length': broken!.requests.length,
+      }),
     });
     expect(duplicates(collector.ids('uuid'))).toEqual([]);
     expect(collector.records.every((r) => r.key === 'healthy')).toBe(true);
@@ -107,7 +115,7 @@ describe('ingest: many orgs', () => {
       logger: capturingLogger().logger,
       policies: FAST_POLICIES,
     });
-    await waitFor(() => collector!.records.length === 2, { what: 'two events' });
+    await waitFor(() => collector!.records.length, { until: (n) => n === 2, what: 'two events' });
 
     const h = ingest.pollers[0]!.health();
     expect(h.lastSuccessMs).toBeGreaterThan(Date.now() - 2_000);
@@ -123,13 +131,15 @@ describe('ingest: many orgs', () => {
     expect(used).toBeGreaterThan(0);
     expect(used).toBeLessThanOrEqual(1);
     // Caught up, the same next link is confirmed on every poll: the cursor stays young.
-    await waitFor(async () => (await metricValue('hooklog_poller_silent', 'quiet')) === 1, {
+    await waitFor(async () => await metricValue('hooklog_poller_silent', 'quiet'), {
+      until: (n) => n === 1,
       what: 'the silent signal',
       timeoutMs: 5_000,
     });
     expect(await metricValue('hooklog_poller_cursor_age_seconds', 'quiet')).toBeLessThan(1);
     sim.addLogEvents([{ event: logEvent(2), published: Date.now() }]);
-    await waitFor(async () => (await metricValue('hooklog_poller_silent', 'quiet')) === 0, {
+    await waitFor(async () => await metricValue('hooklog_poller_silent', 'quiet'), {
+      until: (n) => n === 0,
       what: 'the signal to clear',
     });
     expect(ingest.pollers[0]!.health().lagMs).toBeLessThan(5_000);
@@ -183,14 +193,19 @@ describe('ingest: many orgs', () => {
     });
     const gaugeValue = async (name: string) => (await registry.getSingleMetric(name)!.get()).values[0]!.value;
     // Two pages wait for their appends and hold both slots; the other four orgs wait before their requests.
-    await waitFor(async () => waitingAppends === 2 && (await gaugeValue('hooklog_poller_pages_waiting')) === 4, {
+    await waitFor(async () => ({ waitingAppends, pagesWaiting: await gaugeValue('hooklog_poller_pages_waiting') }), {
+      until: (s) => s.waitingAppends === 2 && s.pagesWaiting === 4,
       what: 'two pages held and four pollers waiting for a slot',
     });
     expect(orgs.reduce((n, sim) => n + sim.requests.length, 0)).toBe(2); // no prefetch either: no slot was free
     expect(await gaugeValue('hooklog_poller_pages_held')).toBe(2);
     expect(await gaugeValue('hooklog_poller_page_slots')).toBe(2);
     open();
-    await waitFor(() => collector!.records.length >= 15_000, { what: "every org's events", timeoutMs: 30_000 });
+    await waitFor(() => collector!.records.length, {
+      until: (n) => n >= 15_000,
+      what: "every org's events",
+      timeoutMs: 30_000,
+    });
     expect(duplicates(collector.ids('uuid'))).toEqual([]);
     expect(new Set(collector.records.map((r) => r.key)).size).toBe(6);
     expect(orgs.flatMap((sim) => sim.violations)).toEqual([]);

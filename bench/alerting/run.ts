@@ -60,7 +60,7 @@ async function bare(stream: Stream, topic: string, parse: boolean): Promise<numb
       seen += b.records.length;
     },
   });
-  await waitFor(() => seen >= N, { timeoutMs: 600_000, intervalMs: 5 });
+  await waitFor(() => seen, { until: (v) => v >= N, timeoutMs: 600_000, intervalMs: 5 });
   const ms = performance.now() - started;
   await c.stop();
   return (N / ms) * 1000;
@@ -93,7 +93,7 @@ async function alerting(stream: Stream, prefix: string): Promise<{ rate: number;
     deadletterTopic: t.deadletter,
     logger: log,
   });
-  await waitFor(() => a.counters.events >= N, { timeoutMs: 600_000, intervalMs: 5 });
+  await waitFor(() => a.counters.events, { until: (v) => v >= N, timeoutMs: 600_000, intervalMs: 5 });
   const ms = performance.now() - started;
   const out = { rate: (N / ms) * 1000, alerts: a.counters.alerts, rules: a.rules.length };
   await a.stop();

@@ -88,7 +88,12 @@ async function consumeAll(stream: Stream, total: number): Promise<void> {
     maxBatchWaitMs: 10,
     handler: async (b) => void (seen += b.records.length),
   });
-  await waitFor(() => seen >= total, { timeoutMs: 3_600_000, intervalMs: 50, what: 'the fill consumed' });
+  await waitFor(() => seen, {
+    until: (v) => v >= total,
+    timeoutMs: 3_600_000,
+    intervalMs: 50,
+    what: 'the fill consumed',
+  });
   await c.stop();
 }
 
@@ -157,7 +162,12 @@ async function measure(dataDir: string, files: readonly string[], committed: rea
         throw new Error('bench: not committing');
       },
     });
-    await waitFor(() => firstBatchAt > 0, { timeoutMs: 600_000, intervalMs: 1, what: 'the first batch' });
+    await waitFor(() => firstBatchAt, {
+      until: (n) => n > 0,
+      timeoutMs: 600_000,
+      intervalMs: 1,
+      what: 'the first batch',
+    });
     const firstBatch = firstBatchAt - t0;
     await c.stop();
     // A batch from below the committed position would mean the group's position was lost or ignored.

@@ -142,7 +142,12 @@ async function handOver(gone: ReadonlySet<number>, survivors: readonly Instance[
       }
       return [...gone].every((x) => taken.has(x)) ? Math.max(...[...gone].map((x) => taken.get(x)!)) : undefined;
     },
-    { timeoutMs: 60_000, intervalMs: 20, what: 'the hand-over' },
+    {
+      timeoutMs: 60_000,
+      intervalMs: 20,
+      what: 'the hand-over',
+      seen: () => ({ gone: [...gone], held: survivors.map((p) => [...held(p)]) }),
+    },
   );
   return at - since;
 }
@@ -159,7 +164,8 @@ async function restartToHook(
   const next = spawnHooklog('restarted', ['--config', inst.configPath, ...roles], env);
   const url = await next.address(30_000);
   const body = delivery(inst.org, inst.hookId, [hookEvent(0)]);
-  await waitFor(async () => (await postDelivery(url, inst.hookId, body).catch(() => 0)) === 204, {
+  await waitFor(async () => await postDelivery(url, inst.hookId, body).catch(() => 0), {
+    until: (n) => n === 204,
     timeoutMs: 30_000,
     intervalMs: 50,
     what: 'a hook acknowledged',
@@ -216,7 +222,11 @@ async function oneRun(run: number, into: Map<string, number[]>) {
           fleet.every((f) => f.p.lines().some((l) => l.msg === 'pollers_assigned'))
         );
       },
-      { timeoutMs: 60_000, what: 'the orgs spread over the three' },
+      {
+        timeoutMs: 60_000,
+        what: 'the orgs spread over the three',
+        seen: () => ({ needed: [...needed], held: fleet.map((f) => [...held(f.p)]) }),
+      },
     );
     const o3 = await observe(fleet, SECONDS * 1000);
     put('3 instances: RSS MB (sum)', o3.rssMb);

@@ -94,7 +94,7 @@ try {
   let watermark = 0;
   for (let run = 0; run <= RUNS; run++) {
     const user = `u${run}x${Math.random().toString(36).slice(2, 6)}`;
-    await waitFor(() => Date.now() - 1000 - GAP_MS > watermark, { what: 'the previous tick passed' });
+    await waitFor(() => Date.now() - 1000 - GAP_MS, { until: (v) => v > watermark, what: 'the previous tick passed' });
     watermark = Date.now() - 200;
     const events = riskTravelEvents(org.id, [{ user, tripAt: Date.now() - 1000 }], watermark, GAP_MS).map(
       (r) => JSON.parse(r.value.toString()) as object,
@@ -102,8 +102,16 @@ try {
     const status = await postDelivery(issuer, inst.hookId, delivery(org.id, inst.hookId, events));
     const ackAt = Date.now();
     if (status !== 204) throw new Error(`the event hook answered ${status}`);
-    const at = await waitFor(() => accepted.get(user), { what: `${user}'s SET`, timeoutMs: 60_000 });
-    const alertAt = await waitFor(() => alerted.get(user), { what: `${user}'s alert on the topic`, timeoutMs: 10_000 });
+    const at = await waitFor(() => accepted.get(user), {
+      what: `${user}'s SET`,
+      seen: () => `SETs accepted for ${accepted.size} users`,
+      timeoutMs: 60_000,
+    });
+    const alertAt = await waitFor(() => alerted.get(user), {
+      what: `${user}'s alert on the topic`,
+      seen: () => `alerts of ${alerted.size} users on the topic`,
+      timeoutMs: 10_000,
+    });
     say(
       `run ${run}${run === 0 ? ' (warm-up)' : ''}: delivery acknowledged → SET 202 ${at - ackAt} ms; alert appended → SET 202 ${at - alertAt} ms`,
     );

@@ -75,9 +75,9 @@ async function drained(group: string, logsTopic: string): Promise<void> {
   await waitFor(
     async () => {
       const committed = await stream.committedOffsets(logsTopic, group);
-      return [...end].every(([p, next]) => (committed.get(p) ?? 0) >= next);
+      return [...end].map(([p, next]) => ({ partition: p, next, committed: committed.get(p) ?? 0 }));
     },
-    { what: `${group} to commit ${logsTopic}` },
+    { until: (parts) => parts.every((x) => x.committed >= x.next), what: `${group} to commit ${logsTopic}` },
   );
 }
 
@@ -97,9 +97,9 @@ async function readTopic(topic: string): Promise<ConsumedRecord[]> {
     await waitFor(
       async () => {
         const committed = await stream.committedOffsets(topic, group);
-        return [...end].every(([p, next]) => (committed.get(p) ?? 0) >= next);
+        return [...end].map(([p, next]) => ({ partition: p, next, committed: committed.get(p) ?? 0 }));
       },
-      { what: `reading ${topic} to its end` },
+      { until: (parts) => parts.every((x) => x.committed >= x.next), what: `reading ${topic} to its end` },
     );
   } finally {
     await c.stop();
@@ -144,7 +144,11 @@ describe('alerting consumer', () => {
     try {
       const { records, expectedFindings } = findingEvents(['acme', 'globex', 'initech'], 10);
       for (let i = 0; i < records.length; i += 9) await stream.append(t.logs, records.slice(i, i + 9));
-      await waitFor(() => receiver.got.length >= expectedFindings, { timeoutMs: 30_000, what: 'webhook alerts' });
+      await waitFor(() => receiver.got.length, {
+        until: (n) => n >= expectedFindings,
+        timeoutMs: 30_000,
+        what: 'webhook alerts',
+      });
       expect(receiver.requests()).toBeGreaterThan(expectedFindings); // it did fail first
 
       await drained('alerting', t.logs);
@@ -167,9 +171,9 @@ describe('alerting consumer', () => {
           const [row] = await store.query<{ n: string }>(
             `SELECT count() AS n FROM ${db}.alerts WHERE org IN ('acme','globex','initech')`,
           );
-          return Number(row!.n) >= expectedFindings;
+          return Number(row!.n);
         },
-        { what: 'alerts table' },
+        { until: (n) => n >= expectedFindings, what: 'alerts table' },
       );
       const [row] = await store.query<{ n: string; u: string }>(
         `SELECT count() AS n, uniqExact(alert_id) AS u FROM ${db}.alerts`,
@@ -192,12 +196,15 @@ describe('alerting consumer', () => {
     const half = Math.floor(records.length / 2) + 3; // not on a round boundary: windows are open at the restart
     let alerting = await start(prefix, null, 'restart');
     await stream.append(t.logs, records.slice(0, half));
-    await waitFor(() => alerting.counters.events >= half, { what: 'first half evaluated' });
+    await waitFor(() => alerting.counters.events, { until: (v) => v >= half, what: 'first half evaluated' });
     await alerting.stop();
     alerting = await start(prefix, null, 'restart');
     try {
       await stream.append(t.logs, records.slice(half));
-      await waitFor(() => alerting.counters.events >= records.length - half, { what: 'second half evaluated' });
+      await waitFor(() => alerting.counters.events, {
+        until: (n) => n >= records.length - half,
+        what: 'second half evaluated',
+      });
       await drained('restart', t.logs);
       const ids = (await readTopic(alerting.topics.alerts)).map((r) => r.headers['hooklog-alert-id']);
       expect(ids).toHaveLength(expectedFindings);

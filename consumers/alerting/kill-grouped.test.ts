@@ -145,19 +145,23 @@ describe('a grouped flood under kill -9 in a two-instance fleet (Kafka, embedded
     const output = () => `A: ${fleet.a.output().slice(-1500)}\nB: ${fleet.b.output().slice(-1500)}`;
     // The alert opened and its one post committed, the flood still going: kill A, then (once the fleet has gone on
     // without it) B, restarting each.
-    await waitFor(async () => posts.length >= 1 && (await posted()) >= 1 && (await evaluated()) >= 1000, {
+    await waitFor(async () => ({ posts: posts.length, posted: await posted(), evaluated: await evaluated() }), {
+      until: (n) => n.posts >= 1 && n.posted >= 1 && n.evaluated >= 1000,
       timeoutMs: 120_000,
       intervalMs: 10,
-      what: `the opening post and progress (${posts.length} posts): ${output()}`,
+      what: 'the opening post and progress',
+      seen: output,
     });
     const kills: number[] = [];
     for (const who of ['a', 'b'] as const) {
       const before = await evaluated();
       if (who === 'b')
-        await waitFor(async () => (await evaluated()) >= before + 500, {
+        await waitFor(async () => await evaluated(), {
+          until: (n) => n >= before + 500,
           timeoutMs: 120_000,
           intervalMs: 10,
-          what: `progress before killing B: ${output()}`,
+          what: 'progress before killing B',
+          seen: output,
         });
       fleet[who].child.kill('SIGKILL');
       await fleet[who].exited;
@@ -167,16 +171,20 @@ describe('a grouped flood under kill -9 in a two-instance fleet (Kafka, embedded
     expect(kills[1]!).toBeLessThan(records.length); // both kills landed mid-flood
 
     try {
-      await waitFor(async () => (await evaluated()) === records.length, {
+      await waitFor(async () => await evaluated(), {
+        until: (v) => v === records.length,
         timeoutMs: 180_000,
-        what: `all evaluated: ${output()}`,
+        what: 'all evaluated',
+        seen: output,
       });
       const end = await stream.latestOffsets(alerts);
-      await waitFor(async () => sum(await stream.committedOffsets(alerts, `${group}.clickhouse`)) >= sum(end), {
+      await waitFor(async () => sum(await stream.committedOffsets(alerts, `${group}.clickhouse`)), {
+        until: (v) => v >= sum(end),
         timeoutMs: 120_000,
-        what: `the alerts table written: ${output()}`,
+        what: 'the alerts table written',
+        seen: output,
       });
-      await waitFor(async () => (await posted()) >= sum(end), { what: 'the webhook output caught up' });
+      await waitFor(async () => await posted(), { until: (v) => v >= sum(end), what: 'the webhook output caught up' });
     } finally {
       for (const p of Object.values(fleet)) p.child.kill('SIGTERM');
       await Promise.all(Object.values(fleet).map((p) => p.exited));
@@ -193,7 +201,8 @@ describe('a grouped flood under kill -9 in a two-instance fleet (Kafka, embedded
     });
     try {
       const end = sum(await stream.latestOffsets(alerts));
-      await waitFor(async () => sum(await stream.committedOffsets(alerts, readerGroup)) >= end, {
+      await waitFor(async () => sum(await stream.committedOffsets(alerts, readerGroup)), {
+        until: (v) => v >= end,
         timeoutMs: 60_000,
         what: `reading the alerts (${seen.length})`,
       });

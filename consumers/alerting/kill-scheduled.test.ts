@@ -92,19 +92,23 @@ describe('scheduled rules under kill -9 (embedded)', () => {
     // Kill after 1, 5 and 9 completed runs of this process: before, amid and after the first round of rules.
     for (const after of [1, 5, 9]) {
       const proc = spawnAlert(configPath);
-      await waitFor(() => runs(proc.output()) >= after, {
+      await waitFor(() => runs(proc.output()), {
+        until: (v) => v >= after,
         timeoutMs: 60_000,
         intervalMs: 2,
-        what: `runs: ${proc.output().slice(-2000)}`,
+        what: 'runs',
+        seen: () => proc.output().slice(-2000),
       });
       proc.child.kill('SIGKILL');
       await proc.exited;
     }
     // A last run long enough for every rule to run twice, then a clean stop.
     const last = spawnAlert(configPath);
-    await waitFor(() => runs(last.output()) >= 2 * SHARDS, {
+    await waitFor(() => runs(last.output()), {
+      until: (n) => n >= 2 * SHARDS,
       timeoutMs: 60_000,
-      what: `final runs: ${last.output().slice(-2000)}`,
+      what: 'final runs',
+      seen: () => last.output().slice(-2000),
     });
     last.child.kill('SIGTERM');
     await last.exited;
@@ -125,9 +129,13 @@ describe('scheduled rules under kill -9 (embedded)', () => {
         await waitFor(
           async () => {
             const c = await stream.committedOffsets(topic, group);
-            return [...end].every(([p, next]) => (c.get(p) ?? 0) >= next);
+            return [...end].map(([p, next]) => ({ partition: p, next, committed: c.get(p) ?? 0 }));
           },
-          { what: `reading the alerts (${seen.length})` },
+          {
+            until: (parts) => parts.every((x) => x.committed >= x.next),
+            what: 'reading the alerts',
+            seen: () => `${seen.length} alerts read`,
+          },
         );
       } finally {
         await reader.stop();

@@ -70,10 +70,12 @@ describe('a stateful rule under kill -9 (embedded)', () => {
 
     for (let k = 0; k < 3; k++) {
       const proc = spawnAlert(configPath);
-      await waitFor(() => (proc.output().match(/alerts raised/g) ?? []).length >= 4, {
+      await waitFor(() => (proc.output().match(/alerts raised/g) ?? []).length, {
+        until: (n) => n >= 4,
         timeoutMs: 60_000,
         intervalMs: 5,
-        what: `progress: ${proc.output()}`,
+        what: 'progress',
+        seen: () => proc.output(),
       });
       proc.child.kill('SIGKILL');
       await proc.exited;
@@ -96,7 +98,7 @@ describe('a stateful rule under kill -9 (embedded)', () => {
         logger: log,
       });
       try {
-        await waitFor(async () => (await committed()) === records.length, { what: 'drained' });
+        await waitFor(async () => await committed(), { until: (v) => v === records.length, what: 'drained' });
       } finally {
         await alerting.stop();
       }
@@ -115,9 +117,13 @@ describe('a stateful rule under kill -9 (embedded)', () => {
         await waitFor(
           async () => {
             const c = await local.committedOffsets(alertsTopic, readerGroup);
-            return [...end].every(([p, next]) => (c.get(p) ?? 0) >= next);
+            return [...end].map(([p, next]) => ({ partition: p, next, committed: c.get(p) ?? 0 }));
           },
-          { what: `reading the alerts (${seen.length})` },
+          {
+            until: (parts) => parts.every((x) => x.committed >= x.next),
+            what: 'reading the alerts',
+            seen: () => `${seen.length} alerts read`,
+          },
         );
       } finally {
         await reader.stop();

@@ -91,10 +91,12 @@ describe('hooklog alert under kill -9 (Kafka)', () => {
       const before = await committed();
       const proc = spawnAlert(configPath);
       // Kill once this run has made progress of its own: mid-stream, windows open, a transaction likely in flight.
-      await waitFor(async () => (await committed()) >= before + 150, {
+      await waitFor(async () => await committed(), {
+        until: (n) => n >= before + 150,
         timeoutMs: 90_000,
         intervalMs: 10,
-        what: `progress in run ${k + 1}: ${proc.output()}`,
+        what: `progress in run ${k + 1}`,
+        seen: () => proc.output(),
       });
       proc.child.kill('SIGKILL');
       await proc.exited;
@@ -105,9 +107,11 @@ describe('hooklog alert under kill -9 (Kafka)', () => {
 
     const last = spawnAlert(configPath);
     try {
-      await waitFor(async () => (await committed()) === total, {
+      await waitFor(async () => await committed(), {
+        until: (v) => v === total,
         timeoutMs: 90_000,
-        what: `all evaluated: ${last.output()}`,
+        what: 'all evaluated',
+        seen: () => last.output(),
       });
       const seen: string[] = [];
       const reader = await stream.consume({
@@ -117,9 +121,11 @@ describe('hooklog alert under kill -9 (Kafka)', () => {
         handler: async (b) => void seen.push(...b.records.map((r) => r.headers['hooklog-alert-id']!)),
       });
       try {
-        await waitFor(() => seen.length >= expectedFindings, {
+        await waitFor(() => seen.length, {
+          until: (n) => n >= expectedFindings,
           timeoutMs: 90_000,
-          what: `alerts (${seen.length}); alerting: ${last.output().slice(-1500)}`,
+          what: 'alerts',
+          seen: () => `alerting's output: ${last.output().slice(-1500)}`,
         });
       } finally {
         await reader.stop();
@@ -167,10 +173,12 @@ describe('hooklog alert under kill -9 (embedded)', () => {
     for (let k = 0; k < 3; k++) {
       const proc = spawnAlert(configPath);
       // Each evaluated batch with alerts logs a line; kill after a few of this run's own batches.
-      await waitFor(() => (proc.output().match(/alerts raised/g) ?? []).length >= 6, {
+      await waitFor(() => (proc.output().match(/alerts raised/g) ?? []).length, {
+        until: (n) => n >= 6,
         timeoutMs: 60_000,
         intervalMs: 5,
-        what: `progress: ${proc.output()}`,
+        what: 'progress',
+        seen: () => proc.output(),
       });
       proc.child.kill('SIGKILL');
       await proc.exited;
@@ -194,7 +202,7 @@ describe('hooklog alert under kill -9 (embedded)', () => {
         logger: log,
       });
       try {
-        await waitFor(async () => (await committed()) === records.length, { what: 'drained' });
+        await waitFor(async () => await committed(), { until: (v) => v === records.length, what: 'drained' });
       } finally {
         await alerting.stop();
       }
@@ -206,7 +214,7 @@ describe('hooklog alert under kill -9 (embedded)', () => {
         handler: async (b) => void seen.push(...b.records.map((r) => r.headers['hooklog-alert-id']!)),
       });
       try {
-        await waitFor(() => seen.length >= expectedFindings, { what: `alerts (${seen.length})` });
+        await waitFor(() => seen.length, { until: (n) => n >= expectedFindings, what: 'alerts' });
       } finally {
         await reader.stop();
       }

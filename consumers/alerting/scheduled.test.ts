@@ -290,12 +290,16 @@ describe('the scheduler on a stream', () => {
           handler: async (b) => void seen.push(...b.records.map((r) => r.headers['hooklog-alert-id']!)),
         });
         const end = stream.endOffsets('alerts');
-        await waitFor(() => seen.length >= [...end.values()].reduce((a, b) => a + b, 0), { what: 'alerts read' });
+        await waitFor(() => seen.length, {
+          until: (n) => n >= [...end.values()].reduce((a, b) => a + b, 0),
+          what: 'alerts read',
+        });
         await c.stop();
         return seen;
       };
       let s = await startScheduler(opts);
-      await waitFor(async () => (await stream.readLatestByKey('state')).size === 2, {
+      await waitFor(async () => (await stream.readLatestByKey('state')).size, {
+        until: (n) => n === 2,
         what: 'both rules checkpointed',
       });
       await s.stop();
@@ -306,9 +310,9 @@ describe('the scheduler on a stream', () => {
       await waitFor(
         async () => {
           const st = await stream.readLatestByKey('state');
-          return [...st.values()].every((r) => (JSON.parse(r.value.toString()) as ScheduledState).last > NOW);
+          return [...st.values()].map((r) => (JSON.parse(r.value.toString()) as ScheduledState).last);
         },
-        { what: 'a second run of both rules' },
+        { until: (lastRuns) => lastRuns.every((last) => last > NOW), what: 'a second run of both rules' },
       );
       await s.stop();
       expect(await count()).toEqual(once);

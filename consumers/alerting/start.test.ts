@@ -75,9 +75,11 @@ describe('alerting in hooklog start', () => {
     // The service retries a delivery it thinks failed: the same events again must not alert again.
     expect(await postDelivery(daemon!.url, inst.hookId, delivery(inst.org, inst.hookId, events))).toBe(204);
 
-    await waitFor(() => posts.length >= 3, {
+    await waitFor(() => posts.length, {
+      until: (n) => n >= 3,
       timeoutMs: 30_000,
-      what: `webhook posts: ${daemon!.output().slice(-2000)}`,
+      what: 'webhook posts',
+      seen: () => daemon!.output().slice(-2000),
     });
     const texts = posts.map((p) => p.text).join('\n');
     expect(texts).toContain('Okta API Token Created');
@@ -93,9 +95,9 @@ describe('alerting in hooklog start', () => {
           '-f',
           'json',
         ]);
-        return r.code === 0 && (JSON.parse(r.stdout) as unknown[]).length >= 3 ? r : undefined;
+        return r.code === 0 ? { ...r, rows: JSON.parse(r.stdout) as unknown[] } : r;
       },
-      { what: 'alerts table' },
+      { until: (r) => 'rows' in r && r.rows.length >= 3, what: 'alerts table' },
     );
     const rows = JSON.parse(sql.stdout) as Array<{ rule_id: string; n: string | number }>;
     expect(rows.map((r) => Number(r.n))).toEqual([1, 1, 1]);

@@ -185,7 +185,13 @@ export async function crashReplay(o: CrashReplayOptions): Promise<CrashReplayRes
         maxBatchWaitMs: int(10, 150),
       });
       try {
-        await waitFor(() => mortal.dead, { timeoutMs: 60_000, intervalMs: 5, what: `crash point ${crashes + 1}` });
+        await waitFor(() => mortal.dead, {
+          timeoutMs: 60_000,
+          intervalMs: 5,
+          what: `crash point ${crashes + 1}`,
+          seen: () =>
+            `${insertsLeft} more inserts into ${inputTable(table)} before the crash; ${appended} events appended`,
+        });
         crashes++;
       } finally {
         await sink.stop();

@@ -92,7 +92,7 @@ async function readAll(topic: string, expected: number): Promise<ConsumedRecord[
     handler: async (b) => void got.push(...b.records),
   });
   running.push(c);
-  await waitFor(() => got.length >= expected, { what: `${expected} records on ${topic}` });
+  await waitFor(() => got.length, { until: (n) => n >= expected, what: `${expected} records on ${topic}` });
   return got;
 }
 
@@ -128,7 +128,10 @@ describe('sink errors by kind', () => {
     const group = randomName('g');
     const s = await sink({ topics, group, eventsTable: table, maxRecordBytes: 4096 });
 
-    await waitFor(async () => (await committed(topics.logs, group)) === 40, { what: 'partition committed to its end' });
+    await waitFor(async () => await committed(topics.logs, group), {
+      until: (n) => n === 40,
+      what: 'partition committed to its end',
+    });
     expect(await rows(table, org)).toBe(37);
     const letters = await readAll(topics.deadletter, 3);
     const byOffset = new Map(letters.map((l) => [Number(l.headers[Header.originalOffset]), l]));
@@ -170,7 +173,10 @@ describe('sink errors by kind', () => {
     const group = randomName('g');
     const s = await sink({ topics, group, eventsTable: table });
 
-    await waitFor(async () => (await committed(topics.logs, group)) === 40, { what: 'partition committed to its end' });
+    await waitFor(async () => await committed(topics.logs, group), {
+      until: (n) => n === 40,
+      what: 'partition committed to its end',
+    });
     expect(await rows(table, org)).toBe(38);
     const letters = await readAll(topics.deadletter, 2);
     const byOffset = new Map(letters.map((l) => [Number(l.headers[Header.originalOffset]), l]));
@@ -208,7 +214,10 @@ describe('sink errors by kind', () => {
       eventsTable: table,
       retryPolicy: { initialMs: 5, multiplier: 2, maxMs: 40, retries: Infinity, jitter: 0 },
     });
-    await waitFor(() => s.counters.insertRetries >= 5, { what: 'inserts retried while the table refuses parts' });
+    await waitFor(() => s.counters.insertRetries, {
+      until: (n) => n >= 5,
+      what: 'inserts retried while the table refuses parts',
+    });
     const lag = total((await renderMetrics()).body, 'hooklog_consumer_lag_records', { group, topic: topics.logs });
     expect(lag).toBe(30);
     expect(await committed(topics.logs, group)).toBe(0);
@@ -216,7 +225,8 @@ describe('sink errors by kind', () => {
     expect(s.counters.bisections).toBe(0);
 
     await store.command(`ALTER TABLE ${t} MODIFY SETTING parts_to_throw_insert = 3000, parts_to_delay_insert = 1000`);
-    await waitFor(async () => (await committed(topics.logs, group)) === 30, {
+    await waitFor(async () => await committed(topics.logs, group), {
+      until: (n) => n === 30,
       what: 'committed once parts are allowed',
     });
     expect(await rows(table, org)).toBe(30);
@@ -253,7 +263,10 @@ describe('sink errors by kind', () => {
     await stream.append(topics.logs, records);
     const group = randomName('g');
     await sink({ topics, group, stream: limited, maxRecordBytes: 50_000 });
-    await waitFor(async () => (await committed(topics.logs, group)) === 5, { what: 'partition committed to its end' });
+    await waitFor(async () => await committed(topics.logs, group), {
+      until: (n) => n === 5,
+      what: 'partition committed to its end',
+    });
     const [letter] = await readAll(topics.deadletter, 1);
     expect(letter!.headers[TRUNCATED_HEADER]).toBe('100000');
     expect(letter!.value.equals(records[2]!.value.subarray(0, 64 * 1024))).toBe(true);
@@ -269,7 +282,10 @@ describe('sink errors by kind', () => {
     const group = randomName('g');
     try {
       const s = await sink({ topics, group });
-      await waitFor(() => s.counters.handlerErrors >= 3, { what: 'batches failing while the view is missing' });
+      await waitFor(() => s.counters.handlerErrors, {
+        until: (n) => n >= 3,
+        what: 'batches failing while the view is missing',
+      });
       expect(await committed(topics.logs, group)).toBe(0);
       expect(s.counters.deadLettered).toBe(0);
     } finally {
@@ -277,7 +293,8 @@ describe('sink errors by kind', () => {
       const [m032] = loadMigrations(defaultMigrationsDir()).filter((m) => m.version === 32);
       for (const st of m032!.statements) await store.command(renderStatement(st, store.database));
     }
-    await waitFor(async () => (await committed(topics.logs, group)) === 20, {
+    await waitFor(async () => await committed(topics.logs, group), {
+      until: (n) => n === 20,
       what: 'committed once the view is back',
     });
     expect(await rows(EVENTS_TABLE, org)).toBe(20);
@@ -300,7 +317,10 @@ describe('sink errors by kind', () => {
       )[0];
     try {
       const s = await sink({ topics, group });
-      await waitFor(() => s.counters.handlerErrors >= 3, { what: 'batches failing while the view is missing' });
+      await waitFor(() => s.counters.handlerErrors, {
+        until: (n) => n >= 3,
+        what: 'batches failing while the view is missing',
+      });
       expect(await committed(topics.logs, group)).toBe(0);
       expect(await rows(EVENTS_TABLE, org)).toBe(20); // the events went in; the check after the insert held them
       expect(await arrivals()).toEqual({ n: '0', c: '0' });
@@ -308,7 +328,8 @@ describe('sink errors by kind', () => {
       const [m032] = loadMigrations(defaultMigrationsDir()).filter((m) => m.version === 32);
       for (const st of m032!.statements) await store.command(renderStatement(st, db));
     }
-    await waitFor(async () => (await committed(topics.logs, group)) === 20, {
+    await waitFor(async () => await committed(topics.logs, group), {
+      until: (n) => n === 20,
       what: 'committed once the view is back',
     });
     // The same insert again: dropped as a repeat in the events table, handed on to the view all the same, once.
@@ -343,11 +364,12 @@ describe('sink errors by kind', () => {
       store: flaky,
       retryPolicy: { initialMs: 5, multiplier: 2, maxMs: 40, retries: Infinity, jitter: 0 },
     });
-    await waitFor(() => s.counters.planErrors >= 5, { what: 'retries while the store is down' });
+    await waitFor(() => s.counters.planErrors, { until: (n) => n >= 5, what: 'retries while the store is down' });
     expect(await committed(topics.logs, group)).toBe(0);
     expect(s.counters.deadLettered).toBe(0);
     down = false;
-    await waitFor(async () => (await committed(topics.logs, group)) === 30, {
+    await waitFor(async () => await committed(topics.logs, group), {
+      until: (n) => n === 30,
       what: 'committed once the store is back',
     });
     expect(await rows(EVENTS_TABLE, org)).toBe(30);

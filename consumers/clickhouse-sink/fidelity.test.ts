@@ -182,8 +182,8 @@ describe('counted once per (org, uuid)', () => {
     });
     const committed = async (n: number) =>
       waitFor(
-        async () => [...(await stream.committedOffsets(topics.logs, group)).values()].reduce((x, y) => x + y, 0) === n,
-        { what: `${n} committed` },
+        async () => [...(await stream.committedOffsets(topics.logs, group)).values()].reduce((x, y) => x + y, 0),
+        { until: (committed) => committed === n, what: `${n} committed` },
       );
     try {
       // Two rounds, so the copies are separate inserts (separate parts) that only a merge or FINAL folds.
@@ -294,7 +294,8 @@ describe('counted once per (org, uuid)', () => {
         topics.logs,
         [...copies, ...others].map((x) => asRecord(x, org, 'hook')),
       );
-      await waitFor(async () => (await stream.committedOffsets(topics.logs, group)).get(0) === 4, {
+      await waitFor(async () => (await stream.committedOffsets(topics.logs, group)).get(0), {
+        until: (n) => n === 4,
         what: '4 committed',
       });
     } finally {

@@ -93,7 +93,7 @@ async function readAll(topic: string, expected: number): Promise<ConsumedRecord[
     handler: async (b) => void got.push(...b.records),
   });
   running.push(c);
-  await waitFor(() => got.length >= expected, { what: `${expected} records on ${topic}` });
+  await waitFor(() => got.length, { until: (n) => n >= expected, what: `${expected} records on ${topic}` });
   return got;
 }
 
@@ -106,10 +106,14 @@ async function countEvents(orgs: string[], opts: { final: boolean; table?: strin
 }
 
 /** True once the group's committed position equals the end of every partition of the topic. */
-async function caughtUp(topic: string, group: string): Promise<boolean> {
+/** The partitions of `topic` whose commits by `group` are short of the end: what a wait for the commits names. */
+async function behind(topic: string, group: string) {
   const committed = await stream.committedOffsets(topic, group);
-  return [...stream.endOffsets(topic)].every(([p, end]) => (committed.get(p) ?? 0) === end);
+  return [...stream.endOffsets(topic)]
+    .filter(([p, end]) => (committed.get(p) ?? 0) !== end)
+    .map(([partition, end]) => ({ partition, end, committed: committed.get(partition) ?? 0 }));
 }
+const caughtUp = (b: readonly unknown[]) => b.length === 0;
 
 describe('ClickHouse sink (embedded stream + chdb)', () => {
   it('lands the fixture events once each, raw intact, dead-letters the invalid, commits to the end', async () => {
@@ -128,8 +132,8 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     const group = randomName('sink');
     const s = await sink(topics, group);
 
-    await waitFor(async () => (await countEvents(orgs, { final: true })) === N, { what: `${N} rows` });
-    await waitFor(() => caughtUp(topics.logs, group), { what: 'logs committed to the end' });
+    await waitFor(async () => await countEvents(orgs, { final: true }), { until: (v) => v === N, what: `${N} rows` });
+    await waitFor(() => behind(topics.logs, group), { until: caughtUp, what: 'logs committed to the end' });
     expect([...(await stream.committedOffsets(topics.logs, group)).values()].reduce((a, b) => a + b, 0)).toBe(N + 3);
 
     const rows = await store.query<{ uuid: string; raw: string; org: string; source: string; published: string }>(
@@ -169,10 +173,8 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     await waitFor(
       async () =>
         (await store.query(`SELECT 1 FROM ${store.database}.deadletter WHERE topic = {t:String}`, { t: topics.logs }))
-          .length === 3,
-      {
-        what: 'deadletter rows',
-      },
+          .length,
+      { until: (n) => n === 3, what: 'deadletter rows' },
     );
     const dl = await store.query<{ reason: string; origin: string; org: string }>(
       `SELECT reason, origin, org FROM ${store.database}.deadletter FINAL WHERE topic = {t:String} ORDER BY offset`,
@@ -187,7 +189,7 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
       topics.logs,
       validLines.map((l, i) => rec(l, orgs[i % 2]!, i)),
     );
-    await waitFor(() => caughtUp(topics.logs, group), { what: 'second copy committed' });
+    await waitFor(() => behind(topics.logs, group), { until: caughtUp, what: 'second copy committed' });
     expect(await countEvents(orgs, { final: false })).toBe(2 * N); // really inserted twice…
     expect(await countEvents(orgs, { final: true })).toBe(N); // …and counted once
   }, 60_000);
@@ -202,16 +204,16 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     // 30 records already on disk, batches of exactly 10: [0-9] [10-19] [20-29] both times.
     const opts = { maxBatchRecords: 10, maxBatchWaitMs: 5000, consumeDeadletter: false };
     const first = await sink(topics, randomName('g1'), opts);
-    await waitFor(async () => (await countEvents([org], { final: false })) === 30, { what: '30 rows' });
+    await waitFor(async () => await countEvents([org], { final: false }), { until: (n) => n === 30, what: '30 rows' });
     // Rows are visible as soon as ClickHouse has them; the sink counts the insert once its checks after it pass.
-    await waitFor(() => first.counters.inserts >= 3, { what: '3 inserts counted' });
+    await waitFor(() => first.counters.inserts, { until: (n) => n >= 3, what: '3 inserts counted' });
     expect(first.counters.inserts).toBe(3);
     await first.stop();
 
     // A group with no commits: as if the sink crashed after every insert, before every commit.
     const g2 = randomName('g2');
     const second = await sink(topics, g2, opts);
-    await waitFor(() => caughtUp(topics.logs, g2), { what: 'redelivery committed' });
+    await waitFor(() => behind(topics.logs, g2), { until: caughtUp, what: 'redelivery committed' });
     expect(second.counters.inserts).toBe(3); // ClickHouse accepted the inserts (counted before the commit)…
     expect(await countEvents([org], { final: false })).toBe(30); // …and dropped them as duplicates
   }, 60_000);
@@ -244,7 +246,7 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     const group = randomName('g');
     const s = await sink(topics, group, { eventsTable: table, maxBatchRecords: 100, maxBatchWaitMs: 200 });
 
-    await waitFor(() => caughtUp(topics.logs, group), { what: 'batch committed' });
+    await waitFor(() => behind(topics.logs, group), { until: caughtUp, what: 'batch committed' });
     const rows = await store.query<{ uuid: string }>(
       `SELECT uuid FROM ${store.database}.${table} FINAL WHERE org = {org:String}`,
       { org },
@@ -278,11 +280,12 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
       eventsTable: table,
       retryPolicy: { initialMs: 20, multiplier: 1, maxMs: 20, retries: Infinity, jitter: 0 },
     });
-    await waitFor(() => s.counters.handlerErrors >= 2, { what: 'failing inserts (no table yet)' });
+    await waitFor(() => s.counters.handlerErrors, { until: (n) => n >= 2, what: 'failing inserts (no table yet)' });
     expect((await stream.committedOffsets(topics.logs, group)).get(0) ?? 0).toBe(0);
     expect(s.counters.deadLettered).toBe(0); // a missing table is not the records' fault
     await store.command(`CREATE TABLE ${store.database}.${table} AS ${store.database}.${EVENTS_TABLE}`);
-    await waitFor(() => caughtUp(topics.logs, group), {
+    await waitFor(() => behind(topics.logs, group), {
+      until: caughtUp,
       timeoutMs: 30_000,
       what: 'committed after the table appeared',
     });
@@ -309,7 +312,7 @@ describe('ClickHouse sink (embedded stream + chdb)', () => {
     });
     try {
       // The first thing a sink asks the store is where its last batches ended (plans.ts).
-      await waitFor(() => s.counters.planErrors >= 5, { what: 'retries of the batch-plan read' });
+      await waitFor(() => s.counters.planErrors, { until: (n) => n >= 5, what: 'retries of the batch-plan read' });
       expect(s.counters.handlerErrors).toBe(0); // retried with the sink's policy, not failed out of the handler
       expect(s.counters.deadLettered).toBe(0);
       expect((await stream.committedOffsets(topics.logs, group)).get(0) ?? 0).toBe(0);

@@ -37,7 +37,8 @@ describe('response across a broker restart', () => {
       restarted = broker!.restart({
         whileDown: async () => {
           down();
-          await waitFor(() => (t.running()?.counters.batchFailures[riskTopics(t.prefix).changes] ?? 0) > 0, {
+          await waitFor(() => t.running()?.counters.batchFailures[riskTopics(t.prefix).changes] ?? 0, {
+            until: (n) => n > 0,
             what: 'the record failed',
             timeoutMs: 60_000,
           });
@@ -48,9 +49,17 @@ describe('response across a broker restart', () => {
     const ann = { id: '00uann', login: 'ann@acme.test' };
     await t.append(riskChange(t.org, ann, 'none', 'high'));
     // (A flag: waitFor would await the promise itself.)
-    await waitFor(() => restarted !== null, { what: 'the restart begun', timeoutMs: 60_000 });
+    await waitFor(() => restarted !== null, {
+      what: 'the restart begun',
+      seen: () => ({ 'batches failed': t.running()?.counters.batchFailures ?? null }),
+      timeoutMs: 60_000,
+    });
     await restarted;
-    await waitFor(() => t.deliveries.records.length === 1, { what: 'the delivery recorded', timeoutMs: 120_000 });
+    await waitFor(() => t.deliveries.records.length, {
+      until: (n) => n === 1,
+      what: 'the delivery recorded',
+      timeoutMs: 120_000,
+    });
     const recordedAt = Date.now();
     expect(t.sets.distinct).toBe(1);
     expect(t.sets.accepted.length).toBeGreaterThanOrEqual(2);
@@ -58,7 +67,8 @@ describe('response across a broker restart', () => {
     // Exactly once: on a loaded machine the record of the call's result once failed after the restart and the retry
     // called again (clear_sessions is repeated after a crash, but this process had made the call); the executor now
     // records the result it holds instead.
-    await waitFor(() => t.actions.values().some((v) => v.action === 'clear_sessions' && v.state === 'done'), {
+    await waitFor(() => t.actions.values(), {
+      until: (got) => got.some((v) => v.action === 'clear_sessions' && v.state === 'done'),
       what: 'clear_sessions done',
       timeoutMs: 60_000,
     });
@@ -71,6 +81,7 @@ describe('response across a broker restart', () => {
     await waitFor(() => t.sets.distinct === 2 && t.deliveries.records.length === 2, {
       what: 'the next change delivered',
       timeoutMs: 60_000,
+      seen: () => ({ 't.sets.distinct': t.sets.distinct, 't.deliveries.records.length': t.deliveries.records.length }),
     });
     expect(t.users.count('clear_sessions')).toBe(1);
     expect(t.sim.violations).toEqual([]);

@@ -40,7 +40,10 @@ describe('response actions', () => {
       org: { actions: { mode: 'dry_run', allow: ['clear_sessions', 'suspend'] } },
     });
     await t.append(riskChange(t.org, ann, 'none', 'high'));
-    await waitFor(() => t.actions.records.length === 3 && t.sets.distinct === 1, { what: 'decisions and the SET' });
+    await waitFor(() => t.actions.records.length === 3 && t.sets.distinct === 1, {
+      what: 'decisions and the SET',
+      seen: () => ({ 't.actions.records.length': t.actions.records.length, 't.sets.distinct': t.sets.distinct }),
+    });
     expect(steps(t.actions)).toEqual(['clear_sessions:dry_run', 'suspend:dry_run', 'reset_factors:not_allowed']);
     expect(t.actions.values()[0]).toMatchObject({
       user_id: '00uann',
@@ -49,7 +52,7 @@ describe('response actions', () => {
     });
     // Let a later change pass through both consumers: still no call.
     await t.append(riskChange(t.org, ann, 'high', 'none', { cause: 'expiry' }));
-    await waitFor(() => t.sets.distinct === 2, { what: 'the second SET' });
+    await waitFor(() => t.sets.distinct, { until: (n) => n === 2, what: 'the second SET' });
     expect(managementCalls(t)).toEqual([]);
   }, 60_000);
 
@@ -59,7 +62,7 @@ describe('response actions', () => {
       org: { actions: { mode: 'off' } },
     });
     await t.append(riskChange(t.org, ann, 'none', 'high'), riskChange(t.org, ann, 'high', 'none', { cause: 'expiry' }));
-    await waitFor(() => t.sets.distinct === 2, { what: 'both SETs' });
+    await waitFor(() => t.sets.distinct, { until: (n) => n === 2, what: 'both SETs' });
     expect(t.actions.records).toEqual([]);
     expect(managementCalls(t)).toEqual([]);
   }, 60_000);
@@ -73,7 +76,10 @@ describe('response actions', () => {
       },
     });
     await t.append(riskChange(t.org, ann, 'none', 'high'));
-    await waitFor(() => steps(t.actions).includes('clear_sessions:done'), { what: 'clear_sessions done' });
+    await waitFor(() => steps(t.actions), {
+      until: (got) => got.includes('clear_sessions:done'),
+      what: 'clear_sessions done',
+    });
     expect(steps(t.actions)).toEqual([
       'clear_sessions:requested',
       'suspend:awaiting_approval',
@@ -83,7 +89,7 @@ describe('response actions', () => {
     expect(t.users.count('suspend')).toBe(0);
     const waiting = t.actions.values().find((v) => v.state === 'awaiting_approval')!;
     await t.stream.append(t.topics.actions, [actionStreamRecord(approval(waiting))]);
-    await waitFor(() => steps(t.actions).includes('suspend:done'), { what: 'suspend done' });
+    await waitFor(() => steps(t.actions), { until: (got) => got.includes('suspend:done'), what: 'suspend done' });
     expect(t.actions.values().find((v) => v.state === 'started' && v.action === 'suspend')).toMatchObject({
       by: 'sec-oncall',
       attempt: 1,
@@ -94,7 +100,8 @@ describe('response actions', () => {
     // A second user's finding, whose suspend is approved while the user is already suspended: the service says no.
     t.users.users.get('00ubob')!.status = 'SUSPENDED';
     await t.append(riskChange(t.org, { id: '00ubob' }, 'none', 'high'));
-    await waitFor(() => steps(t.actions).filter((s) => s === 'suspend:awaiting_approval').length === 2, {
+    await waitFor(() => steps(t.actions).filter((s) => s === 'suspend:awaiting_approval').length, {
+      until: (n) => n === 2,
       what: "bob's suspend",
     });
     const bobs = t.actions
@@ -102,7 +109,10 @@ describe('response actions', () => {
       .filter((v) => v.state === 'awaiting_approval')
       .at(-1)!;
     await t.stream.append(t.topics.actions, [actionStreamRecord(approval(bobs))]);
-    await waitFor(() => steps(t.actions).includes('suspend:failed'), { what: "bob's suspend refused" });
+    await waitFor(() => steps(t.actions), {
+      until: (got) => got.includes('suspend:failed'),
+      what: "bob's suspend refused",
+    });
     expect(t.actions.values().find((v) => v.state === 'failed')).toMatchObject({
       user_id: '00ubob',
       status: 400,
@@ -143,9 +153,9 @@ describe('response actions', () => {
       return 'drop';
     };
     await t.append(riskChange(t.org, ann, 'none', 'high'));
-    await waitFor(() => dropped.has('clear_sessions'), { what: 'the first call' });
-    await waitFor(() => t.running() === null, { what: 'the stop' });
-    await waitFor(() => steps(t.actions).length === 3, { what: 'the start recorded, read back' });
+    await waitFor(() => dropped, { until: (got) => got.has('clear_sessions'), what: 'the first call' });
+    await waitFor(() => t.running(), { until: (v) => v === null, what: 'the stop' });
+    await waitFor(() => steps(t.actions).length, { until: (n) => n === 3, what: 'the start recorded, read back' });
     expect(steps(t.actions)).toEqual([
       'clear_sessions:requested',
       'expire_password:requested',
@@ -153,7 +163,10 @@ describe('response actions', () => {
     ]);
 
     await t.restart();
-    await waitFor(() => steps(t.actions).includes('clear_sessions:done'), { what: 'clear_sessions repeated' });
+    await waitFor(() => steps(t.actions), {
+      until: (got) => got.includes('clear_sessions:done'),
+      what: 'clear_sessions repeated',
+    });
     const done = t.actions.values().find((v) => v.state === 'done')!;
     expect(done).toMatchObject({
       attempt: 2,
@@ -161,14 +174,18 @@ describe('response actions', () => {
     });
     expect(t.users.count('clear_sessions')).toBe(1);
     // expire_password's first call is dropped the same way (a second stop), and then it is not repeated.
-    await waitFor(() => t.running() === null, { what: 'the second stop' });
+    await waitFor(() => t.running(), { until: (v) => v === null, what: 'the second stop' });
     await t.restart();
-    await waitFor(() => steps(t.actions).includes('expire_password:uncertain'), { what: 'expire_password uncertain' });
+    await waitFor(() => steps(t.actions), {
+      until: (got) => got.includes('expire_password:uncertain'),
+      what: 'expire_password uncertain',
+    });
     expect(t.users.count('expire_password')).toBe(0);
     const uncertain = t.actions.values().find((v) => v.state === 'uncertain')!;
     expect(uncertain.note).toContain('not repeated automatically');
     await t.stream.append(t.topics.actions, [actionStreamRecord(approval(uncertain))]);
-    await waitFor(() => steps(t.actions).includes('expire_password:done'), {
+    await waitFor(() => steps(t.actions), {
+      until: (got) => got.includes('expire_password:done'),
       what: 'expire_password approved and done',
     });
     expect(t.users.count('expire_password')).toBe(1);
@@ -210,7 +227,10 @@ describe('response actions', () => {
       },
     });
     await t.append(riskChange(t.org, ann, 'none', 'high'));
-    await waitFor(() => steps(t.actions).includes('clear_sessions:done'), { what: 'clear_sessions done' });
+    await waitFor(() => steps(t.actions), {
+      until: (got) => got.includes('clear_sessions:done'),
+      what: 'clear_sessions done',
+    });
     expect(failed).toBeGreaterThanOrEqual(2); // the injected failure, then the write that landed
     expect(steps(t.actions)).toEqual(['clear_sessions:requested', 'clear_sessions:started', 'clear_sessions:done']);
     expect(t.actions.values().find((v) => v.state === 'done')).toMatchObject({ attempt: 1 });

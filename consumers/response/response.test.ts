@@ -33,12 +33,18 @@ describe('response: risk changes → SETs and actions (Kafka, simulated org)', (
     const up = riskChange(t.org, ann, 'none', 'high');
     const down = riskChange(t.org, ann, 'high', 'none', { alert_id: up.alert_id });
     await t.append(up, down);
-    await waitFor(() => t.sets.distinct === 2 && t.deliveries.records.length === 2, { what: 'two SETs delivered' });
+    await waitFor(() => t.sets.distinct === 2 && t.deliveries.records.length === 2, {
+      what: 'two SETs delivered',
+      seen: () => ({ 't.sets.distinct': t.sets.distinct, 't.deliveries.records.length': t.deliveries.records.length }),
+    });
     expect(t.sets.sets.map(levels)).toEqual(['low→high', 'high→low']);
     expect(t.sets.sets[0]!.claims.events[USER_RISK_CHANGE]!.subject).toEqual({
       user: { format: 'email', email: 'ann@acme.test' },
     });
-    await waitFor(() => states(t.actions).includes('clear_sessions:done'), { what: 'the action done' });
+    await waitFor(() => states(t.actions), {
+      until: (got) => got.includes('clear_sessions:done'),
+      what: 'the action done',
+    });
     expect(states(t.actions)).toEqual(['clear_sessions:requested', 'clear_sessions:started', 'clear_sessions:done']);
     expect(t.users.count('clear_sessions', '00uann')).toBe(1);
     expect(t.users.users.get('00uann')!.sessions).toBe(0);
@@ -52,7 +58,7 @@ describe('response: risk changes → SETs and actions (Kafka, simulated org)', (
     await t.restart();
     const bob = riskChange(t.org, { id: '00ubob', login: 'bob@acme.test' }, 'none', 'medium');
     await t.append(bob);
-    await waitFor(() => t.sets.distinct === 3, { what: "bob's SET" });
+    await waitFor(() => t.sets.distinct, { until: (n) => n === 3, what: "bob's SET" });
     expect(t.sets.accepted).toHaveLength(3);
     expect(t.users.count('clear_sessions')).toBe(1);
     expect(t.sim.violations).toEqual([]);
@@ -68,7 +74,14 @@ describe('response: risk changes → SETs and actions (Kafka, simulated org)', (
     await waitFor(
       () =>
         t.letters.records.length === 1 && t.deliveries.records.length === 1 && t.running()!.counters.setsRefused === 1,
-      { what: 'the refused SET dead-lettered, its delivery recorded and counted' },
+      {
+        what: 'the refused SET dead-lettered, its delivery recorded and counted',
+        seen: () => ({
+          't.letters.records.length': t.letters.records.length,
+          't.deliveries.records.length': t.deliveries.records.length,
+          't.running()!.counters.setsRefused': t.running()!.counters.setsRefused,
+        }),
+      },
     );
     // 3 × 503, then the signature, issuer and all check out but the audience is not this receiver's.
     expect(t.sets.refused.map((r) => r.err)).toEqual(['invalid_audience']);
@@ -93,6 +106,6 @@ describe('response: risk changes → SETs and actions (Kafka, simulated org)', (
     expect(metrics).toContain(`hooklog_ssf_set_retries_total{org="${t.org}",service="hooklog"}`);
     // The refusal does not hold the org's partition: the next change is pushed (and refused) too.
     await t.append(riskChange(t.org, { id: '00ubob' }, 'none', 'medium'));
-    await waitFor(() => t.deliveries.records.length === 2, { what: 'the next change pushed' });
+    await waitFor(() => t.deliveries.records.length, { until: (n) => n === 2, what: 'the next change pushed' });
   }, 60_000);
 });

@@ -75,7 +75,10 @@ describe('backfill on Kafka', () => {
     };
     const logs = await read(topics.logs);
     const dead = await read(topics.deadletter);
-    await waitFor(() => logs.length >= 1 && dead.length >= 1, { what: 'the event and the dead letter' });
+    await waitFor(() => logs.length >= 1 && dead.length >= 1, {
+      what: 'the event and the dead letter',
+      seen: () => ({ 'logs.length': logs.length, 'dead.length': dead.length }),
+    });
     expect(logs.map((r) => r.value)).toEqual([raw[0]]);
     expect(dead).toHaveLength(1);
     expect(dead[0]!.value).toEqual(raw[1]!.subarray(0, TRUNCATED_LETTER_BYTES));

@@ -58,7 +58,7 @@ describe('legacy Events poller', () => {
     const { org, started } = await run({ start: '2d' }, {}, (s) =>
       s.addLegacyEvents(history({ count: 2_400, days: 4, now, kind: 'legacy' })),
     );
-    await waitFor(() => sim.requests.length >= 1, { what: 'the first request' });
+    await waitFor(() => sim.requests.length, { until: (n) => n >= 1, what: 'the first request' });
     const startDate = Date.parse(sim.requests[0]!.params.startDate!);
     const expected = sim.legacy
       .all()
@@ -67,6 +67,10 @@ describe('legacy Events poller', () => {
     expect(expected.length).toBeLessThan(2_400);
     await waitFor(() => collector.records.length >= expected.length && sim.requests.length >= 3, {
       what: 'events since the start',
+      seen: () => ({
+        'collector.records.length': collector.records.length,
+        'sim.requests.length': sim.requests.length,
+      }),
     });
     const [first, ...rest] = sim.requests;
     expect(Object.keys(first!.params).sort()).toEqual(['limit', 'startDate']);
@@ -99,6 +103,10 @@ describe('legacy Events poller', () => {
     await waitFor(() => collector.records.length >= expected.length && sim.requests.length >= 2, {
       what: 'filtered events',
       timeoutMs: 15_000,
+      seen: () => ({
+        'collector.records.length': collector.records.length,
+        'sim.requests.length': sim.requests.length,
+      }),
     });
     const [first, ...rest] = sim.requests;
     expect(Object.keys(first!.params).sort()).toEqual(['filter', 'limit']);
@@ -119,7 +127,7 @@ describe('legacy Events poller', () => {
 
   it('clamps a start older than 90 days to the retention in startDate', async () => {
     const { started } = await run({ start: '2020-01-01T00:00:00Z' });
-    await waitFor(() => sim.requests.length >= 1, { what: 'the first request' });
+    await waitFor(() => sim.requests.length, { until: (n) => n >= 1, what: 'the first request' });
     expect(Math.abs(Date.parse(sim.requests[0]!.params.startDate!) - (started - 90 * DAY))).toBeLessThan(2_000);
     expect(sim.violations).toEqual([]);
   });
@@ -127,7 +135,7 @@ describe('legacy Events poller', () => {
   it('an org without the API: one clear error, slow retries, and it picks up once enabled', async () => {
     const { lines } = await run({ start: '1d' }, { legacyEnabled: false });
     sim.addLegacyEvents([{ event: legacyEvent(0), published: Date.now() - 1_000 }]);
-    await waitFor(() => sim.requests.length >= 3, { what: 'three attempts', timeoutMs: 5_000 });
+    await waitFor(() => sim.requests.length, { until: (n) => n >= 3, what: 'three attempts', timeoutMs: 5_000 });
     const spacing = sim.requests.slice(1).map((r, i) => r.at - sim.requests[i]!.at);
     expect(spacing[0]).toBeGreaterThanOrEqual(390); // blocked policy in tests: 400 ms, then 800 ms
     expect(spacing[1]).toBeGreaterThanOrEqual(790);
@@ -136,7 +144,11 @@ describe('legacy Events poller', () => {
     expect(errors[0]).toMatchObject({ code: 'IDP_API_NOT_ENABLED' });
     expect((errors[0]!.err as { message: string }).message).toMatch(/not enabled for this org \(403 E0000015/);
     sim.legacyEnabled = true;
-    await waitFor(() => collector.records.length === 1, { what: 'the event once enabled', timeoutMs: 5_000 });
+    await waitFor(() => collector.records.length, {
+      until: (n) => n === 1,
+      what: 'the event once enabled',
+      timeoutMs: 5_000,
+    });
     expect(lines().some((l) => l.msg === 'poller_recovered')).toBe(true);
     // the same first request, until it succeeded
     expect(sim.requests.every((r) => r.params.startDate !== undefined)).toBe(true);

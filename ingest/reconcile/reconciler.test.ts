@@ -107,11 +107,10 @@ describe('reconcile mode', () => {
     expect(hook.delivered.length + hook.lost.length).toBe(200);
     const db = store.database;
     const count = async (sql: string) => Number((await store!.query<{ n: string }>(sql, { org }))[0]!.n);
-    await waitFor(
-      async () =>
-        (await count(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String}`)) === hook.delivered.length,
-      { what: 'hook deliveries stored' },
-    );
+    await waitFor(async () => await count(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String}`), {
+      until: (v) => v === hook.delivered.length,
+      what: 'hook deliveries stored',
+    });
 
     const cfg = orgConfig(sim, {
       id: org,
@@ -130,16 +129,18 @@ describe('reconcile mode', () => {
     });
     ingest = await startIngest({ orgs: [cfg], stream, topics, logger: log, policies: FAST_POLICIES, store });
     const expected = hook.delivered.length + hook.lost.length + hook.lossEvents.length;
-    await waitFor(
-      async () => (await count(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String}`)) === expected,
-      { what: `${expected} events`, timeoutMs: 30_000 },
-    );
+    await waitFor(async () => await count(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String}`), {
+      until: (v) => v === expected,
+      what: `${expected} events`,
+      timeoutMs: 30_000,
+    });
     // The arrivals rows come with the events rows' insert (migration 032's view), as a part of their own
     // written after theirs: a read between the two sees the events alone, so wait for the arrivals too.
-    await waitFor(
-      async () => (await count(`SELECT sum(copies) AS n FROM ${db}.arrivals WHERE org = {org:String}`)) >= expected,
-      { what: `${expected} arrivals`, timeoutMs: 30_000 },
-    );
+    await waitFor(async () => await count(`SELECT sum(copies) AS n FROM ${db}.arrivals WHERE org = {org:String}`), {
+      until: (v) => v >= expected,
+      what: `${expected} arrivals`,
+      timeoutMs: 30_000,
+    });
 
     const paths = await store.query<{ uuid: string; paths: string[]; copies: string }>(
       `SELECT uuid, groupArray(path) AS paths, toString(sum(copies)) AS copies FROM ${db}.arrivals WHERE org = {org:String} GROUP BY uuid`,
@@ -154,7 +155,10 @@ describe('reconcile mode', () => {
     expect(
       await count(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String} AND event_type = '${OTHER}'`),
     ).toBe(0);
-    await waitFor(async () => (await lostMetric(org)) === hook.lossEvents.length, { what: 'the lost-delivery metric' });
+    await waitFor(async () => await lostMetric(org), {
+      until: (v) => v === hook.lossEvents.length,
+      what: 'the lost-delivery metric',
+    });
     expect(sim.violations).toEqual([]);
     expect(sim.breaches).toEqual([]);
 
@@ -190,7 +194,10 @@ describe('reconcile mode', () => {
     await ingest.stop();
     const requestsBefore = sim.requests.length;
     ingest = await startIngest({ orgs: [cfg], stream, topics, logger: log, policies: FAST_POLICIES, store });
-    await waitFor(() => sim!.requests.length >= requestsBefore + 3, { what: 'requests after the restart' });
+    await waitFor(() => sim!.requests.length, {
+      until: (n) => n >= requestsBefore + 3,
+      what: 'requests after the restart',
+    });
     await ingest.stop();
     ingest = undefined;
     const copies = await count(`SELECT sum(copies) AS n FROM ${db}.arrivals WHERE org = {org:String}`);
@@ -259,7 +266,10 @@ describe('reconcile mode', () => {
           await store!.query<{ n: string }>(`SELECT count() AS n FROM ${db}.events WHERE org = {org:String}`, { org })
         )[0]!.n,
       );
-    await waitFor(async () => (await count()) === hook.delivered.length, { what: 'hook deliveries stored' });
+    await waitFor(async () => await count(), {
+      until: (v) => v === hook.delivered.length,
+      what: 'hook deliveries stored',
+    });
 
     // Windows an hour behind real time: nothing of the last minutes is due; only the watch can bring the lost events.
     const cfg = orgConfig(sim, {
@@ -278,7 +288,8 @@ describe('reconcile mode', () => {
     });
     const started = Date.now();
     ingest = await startIngest({ orgs: [cfg], stream, topics, logger: log, policies: FAST_POLICIES, store });
-    await waitFor(async () => (await count()) === 40 + hook.lossEvents.length, {
+    await waitFor(async () => await count(), {
+      until: (n) => n === 40 + hook.lossEvents.length,
       what: 'the lost events, re-read',
       timeoutMs: 20_000,
     });

@@ -104,7 +104,10 @@ describe('System Log poller on Kafka: large pages', () => {
     const dead = await collect(s, topics.deadletter);
     ingest = await start(s, topics, org);
 
-    await waitFor(() => logs.length >= 1_001 && dead.length >= 1, { what: 'the page, the next one and a dead letter' });
+    await waitFor(() => logs.length >= 1_001 && dead.length >= 1, {
+      what: 'the page, the next one and a dead letter',
+      seen: () => ({ 'logs.length': logs.length, 'dead.length': dead.length }),
+    });
     const ids = logs.map((r) => (JSON.parse(r.value.toString('utf8')) as { uuid: string }).uuid);
     const expected = sim!.logs
       .all()
@@ -120,10 +123,16 @@ describe('System Log poller on Kafka: large pages', () => {
     expect(letter.headers[Header.reason]).toMatch(/over the largest stream record/);
     expect(letter.headers[Header.org]).toBe(org.id);
     // Not blocked: the position moved past both pages.
-    const cursor = await waitFor(async () => {
-      const c = readCursor(await s.readLatestByKey(topics.cursors), 'system-log', org.id);
-      return c?.next === ingest!.pollers[0]!.position() && c.newestPublished !== null ? c : null;
-    });
+    const cursor = await waitFor(
+      async () => ({
+        cursor: readCursor(await s.readLatestByKey(topics.cursors), 'system-log', org.id),
+        position: ingest!.pollers[0]!.position(),
+      }),
+      {
+        until: (c) => c.cursor?.next === c.position && c.cursor.newestPublished !== null,
+        what: "the cursor at the poller's position",
+      },
+    ).then((c) => c.cursor!);
     expect(cursor.next).toMatch(/after=/);
     expect(ingest.pollers[0]!.health().blocked).toBe(0);
   });
@@ -135,7 +144,10 @@ describe('System Log poller on Kafka: large pages', () => {
     const logs = await collect(s, topics.logs);
     const { logger, lines } = capturingLogger();
     ingest = await startIngest({ orgs: [org], stream: s, topics, logger, policies: FAST_POLICIES });
-    await waitFor(() => ingest!.pollers[0]!.health().blocked >= 2, { what: 'the page to be refused twice' });
+    await waitFor(() => ingest!.pollers[0]!.health().blocked, {
+      until: (n) => n >= 2,
+      what: 'the page to be refused twice',
+    });
     expect(logs).toEqual([]);
     expect(readCursor(await s.readLatestByKey(topics.cursors), 'system-log', org.id)).toBeNull();
     // Reported once, as what it is: the broker refused the records (not an outage).
@@ -160,9 +172,10 @@ describe('System Log poller on Kafka: large pages', () => {
     await a.disconnect();
     await waitFor(async () => readCursor(await s.readLatestByKey(topics.cursors), 'system-log', org.id), {
       what: 'the cursor, once the broker takes the page',
+      seen: () => ({ blocked: ingest!.pollers[0]!.health().blocked, 'events on the topic': logs.length }),
       timeoutMs: 30_000,
     });
-    await waitFor(() => logs.length >= 1_000, { what: 'the page' });
+    await waitFor(() => logs.length, { until: (n) => n >= 1_000, what: 'the page' });
     const ids = logs.map((r) => (JSON.parse(r.value.toString('utf8')) as { uuid: string }).uuid);
     expect(ids).toEqual(sim!.logs.all().map((e) => e.id));
   });

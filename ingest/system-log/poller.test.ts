@@ -58,10 +58,10 @@ describe('System Log poller', () => {
     expect(published.some((p, i) => i > 0 && p < published[i - 1]!)).toBe(true); // persistence order ≠ published order
     const org = orgConfig(sim, { system_log: { start: '30d', poll_interval_ms: 200 } });
     ingest = await start([org]);
-    await waitFor(() => collector.records.length >= 3_500, { what: '3500 events', timeoutMs: 30_000 });
+    await waitFor(() => collector.records.length, { until: (n) => n >= 3_500, what: '3500 events', timeoutMs: 30_000 });
 
     sim.addLogEvents(Array.from({ length: 10 }, (_, i) => ({ event: logEvent(i), published: Date.now() - i })));
-    await waitFor(() => collector.records.length >= 3_510, { what: 'live events' });
+    await waitFor(() => collector.records.length, { until: (n) => n >= 3_510, what: 'live events' });
     const first = sim.requests[0]!;
     expect(first.params).toEqual({
       since: new Date(first.params.since!).toISOString(),
@@ -86,7 +86,7 @@ describe('System Log poller', () => {
     );
     const before = sim.requests.length;
     ingest = await start([org]);
-    await waitFor(() => collector.records.length >= 5_010, { what: 'events after restart' });
+    await waitFor(() => collector.records.length, { until: (n) => n >= 5_010, what: 'events after restart' });
     expect(`${sim.url}/api/v1/logs?${new URLSearchParams(sim.requests[before]!.params).toString()}`).toBe(position);
 
     const ids = collector.ids('uuid');
@@ -105,7 +105,7 @@ describe('System Log poller', () => {
     sim = await SimulatedOrg.start({ rateLimit: { logs: false } });
     sim.addLogEvents(history({ count: 5, days: 1, now: Date.now(), kind: 'log' }));
     ingest = await start([orgConfig(sim, { system_log: { start: '2d', poll_interval_ms: 300 } })]);
-    await waitFor(() => sim.requests.length >= 4, { what: 'four requests', timeoutMs: 5_000 });
+    await waitFor(() => sim.requests.length, { until: (n) => n >= 4, what: 'four requests', timeoutMs: 5_000 });
     const [r1, r2, r3, r4] = sim.requests;
     expect(collector.records.length).toBe(5);
     // The first page was short: the second request comes only after the interval, and so on.
@@ -118,7 +118,7 @@ describe('System Log poller', () => {
     expect(r3!.params).toEqual(r2!.params);
     expect(r4!.params).toEqual(r2!.params);
     sim.addLogEvents([{ event: logEvent(1), published: Date.now() }]);
-    await waitFor(() => collector.records.length === 6, { what: 'the live event' });
+    await waitFor(() => collector.records.length, { until: (n) => n === 6, what: 'the live event' });
     expect(sim.violations).toEqual([]);
   });
 
@@ -135,7 +135,7 @@ describe('System Log poller', () => {
       { topic: ts.topics.cursors, records: [cursorRecord('system-log', org.id, elsewhere)] },
     ]);
     ingest = await start([org]);
-    await waitFor(() => collector.records.length === 1, { what: 'the event' });
+    await waitFor(() => collector.records.length, { until: (n) => n === 1, what: 'the event' });
     expect(sim.requests[0]!.params.since).toBeDefined();
   });
 
@@ -152,6 +152,10 @@ describe('System Log poller', () => {
     ingest = await start([org]);
     await waitFor(() => collector.records.length === 2 && dead.records.length === 1, {
       what: 'two events and a dead letter',
+      seen: () => ({
+        'collector.records.length': collector.records.length,
+        'dead.records.length': dead.records.length,
+      }),
     });
     const letter = dead.records[0]!;
     expect(JSON.parse(letter.value.toString())).toMatchObject({ eventType: 'no.uuid' });
@@ -170,7 +174,7 @@ describe('System Log poller', () => {
     ingest = await start([
       orgConfig(sim, { system_log: { start: '30d', poll_interval_ms: 200, rate_limit_share: 0.5 } }),
     ]);
-    await waitFor(() => collector.records.length >= 11_000, { what: 'all events', timeoutMs: 30_000 });
+    await waitFor(() => collector.records.length, { until: (n) => n >= 11_000, what: 'all events', timeoutMs: 30_000 });
     expect(sim.violations).toEqual([]);
     expect(sim.buckets.logs!.served429).toBe(0);
     expect(sim.buckets.logs!.exhaustedWindows).toBe(0);
@@ -184,7 +188,7 @@ describe('System Log poller', () => {
     ingest = await start([
       orgConfig(sim, { system_log: { start: '30d', poll_interval_ms: 200, rate_limit_share: 1 } }),
     ]);
-    await waitFor(() => collector.records.length >= 6_000, { what: 'all events', timeoutMs: 30_000 });
+    await waitFor(() => collector.records.length, { until: (n) => n >= 6_000, what: 'all events', timeoutMs: 30_000 });
     expect(sim.violations).toEqual([]);
     expect(sim.buckets.logs!.exhaustedWindows).toBe(0);
   });
@@ -201,7 +205,7 @@ describe('System Log poller', () => {
       { kind: '429', reset: 'honest' },
     );
     ingest = await start([orgConfig(sim, { system_log: { start: '10d', poll_interval_ms: 200 } })]);
-    await waitFor(() => collector.records.length >= 3_000, { what: 'all events', timeoutMs: 30_000 });
+    await waitFor(() => collector.records.length, { until: (n) => n >= 3_000, what: 'all events', timeoutMs: 30_000 });
     const limited = sim.requests.filter((r) => r.status === 429);
     expect(limited).toHaveLength(6);
     const following = (r: (typeof limited)[number]) => sim.requests[sim.requests.indexOf(r) + 1]!;
@@ -236,6 +240,7 @@ describe('System Log poller', () => {
     await waitFor(() => collector.records.length >= 6_000 && sim.faults.total >= 5, {
       what: 'all events',
       timeoutMs: 30_000,
+      seen: () => ({ 'collector.records.length': collector.records.length, 'sim.faults.total': sim.faults.total }),
     });
     expect(sim.faults.total).toBeGreaterThanOrEqual(5);
     expect(duplicates(collector.ids('uuid'))).toEqual([]);

@@ -71,14 +71,17 @@ describe('OAuth 2.0 client credentials with private_key_jwt', () => {
   it('fetches one token, reuses it for every request, and renews it shortly before it expires', async () => {
     const { lines } = await run({}, { private_key: pem(rsa), key_id: 'rsa-1' }, 2);
     sim!.addLogEvents(history({ count: 3_000, days: 2, now: Date.now(), kind: 'log' }));
-    await waitFor(() => collector!.records.length >= 3_000, { what: 'events' });
+    await waitFor(() => collector!.records.length, { until: (n) => n >= 3_000, what: 'events' });
     expect(sim!.auth.stats.tokensIssued).toBe(1);
     const [uses] = [...sim!.auth.stats.usesByToken.values()];
     expect(uses).toBeGreaterThanOrEqual(4);
     // Lifetime 2 s (renew margin 200 ms): polling every 100 ms keeps going on a renewed token, never an expired one.
-    await waitFor(() => sim!.auth.stats.tokensIssued >= 3, { what: 'two renewals', timeoutMs: 8_000 });
+    await waitFor(() => sim!.auth.stats.tokensIssued, { until: (n) => n >= 3, what: 'two renewals', timeoutMs: 8_000 });
     sim!.addLogEvents([{ event: logEvent(0), published: Date.now() }]);
-    await waitFor(() => collector!.records.length === 3_001, { what: 'an event on the renewed token' });
+    await waitFor(() => collector!.records.length, {
+      until: (n) => n === 3_001,
+      what: 'an event on the renewed token',
+    });
     expect(sim!.violations).toEqual([]);
     expect(
       lines()
@@ -91,10 +94,10 @@ describe('OAuth 2.0 client credentials with private_key_jwt', () => {
   it('renews once when the service revokes the token (401), and carries on', async () => {
     await run({}, { private_key: pem(rsa), key_id: 'rsa-1' });
     sim!.addLogEvents([{ event: logEvent(0), published: Date.now() }]);
-    await waitFor(() => collector!.records.length === 1, { what: 'first event' });
+    await waitFor(() => collector!.records.length, { until: (n) => n === 1, what: 'first event' });
     sim!.auth.revokeAll();
     sim!.addLogEvents([{ event: logEvent(1), published: Date.now() }]);
-    await waitFor(() => collector!.records.length === 2, { what: 'event after revocation' });
+    await waitFor(() => collector!.records.length, { until: (n) => n === 2, what: 'event after revocation' });
     expect(sim!.auth.stats.tokensIssued).toBe(2);
     expect(sim!.violations.filter((v) => !v.includes('revoked'))).toEqual([]);
     expect(sim!.violations).toHaveLength(1); // the one request made with the revoked token
@@ -104,19 +107,26 @@ describe('OAuth 2.0 client credentials with private_key_jwt', () => {
     const jwk = JSON.stringify({ ...ec.privateKey.export({ format: 'jwk' }), kid: 'ec-1' });
     await run({ dpop: true, requireNonce: true }, { private_key: jwk, dpop: true });
     sim!.addLogEvents(history({ count: 2_500, days: 2, now: Date.now(), kind: 'log' }));
-    await waitFor(() => collector!.records.length >= 2_500, { what: 'events over DPoP' });
+    await waitFor(() => collector!.records.length, { until: (n) => n >= 2_500, what: 'events over DPoP' });
     expect(duplicates(collector!.ids('uuid'))).toEqual([]);
     expect(sim!.auth.stats.tokensIssued).toBe(1);
     expect(sim!.auth.stats.nonceChallenges).toBeGreaterThanOrEqual(2); // token endpoint and resource server
     sim!.auth.rotateNonce();
     sim!.addLogEvents([{ event: logEvent(0), published: Date.now() }]);
-    await waitFor(() => collector!.records.length >= 2_501, { what: 'an event after the nonce rotated' });
+    await waitFor(() => collector!.records.length, {
+      until: (n) => n >= 2_501,
+      what: 'an event after the nonce rotated',
+    });
     expect(sim!.violations).toEqual([]);
   });
 
   it('a key the org does not know: one clear error naming client and kid, then slow retries', async () => {
     const { lines, handle } = await run({}, { private_key: pem(stranger), key_id: 'rsa-1' });
-    await waitFor(() => handle.health().blocked >= 2, { what: 'two blocked attempts', timeoutMs: 5_000 });
+    await waitFor(() => handle.health().blocked, {
+      until: (n) => n >= 2,
+      what: 'two blocked attempts',
+      timeoutMs: 5_000,
+    });
     const errors = lines().filter((l) => l.msg === 'poller_blocked');
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ code: 'IDP_AUTH_FAILED' });

@@ -54,7 +54,7 @@ export function describeStreamContract(name: string, harness: ContractHarness, t
             handler: async (b) => void got.push(...b.records),
           }),
         );
-        await waitFor(() => got.length >= 60, { timeoutMs, what: '60 records' });
+        await waitFor(() => got.length, { until: (n) => n >= 60, timeoutMs, what: '60 records' });
         expect(got).toHaveLength(60);
         for (const org of ['org0', 'org1', 'org2', 'org3']) {
           const mine = got.filter((r) => r.key === org);
@@ -94,7 +94,8 @@ export function describeStreamContract(name: string, harness: ContractHarness, t
             first.push(...b.records.map((r) => r.offset));
           },
         });
-        await waitFor(async () => (await stream.committedOffsets(topic, group)).get(0) === 8, {
+        await waitFor(async () => (await stream.committedOffsets(topic, group)).get(0), {
+          until: (n) => n === 8,
           timeoutMs,
           what: 'commit at 8',
         });
@@ -111,9 +112,10 @@ export function describeStreamContract(name: string, harness: ContractHarness, t
             handler: async (b) => void second.push(...b.records.map((r) => r.offset)),
           }),
         );
-        await waitFor(() => second.length >= 2, { timeoutMs, what: 'resumed records' });
+        await waitFor(() => second.length, { until: (n) => n >= 2, timeoutMs, what: 'resumed records' });
         expect(second).toEqual([8, 9]);
-        await waitFor(async () => (await stream.committedOffsets(topic, group)).get(0) === 10, {
+        await waitFor(async () => (await stream.committedOffsets(topic, group)).get(0), {
+          until: (n) => n === 10,
           timeoutMs,
           what: 'commit at 10',
         });
@@ -148,7 +150,8 @@ export function describeStreamContract(name: string, harness: ContractHarness, t
             },
           }),
         );
-        await waitFor(async () => (await stream.committedOffsets(topic, group)).get(0) === 5, {
+        await waitFor(async () => (await stream.committedOffsets(topic, group)).get(0), {
+          until: (n) => n === 5,
           timeoutMs,
           what: 'commit after retries',
         });
@@ -179,7 +182,8 @@ export function describeStreamContract(name: string, harness: ContractHarness, t
             handler: async (b) => void batches.push(b),
           }),
         );
-        await waitFor(() => batches.reduce((n, b) => n + b.records.length, 0) === 25, {
+        await waitFor(() => batches.reduce((n, b) => n + b.records.length, 0), {
+          until: (n) => n === 25,
           timeoutMs,
           what: '25 records',
         });
@@ -190,7 +194,8 @@ export function describeStreamContract(name: string, harness: ContractHarness, t
         expect(batches.flatMap((b) => b.records.map((r) => r.offset))).toEqual(Array.from({ length: 25 }, (_, i) => i));
         const t0 = Date.now();
         await stream.append(topic, [rec('k', 'late')]);
-        await waitFor(() => batches.some((b) => b.records.some((r) => r.value.toString() === 'late')), {
+        await waitFor(() => batches, {
+          until: (got) => got.some((b) => b.records.some((r) => r.value.toString() === 'late')),
           timeoutMs: 5_000,
           what: 'partial batch',
         });
@@ -226,7 +231,7 @@ export function describeStreamContract(name: string, harness: ContractHarness, t
             handler: async (bt) => void got.push(...bt.records.map((r) => r.value.toString())),
           }),
         );
-        await waitFor(() => got.length === 3, { timeoutMs, what: 'atomic records' });
+        await waitFor(() => got.length, { until: (n) => n === 3, timeoutMs, what: 'atomic records' });
         expect(got).toEqual(['e1', 'e2', 'e3']);
         const latest = await stream.readLatestByKey(b);
         expect(latest.get('org')?.value.toString()).toBe('cursor-2');
@@ -252,7 +257,7 @@ export function describeStreamContract(name: string, harness: ContractHarness, t
           maxBatchWaitMs: 20,
           handler: async (b) => void seen.push(...b.records.map((r) => r.value.toString())),
         });
-        await waitFor(() => seen.length === 8, { timeoutMs, what: 'first pass' });
+        await waitFor(() => seen.length, { until: (n) => n === 8, timeoutMs, what: 'first pass' });
         await c.stop();
         await s1.append(topic, [rec('k0', 'after')]);
         await s1.close();
@@ -267,7 +272,7 @@ export function describeStreamContract(name: string, harness: ContractHarness, t
             handler: async (b) => void again.push(...b.records.map((r) => r.value.toString())),
           }),
         );
-        await waitFor(() => again.length >= 1, { timeoutMs, what: 'record after reopen' });
+        await waitFor(() => again.length, { until: (n) => n >= 1, timeoutMs, what: 'record after reopen' });
         expect(again).toEqual(['after']);
       },
       timeoutMs,
@@ -292,7 +297,11 @@ export function describeStreamContract(name: string, harness: ContractHarness, t
         expect(view.get('a')?.value.toString()).toBe('2');
         expect(view.get('b')?.value.toString()).toBe('x');
         await stream.append(topic, [{ key: 'b', value: Buffer.alloc(0), headers: {} }, rec('c', 'y')]);
-        await waitFor(() => view.get('c')?.value.toString() === 'y', { timeoutMs, what: 'a later record' });
+        await waitFor(() => view.get('c')?.value.toString(), {
+          until: (v) => v === 'y',
+          timeoutMs,
+          what: 'a later record',
+        });
         expect(view.get('b')?.value.length).toBe(0);
         stop();
         // A second watcher sees the same state from the start.
@@ -323,7 +332,7 @@ export function describeStreamContract(name: string, harness: ContractHarness, t
           onAssigned: (p) => void assigned.push([...p]),
           onRevoked: (p) => void revoked.push([...p]),
         });
-        await waitFor(() => assigned.length > 0, { timeoutMs, what: 'an assignment' });
+        await waitFor(() => assigned.length, { until: (n) => n > 0, timeoutMs, what: 'an assignment' });
         expect(assigned.at(-1)).toEqual([0, 1, 2]);
         await c.stop();
         expect(revoked.at(-1)).toEqual([0, 1, 2]);

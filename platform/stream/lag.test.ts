@@ -38,29 +38,28 @@ async function stalledThenRecovered(stream: Stream): Promise<void> {
   });
   try {
     const labels = { group, topic };
-    await waitFor(async () => total(await scrape(), 'hooklog_consumer_lag_records', labels) === 30, {
+    await waitFor(async () => total(await scrape(), 'hooklog_consumer_lag_records', labels), {
+      until: (n) => n === 30,
       what: 'lag of 30 records',
     });
-    const seconds = await waitFor(
-      async () => {
-        const s = max(await scrape(), 'hooklog_consumer_lag_seconds', labels);
-        return s > 0 ? s : null;
-      },
-      { what: 'lag in seconds' },
-    );
-    await waitFor(async () => max(await scrape(), 'hooklog_consumer_lag_seconds', labels) > seconds + 0.2, {
+    const seconds = await waitFor(async () => max(await scrape(), 'hooklog_consumer_lag_seconds', labels), {
+      until: (s) => s > 0,
+      what: 'lag in seconds',
+    });
+    await waitFor(async () => max(await scrape(), 'hooklog_consumer_lag_seconds', labels), {
+      until: (n) => n > seconds + 0.2,
       what: 'lag growing',
     });
     healthy = true;
     await waitFor(
       async () => {
         const text = await scrape();
-        return (
-          total(text, 'hooklog_consumer_lag_records', labels) === 0 &&
-          max(text, 'hooklog_consumer_lag_seconds', labels) === 0
-        );
+        return {
+          records: total(text, 'hooklog_consumer_lag_records', labels),
+          seconds: max(text, 'hooklog_consumer_lag_seconds', labels),
+        };
       },
-      { timeoutMs: 30_000, what: 'lag back to zero' },
+      { until: (lag) => lag.records === 0 && lag.seconds === 0, timeoutMs: 30_000, what: 'lag back to zero' },
     );
   } finally {
     await c.stop();

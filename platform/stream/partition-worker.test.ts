@@ -37,7 +37,7 @@ describe('PartitionWorker', () => {
     const seen: number[][] = [];
     const { w, commits } = worker({ handler: async (b) => void seen.push(b.records.map((r) => r.offset)) });
     w.push(records(0, 25));
-    await waitFor(() => commits.at(-1) === 25);
+    await waitFor(() => commits.at(-1), { until: (n) => n === 25 });
     await w.stop();
     expect(seen).toEqual([
       [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
@@ -58,7 +58,7 @@ describe('PartitionWorker', () => {
       },
     });
     w.push(records(0, 5));
-    await waitFor(() => started);
+    await waitFor(() => started, { what: 'the batch handler to start', seen: () => ({ buffered: w.buffered }) });
     const revoked = w.revoke();
     release();
     await revoked;
@@ -77,7 +77,7 @@ describe('PartitionWorker', () => {
       },
     });
     w.push(records(0, 3));
-    await waitFor(() => commits.length === 1);
+    await waitFor(() => commits.length, { until: (n) => n === 1 });
     await w.stop();
     expect(batches.map((b) => [b.firstOffset, b.lastOffset])).toEqual([
       [0, 2],
@@ -98,7 +98,7 @@ describe('PartitionWorker', () => {
     const open = release;
     gate = Promise.resolve();
     open();
-    await waitFor(() => commits.at(-1) === 25);
+    await waitFor(() => commits.at(-1), { until: (n) => n === 25 });
     expect(flow).toEqual(['pause', 'resume']);
     await w.stop();
   });
@@ -164,7 +164,7 @@ describe('PartitionWorker with batch plans', () => {
     const seenWhenHandled: number[] = [];
     const { w, commits } = worker({ plans, handler: async () => void seenWhenHandled.push(recorded.length) });
     w.push(records(0, 25));
-    await waitFor(() => commits.at(-1) === 25);
+    await waitFor(() => commits.at(-1), { until: (n) => n === 25 });
     await w.stop();
     expect(recorded).toEqual([
       { first: 0, last: 9 },
@@ -188,7 +188,7 @@ describe('PartitionWorker with batch plans', () => {
       handler: async (b) => void seen.push(b.records.map((r) => r.offset)),
     });
     w.push(records(5, 14));
-    await waitFor(() => commits.at(-1) === 19);
+    await waitFor(() => commits.at(-1), { until: (n) => n === 19 });
     await w.stop();
     expect(seen).toEqual([
       [5, 6, 7],

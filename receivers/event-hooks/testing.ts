@@ -156,11 +156,12 @@ export async function readTopic(stream: GatedStream, topic: string, atLeast: num
   });
   try {
     await waitFor(
-      () => {
-        const ends = [...stream.inner.endOffsets(topic).values()].reduce((a, b) => a + b, 0);
-        return got.length >= atLeast && got.length === ends;
+      () => ({ read: got.length, end: [...stream.inner.endOffsets(topic).values()].reduce((a, b) => a + b, 0) }),
+      {
+        until: (n) => n.read >= atLeast && n.read === n.end,
+        timeoutMs: 10_000,
+        what: `${atLeast} records in ${topic}`,
       },
-      { timeoutMs: 10_000, what: `${atLeast} records in ${topic}` },
     );
   } finally {
     await consumer.stop();

@@ -66,7 +66,10 @@ describe('hook watch', () => {
     start();
     start(); // a second instance watching the same org
     const labels = { org, kind: 'event', hook: 'main' };
-    await waitFor(async () => (await gaugeValue('hooklog_hook_verified', labels)) === 1, { what: 'verified=1' });
+    await waitFor(async () => await gaugeValue('hooklog_hook_verified', labels), {
+      until: (n) => n === 1,
+      what: 'verified=1',
+    });
     expect(await gaugeValue('hooklog_hook_active', labels)).toBe(1);
     expect(await gaugeValue('hooklog_hook_matches_config', labels)).toBe(1);
     expect(await gaugeValue('hooklog_hook_registered', { org, kind: 'token', hook: 'tokens' })).toBe(0);
@@ -78,16 +81,19 @@ describe('hook watch', () => {
         outcome: { reason: string };
         target: Array<{ alternateId: string }>;
       }>;
-    await waitFor(() => drifts().length === 2, { what: 'the missing token hook, from both watchers' });
+    await waitFor(() => drifts().length, { until: (n) => n === 2, what: 'the missing token hook, from both watchers' });
     expect(new Set(drifts().map((d) => d.uuid)).size).toBe(1);
     expect(drifts()[0]).toMatchObject({ outcome: { reason: 'missing' }, target: [{ alternateId: 'tokens' }] });
 
     // Deactivated by hand: seen, confirmed, appended once per watcher however many passes follow.
     event.status = 'INACTIVE';
     api.hooks.touch(event);
-    await waitFor(async () => (await gaugeValue('hooklog_hook_active', labels)) === 0, { what: 'active=0' });
+    await waitFor(async () => await gaugeValue('hooklog_hook_active', labels), {
+      until: (n) => n === 0,
+      what: 'active=0',
+    });
     const passes = watches[0]!.passes;
-    await waitFor(() => watches[0]!.passes >= passes + 5, { what: 'five more passes' });
+    await waitFor(() => watches[0]!.passes, { until: (n) => n >= passes + 5, what: 'five more passes' });
     const deactivated = drifts().filter((d) => d.outcome.reason === 'deactivated');
     expect(deactivated).toHaveLength(2);
     expect(new Set(deactivated.map((d) => d.uuid)).size).toBe(1);

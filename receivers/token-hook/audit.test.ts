@@ -114,9 +114,9 @@ describe('audit trail', () => {
     const onStream = await waitFor(
       async () => {
         const got = await readAll(stream, topics.tokenDecisions);
-        return got.length >= 3 ? got : undefined;
+        return got;
       },
-      { what: '3 decisions on the stream' },
+      { until: (rows) => rows.length >= 3, what: '3 decisions on the stream' },
     );
     expect(onStream).toHaveLength(3);
     const decisions = onStream.map((r: ConsumedRecord) => ({
@@ -189,9 +189,9 @@ describe('audit trail', () => {
           `SELECT outcome, rules_matched, commands, error_summary, org, hook_id, decision_id, user_id FROM ${db}.token_decisions FINAL WHERE org = {org:String}`,
           { org },
         );
-        return got.length === 3 ? got : undefined;
+        return got;
       },
-      { what: '3 rows in token_decisions' },
+      { until: (rows) => rows.length === 3, what: '3 rows in token_decisions' },
     );
     const rowByOutcome = new Map(rows.map((r) => [r.outcome, r]));
     expect(JSON.parse(rowByOutcome.get('commands')!.commands)).toEqual(byOutcome.get('commands')!.commands);
@@ -207,9 +207,13 @@ describe('audit trail', () => {
     await waitFor(
       async () => {
         const committed = await stream.committedOffsets(topics.tokenDecisions, `${group}.token-decisions`);
-        return [...stream.endOffsets(topics.tokenDecisions)].every(([p, end]) => (committed.get(p) ?? 0) === end);
+        return [...stream.endOffsets(topics.tokenDecisions)].map(([p, end]) => ({
+          partition: p,
+          end,
+          committed: committed.get(p) ?? 0,
+        }));
       },
-      { what: 'decisions committed' },
+      { until: (parts) => parts.every((x) => x.committed === x.end), what: 'decisions committed' },
     );
   });
 
@@ -230,7 +234,13 @@ describe('audit trail', () => {
     expect(hook.audit!.length).toBe(4);
     expect(hook.telemetry.counters.auditSpooled).toBe(6);
     // The spill moves queued batches to disk a turn later; the replay loop appends them back.
-    await waitFor(() => hook.telemetry.counters.auditReplayed >= 6 && hook.audit!.length < 2, { what: 'spill' });
+    await waitFor(() => hook.telemetry.counters.auditReplayed >= 6 && hook.audit!.length < 2, {
+      what: 'spill',
+      seen: () => ({
+        'hook.telemetry.counters.auditReplayed': hook.telemetry.counters.auditReplayed,
+        'hook.audit!.length': hook.audit!.length,
+      }),
+    });
     await hooks.stop();
     const onStream = await readAll(stream, topics.tokenDecisions);
     const ids = onStream.map((r) => (JSON.parse(r.value.toString()) as DecisionJson).decision_id);
@@ -266,13 +276,20 @@ describe('audit trail', () => {
     const hook = hooks.get('th')!;
     const body = Buffer.from(JSON.stringify(sampleRequest()));
     for (let i = 0; i < 3; i++) decide(hook, body, `a${i}`);
-    await waitFor(() => batches.length === 1, { what: 'the first append' });
+    await waitFor(() => batches.length, { until: (n) => n === 1, what: 'the first append' });
     const queuedAt = performance.now();
     for (let i = 0; i < 2; i++) decide(hook, body, `b${i}`);
     open();
-    await waitFor(() => hook.telemetry.counters.auditAppended >= 3, { what: 'the first batch appended' });
+    await waitFor(() => hook.telemetry.counters.auditAppended, {
+      until: (n) => n >= 3,
+      what: 'the first batch appended',
+    });
     expect(batches).toEqual([3]); // the two made meanwhile did not follow at once
-    await waitFor(() => hook.telemetry.counters.auditAppended === 5, { what: 'the second batch', timeoutMs: 10_000 });
+    await waitFor(() => hook.telemetry.counters.auditAppended, {
+      until: (n) => n === 5,
+      what: 'the second batch',
+      timeoutMs: 10_000,
+    });
     expect(batches).toEqual([3, 2]);
     expect(performance.now() - queuedAt).toBeGreaterThanOrEqual(250);
     await hooks.stop();
@@ -307,12 +324,20 @@ describe('audit trail', () => {
       expect(decide(hook, body, `r${i}`).status).toBe(200);
       expect(performance.now() - started).toBeLessThan(50); // never waits for the stream
     }
-    await waitFor(() => hook.telemetry.counters.auditSpooled === N, { what: `${N} spooled`, timeoutMs: 30_000 });
+    await waitFor(() => hook.telemetry.counters.auditSpooled, {
+      until: (v) => v === N,
+      what: `${N} spooled`,
+      timeoutMs: 30_000,
+    });
     expect(hook.audit!.spooledBytes).toBeGreaterThan(0);
     expect(hook.telemetry.counters.auditAppended).toBe(0);
 
     target = await openEmbeddedStream({ dataDir: dir, logger: log });
-    await waitFor(() => hook.audit!.spooledBytes === 0, { what: 'the spool replayed', timeoutMs: 30_000 });
+    await waitFor(() => hook.audit!.spooledBytes, {
+      until: (n) => n === 0,
+      what: 'the spool replayed',
+      timeoutMs: 30_000,
+    });
     const ids = (await readAll(target, 'decisions')).map(
       (r) => (JSON.parse(r.value.toString()) as DecisionJson).decision_id,
     );
@@ -337,7 +362,8 @@ describe('audit trail', () => {
     const hook = first.get('th')!;
     const body = Buffer.from(JSON.stringify(sampleRequest()));
     for (let i = 0; i < 60; i++) expect(decide(hook, body, `r${i}`).status).toBe(200);
-    await waitFor(() => hook.telemetry.counters.auditSpooled + hook.telemetry.counters.auditDropped === 60, {
+    await waitFor(() => hook.telemetry.counters.auditSpooled + hook.telemetry.counters.auditDropped, {
+      until: (n) => n === 60,
       what: 'every decision spooled or dropped',
       timeoutMs: 30_000,
     });
@@ -348,7 +374,11 @@ describe('audit trail', () => {
 
     const up = await openEmbeddedStream({ dataDir: dir, logger: log });
     const second = await start(up);
-    await waitFor(() => second.get('th')!.audit!.spooledBytes === 0, { what: 'the replay', timeoutMs: 30_000 });
+    await waitFor(() => second.get('th')!.audit!.spooledBytes, {
+      until: (n) => n === 0,
+      what: 'the replay',
+      timeoutMs: 30_000,
+    });
     const ids = (await readAll(up, 'decisions')).map(
       (r) => (JSON.parse(r.value.toString()) as DecisionJson).decision_id,
     );

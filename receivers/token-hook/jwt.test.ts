@@ -205,7 +205,8 @@ describe('bearer JWT verification', () => {
     expect(windows).toBeLessThan(40);
 
     jwks.keys = [keyA.jwk, keyEc.jwk, keyB.jwk]; // the issuer rotates in key B
-    await waitFor(async () => (await post(tokenB)).status === 200, {
+    await waitFor(async () => (await post(tokenB)).status, {
+      until: (n) => n === 200,
       what: 'key B accepted after the rotation',
       timeoutMs: 5000,
       intervalMs: 100,
@@ -235,7 +236,12 @@ describe('bearer JWT verification', () => {
         expect(performance.now() - started).toBeLessThan(1500); // 300 ms fetch time-out, well inside the service's 3 s
         return counters().errors.jwks_fetch > failures;
       },
-      { what: 'a timed-out key fetch', timeoutMs: 5000, intervalMs: 100 },
+      {
+        what: 'a timed-out key fetch',
+        seen: () => ({ 'failed key fetches': counters().errors.jwks_fetch, before: failures }),
+        timeoutMs: 5000,
+        intervalMs: 100,
+      },
     );
     jwks.hang = false;
 
@@ -246,7 +252,12 @@ describe('bearer JWT verification', () => {
         await expectRefused(unknown, 'unknown_key');
         return counters().errors.jwks_fetch > downFailures;
       },
-      { what: 'a failed key fetch', timeoutMs: 5000, intervalMs: 100 },
+      {
+        what: 'a failed key fetch',
+        seen: () => ({ 'failed key fetches': counters().errors.jwks_fetch, before: downFailures }),
+        timeoutMs: 5000,
+        intervalMs: 100,
+      },
     );
     expect((await post(await sign(keyA))).status).toBe(200);
     expect((await post(await sign(keyB))).status).toBe(200);

@@ -106,7 +106,7 @@ describe('reload detection', () => {
     let reloads = 0;
     table.watch({ reloaded: () => void reloads++, reloadFailed: (_, err) => void expect.fail(String(err)) });
     try {
-      await waitFor(() => table.size === 2, { what: 'the replaced file', timeoutMs: 5000 });
+      await waitFor(() => table.size, { until: (n) => n === 2, what: 'the replaced file', timeoutMs: 5000 });
       expect(table.get('ada')).toEqual({ login: 'ada', dept: 'Platform' });
       expect(reloads).toBe(1);
     } finally {
@@ -158,19 +158,25 @@ describe('a running hook with a lookup table', () => {
     // Replaced the way editors and config management do: a new file renamed over the old.
     writeFileSync(`${file}.new`, 'login,dept\nada.lovelace@acme.example,Platform Engineering\nother@x.com,Sales\n');
     renameSync(`${file}.new`, file);
-    await waitFor(() => dept(hook) === 'Platform Engineering', { what: 'the reloaded value' });
+    await waitFor(() => dept(hook), { until: (v) => v === 'Platform Engineering', what: 'the reloaded value' });
     expect(hook.telemetry.counters.lookupReloads).toBeGreaterThanOrEqual(1);
 
     writeFileSync(file, 'login,department\nada.lovelace@acme.example,Gone\n');
-    await waitFor(() => hook.telemetry.counters.errors.lookup_reload >= 1, { what: 'a failed reload' });
+    await waitFor(() => hook.telemetry.counters.errors.lookup_reload, {
+      until: (n) => n >= 1,
+      what: 'a failed reload',
+    });
     expect(dept(hook)).toBe('Platform Engineering');
 
     writeFileSync(file, 'login,dept\n"unterminated\n');
-    await waitFor(() => hook.telemetry.counters.errors.lookup_reload >= 2, { what: 'a second failed reload' });
+    await waitFor(() => hook.telemetry.counters.errors.lookup_reload, {
+      until: (n) => n >= 2,
+      what: 'a second failed reload',
+    });
     expect(dept(hook)).toBe('Platform Engineering');
 
     writeFileSync(file, 'login,dept\n');
-    await waitFor(() => dept(hook) === 204, { what: 'the emptied table' });
+    await waitFor(() => dept(hook), { until: (n) => n === 204, what: 'the emptied table' });
   });
 
   it('refuses to start, naming the hook and the table, when a file is missing or lacks a column a rule reads', async () => {

@@ -131,7 +131,7 @@ describe('token hook rules on risk', () => {
   it('denies at high, shortens and tags at medium, follows each change appended, and honours expiry at once', async () => {
     expect(answer()).toBe(204);
     await stream.append(topic, [record(USER, state(USER, [['high', Date.now() + H]]))]);
-    await waitFor(() => JSON.stringify(answer()).includes('At risk'), { what: 'a deny' });
+    await waitFor(() => JSON.stringify(answer()), { until: (got) => got.includes('At risk'), what: 'a deny' });
     expect(answer()).toEqual({ error: { errorSummary: 'At risk' } });
 
     // High for 1.5 s more, medium for an hour: the level falls with no record saying so.
@@ -145,7 +145,11 @@ describe('token hook rules on risk', () => {
         ]),
       ),
     ]);
-    await waitFor(() => Date.now() >= highUntil, { timeoutMs: 5000, what: 'the high contribution to expire' });
+    await waitFor(() => Date.now(), {
+      until: (v) => v >= highUntil,
+      timeoutMs: 5000,
+      what: 'the high contribution to expire',
+    });
     expect(answer()).toEqual({
       commands: [
         idPatch({ op: 'add', path: '/claims/risk', value: 'medium' }),
@@ -155,7 +159,7 @@ describe('token hook rules on risk', () => {
 
     // The tombstone: no risk.
     await stream.append(topic, [record(USER, null)]);
-    await waitFor(() => answer() === 204, { what: 'no risk after the tombstone' });
+    await waitFor(() => answer(), { until: (n) => n === 204, what: 'no risk after the tombstone' });
   });
 
   it('refuses a level that does not exist, naming the rule', () => {

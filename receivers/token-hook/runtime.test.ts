@@ -60,9 +60,9 @@ describe('token hook in the running process', () => {
         const got = await store.query<{ outcome: string; rules_matched: string[]; hook_id: string }>(
           `SELECT outcome, rules_matched, hook_id FROM ${db}.token_decisions FINAL`,
         );
-        return got.length > 0 ? got : undefined;
+        return got;
       },
-      { what: 'a row in token_decisions' },
+      { until: (rows) => rows.length > 0, what: 'a row in token_decisions' },
     );
     expect(rows).toEqual([{ outcome: 'commands', rules_matched: ['tag'], hook_id: 'th' }]);
     const applied = await store.query<{ name: string }>(

@@ -91,7 +91,11 @@ describe('hooklog backfill (Kafka)', () => {
     // Two lives killed mid-window (after 3 and after 8 pages), then one to the end.
     for (const pages of [3, 8]) {
       const b = run();
-      await waitFor(() => backfillRequests() >= pages, { what: `${pages} backfill pages`, timeoutMs: 60_000 });
+      await waitFor(() => backfillRequests(), {
+        until: (v) => v >= pages,
+        what: `${pages} backfill pages`,
+        timeoutMs: 60_000,
+      });
       b.child.kill('SIGKILL');
       await b.exited;
     }
@@ -104,17 +108,17 @@ describe('hooklog backfill (Kafka)', () => {
 
     const q = async (sql: string) => (await queryViaAdminSocket(dataDir, sql))?.rows ?? [];
     const range = `org = '${org}' AND published >= parseDateTime64BestEffort('${since}', 3) AND published < parseDateTime64BestEffort('${until}', 3)`;
-    await waitFor(
-      async () => Number((await q(`SELECT count() AS n FROM events WHERE ${range}`))[0]?.n) === inWindow.length,
-      { what: `${inWindow.length} events of the window in ClickHouse`, timeoutMs: 60_000 },
-    );
+    await waitFor(async () => Number((await q(`SELECT count() AS n FROM events WHERE ${range}`))[0]?.n), {
+      until: (v) => v === inWindow.length,
+      what: `${inWindow.length} events of the window in ClickHouse`,
+      timeoutMs: 60_000,
+    });
     // Each batch's arrivals rows come with its events rows' insert (migration 032's view), as a part of their
     // own written after theirs: a read between the two sees the events alone, so wait for the arrivals too.
     await waitFor(
       async () =>
-        Number((await q(`SELECT uniqExact(uuid) AS n FROM arrivals WHERE ${range} AND path = 'backfill'`))[0]?.n) >=
-        inWindow.length,
-      { what: `${inWindow.length} backfill arrivals`, timeoutMs: 60_000 },
+        Number((await q(`SELECT uniqExact(uuid) AS n FROM arrivals WHERE ${range} AND path = 'backfill'`))[0]?.n),
+      { until: (v) => v >= inWindow.length, what: `${inWindow.length} backfill arrivals`, timeoutMs: 60_000 },
     );
     const stored = new Set((await q(`SELECT uuid FROM events WHERE ${range}`)).map((r) => String(r.uuid)));
     expect(inWindow.filter((e) => !stored.has(e.id))).toEqual([]);

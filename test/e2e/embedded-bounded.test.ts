@@ -165,7 +165,8 @@ describe('embedded log: bounded, never lossy', () => {
     expect(total(first, 'hooklog_consumer_lag_records', lagOf)).toBe(acked.size);
     const lagSeconds = max(first, 'hooklog_consumer_lag_seconds', lagOf);
     expect(lagSeconds).toBeGreaterThan(0);
-    await waitFor(async () => max(await scrape(), 'hooklog_consumer_lag_seconds', lagOf) > lagSeconds + 0.2, {
+    await waitFor(async () => max(await scrape(), 'hooklog_consumer_lag_seconds', lagOf), {
+      until: (n) => n > lagSeconds + 0.2,
       what: 'lag in seconds growing',
     });
     expect(total(first, 'hooklog_stream_embedded_over_cap')).toBe(1);
@@ -184,7 +185,8 @@ describe('embedded log: bounded, never lossy', () => {
           )
         )[0]!.n,
       );
-    await waitFor(async () => (await count()) === acked.size, {
+    await waitFor(async () => await count(), {
+      until: (v) => v === acked.size,
       timeoutMs: 60_000,
       what: `${acked.size} acknowledged events in ClickHouse`,
     });
@@ -193,7 +195,8 @@ describe('embedded log: bounded, never lossy', () => {
       { org },
     );
     expect(new Set(stored.map((r) => r.uuid))).toEqual(acked);
-    await waitFor(async () => (await deliver(5)).status === 204, {
+    await waitFor(async () => (await deliver(5)).status, {
+      until: (n) => n === 204,
       timeoutMs: 30_000,
       what: 'deliveries acknowledged again',
     });
@@ -202,12 +205,12 @@ describe('embedded log: bounded, never lossy', () => {
     await waitFor(
       async () => {
         const text = await scrape();
-        return (
-          total(text, 'hooklog_consumer_lag_records', lagOf) === 0 &&
-          max(text, 'hooklog_consumer_lag_seconds', lagOf) === 0
-        );
+        return {
+          records: total(text, 'hooklog_consumer_lag_records', lagOf),
+          seconds: max(text, 'hooklog_consumer_lag_seconds', lagOf),
+        };
       },
-      { what: 'lag back to nothing' },
+      { until: (lag) => lag.records === 0 && lag.seconds === 0, what: 'lag back to nothing' },
     );
     const after = await scrape();
     expect(total(after, 'hooklog_stream_embedded_over_cap')).toBe(0);

@@ -237,8 +237,8 @@ describe('event hooks: bad input (Kafka stream, real CLI)', () => {
             inst,
             `SELECT count() AS n FROM events FINAL WHERE uuid IN ('${ok[0]!.uuid}', '${ok[1]!.uuid}')`,
           )
-        )[0]?.n === '2',
-      { what: 'the two valid events' },
+        )[0]?.n,
+      { until: (v) => v === '2', what: 'the two valid events' },
     );
     await expectServing();
   });
@@ -252,9 +252,9 @@ describe('event hooks: bad input (Kafka stream, real CLI)', () => {
     const rows = await waitFor(
       async () => {
         const r = await sqlRows(inst, `SELECT raw FROM events FINAL WHERE uuid = '${e.uuid}'`);
-        return r.length === 1 ? r : undefined;
+        return r;
       },
-      { what: 'the event with __proto__ keys' },
+      { until: (rows) => rows.length === 1, what: 'the event with __proto__ keys' },
     );
     expect(String(rows[0]!.raw)).toContain('"__proto__":{"isAdmin":true}');
     expect(String(rows[0]!.raw)).toContain('"constructor":{"prototype":{"polluted":true}}');
@@ -265,8 +265,8 @@ describe('event hooks: bad input (Kafka stream, real CLI)', () => {
     const e = fresh(14);
     expect((await post(JSON.stringify(delivery(inst.org, inst.hookId, [e, fresh(15), e, e])))).status).toBe(204);
     await waitFor(
-      async () => (await sqlRows(inst, `SELECT count() AS n FROM events FINAL WHERE uuid = '${e.uuid}'`))[0]?.n === '1',
-      { what: 'the repeated uuid' },
+      async () => (await sqlRows(inst, `SELECT count() AS n FROM events FINAL WHERE uuid = '${e.uuid}'`))[0]?.n,
+      { until: (v) => v === '1', what: 'the repeated uuid' },
     );
     expect(await sqlRows(inst, `SELECT count() AS n FROM events FINAL WHERE uuid = '${e.uuid}'`)).toEqual([{ n: '1' }]);
     await expectServing();
@@ -295,7 +295,8 @@ describe('event hooks: bad input (Kafka stream, real CLI)', () => {
     );
     expect(result.attempts[result.attempts.length - 1]!.outcome).toBe(204);
     const probe = `SELECT count() AS n, uniqExact(uuid) AS u FROM events FINAL WHERE org = '${inst.org}' AND received_at >= '${startedAt}'`;
-    await waitFor(async () => (await sqlRows(inst, probe))[0]?.n === '10000', {
+    await waitFor(async () => (await sqlRows(inst, probe))[0]?.n, {
+      until: (v) => v === '10000',
       timeoutMs: 30_000,
       what: '10,000 rows',
     });

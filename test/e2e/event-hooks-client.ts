@@ -148,7 +148,11 @@ export async function readKafkaTopic(
         got.push({ partition, offset: String(r.offset), key: r.key, value: r.value, headers: { ...r.headers } });
       },
     });
-    await waitFor(() => done(got), { timeoutMs, what: `records of ${topic}` });
+    await waitFor(() => done(got), {
+      timeoutMs,
+      what: `records of ${topic}`,
+      seen: () => `${got.length} records read`,
+    });
     return [...got];
   } finally {
     await consumer.disconnect();

@@ -166,9 +166,9 @@ export function describeServiceDrive(mode: string, brokers: () => string | undef
             inst,
             `SELECT uuid, raw, source, hook_id, delivery_id, toString(received_at) AS received_at, count() OVER (PARTITION BY uuid) AS copies FROM events FINAL WHERE org = '${inst.org}'`,
           );
-          return r.length >= acked.size ? r : undefined;
+          return r;
         },
-        { timeoutMs: 30_000, what: `${acked.size} events in ClickHouse` },
+        { until: (rows) => rows.length >= acked.size, timeoutMs: 30_000, what: `${acked.size} events in ClickHouse` },
       );
       expect(rows).toHaveLength(acked.size);
       for (const row of rows) {

@@ -89,9 +89,9 @@ describe('event hooks over HTTPS served by hooklog itself', () => {
     const rows = await waitFor(
       async () => {
         const r = await sqlRows(inst, `SELECT raw FROM events FINAL WHERE org = '${inst.org}' ORDER BY uuid`);
-        return r.length === 3 ? r : undefined;
+        return r;
       },
-      { what: 'three events' },
+      { until: (rows) => rows.length === 3, what: 'three events' },
     );
     expect(rows.map((r) => JSON.parse(String(r.raw)))).toEqual(
       [...events].sort((a, b) => a.uuid.localeCompare(b.uuid)),

@@ -64,14 +64,25 @@ describe('a SIGTERM hand-over on a broker with the default initial rebalance del
           orgs.every((o) => !(polledBy(o, 'tok-a', since) && polledBy(o, 'tok-b', since)))
         );
       },
-      { timeoutMs: 60_000, what: 'a and b polling two orgs each' },
+      {
+        timeoutMs: 60_000,
+        what: 'a and b polling two orgs each',
+        seen: () => {
+          const since = Date.now() - 1_500;
+          return {
+            a: orgs.filter((o) => polledBy(o, 'tok-a', since)).map((o) => o.id),
+            b: orgs.filter((o) => polledBy(o, 'tok-b', since)).map((o) => o.id),
+          };
+        },
+      },
     );
     const ofA = orgs.filter((o) => polledBy(o, 'tok-a', Date.now() - 1_500));
 
     const termAt = Date.now();
     await a.kill('SIGTERM');
     expect(a.output()).toContain('"msg":"hooklog stopped"');
-    await waitFor(() => ofA.every((o) => polledBy(o, 'tok-b', termAt)), {
+    await waitFor(() => ofA.filter((o) => !polledBy(o, 'tok-b', termAt)).map((o) => o.id), {
+      until: (unpolled) => unpolled.length === 0,
       timeoutMs: 30_000,
       what: "b polling a's orgs",
     });
@@ -95,21 +106,25 @@ describe('a SIGTERM hand-over on a broker with the default initial rebalance del
     const requestsBy = (o: FleetOrg, client: string) => o.sim.requests.filter((r) => r.client === `SSWS ${client}`);
     const c = start('c');
     await c.started();
-    await waitFor(() => fresh.every((o) => requestsBy(o, 'tok-c').some((r) => r.at >= Date.now() - 1_500)), {
-      timeoutMs: 60_000,
-      what: 'c polling all four orgs',
-    });
+    await waitFor(
+      () => fresh.filter((o) => !requestsBy(o, 'tok-c').some((r) => r.at >= Date.now() - 1_500)).map((o) => o.id),
+      {
+        until: (unpolled) => unpolled.length === 0,
+        timeoutMs: 60_000,
+        what: 'c polling all four orgs',
+      },
+    );
 
     const d = start('d');
     await d.started();
     // d takes two orgs (one cursors partition each); c keeps the other two.
-    const taken = await waitFor(
-      () => {
-        const ofD = fresh.filter((o) => requestsBy(o, 'tok-d').length > 0);
-        return ofD.length === 2 ? ofD : undefined;
-      },
-      { timeoutMs: 60_000, what: 'd polling two orgs' },
-    );
+    const ofD = () => fresh.filter((o) => requestsBy(o, 'tok-d').length > 0);
+    const taken = await waitFor(ofD, {
+      until: (orgs) => orgs.length === 2,
+      timeoutMs: 60_000,
+      what: 'd polling two orgs',
+      seen: () => ofD().map((o) => o.id),
+    });
     const gaps = taken.map((o) => {
       const first = requestsBy(o, 'tok-d')[0]!.at;
       const lastOfC = Math.max(

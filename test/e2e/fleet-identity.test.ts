@@ -64,7 +64,14 @@ describe('instances from one config on one cluster', () => {
     // Both members in the group, each with one cursor partition (and so two orgs).
     await waitFor(
       () => requestsBy('tok-a', Date.now() - 2_000).length > 0 && requestsBy('tok-b', Date.now() - 2_000).length > 0,
-      { timeoutMs: 30_000, what: 'both instances polling' },
+      {
+        timeoutMs: 30_000,
+        what: 'both instances polling',
+        seen: () => ({
+          'requests in the last 2 s by a': requestsBy('tok-a', Date.now() - 2_000).length,
+          'by b': requestsBy('tok-b', Date.now() - 2_000).length,
+        }),
+      },
     );
     const settled = Date.now() + 1_000;
     const seq = { n: 0 };
@@ -77,6 +84,10 @@ describe('instances from one config on one cluster', () => {
       addLive(orgs, 3, seq);
       await waitFor(() => Date.now() >= until || requestsBy(i % 2 ? 'tok-b' : 'tok-a', Date.now() - 1_000).length > 0, {
         what: 'polling to go on',
+        seen: () => ({
+          'last request at': requestsBy(i % 2 ? 'tok-b' : 'tok-a').reduce((at, r) => Math.max(at, r.at), 0),
+          now: Date.now(),
+        }),
       });
       await new Promise((r) => setTimeout(r, 500)); // pacing of the traffic, not synchronisation
     }
@@ -96,7 +107,8 @@ describe('instances from one config on one cluster', () => {
     const logs = await Collector.start(reader, topics.logs);
     const cursors = await Collector.start(reader, topics.cursors);
     const expected = acked.length + orgs.reduce((n, o) => n + o.sim.logs.length, 0);
-    await waitFor(() => logs.records.length >= expected, {
+    await waitFor(() => logs.records.length, {
+      until: (n) => n >= expected,
       timeoutMs: 30_000,
       what: `${expected} records on the logs topic`,
     });
@@ -120,14 +132,19 @@ describe('instances from one config on one cluster', () => {
       const a = spawnHooklog('a', ['--config', inst.configPath], { ORG_TOKEN: 'tok-a' });
       instances.push(a);
       await a.started();
-      await waitFor(() => orgs.every((o) => o.sim.requests.some((r) => r.client === 'SSWS tok-a' && r.doneAt)), {
-        timeoutMs: 30_000,
-        what: 'a polling every org',
-      });
+      await waitFor(
+        () => orgs.filter((o) => !o.sim.requests.some((r) => r.client === 'SSWS tok-a' && r.doneAt)).map((o) => o.id),
+        {
+          until: (unpolled) => unpolled.length === 0,
+          timeoutMs: 30_000,
+          what: 'a polling every org',
+        },
+      );
       const seq = { n: 0 };
       // Pause late in one of the orgs' rate-limit windows, so that the next begins while a is paused with a
       // request in flight (its budget claim in the host's shared ledger), before b's first request.
-      await waitFor(() => Date.now() % WINDOW_MS >= WINDOW_MS - 8_000 && Date.now() % WINDOW_MS < WINDOW_MS - 4_000, {
+      await waitFor(() => Date.now() % WINDOW_MS, {
+        until: (at) => at >= WINDOW_MS - 8_000 && at < WINDOW_MS - 4_000,
         timeoutMs: WINDOW_MS + 10_000,
         intervalMs: 100,
         what: 'late in a rate-limit window',
@@ -149,7 +166,8 @@ describe('instances from one config on one cluster', () => {
       const b = spawnHooklog('b', ['--config', inst.configPath], { ORG_TOKEN: 'tok-b' });
       instances.push(b);
       // b joins; the group waits for a's session to time out, then b owns every org and claims their partitions.
-      await waitFor(() => orgs.every((o) => o.sim.requests.some((r) => r.client === 'SSWS tok-b')), {
+      await waitFor(() => orgs.filter((o) => !o.sim.requests.some((r) => r.client === 'SSWS tok-b')).map((o) => o.id), {
+        until: (unpolled) => unpolled.length === 0,
         timeoutMs: 45_000,
         what: 'b polling every org',
       });
@@ -157,25 +175,33 @@ describe('instances from one config on one cluster', () => {
       expect(handedOver - stoppedAt).toBeLessThan(25_000);
       addLive(orgs, 20, seq);
       await waitFor(
-        () => orgs.every((o) => o.sim.requests.some((r) => r.client === 'SSWS tok-b' && r.at > handedOver + 300)),
-        { what: 'b polling the new events' },
+        () =>
+          orgs
+            .filter((o) => !o.sim.requests.some((r) => r.client === 'SSWS tok-b' && r.at > handedOver + 300))
+            .map((o) => o.id),
+        { until: (unpolled) => unpolled.length === 0, what: 'b polling the new events' },
       );
 
       a.child.kill('SIGCONT');
       const wokeAt = Date.now();
       // a learns it was expelled, rejoins, and the group shares the partitions out again.
       await waitFor(() => a.lines().some((l) => l.msg === 'ownership changed' && Date.parse(String(l.time)) > wokeAt), {
+        seen: () => a.lines().slice(-3),
         timeoutMs: 30_000,
         what: 'a to learn what it owns now',
       });
       addLive(orgs, 20, seq);
-      await waitFor(() => orgs.every((o) => o.sim.requests.some((r) => r.at > wokeAt + 3_000)), {
+      await waitFor(() => orgs.filter((o) => !o.sim.requests.some((r) => r.at > wokeAt + 3_000)).map((o) => o.id), {
+        until: (unpolled) => unpolled.length === 0,
         timeoutMs: 30_000,
         what: 'polling to go on after the wake-up',
       });
       expect(a.running() && b.running()).toBe(true);
       // It did try to store that page, and was refused: the new owner's claim had fenced it.
-      await waitFor(() => a.output().includes('STREAM_FENCED'), { what: 'the woken owner to be fenced' });
+      await waitFor(() => a.output().includes('STREAM_FENCED'), {
+        what: 'the woken owner to be fenced',
+        seen: () => a.output().slice(-500),
+      });
 
       // Before it rejoined, the woken owner started no request (its lease had lapsed).
       const rejoined = Math.min(
@@ -191,7 +217,8 @@ describe('instances from one config on one cluster', () => {
       const logs = await Collector.start(reader, topics.logs);
       const cursors = await Collector.start(reader, topics.cursors);
       const expected = orgs.reduce((n, o) => n + o.sim.logs.length, 0);
-      await waitFor(() => logs.records.length >= expected, {
+      await waitFor(() => logs.records.length, {
+        until: (n) => n >= expected,
         timeoutMs: 30_000,
         what: `${expected} events on the logs topic`,
       });

@@ -99,7 +99,8 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
     await Promise.all([sink.started(), ...live.map((l) => l!.p.started())]);
     const polling = (client: string, since: number) =>
       orgs.some((o) => o.sim.requests.some((r) => r.client === `SSWS ${client}` && r.at >= since));
-    await waitFor(() => [0, 1, 2].every((i) => polling(`tok-${i}`, Date.now() - 2_000)), {
+    await waitFor(() => [0, 1, 2].filter((i) => !polling(`tok-${i}`, Date.now() - 2_000)), {
+      until: (idle) => idle.length === 0,
       timeoutMs: 30_000,
       what: 'all three instances polling',
     });
@@ -135,7 +136,7 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
     const arrivals = setInterval(() => addLive(orgs, 2, seq), 500);
     const sender = deliver();
     try {
-      await waitFor(() => deliveries >= 40, { timeoutMs: 30_000, what: 'deliveries before the kill' });
+      await waitFor(() => deliveries, { until: (n) => n >= 40, timeoutMs: 30_000, what: 'deliveries before the kill' });
 
       // kill -9 instance 0: its orgs stay with it until its session times out, then move.
       const owned0 = orgs.filter((o) => o.sim.requests.filter((r) => r.at >= settled).at(-1)?.client === 'SSWS tok-0');
@@ -145,8 +146,15 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
       live[0] = null;
       await i0.kill('SIGKILL');
       await waitFor(
-        () => owned0.every((o) => o.sim.requests.some((r) => r.at > killedAt && r.client !== 'SSWS tok-0')),
-        { timeoutMs: 40_000, what: "the killed instance's orgs polled elsewhere" },
+        () =>
+          owned0
+            .filter((o) => !o.sim.requests.some((r) => r.at > killedAt && r.client !== 'SSWS tok-0'))
+            .map((o) => o.id),
+        {
+          until: (unpolled) => unpolled.length === 0,
+          timeoutMs: 40_000,
+          what: "the killed instance's orgs polled elsewhere",
+        },
       );
       const killHandOverMs = Math.max(
         ...owned0.map((o) => o.sim.requests.find((r) => r.at > killedAt && r.client !== 'SSWS tok-0')!.at - killedAt),
@@ -162,8 +170,15 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
       await i1.kill('SIGTERM');
       const stoppedAt = Date.now();
       await waitFor(
-        () => owned1.every((o) => o.sim.requests.some((r) => r.at > stoppedAt && r.client !== 'SSWS tok-1')),
-        { timeoutMs: 30_000, what: "the stopped instance's orgs polled elsewhere" },
+        () =>
+          owned1
+            .filter((o) => !o.sim.requests.some((r) => r.at > stoppedAt && r.client !== 'SSWS tok-1'))
+            .map((o) => o.id),
+        {
+          until: (unpolled) => unpolled.length === 0,
+          timeoutMs: 30_000,
+          what: "the stopped instance's orgs polled elsewhere",
+        },
       );
       const termHandOverMs =
         owned1.length === 0
@@ -182,10 +197,20 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
       const listenMs = Date.now() - restartAt;
       await restarted.started();
       await waitFor(() => polling('tok-1', Date.now() - 1_000), {
+        seen: () => ({
+          'requests by the restarted instance': orgs.reduce(
+            (n, o) => n + o.sim.requests.filter((r) => r.client === 'SSWS tok-1').length,
+            0,
+          ),
+        }),
         timeoutMs: 30_000,
         what: 'the restarted instance polling',
       });
-      await waitFor(() => deliveries >= 120, { timeoutMs: 60_000, what: 'deliveries after the restart' });
+      await waitFor(() => deliveries, {
+        until: (n) => n >= 120,
+        timeoutMs: 60_000,
+        what: 'deliveries after the restart',
+      });
       console.log(
         `fleet: kill -9 hand-over ${killHandOverMs} ms (${owned0.length} orgs), SIGTERM hand-over ${termHandOverMs} ms (${owned1.length} orgs, stop took ${stoppedAt - termAt} ms), restarted instance listening after ${listenMs} ms`,
       );
@@ -201,9 +226,9 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
       await waitFor(
         async () => {
           const [row] = await sql(`SELECT count() AS n FROM events FINAL WHERE org != '${inst.org}'`);
-          return Number(row!.n) >= expectPolled;
+          return Number(row!.n);
         },
-        { timeoutMs: 60_000, what: `${expectPolled} polled events in ClickHouse` },
+        { until: (n) => n >= expectPolled, timeoutMs: 60_000, what: `${expectPolled} polled events in ClickHouse` },
       );
       for (const o of orgs) {
         const rows = await sql(`SELECT uuid FROM events FINAL WHERE org = '${o.id}'`);
@@ -218,9 +243,13 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
       await waitFor(
         async () => {
           const [row] = await sql(`SELECT count() AS n FROM events FINAL WHERE org = '${inst.org}'`);
-          return Number(row!.n) >= acked.size;
+          return Number(row!.n);
         },
-        { timeoutMs: 30_000, what: `${acked.size} acknowledged hook events in ClickHouse` },
+        {
+          until: (n) => n >= acked.size,
+          timeoutMs: 30_000,
+          what: `${acked.size} acknowledged hook events in ClickHouse`,
+        },
       );
       const hookRows = new Set(
         (await sql(`SELECT uuid FROM events FINAL WHERE org = '${inst.org}'`)).map((r) => r.uuid),
@@ -233,7 +262,11 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
       const cursors = await Collector.start(reader, topics.cursors);
       const alerts = await Collector.start(reader, `${topics.logs.replace(/\.logs$/, '')}.alerts`);
       const [raw] = await sql(`SELECT count() AS n FROM ${EVENTS_TABLE}`);
-      await waitFor(() => logs.records.length >= Number(raw!.n), { timeoutMs: 30_000, what: 'the logs topic read' });
+      await waitFor(() => logs.records.length, {
+        until: (n) => n >= Number(raw!.n),
+        timeoutMs: 30_000,
+        what: 'the logs topic read',
+      });
       expect(logs.records.length).toBe(Number(raw!.n));
       // The pollers appended every event once (hooks may repeat an event the service retried: folded by FINAL).
       const polledUuids = logs.records
@@ -260,8 +293,8 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
       await waitFor(
         () =>
           new Set(alerts.records.flatMap((r) => (JSON.parse(r.value.toString()) as { event_ids: string[] }).event_ids))
-            .size >= marked.length,
-        { timeoutMs: 30_000, what: `${marked.length} alerts` },
+            .size,
+        { until: (n) => n >= marked.length, timeoutMs: 30_000, what: `${marked.length} alerts` },
       );
       const ids = alerts.records.map((r) => r.headers['hooklog-alert-id']!);
       expect(duplicates(ids)).toEqual([]);
@@ -269,7 +302,8 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
         alerts.records.flatMap((r) => (JSON.parse(r.value.toString()) as { event_ids: string[] }).event_ids),
       );
       expect(marked.filter((u) => !alerted.has(u))).toEqual([]);
-      await waitFor(async () => Number((await sql('SELECT count() AS n FROM alerts FINAL'))[0]!.n) >= ids.length, {
+      await waitFor(async () => Number((await sql('SELECT count() AS n FROM alerts FINAL'))[0]!.n), {
+        until: (v) => v >= ids.length,
         timeoutMs: 30_000,
         what: 'the alerts table',
       });

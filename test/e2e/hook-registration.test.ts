@@ -83,7 +83,8 @@ describe('hooks plan | apply | status against the simulated org', () => {
     expect(world.api.attempts.length).toBeGreaterThan(0);
     expect(world.api.attempts.every((a) => a.status === 204)).toBe(true);
     const countSql = `SELECT count() AS n FROM events WHERE org = '${world.org}' AND event_type != 'hooklog.hook.drift'`;
-    await waitFor(async () => Number((await sql(countSql))[0]!.n) === 20, {
+    await waitFor(async () => Number((await sql(countSql))[0]!.n), {
+      until: (n) => n === 20,
       what: '20 events in ClickHouse',
       timeoutMs: 30_000,
     });
@@ -106,7 +107,10 @@ describe('hooks plan | apply | status against the simulated org', () => {
 
     // The watch sees it in order.
     const labels = { org: world.org, kind: 'event', hook: 'okta-main' };
-    await waitFor(async () => total(await metrics(), 'hooklog_hook_verified', labels) === 1, { what: 'verified=1' });
+    await waitFor(async () => total(await metrics(), 'hooklog_hook_verified', labels), {
+      until: (n) => n === 1,
+      what: 'verified=1',
+    });
     expect(total(await metrics(), 'hooklog_hook_matches_config', labels)).toBe(1);
 
     // An admin deactivates the event hook by hand.
@@ -124,7 +128,8 @@ describe('hooks plan | apply | status against the simulated org', () => {
       drift: 'INACTIVE',
     });
     expect(rows.find((r) => r.hook === 'okta-tokens')).toMatchObject({ status: 'ACTIVE', drift: 'none' });
-    await waitFor(async () => total(await metrics(), 'hooklog_hook_active', labels) === 0, {
+    await waitFor(async () => total(await metrics(), 'hooklog_hook_active', labels), {
+      until: (n) => n === 0,
       what: 'active=0 in /metrics',
     });
     // The alert: one for this finding (others may precede it: the hooks were missing before the first apply).
@@ -134,7 +139,11 @@ describe('hooks plan | apply | status against the simulated org', () => {
          INNER JOIN events AS e ON e.uuid = eid
          WHERE a.rule_id = 'hooklog.hook.registration.drift' AND e.outcome_reason = 'deactivated'`,
       );
-    await waitFor(async () => (await deactivated()).length === 1, { what: 'the drift alert', timeoutMs: 30_000 });
+    await waitFor(async () => (await deactivated()).length, {
+      until: (n) => n === 1,
+      what: 'the drift alert',
+      timeoutMs: 30_000,
+    });
     expect((await deactivated())[0]).toMatchObject({ org: world.org, group_key: '["okta-main"]' });
     // While it is inactive, the org sends it nothing.
     const quiet = world.sim.addLogEvents([
@@ -151,7 +160,10 @@ describe('hooks plan | apply | status against the simulated org', () => {
       status: 'ACTIVE',
       verificationStatus: 'VERIFIED',
     });
-    await waitFor(async () => total(await metrics(), 'hooklog_hook_active', labels) === 1, { what: 'active=1 again' });
+    await waitFor(async () => total(await metrics(), 'hooklog_hook_active', labels), {
+      until: (n) => n === 1,
+      what: 'active=1 again',
+    });
     const sync = await world.cli(['hooks', 'status']);
     expect(sync.stdout).toMatch(/okta-main .*│ none\s*$/m);
     // One finding, one alert: the watch appended it once though it saw it on every pass.

@@ -66,10 +66,14 @@ describe('broker restart mid-stream (Kafka)', () => {
           `SELECT uuid, count() AS n FROM events FINAL WHERE org = '${inst.org}' GROUP BY uuid`,
         );
         const present = new Set(rs?.rows.map((r) => String(r.uuid)));
-        return [...acked].every((u) => present.has(u)) ? rs!.rows : undefined;
+        return { missing: [...acked].filter((u) => !present.has(u)), rows: rs?.rows ?? [] };
       },
-      { timeoutMs: 90_000, what: 'every acknowledged event in ClickHouse' },
-    );
+      {
+        until: (r) => r.missing.length === 0,
+        timeoutMs: 90_000,
+        what: `every acknowledged event in ClickHouse (the last saw names those missing of ${acked.size})`,
+      },
+    ).then((r) => r.rows);
     expect(rows.every((r) => r.n === '1')).toBe(true);
     expect(rows.every((r) => sent.has(String(r.uuid)))).toBe(true);
     const finalCount = await queryViaAdminSocket(

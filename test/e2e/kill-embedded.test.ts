@@ -35,9 +35,13 @@ describe('kill -9 after acknowledgement (embedded)', () => {
     const rows = await waitFor(
       async () => {
         const rs = await queryViaAdminSocket(dataDir, `SELECT uuid FROM events FINAL WHERE org = '${inst.org}'`);
-        return rs && rs.rows.length >= acked.length ? rs.rows : undefined;
+        return rs?.rows ?? [];
       },
-      { timeoutMs: 30_000, what: `${acked.length} acknowledged events after restart` },
+      {
+        until: (rows) => rows.length >= acked.length,
+        timeoutMs: 30_000,
+        what: `${acked.length} acknowledged events after restart`,
+      },
     );
     expect(rows.map((r) => r.uuid).sort()).toEqual([...acked].sort());
   }, 180_000);

@@ -59,12 +59,8 @@ export function describePipeline(mode: string, brokers: () => string | undefined
       const acked = Date.now();
       await waitFor(
         async () =>
-          (await rowsViaSocket(inst, `SELECT count() AS n FROM events FINAL WHERE org = '${inst.org}'`))[0]?.n === '50',
-        {
-          timeoutMs: 2000,
-          intervalMs: 50,
-          what: '50 rows within 2 s of the 204',
-        },
+          (await rowsViaSocket(inst, `SELECT count() AS n FROM events FINAL WHERE org = '${inst.org}'`))[0]?.n,
+        { until: (v) => v === '50', timeoutMs: 2000, intervalMs: 50, what: '50 rows within 2 s of the 204' },
       );
       const visibleAfterMs = Date.now() - acked;
       const res = await runCli([
@@ -102,9 +98,9 @@ export function describePipeline(mode: string, brokers: () => string | undefined
             inst,
             `SELECT uuid, count() AS n FROM events FINAL WHERE org = '${inst.org}' AND uuid IN (${uuids}) GROUP BY uuid`,
           );
-          return r.length === 11 ? r : undefined;
+          return r;
         },
-        { what: '11 uuids' },
+        { until: (rows) => rows.length === 11, what: '11 uuids' },
       );
       expect(rows.every((r) => r.n === '1')).toBe(true);
     });
@@ -115,16 +111,15 @@ export function describePipeline(mode: string, brokers: () => string | undefined
       expect(await postDelivery(daemon.url, inst.hookId, delivery(inst.org, inst.hookId, [good, bad]))).toBe(204);
       await waitFor(
         async () =>
-          (await rowsViaSocket(inst, `SELECT count() AS n FROM events FINAL WHERE uuid = '${good.uuid}'`))[0]?.n ===
-          '1',
-        { what: 'good event' },
+          (await rowsViaSocket(inst, `SELECT count() AS n FROM events FINAL WHERE uuid = '${good.uuid}'`))[0]?.n,
+        { until: (v) => v === '1', what: 'good event' },
       );
       const dl = await waitFor(
         async () => {
           const r = await rowsViaSocket(inst, `SELECT reason, origin, raw FROM deadletter WHERE org = '${inst.org}'`);
-          return r.length > 0 ? r : undefined;
+          return r;
         },
-        { what: 'dead letter row' },
+        { until: (rows) => rows.length > 0, what: 'dead letter row' },
       );
       expect(JSON.parse(String(dl[0]!.raw))).toEqual(bad);
       expect(String(dl[0]!.reason)).toMatch(/uuid/);

@@ -117,7 +117,12 @@ export function describePollers(mode: string, brokers: () => string | undefined)
             const r = pages()[k - 1];
             return r && (phase === 'transfer' || r.doneAt !== undefined) ? r : undefined;
           },
-          { what: `page request ${k}`, timeoutMs: 30_000, intervalMs: 2 },
+          {
+            what: `page request ${k}`,
+            seen: () => `${pages().length} page requests`,
+            timeoutMs: 30_000,
+            intervalMs: 2,
+          },
         );
         const delayMs = Math.floor(Math.random() * (phase === 'transfer' ? 40 : 20));
         await new Promise((r) => setTimeout(r, delayMs));
@@ -130,19 +135,27 @@ export function describePollers(mode: string, brokers: () => string | undefined)
       daemon = await startDaemon(['--config', inst.configPath]);
       const count = async (sql: string) => Number((await queryViaAdminSocket(dataDir, sql))?.rows[0]?.n ?? -1);
       // Catch up under live arrivals first, then stop them and wait for the tail.
-      await waitFor(
-        async () => (await count(`SELECT uniqExact(uuid) AS n FROM events WHERE org = '${org}'`)) >= 45_000,
-        { what: 'catch-up', timeoutMs: 120_000, intervalMs: 500 },
-      );
+      await waitFor(async () => await count(`SELECT uniqExact(uuid) AS n FROM events WHERE org = '${org}'`), {
+        until: (n) => n >= 45_000,
+        what: 'catch-up',
+        timeoutMs: 120_000,
+        intervalMs: 500,
+      });
       clearInterval(live);
       const logs = sim.retained(sim.logs);
       const legacy = sim.retained(sim.legacy);
       // Distinct keys, not FINAL: `events` may be a table or (from migration 005) a view that is FINAL itself.
       await waitFor(
-        async () =>
-          (await count(`SELECT uniqExact(uuid) AS n FROM events WHERE org = '${org}'`)) === logs.length &&
-          (await count(`SELECT uniqExact(event_id) AS n FROM legacy_events WHERE org = '${org}'`)) === legacy.length,
-        { what: `${logs.length} events and ${legacy.length} legacy events`, timeoutMs: 60_000, intervalMs: 500 },
+        async () => ({
+          events: await count(`SELECT uniqExact(uuid) AS n FROM events WHERE org = '${org}'`),
+          legacy: await count(`SELECT uniqExact(event_id) AS n FROM legacy_events WHERE org = '${org}'`),
+        }),
+        {
+          until: (n) => n.events === logs.length && n.legacy === legacy.length,
+          what: `${logs.length} events and ${legacy.length} legacy events`,
+          timeoutMs: 60_000,
+          intervalMs: 500,
+        },
       );
 
       const rows = (await queryViaAdminSocket(
@@ -173,7 +186,8 @@ export function describePollers(mode: string, brokers: () => string | undefined)
         const prefix = (parse(readFileSync(inst.configPath, 'utf8')) as { stream: { topic_prefix: string } }).stream
           .topic_prefix;
         const collector = await Collector.start(stream, topicNames(prefix).logs);
-        await waitFor(() => collector.records.length >= logs.length, {
+        await waitFor(() => collector.records.length, {
+          until: (n) => n >= logs.length,
           what: 'the logs topic read back',
           timeoutMs: 60_000,
         });

@@ -184,13 +184,12 @@ export const SECTIONS: readonly Section[] = [
       });
       expect(res.status).toBe(204);
       const stored = await waitFor(
-        async () => {
-          const rows = await p.sql<{ uuid: string }>(
-            `SELECT uuid FROM events WHERE org = '${hookOrg(p)}' ORDER BY uuid`,
-          );
-          return rows.length === EVENTS.length ? rows : undefined;
+        () => p.sql<{ uuid: string }>(`SELECT uuid FROM events WHERE org = '${hookOrg(p)}' ORDER BY uuid`),
+        {
+          until: (rows) => rows.length === EVENTS.length,
+          timeoutMs: 60_000,
+          what: "the delivery's events in ClickHouse",
         },
-        { timeoutMs: 60_000, what: "the delivery's events in ClickHouse" },
       );
       expect(stored.map((r) => r.uuid)).toEqual(EVENTS.map((e) => e.uuid));
     },
@@ -242,11 +241,11 @@ export const SECTIONS: readonly Section[] = [
           },
         ],
       });
-      await waitFor(
-        async () =>
-          (await p.sql(`SELECT outcome FROM token_decisions WHERE hook_id = 'tokens'`)).length === 1 || undefined,
-        { timeoutMs: 60_000, what: 'the decision in token_decisions' },
-      );
+      await waitFor(() => p.sql(`SELECT outcome FROM token_decisions WHERE hook_id = 'tokens'`), {
+        until: (rows) => rows.length === 1,
+        timeoutMs: 60_000,
+        what: 'the decision in token_decisions',
+      });
     },
   },
   {
@@ -274,11 +273,8 @@ export const SECTIONS: readonly Section[] = [
     },
     check: async (p) => {
       await waitFor(
-        async () => {
-          const [row] = await p.sql<{ n: string }>(`SELECT count() AS n FROM events WHERE org = '${polledOrg(p)}'`);
-          return row?.n === String(POLLED_EVENTS) || undefined;
-        },
-        { timeoutMs: 60_000, what: 'every polled event in ClickHouse' },
+        async () => (await p.sql<{ n: string }>(`SELECT count() AS n FROM events WHERE org = '${polledOrg(p)}'`))[0]?.n,
+        { until: (n) => n === String(POLLED_EVENTS), timeoutMs: 60_000, what: 'every polled event in ClickHouse' },
       );
     },
   },
@@ -311,18 +307,17 @@ export const SECTIONS: readonly Section[] = [
     },
     check: async (p) => {
       const alerts = await waitFor(
-        async () => {
-          const rows = await p.sql<{ rule_title: string; org: string }>(
+        () =>
+          p.sql<{ rule_title: string; org: string }>(
             `SELECT rule_title, org FROM alerts FINAL WHERE org = '${hookOrg(p)}' ORDER BY rule_title`,
-          );
-          return rows.length >= 2 ? rows : undefined;
-        },
-        { timeoutMs: 60_000, what: 'the alerts of both rules' },
+          ),
+        { until: (rows) => rows.length >= 2, timeoutMs: 60_000, what: 'the alerts of both rules' },
       );
       expect(alerts.map((a) => a.rule_title)).toEqual(['Account locked', SIGMA_TITLE]);
       // Only this org's: the registered hook's drift alert (hook_registration, before its apply) goes there too.
       const ours = () => p.webhook.received.filter((r) => (r.body as { org: string }).org === hookOrg(p));
-      const posted = await waitFor(() => (ours().length >= 2 ? ours() : undefined), {
+      const posted = await waitFor(() => ours(), {
+        until: (rows) => rows.length >= 2,
         timeoutMs: 30_000,
         what: 'the alerts at the webhook',
       });
@@ -591,25 +586,16 @@ function ssfReceiverSection(): Section {
       expect((await t.push(url, good, SSF_AUTHORIZATION)).status).toBe(202);
       const jti = (JSON.parse(Buffer.from(good.split('.')[1]!, 'base64url').toString()) as { jti: string }).jti;
       const stored = await waitFor(
-        async () => {
-          const rows = await p.sql(
-            `SELECT jti, event_name, subject_sub, subject_email FROM security_events WHERE org = '${ssfOrg(p)}'`,
-          );
-          return rows.length > 0 ? rows : undefined;
-        },
-        { timeoutMs: 60_000, what: 'the accepted SET in security_events' },
+        () =>
+          p.sql(`SELECT jti, event_name, subject_sub, subject_email FROM security_events WHERE org = '${ssfOrg(p)}'`),
+        { until: (rows) => rows.length > 0, timeoutMs: 60_000, what: 'the accepted SET in security_events' },
       );
       expect(stored).toEqual([
         { jti, event_name: 'security.events.caep.session_revoked', subject_sub: user.id, subject_email: user.login },
       ]);
       const letters = await waitFor(
-        async () => {
-          const rows = await p.sql<{ reason: string }>(
-            `SELECT reason FROM deadletter WHERE origin = 'ssf-receiver' ORDER BY reason`,
-          );
-          return rows.length >= 2 ? rows : undefined;
-        },
-        { timeoutMs: 60_000, what: 'the refused SETs in deadletter' },
+        () => p.sql<{ reason: string }>(`SELECT reason FROM deadletter WHERE origin = 'ssf-receiver' ORDER BY reason`),
+        { until: (rows) => rows.length >= 2, timeoutMs: 60_000, what: 'the refused SETs in deadletter' },
       );
       expect(letters.map((r) => r.reason.split(':').slice(0, 2).join(':'))).toEqual([
         'RECORD_INVALID: authentication_failed',
@@ -644,13 +630,11 @@ function hookRegistrationSection(): Section {
       const name = `hooklog:${REGISTERED_HOOK}`;
       // Before any apply the running process's watch finds the hook missing, and that is an alert.
       await waitFor(
-        async () =>
-          (
-            await p.sql(
-              `SELECT alert_id FROM alerts FINAL WHERE org = '${org}' AND rule_id = 'hooklog.hook.registration.drift'`,
-            )
-          ).length > 0 || undefined,
-        { timeoutMs: 60_000, what: "the watch's alert on the missing hook" },
+        () =>
+          p.sql(
+            `SELECT alert_id FROM alerts FINAL WHERE org = '${org}' AND rule_id = 'hooklog.hook.registration.drift'`,
+          ),
+        { until: (rows) => rows.length > 0, timeoutMs: 60_000, what: "the watch's alert on the missing hook" },
       );
 
       const plan = await p.cli('hooks', 'plan');
@@ -692,8 +676,8 @@ function hookRegistrationSection(): Section {
             org,
             kind: 'event',
             hook: REGISTERED_HOOK,
-          }) === 1 || undefined,
-        { timeoutMs: 30_000, what: 'hooklog_hook_active 1' },
+          }),
+        { until: (n) => n === 1, timeoutMs: 30_000, what: 'hooklog_hook_active 1' },
       );
 
       // The org now delivers what the hook subscribes to, through the public URL, and hooklog stores it.
@@ -703,10 +687,8 @@ function hookRegistrationSection(): Section {
       await api!.deliver([event!]);
       expect(api!.attempts.map((a) => a.status)).toEqual([204]);
       await waitFor(
-        async () =>
-          (await p.sql(`SELECT uuid FROM events WHERE org = '${org}' AND event_type = '${REGISTERED_TYPES[0]!}'`))
-            .length === 1 || undefined,
-        { timeoutMs: 60_000, what: "the registered hook's event in ClickHouse" },
+        () => p.sql(`SELECT uuid FROM events WHERE org = '${org}' AND event_type = '${REGISTERED_TYPES[0]!}'`),
+        { until: (rows) => rows.length === 1, timeoutMs: 60_000, what: "the registered hook's event in ClickHouse" },
       );
     },
   };

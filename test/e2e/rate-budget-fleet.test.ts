@@ -76,11 +76,12 @@ describe('the rate budget of a poller that is restarted and handed over', () => 
     const live = async (p: Instance, token: string) => {
       const since = Date.now();
       await p.started();
-      await waitFor(() => by(token, since) > 0, { timeoutMs: 30_000, what: `${p.name} polling` });
+      await waitFor(() => by(token, since), { until: (n) => n > 0, timeoutMs: 30_000, what: `${p.name} polling` });
       const from = windows();
       await waitFor(() => windows() >= from + 2 && Date.now() % WINDOW_MS > WINDOW_MS / 2, {
         timeoutMs: 30_000,
         what: `${p.name} polling through a window`,
+        seen: () => ({ 'windows()': windows(), 'Date.now() % WINDOW_MS': Date.now() % WINDOW_MS }),
       });
     };
 
@@ -98,6 +99,7 @@ describe('the rate budget of a poller that is restarted and handed over', () => 
       timeoutMs: 2 * WINDOW_MS,
       intervalMs: 20,
       what: 'late in a window',
+      seen: () => ({ 'Date.now() % WINDOW_MS': Date.now() % WINDOW_MS }),
     });
     await a2.kill('SIGTERM');
     await live(b1, 'tok-b');

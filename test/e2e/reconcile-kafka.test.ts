@@ -112,10 +112,11 @@ describe('reconcile mode end to end (Kafka)', () => {
 
     const q = async (sql: string) => (await queryViaAdminSocket(cfg.data_dir, sql))?.rows ?? [];
     const expected = simA!.retained(simA!.logs);
-    await waitFor(
-      async () => Number((await q(`SELECT count() AS n FROM events WHERE org = '${org}'`))[0]?.n) === expected.length,
-      { what: `${expected.length} events of org A`, timeoutMs: 60_000 },
-    );
+    await waitFor(async () => Number((await q(`SELECT count() AS n FROM events WHERE org = '${org}'`))[0]?.n), {
+      until: (v) => v === expected.length,
+      what: `${expected.length} events of org A`,
+      timeoutMs: 60_000,
+    });
     const stored = (await q(`SELECT uuid FROM events WHERE org = '${org}'`)).map((r) => String(r.uuid));
     expect(new Set(stored).size).toBe(stored.length);
     expect(new Set(stored)).toEqual(new Set(expected.map((e) => e.id)));
@@ -159,8 +160,12 @@ describe('reconcile mode end to end (Kafka)', () => {
               `SELECT count() AS n FROM alerts FINAL WHERE org = '${org}' AND rule_id = 'hooklog.hook.delivery.lost'`,
             )
           )[0]?.n,
-        ) === hook.lossEvents.length,
-      { what: `${hook.lossEvents.length} lost-delivery alerts`, timeoutMs: 30_000 },
+        ),
+      {
+        until: (v) => v === hook.lossEvents.length,
+        what: `${hook.lossEvents.length} lost-delivery alerts`,
+        timeoutMs: 30_000,
+      },
     );
     const alerted = (
       await q(`SELECT event_ids FROM alerts FINAL WHERE org = '${org}' AND rule_id = 'hooklog.hook.delivery.lost'`)

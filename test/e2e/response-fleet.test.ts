@@ -125,7 +125,8 @@ describe('the response loop in a fleet of three', () => {
           .filter((l) => l.msg === 'kafka partitions assigned' && l.group === g)
           .at(-1)?.partitions as number[] | undefined
       )?.length ?? 0;
-    await waitFor(() => fleet.every((i) => holds(i, `${group}.sets`) === 2 && holds(i, `${group}.actions`) === 2), {
+    await waitFor(() => fleet.map((i) => [holds(i, `${group}.sets`), holds(i, `${group}.actions`)]), {
+      until: (held) => held.every(([sets, actions]) => sets === 2 && actions === 2),
       what: 'two partitions of each response group per instance',
       timeoutMs: 60_000,
     });
@@ -161,7 +162,12 @@ describe('the response loop in a fleet of three', () => {
             }
         return seen.size === orgs.length * USERS.length * urls.length;
       },
-      { timeoutMs: 90_000, intervalMs: 50, what: `every instance to deny every user (${seen.size})` },
+      {
+        timeoutMs: 90_000,
+        intervalMs: 50,
+        what: 'every instance to deny every user',
+        seen: () => `denied so far (org/user@instance): ${[...seen.keys()].join(', ')}`,
+      },
     );
     const lags: number[] = [];
     for (const o of orgs)
@@ -176,10 +182,14 @@ describe('the response loop in a fleet of three', () => {
     console.log(
       `token hooks deny at most ${Math.max(...lags)} ms after the user's state was appended (${lags.length} checks)`,
     );
-    await waitFor(() => orgs.every((o) => o.sets.distinct === 2 && o.users.count('clear_sessions') === 2), {
-      what: 'two SETs and two actions in every org',
-      timeoutMs: 60_000,
-    });
+    await waitFor(
+      () => orgs.map((o) => ({ org: o.id, sets: o.sets.distinct, cleared: o.users.count('clear_sessions') })),
+      {
+        until: (got) => got.every((o) => o.sets === 2 && o.cleared === 2),
+        what: 'two SETs and two actions in every org',
+        timeoutMs: 60_000,
+      },
+    );
     // Each instance logs set_sent once the delivery is recorded (just after the org's 202).
     const sentBy = await waitFor(
       () => {
@@ -187,9 +197,13 @@ describe('the response loop in a fleet of three', () => {
         for (const i of fleet)
           for (const l of i.lines().filter((x) => x.msg === 'set_sent'))
             by.set(String(l.jti), [...(by.get(String(l.jti)) ?? []), i.name]);
-        return orgs.every((o) => o.sets.sets.every((s) => by.has(s.jti))) ? by : undefined;
+        return by;
       },
-      { what: 'every delivery recorded' },
+      {
+        until: (by) => orgs.every((o) => o.sets.sets.every((s) => by.has(s.jti))),
+        what: 'every delivery recorded',
+        seen: () => `SETs at the orgs: ${orgs.reduce((n, o) => n + o.sets.sets.length, 0)}`,
+      },
     );
     for (const o of orgs) {
       // Once: no repeat reached the org, and each jti was sent by one instance.

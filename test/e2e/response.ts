@@ -115,5 +115,8 @@ export async function makeTopicsReadAtStart(stream: Stream, prefix: string, part
     { name: risk, partitions, compacted: true },
   ]);
   for (const topic of [alerts, risk])
-    await waitFor(async () => (await stream.latestOffsets(topic)).size === partitions, { what: `${topic} led` });
+    await waitFor(async () => (await stream.latestOffsets(topic)).size, {
+      until: (n) => n === partitions,
+      what: `${topic} led`,
+    });
 }

@@ -118,7 +118,8 @@ describe('risk in the sign-in path across a fleet (Kafka, real CLI)', () => {
       {
         timeoutMs: 90_000,
         intervalMs: 50,
-        what: `every instance to deny every user (${[...seen.keys()]}): ${all[0]!.output().slice(-1500)}`,
+        what: 'every instance to deny every user',
+        seen: () => `denied so far (user@instance): ${[...seen.keys()].join(', ')}; ${all[0]!.output().slice(-1500)}`,
       },
     );
     for (const t of trips) {
@@ -131,7 +132,7 @@ describe('risk in the sign-in path across a fleet (Kafka, real CLI)', () => {
     for (const url of urls) expect(await denied(url, 'dan')).toBe(false);
 
     // cid's contribution expires: every instance lets cid through at once, the others stay denied.
-    await waitFor(() => Date.now() >= cidExpires, { timeoutMs: 60_000, what: "cid's expiry" });
+    await waitFor(() => Date.now(), { until: (v) => v >= cidExpires, timeoutMs: 60_000, what: "cid's expiry" });
     for (const url of urls) {
       expect(await denied(url, 'cid')).toBe(false);
       expect(await denied(url, 'ann')).toBe(true);

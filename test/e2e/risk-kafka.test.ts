@@ -64,13 +64,12 @@ describe('risk from a finding to the sign-in path (Kafka, real CLI)', () => {
       req.data.context.user.id = user;
       return postToken(daemon!.url, req);
     };
-    const denied = await waitFor(
-      async () => {
-        const r = await ask('00uann');
-        return r.status === 200 && JSON.stringify(r.json).includes('at risk') ? r : undefined;
-      },
-      { timeoutMs: 60_000, what: `ann denied; hooklog: ${daemon.output().slice(-2000)}` },
-    );
+    const denied = await waitFor(() => ask('00uann'), {
+      until: (r) => r.status === 200 && JSON.stringify(r.json).includes('at risk'),
+      timeoutMs: 60_000,
+      what: 'ann denied',
+      seen: () => `hooklog's output: ${daemon!.output().slice(-2000)}`,
+    });
     expect(denied.json).toEqual({ error: { errorSummary: 'Your account is at risk' } });
     expect((await ask('00ubob')).status).toBe(204);
 
@@ -97,9 +96,9 @@ describe('risk from a finding to the sign-in path (Kafka, real CLI)', () => {
         const r = JSON.parse(await cli('risk', '--org', org, '--user', `ann@${org}.example`, '-f', 'json')) as {
           changes: Array<Record<string, string>>;
         };
-        return r.changes.length > 0 ? r.changes : undefined;
+        return r.changes;
       },
-      { timeoutMs: 30_000, what: 'the change in risk_changes' },
+      { until: (changes) => changes.length > 0, timeoutMs: 30_000, what: 'the change in risk_changes' },
     );
     expect(history.map((c) => [c.previous, c.current, c.cause, c.rule])).toEqual([
       ['none', 'high', 'finding', 'travel'],

@@ -57,9 +57,9 @@ export function describeSsfCli(run: SsfCliRun): void {
       waitFor(
         async () => {
           const r = await sql(q);
-          return r.length >= atLeast ? r : undefined;
+          return r;
         },
-        { timeoutMs: 60_000, what },
+        { until: (rows) => rows.length >= atLeast, timeoutMs: 60_000, what },
       );
 
     beforeAll(async () => {

@@ -56,23 +56,20 @@ describe('hooklog status', () => {
       if (r.code !== 0) throw new Error(r.stderr);
       return JSON.parse(r.stdout) as StatusLine[];
     };
-    const lines = await waitFor(
-      async () => {
-        const s = await status();
-        const hook = s.find((l) => l.source === 'hook');
-        const polled = s.find((l) => l.source === 'system-log');
-        const legacy = s.find((l) => l.source === 'legacy-events');
-        return hook?.last_event_at &&
-          polled?.last_event_at &&
-          polled.cursor_age_s !== null &&
-          legacy?.last_event_at &&
-          legacy.sink_lag_records === 0 &&
-          hook.hook_failures_1h === 1
-          ? s
-          : null;
-      },
-      { timeoutMs: 60_000, what: 'both paths in the status' },
-    );
+    const bothPaths = (s: StatusLine[]) => {
+      const hook = s.find((l) => l.source === 'hook');
+      const polled = s.find((l) => l.source === 'system-log');
+      const legacy = s.find((l) => l.source === 'legacy-events');
+      return Boolean(
+        hook?.last_event_at &&
+        polled?.last_event_at &&
+        polled.cursor_age_s !== null &&
+        legacy?.last_event_at &&
+        legacy.sink_lag_records === 0 &&
+        hook.hook_failures_1h === 1,
+      );
+    };
+    const lines = await waitFor(status, { until: bothPaths, timeoutMs: 60_000, what: 'both paths in the status' });
     expect(lines.map((l) => `${l.org}/${l.source}`).sort()).toEqual([
       `${inst.org}/hook`,
       'polled/legacy-events',

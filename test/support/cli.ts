@@ -76,7 +76,11 @@ export async function startDaemon(
   );
   exited.catch(() => undefined);
   const url = await Promise.race([
-    waitFor(() => /"url":"(http[^"]+)"/.exec(out)?.[1], { timeoutMs, what: 'hooklog to start' }),
+    waitFor(() => /"url":"(http[^"]+)"/.exec(out)?.[1], {
+      timeoutMs,
+      what: 'hooklog to start',
+      seen: () => `its output: ${out.slice(-1500)}`,
+    }),
     exited,
   ]);
   return { child, output: () => out, url };

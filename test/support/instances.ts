@@ -56,7 +56,7 @@ export function spawnHooklog(name: string, args: readonly string[], env: NodeJS.
   died.catch(() => undefined);
   /** Waits for `probe`, failing at once if the process exits meanwhile. */
   const until = <T>(probe: () => T | undefined, timeoutMs: number, what: string): Promise<NonNullable<T>> =>
-    Promise.race([waitFor(probe, { timeoutMs, what }), died]);
+    Promise.race([waitFor(probe, { timeoutMs, what, seen: () => `its output: ${out.slice(-1500)}` }), died]);
   return {
     name,
     child,

@@ -172,6 +172,7 @@ export async function readAll(stream: Stream, topic: string, atLeast: number): P
     const readToEnd = async () =>
       [...(await stream.latestOffsets(topic))].every(([p, end]) => end - (last.get(p) ?? -1) - 1 <= markers);
     await waitFor(async () => got.length >= atLeast && (await readToEnd()), {
+      seen: () => ({ read: got.length, 'last offsets read': Object.fromEntries(last) }),
       timeoutMs: 30_000,
       what: `${atLeast} records in ${topic}`,
     });
@@ -308,7 +309,10 @@ export function describeSsfReceiver(kind: string, open: () => Promise<Stream>): 
       await w.transmitter.rotate();
       w.transmitter.retire(oldKid);
       const fresh = await w.transmitter.sessionRevoked(user, { aud: aud() });
-      await waitFor(async () => (await push(fresh)).status === 202, { what: 'the rotated-in key to verify' });
+      await waitFor(async () => (await push(fresh)).status, {
+        until: (n) => n === 202,
+        what: 'the rotated-in key to verify',
+      });
       const stale = await w.transmitter.sessionRevoked(user, { aud: aud(), kid: oldKid });
       expect(await push(stale)).toMatchObject({ status: 400, err: 'invalid_key' });
 
@@ -316,11 +320,12 @@ export function describeSsfReceiver(kind: string, open: () => Promise<Stream>): 
       const middle = w.transmitter.currentKid;
       await w.transmitter.rotate();
       const next = await w.transmitter.sessionRevoked(user, { aud: aud() });
-      await waitFor(async () => (await push(next)).status === 202, { what: 'the next key to verify' });
+      await waitFor(async () => (await push(next)).status, { until: (n) => n === 202, what: 'the next key to verify' });
       w.transmitter.retire(middle);
       const late = await w.transmitter.sessionRevoked(user, { aud: aud(), kid: middle });
       const fetchedBefore = w.transmitter.jwksFetches;
-      await waitFor(async () => (await push(late)).err === 'invalid_key', {
+      await waitFor(async () => (await push(late)).err, {
+        until: (v) => v === 'invalid_key',
         what: 'the removed key to stop verifying',
       });
       expect(w.transmitter.jwksFetches).toBeGreaterThan(fetchedBefore);
@@ -402,9 +407,13 @@ export function describeSsfReceiver(kind: string, open: () => Promise<Stream>): 
       const stored = await waitFor(
         async () => {
           const rows = await w.store.query<{ jti: string }>(`SELECT jti FROM ${db}.security_events WHERE org = 'acme'`);
-          return rows.length === accepted.size ? rows : undefined;
+          return rows;
         },
-        { timeoutMs: 30_000, what: 'every accepted SET in security_events' },
+        {
+          until: (rows) => rows.length === accepted.size,
+          timeoutMs: 30_000,
+          what: 'every accepted SET in security_events',
+        },
       );
       expect(new Set(stored.map((r) => r.jti))).toEqual(accepted);
       const events = await waitFor(
@@ -412,9 +421,13 @@ export function describeSsfReceiver(kind: string, open: () => Promise<Stream>): 
           const rows = await w.store.query<{ n: string }>(
             `SELECT count() AS n FROM ${db}.events AS e INNER JOIN ${db}.security_events AS s ON e.uuid = s.event_uuid`,
           );
-          return Number(rows[0]!.n) === accepted.size ? rows : undefined;
+          return rows;
         },
-        { timeoutMs: 30_000, what: "each SET's LogEvent in events" },
+        {
+          until: (rows) => Number(rows[0]!.n) === accepted.size,
+          timeoutMs: 30_000,
+          what: "each SET's LogEvent in events",
+        },
       );
       expect(Number(events[0]!.n)).toBe(accepted.size);
 
@@ -422,9 +435,9 @@ export function describeSsfReceiver(kind: string, open: () => Promise<Stream>): 
       const joined = await waitFor(
         async () => {
           const rows = await w.store.query<Record<string, string>>(GUIDE_JOIN.replaceAll('{db}', db));
-          return rows.length > 0 ? rows : undefined;
+          return rows;
         },
-        { timeoutMs: 30_000, what: "the guide's join to find the sign-in" },
+        { until: (rows) => rows.length > 0, timeoutMs: 30_000, what: "the guide's join to find the sign-in" },
       );
       expect(joined[0]).toMatchObject({
         subject_email: user.login,

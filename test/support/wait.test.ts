@@ -47,6 +47,12 @@ describe('waitFor', () => {
     )) as Error;
     expect(err.message).toMatch(/… \(5002 chars\)$/);
     expect(err.message.length).toBeLessThan(1_000);
+    // Whatever a test holds shows without failing the message: an object that refers to itself, a buffer.
+    const org: Record<string, unknown> = { id: 'acme', body: Buffer.from('abc') };
+    org.self = org;
+    await expect(waitFor(() => [org], { until: () => false, timeoutMs: 10, intervalMs: 1 })).rejects.toThrow(
+      /last saw 1 item: \[\{"id":"acme","body":"<3 bytes>","self":"<repeated>"\}\]$/,
+    );
   });
 });
 

@@ -15,6 +15,10 @@ export interface WaitOptions {
   seen?: () => unknown;
 }
 
+export function waitFor<T, U extends T>(
+  probe: () => T | Promise<T>,
+  opts: WaitOptions & { until: (value: T) => value is U },
+): Promise<U>;
 export function waitFor<T>(
   probe: () => T | Promise<T>,
   opts: WaitOptions & { until: (value: T) => boolean },
@@ -76,14 +80,24 @@ function seenNow(seen: () => unknown): string {
 }
 
 function bounded(v: unknown): string {
+  // Whatever a test holds (a simulated org, a process handle) shows without failing: cycles cut, buffers sized.
+  const within = new WeakSet<object>();
   let text: string;
   try {
     text =
       typeof v === 'string'
         ? JSON.stringify(v)
-        : (JSON.stringify(v, (_k, x: unknown) =>
-            typeof x === 'bigint' ? x.toString() : Buffer.isBuffer(x) ? `<${x.length} bytes>` : x,
-          ) ?? String(v));
+        : (JSON.stringify(v, function (this: Record<string, unknown>, k: string, x: unknown) {
+            // A Buffer reaches the replacer already turned to JSON: its size is read from the holder.
+            const raw = this[k];
+            if (Buffer.isBuffer(raw)) return `<${raw.length} bytes>`;
+            if (typeof x === 'bigint') return x.toString();
+            if (typeof x === 'object' && x !== null) {
+              if (within.has(x)) return '<repeated>';
+              within.add(x);
+            }
+            return x;
+          }) ?? String(v));
   } catch {
     text = String(v);
   }

@@ -150,7 +150,8 @@ async function live(cases: readonly LoadedCase[], latenessMs: number): Promise<R
     ]);
     for (let i = 0; i < records.length; i += 100) await stream.append(t.logs, records.slice(i, i + 100));
     const end = (await stream.latestOffsets(t.logs)).get(0)!;
-    await waitFor(async () => ((await stream.committedOffsets(t.logs, group)).get(0) ?? 0) >= end, {
+    await waitFor(async () => (await stream.committedOffsets(t.logs, group)).get(0) ?? 0, {
+      until: (v) => v >= end,
       timeoutMs: 60_000,
       what: `the alerting consumer to evaluate ${end} records`,
     });
@@ -172,10 +173,11 @@ async function live(cases: readonly LoadedCase[], latenessMs: number): Promise<R
     };
     await stream.append(alertsTopic, [record('end', last)]);
     const alertsEnd = (await stream.latestOffsets(alertsTopic)).get(0)!;
-    await waitFor(
-      async () => ((await stream.committedOffsets(alertsTopic, `${group}.clickhouse`)).get(0) ?? 0) >= alertsEnd,
-      { timeoutMs: 60_000, what: 'the ClickHouse output to write every alert' },
-    );
+    await waitFor(async () => (await stream.committedOffsets(alertsTopic, `${group}.clickhouse`)).get(0) ?? 0, {
+      until: (v) => v >= alertsEnd,
+      timeoutMs: 60_000,
+      what: 'the ClickHouse output to write every alert',
+    });
   } finally {
     await alerting.stop();
   }

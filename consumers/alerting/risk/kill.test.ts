@@ -159,10 +159,12 @@ describe('the risk fold under kill -9 (Kafka)', () => {
       for (let k = 0; k < 3; k++) {
         const before = changes.all.length;
         const proc = spawnAlert(configPath);
-        await waitFor(() => changes.all.length >= before + 15, {
+        await waitFor(() => changes.all.length, {
+          until: (n) => n >= before + 15,
           timeoutMs: 90_000,
           intervalMs: 10,
-          what: `progress in run ${k + 1}: ${proc.output().slice(-1500)}`,
+          what: `progress in run ${k + 1}`,
+          seen: () => proc.output().slice(-1500),
         });
         proc.child.kill('SIGKILL');
         await proc.exited;
@@ -172,7 +174,8 @@ describe('the risk fold under kill -9 (Kafka)', () => {
       try {
         await waitFor(() => complete(changes.all, expiresAt, now), {
           timeoutMs: 200_000,
-          what: `every change (${changes.all.length}): ${last.output().slice(-1500)}`,
+          what: 'every change',
+          seen: () => `${changes.all.length} changes; the last run's output: ${last.output().slice(-1500)}`,
         });
       } finally {
         last.child.kill('SIGTERM');
@@ -212,10 +215,12 @@ describe('the risk fold under kill -9 (embedded)', () => {
 
     for (let k = 0; k < 3; k++) {
       const proc = spawnAlert(configPath);
-      await waitFor(() => (proc.output().match(/risk level changed/g) ?? []).length >= 12, {
+      await waitFor(() => (proc.output().match(/risk level changed/g) ?? []).length, {
+        until: (n) => n >= 12,
         timeoutMs: 60_000,
         intervalMs: 5,
-        what: `progress: ${proc.output().slice(-1500)}`,
+        what: 'progress',
+        seen: () => proc.output().slice(-1500),
       });
       proc.child.kill('SIGKILL');
       await proc.exited;
@@ -236,7 +241,8 @@ describe('the risk fold under kill -9 (embedded)', () => {
       try {
         await waitFor(() => complete(changes.all, expiresAt, now), {
           timeoutMs: 60_000,
-          what: `every change (${changes.all.length})`,
+          what: 'every change',
+          seen: () => `${changes.all.length} changes`,
         });
       } finally {
         await alerting.stop();

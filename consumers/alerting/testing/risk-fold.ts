@@ -32,9 +32,13 @@ export async function readChanges(
     await waitFor(
       async () => {
         const c = await stream.committedOffsets(topic, group);
-        return [...end].every(([p, next]) => (c.get(p) ?? 0) >= next);
+        return [...end].map(([p, next]) => ({ partition: p, next, committed: c.get(p) ?? 0 }));
       },
-      { timeoutMs: 60_000, what: `reading ${topic} to its end` },
+      {
+        until: (parts) => parts.every((x) => x.committed >= x.next),
+        timeoutMs: 60_000,
+        what: `reading ${topic} to its end`,
+      },
     );
   };
   const reader: Consumer = await stream.consume({
@@ -97,7 +101,11 @@ export function riskFoldSuite(open: () => Stream, expiresInMs: number, timeoutMs
           ),
           ...riskTravelEvents('globex', [{ user: 'cid', tripAt: now - 600_000 }], now - 1000),
         ]);
-        await waitFor(() => changes.all.length >= 3, { timeoutMs, what: `three rises (${changes.all.length})` });
+        await waitFor(() => changes.all.length, {
+          until: (n) => n >= 3,
+          timeoutMs,
+          what: `three rises (${changes.all.length})`,
+        });
         const rises = changes.all.slice(0, 3);
         expect(rises.map((c) => [c.org, c.entity.id, c.previous, c.current, c.cause]).sort()).toEqual([
           ['acme', '00uann', 'none', 'high', 'finding'],
@@ -110,12 +118,17 @@ export function riskFoldSuite(open: () => Stream, expiresInMs: number, timeoutMs
         expect(decodeState(states.get(ann)!)?.level).toBe('high');
 
         // Nothing more arrives; ann's contribution expires and her level falls.
-        await waitFor(() => changes.all.length >= 4, { timeoutMs: expiresInMs + timeoutMs, what: 'the fall' });
+        await waitFor(() => changes.all.length, {
+          until: (n) => n >= 4,
+          timeoutMs: expiresInMs + timeoutMs,
+          what: 'the fall',
+        });
         const fall = changes.all[3]!;
         expect([fall.entity.id, fall.previous, fall.current, fall.cause]).toEqual(['00uann', 'high', 'none', 'expiry']);
         expect(fall.at).toBe(new Date(now + expiresInMs).toISOString());
         expect(fall.alert_id).toBe(rises.find((c) => c.entity.id === '00uann')!.alert_id);
-        await waitFor(async () => (await stream.readLatestByKey(topics.state)).get(ann)?.value.length === 0, {
+        await waitFor(async () => (await stream.readLatestByKey(topics.state)).get(ann)?.value.length, {
+          until: (n) => n === 0,
           timeoutMs,
           what: "ann's tombstone",
         });
@@ -128,7 +141,11 @@ export function riskFoldSuite(open: () => Stream, expiresInMs: number, timeoutMs
           // After every event so far (there is no allowed lateness): Paris, then New York half a second later.
           riskTravelEvents('acme', [{ user: 'dan', tripAt: Date.now() }], Date.now() + 1000, 500),
         );
-        await waitFor(() => changes.all.some((c) => c.entity.id === '00udan'), { timeoutMs, what: "dan's rise" });
+        await waitFor(() => changes.all, {
+          until: (got) => got.some((c) => c.entity.id === '00udan'),
+          timeoutMs,
+          what: "dan's rise",
+        });
         expect(changes.all.map((c) => `${c.entity.id}:${c.current}`).sort()).toEqual([
           '00uann:high',
           '00uann:none',

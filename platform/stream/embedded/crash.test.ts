@@ -25,7 +25,11 @@ async function runAndKill(tag: string, minAcks: number): Promise<{ plain: string
   const exited = new Promise<NodeJS.Signals | null>((resolve) => proc.on('exit', (_code, signal) => resolve(signal)));
   const acks = () => out.split('\n').filter((l) => l.startsWith('ack ')).length;
   try {
-    await waitFor(() => acks() >= minAcks || proc.exitCode !== null, { timeoutMs: 30_000, what: `${minAcks} acks` });
+    await waitFor(() => acks() >= minAcks || proc.exitCode !== null, {
+      timeoutMs: 30_000,
+      what: `${minAcks} acks`,
+      seen: () => ({ 'acks()': acks(), 'proc.exitCode': proc.exitCode }),
+    });
   } finally {
     proc.kill('SIGKILL');
   }

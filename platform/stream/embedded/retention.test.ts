@@ -55,9 +55,9 @@ describe('segment roll and retention', () => {
     await waitFor(
       async () => {
         const committed = await s1.committedOffsets('events', 'sink');
-        return [...ends].every(([p, end]) => (committed.get(p) ?? 0) === end);
+        return [...ends].map(([p, end]) => ({ partition: p, end, committed: committed.get(p) ?? 0 }));
       },
-      { what: 'sink caught up' },
+      { until: (parts) => parts.every((x) => x.committed === x.end), what: 'sink caught up' },
     );
     await c.stop();
     // More segments after the commits, so the commit records themselves age out.
@@ -92,7 +92,7 @@ describe('segment roll and retention', () => {
       maxBatchWaitMs: 5,
       handler: async (b) => void resumed.push(...b.records),
     });
-    await waitFor(() => resumed.length === 4, { what: 'records after retention' });
+    await waitFor(() => resumed.length, { until: (n) => n === 4, what: 'records after retention' });
     for (const r of resumed) expect(r.offset).toBeGreaterThanOrEqual(ends.get(r.partition)!);
     expect(resumed.map((r) => r.value.toString().split('-')[1]).sort()).toEqual(['100', '101', '102', '103']);
     // A new group finds only what was retained: the old events are gone.
@@ -106,14 +106,14 @@ describe('segment roll and retention', () => {
     // Retention on a running log, with a consumer live: roll more segments, then age them out.
     for (let i = 200; i < 240; i += 2) await s2.append('events', events(i, 2));
     await s2.append('cursors', [cursor('org3', 'c1')]);
-    await waitFor(() => resumed.length === 44, { what: 'live consumer caught up' });
+    await waitFor(() => resumed.length, { until: (n) => n === 44, what: 'live consumer caught up' });
     await fill(s2, 3);
     expect(segmentFiles(dataDir).length).toBeGreaterThan(3);
     const deleted = await s2.enforceRetention(Date.now() + 10 * DAY);
     expect(deleted).toBeGreaterThan(2);
     expect(segmentFiles(dataDir)).toHaveLength(1);
     await s2.append('events', events(300, 4));
-    await waitFor(() => resumed.length === 48, { what: 'live consumer across retention' });
+    await waitFor(() => resumed.length, { until: (n) => n === 48, what: 'live consumer across retention' });
     expect(
       resumed
         .map((r) => r.value.toString().split('-')[1])

@@ -110,7 +110,10 @@ describe('embedded stream API', () => {
         await gate;
       },
     })) as EmbeddedConsumer;
-    await waitFor(() => seen.length === 10 && c.bufferedRecords >= 20, { what: 'handler blocked, buffer full' });
+    await waitFor(() => seen.length === 10 && c.bufferedRecords >= 20, {
+      what: 'handler blocked, buffer full',
+      seen: () => ({ 'seen.length': seen.length, 'c.bufferedRecords': c.bufferedRecords }),
+    });
     // The handler is stuck and the log holds 490 more records: a reader that
     // ignored the pause would buffer them all. Sample the buffer for a while.
     let most = 0;
@@ -120,7 +123,7 @@ describe('embedded stream API', () => {
     }
     expect(most).toBeLessThanOrEqual(20 + 10 + 10); // limit + one read + one frame
     release();
-    await waitFor(() => seen.length === 500, { what: 'all records after resume' });
+    await waitFor(() => seen.length, { until: (n) => n === 500, what: 'all records after resume' });
     expect(seen).toEqual(Array.from({ length: 500 }, (_, i) => i));
     await c.stop();
     await s.close();
@@ -149,7 +152,8 @@ describe('process lock', () => {
       opened = true;
       return s;
     });
-    await waitFor(() => lines().some((l) => String(l.msg).includes('waiting for it to exit')), {
+    await waitFor(() => lines(), {
+      until: (got) => got.some((l) => String(l.msg).includes('waiting for it to exit')),
       what: 'the opener to wait',
     });
     expect(opened).toBe(false);

@@ -48,10 +48,17 @@ export async function readAll(stream: EmbeddedStream, topic: string): Promise<Co
     },
   });
   try {
-    await waitFor(() => [...ends].every(([p, end]) => end === 0 || reached.get(p) === end), {
-      timeoutMs: 10_000,
-      what: `all of ${topic}`,
-    });
+    await waitFor(
+      () =>
+        [...ends]
+          .filter(([p, end]) => end !== 0 && reached.get(p) !== end)
+          .map(([partition, end]) => ({ partition, end, reached: reached.get(partition) ?? null })),
+      {
+        until: (behind) => behind.length === 0,
+        timeoutMs: 10_000,
+        what: `all of ${topic}`,
+      },
+    );
   } finally {
     await consumer.stop();
     // A one-off reader: it must not hold retention back afterwards.

@@ -53,16 +53,19 @@ describe('kafka consumer back-pressure', () => {
         },
       }),
     );
-    await waitFor(() => events.some((e) => e.type === 'paused'), { what: 'partition paused' });
+    await waitFor(() => events, { until: (got) => got.some((e) => e.type === 'paused'), what: 'partition paused' });
     for (let i = 50; i < 300; i += 25) await stream.append(topic, records(i, 25));
     // Stuck handler: one call in flight, nothing more handed over, nothing committed.
     expect(calls).toBe(1);
     expect((await stream.committedOffsets(topic, group)).get(0)).toBeUndefined();
 
     release();
-    await waitFor(() => got.length >= 300, { what: 'all 300 records', timeoutMs: 30_000 });
+    await waitFor(() => got.length, { until: (n) => n >= 300, what: 'all 300 records', timeoutMs: 30_000 });
     expect(got).toEqual(Array.from({ length: 300 }, (_, i) => i));
     expect(events.some((e) => e.type === 'resumed')).toBe(true);
-    await waitFor(async () => (await stream!.committedOffsets(topic, group)).get(0) === 300, { what: 'commit at 300' });
+    await waitFor(async () => (await stream!.committedOffsets(topic, group)).get(0), {
+      until: (n) => n === 300,
+      what: 'commit at 300',
+    });
   });
 });

@@ -86,15 +86,22 @@ export function largePageCases(samplesFrom: string, samples: () => ReadonlyArray
       consumers.push(
         await s.consume({ topic, group, maxBatchWaitMs: 20, handler: async (b) => void got.push(...b.records) }),
       );
-      await waitFor(() => got.length >= expected, { what: `${expected} records of ${topic}`, timeoutMs: 30_000 });
+      await waitFor(() => got.length, {
+        until: (n) => n >= expected,
+        what: `${expected} records of ${topic}`,
+        timeoutMs: 30_000,
+      });
       // Everything in the log (markers included) is committed: no copy can arrive later.
       const end = await s.latestOffsets(topic);
       await waitFor(
         async () => {
           const committed = await s.committedOffsets(topic, group);
-          return [...end].every(([p, o]) => o === 0 || committed.get(p) === o);
+          return [...end].map(([p, o]) => ({ partition: p, end: o, committed: committed.get(p) ?? null }));
         },
-        { what: `${group} at the end of ${topic}` },
+        {
+          until: (parts) => parts.every((x) => x.end === 0 || x.committed === x.end),
+          what: `${group} at the end of ${topic}`,
+        },
       );
       return got;
     }

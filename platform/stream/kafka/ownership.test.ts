@@ -117,12 +117,20 @@ describe('kafka ownership', () => {
     expect(ja.current()).toBe(true);
     expect(ja.partitionOf('system-log:acme')).toBe(ja.partitionOf('system-log:acme'));
     const jb = await join(b, held.b);
-    await waitFor(() => held.a.size === 2 && held.b.size === 2, { timeoutMs: 15_000, what: 'two partitions each' });
+    await waitFor(() => held.a.size === 2 && held.b.size === 2, {
+      timeoutMs: 15_000,
+      what: 'two partitions each',
+      seen: () => ({ 'held.a.size': held.a.size, 'held.b.size': held.b.size }),
+    });
     expect([...held.a, ...held.b].sort()).toEqual([0, 1, 2, 3]);
     const left = Date.now();
     await ja.stop();
     expect(held.a.size).toBe(0);
-    await waitFor(() => held.b.size === 4, { timeoutMs: 10_000, what: 'the survivor to own all four' });
+    await waitFor(() => held.b.size, {
+      until: (n) => n === 4,
+      timeoutMs: 10_000,
+      what: 'the survivor to own all four',
+    });
     // Leaving the group hands over within a few heartbeats, not a session time-out.
     expect(Date.now() - left).toBeLessThan(4_000);
     await jb.stop();

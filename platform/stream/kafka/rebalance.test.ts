@@ -103,32 +103,37 @@ describe('kafka consumer group rebalancing', () => {
     const m1 = await stream(observe);
     const c1 = await m1.stream.consume(consumeOpts('m1'));
     m1.consumers.push(c1);
-    await waitFor(() => (byMember.get('m1') ?? 0) >= 30, { what: 'first member under way' });
+    await waitFor(() => byMember.get('m1') ?? 0, { until: (n) => n >= 30, what: 'first member under way' });
 
     holdM1 = new Promise((r) => (release = r));
     const m2 = await stream(observe);
     m2.consumers.push(await m2.stream.consume(consumeOpts('m2')));
-    await waitFor(() => events.some((e) => e.type === 'assigned' && e.consumer !== events[0]!.consumer), {
+    await waitFor(() => events, {
+      until: (got) => got.some((e) => e.type === 'assigned' && e.consumer !== events[0]!.consumer),
       what: 'second member assigned',
     });
     holdM1 = null;
     release();
     for (let i = 100; i < 200; i += 10) await producer.stream.append(topic, records(i, 10));
-    await waitFor(() => (byMember.get('m2') ?? 0) > 0, { what: 'second member handling records' });
+    await waitFor(() => byMember.get('m2') ?? 0, { until: (n) => n > 0, what: 'second member handling records' });
 
     await c1.stop();
     m1.consumers.splice(0);
     for (let i = 200; i < 300; i += 10) await producer.stream.append(topic, records(i, 10));
 
-    await waitFor(() => seen.size === 300, { what: 'all 300 records handled', timeoutMs: 45_000 });
+    await waitFor(() => seen.size, { until: (n) => n === 300, what: 'all 300 records handled', timeoutMs: 45_000 });
     const hw = await highWatermarks(topic);
     expect([...hw.values()].reduce((a, b) => a + b, 0)).toBe(300);
     await waitFor(
       async () => {
         const committed = await producer.stream.committedOffsets(topic, group);
-        return [...hw].every(([p, end]) => committed.get(p) === end);
+        return [...hw].map(([p, end]) => ({ partition: p, end, committed: committed.get(p) ?? null }));
       },
-      { what: 'committed offsets at the high watermarks', timeoutMs: 30_000 },
+      {
+        until: (parts) => parts.every((x) => x.committed === x.end),
+        what: 'committed offsets at the high watermarks',
+        timeoutMs: 30_000,
+      },
     );
 
     // The scenario really rebalanced: the second member got partitions the first one gave up.
@@ -191,9 +196,14 @@ describe('partition callbacks across members (Kafka)', () => {
     b.consumers.push(cb);
     const split = () =>
       mine.a.size > 0 && mine.b.size > 0 && mine.a.size + mine.b.size === 4 && [...mine.a].every((p) => !mine.b.has(p));
-    await waitFor(split, { timeoutMs: 30_000, what: `a split (${[...mine.a]} / ${[...mine.b]})` });
+    await waitFor(split, { timeoutMs: 30_000, what: 'a split', seen: () => ({ a: [...mine.a], b: [...mine.b] }) });
     await ca.stop();
     expect(mine.a.size).toBe(0);
-    await waitFor(() => mine.b.size === 4, { timeoutMs: 30_000, what: `all to b (${[...mine.b]})` });
+    await waitFor(() => mine.b.size, {
+      until: (n) => n === 4,
+      timeoutMs: 30_000,
+      what: 'all to b',
+      seen: () => ({ a: [...mine.a], b: [...mine.b] }),
+    });
   }, 60_000);
 });

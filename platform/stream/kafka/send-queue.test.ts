@@ -44,7 +44,7 @@ describe('SendQueue', () => {
     expect(h.calls).toEqual([[{ topic: 't1', messages: msgs('a') }]]);
     h.pending[0]!.resolve();
     await a.done;
-    await waitFor(() => h.calls.length === 2);
+    await waitFor(() => h.calls.length, { until: (n) => n === 2 });
     expect(h.calls[1]).toEqual([
       { topic: 't1', messages: msgs('b1', 'b2', 'd') },
       { topic: 't2', messages: msgs('c') },
@@ -60,10 +60,10 @@ describe('SendQueue', () => {
     h.queue.enqueue('t', msgs('x'), 10);
     for (const v of ['a', 'b', 'c']) h.queue.enqueue('t', msgs(v), 10);
     h.pending[0]!.resolve();
-    await waitFor(() => h.calls.length === 2);
+    await waitFor(() => h.calls.length, { until: (n) => n === 2 });
     expect(h.calls[1]).toEqual([{ topic: 't', messages: msgs('a', 'b') }]);
     h.pending[1]!.resolve();
-    await waitFor(() => h.calls.length === 3);
+    await waitFor(() => h.calls.length, { until: (n) => n === 3 });
     expect(h.calls[2]).toEqual([{ topic: 't', messages: msgs('c') }]);
   });
 
@@ -75,7 +75,7 @@ describe('SendQueue', () => {
     gaveUp.abandon();
     h.pending[0]!.resolve();
     await expect(gaveUp.done).rejects.toBeInstanceOf(HooklogError);
-    await waitFor(() => h.calls.length === 2);
+    await waitFor(() => h.calls.length, { until: (n) => n === 2 });
     expect(h.calls[1]).toEqual([{ topic: 't', messages: msgs('kept') }]);
     h.pending[1]!.resolve();
     await kept.done;
@@ -88,7 +88,7 @@ describe('SendQueue', () => {
     const broken = new Error('broker gone');
     h.pending[0]!.reject(broken);
     await expect(first.done).rejects.toBe(broken);
-    await waitFor(() => h.calls.length === 2);
+    await waitFor(() => h.calls.length, { until: (n) => n === 2 });
     h.pending[1]!.resolve();
     await second.done;
   });

@@ -85,6 +85,10 @@ describe('kafka consumers kafkajs gives up on (Kafka)', () => {
     await waitFor(() => replaced(readGroup).length >= 1 && replaced(ownGroup).length >= 1, {
       timeoutMs: 30_000,
       what: 'both members replaced after GROUP_MAX_SIZE_REACHED',
+      seen: () => ({
+        'replaced(readGroup).length': replaced(readGroup).length,
+        'replaced(ownGroup).length': replaced(ownGroup).length,
+      }),
     });
     expect(read.size).toBe(0);
     expect(owned.size).toBe(0);
@@ -93,8 +97,12 @@ describe('kafka consumers kafkajs gives up on (Kafka)', () => {
 
     for (const h of holders) await h.disconnect();
     // The back-off stays within the policy's cap (30 s); the session time-out has nothing to wait for (they left).
-    await waitFor(() => sent.every((id) => read.has(id)), { timeoutMs: 90_000, what: 'every record read' });
-    await waitFor(() => owned.size === 2, { timeoutMs: 90_000, what: 'both partitions owned' });
+    await waitFor(() => sent.filter((id) => !read.has(id)), {
+      until: (unread) => unread.length === 0,
+      timeoutMs: 90_000,
+      what: 'every record read',
+    });
+    await waitFor(() => owned.size, { until: (n) => n === 2, timeoutMs: 90_000, what: 'both partitions owned' });
     expect([...read.values()].every((n) => n === 1)).toBe(true);
     expect(assignment.current()).toBe(true);
   }, 240_000);

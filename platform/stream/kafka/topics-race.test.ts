@@ -38,8 +38,12 @@ describe('kafka topic creation', () => {
       // may still answer NOT_LEADER_FOR_PARTITION (retriable) for a moment, so this polls with a deadline.
       await opened[opened.length - 1]!.append(specs[0]!.name, [{ key: 'k', value: Buffer.from('v'), headers: {} }]);
       await waitFor(
-        async () => [...(await opened[0]!.latestOffsets(specs[0]!.name)).values()].reduce((n, o) => n + o, 0) === 1,
-        { timeoutMs: 20_000, what: `the appended record visible to another instance in round ${round}` },
+        async () => [...(await opened[0]!.latestOffsets(specs[0]!.name)).values()].reduce((n, o) => n + o, 0),
+        {
+          until: (n) => n === 1,
+          timeoutMs: 20_000,
+          what: `the appended record visible to another instance in round ${round}`,
+        },
       );
     }
   });

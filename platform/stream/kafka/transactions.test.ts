@@ -36,7 +36,7 @@ async function readUncommitted(topic: string, expected: number): Promise<string[
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({ eachMessage: async ({ message }) => void values.push(message.value!.toString()) });
   try {
-    await waitFor(() => values.length >= expected, { what: `${expected} raw records` });
+    await waitFor(() => values.length, { until: (n) => n >= expected, what: `${expected} raw records` });
     return values;
   } finally {
     await consumer.disconnect();
@@ -102,14 +102,18 @@ describe('kafka transactions', () => {
         handler: async (b) => void got.push(...b.records.map((r) => r.value.toString())),
       }),
     );
-    await waitFor(() => got.includes('e3'), { what: 'the committed record after the aborted transaction' });
+    await waitFor(() => got, {
+      until: (seenNow) => seenNow.includes('e3'),
+      what: 'the committed record after the aborted transaction',
+    });
     expect(got).toEqual(['e1', 'e3']);
     const admin2 = client().admin();
     await admin2.connect();
     const [end] = await admin2.fetchTopicOffsets(events);
     await admin2.disconnect();
     expect(Number(end!.high)).toBe(6); // e1, commit marker, aborted-event, abort marker, e3, commit marker
-    await waitFor(async () => (await stream!.committedOffsets(events, group)).get(0) === 6, {
+    await waitFor(async () => (await stream!.committedOffsets(events, group)).get(0), {
+      until: (n) => n === 6,
       what: 'commit at the end of the log',
     });
 
