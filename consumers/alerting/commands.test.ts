@@ -234,11 +234,11 @@ describe('hooklog hunt and hooklog rules', () => {
   });
 
   it('rules lint checks risk declarations: in rule files with their line, and the config’s by rule id', async () => {
-    const dir = join(t.dir, 'lint-risk');
-    mkdirSync(dir);
-    writeFileSync(join(dir, 'sigma.yml'), SIGMA);
+    const riskDir = join(t.dir, 'lint-risk');
+    mkdirSync(riskDir);
+    writeFileSync(join(riskDir, 'sigma.yml'), SIGMA);
     writeFileSync(
-      join(dir, 'own.yaml'),
+      join(riskDir, 'own.yaml'),
       stringify([
         { id: 'ok', detection: 'eventType eq "a"', risk: { level: 'high', ttl: '24h', reason: 'r' } },
         {
@@ -254,27 +254,27 @@ describe('hooklog hunt and hooklog rules', () => {
     const config = parse(readFileSync(t.configPath, 'utf8')) as Record<string, unknown>;
     const withRisk = join(t.dir, 'risk.yaml');
     const risk = (rules: Record<string, unknown>) =>
-      writeFileSync(withRisk, stringify({ ...config, alerting: { rule_paths: [dir], risk: { rules } } }));
+      writeFileSync(withRisk, stringify({ ...config, alerting: { rule_paths: [riskDir], risk: { rules } } }));
     risk({ 'no.such.rule': { level: 'low', ttl: '1h', reason: 'r' } });
     // The config's own paths: an id no rule has is an error; the file's misfit rule too, at its line.
     let r = await runCli(['--config', withRisk, 'rules', 'lint', '-f', 'json']);
     expect(r.code).toBe(1);
     expect(
       (JSON.parse(r.stdout) as Array<{ where: string; problem: string }>).map((x) => [
-        x.where.replace(`${dir}/`, ''),
+        x.where.replace(`${riskDir}/`, ''),
         x.problem,
       ]),
     ).toEqual([
       [
         `own.yaml:${
-          readFileSync(join(dir, 'own.yaml'), 'utf8')
+          readFileSync(join(riskDir, 'own.yaml'), 'utf8')
             .split('\n')
             .findIndex((l) => l.includes('id: by-ip')) + 1
         }`,
         expect.stringContaining("a threshold rule declaring risk must group by the actor's id or login"),
       ],
     ]);
-    writeFileSync(join(dir, 'own.yaml'), stringify([{ id: 'ok', detection: 'eventType eq "a"' }]));
+    writeFileSync(join(riskDir, 'own.yaml'), stringify([{ id: 'ok', detection: 'eventType eq "a"' }]));
     r = await runCli(['--config', withRisk, 'rules', 'lint', '-f', 'json']);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toEqual([

@@ -291,7 +291,7 @@ describe('the scheduler on a stream', () => {
         });
         const end = stream.endOffsets('alerts');
         await waitFor(() => seen.length, {
-          until: (n) => n >= [...end.values()].reduce((a, b) => a + b, 0),
+          until: (total) => total >= [...end.values()].reduce((a, b) => a + b, 0),
           what: 'alerts read',
         });
         await c.stop();
@@ -299,7 +299,7 @@ describe('the scheduler on a stream', () => {
       };
       let s = await startScheduler(opts);
       await waitFor(async () => (await stream.readLatestByKey('state')).size, {
-        until: (n) => n === 2,
+        until: (total) => total === 2,
         what: 'both rules checkpointed',
       });
       await s.stop();

@@ -183,7 +183,7 @@ describe('counted once per (org, uuid)', () => {
     const committed = async (n: number) =>
       waitFor(
         async () => [...(await stream.committedOffsets(topics.logs, group)).values()].reduce((x, y) => x + y, 0),
-        { until: (committed) => committed === n, what: `${n} committed` },
+        { until: (sum) => sum === n, what: `${n} committed` },
       );
     try {
       // Two rounds, so the copies are separate inserts (separate parts) that only a merge or FINAL folds.

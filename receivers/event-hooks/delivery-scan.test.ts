@@ -79,8 +79,8 @@ describe('scanDelivery: event ranges and depth', () => {
           list: [pick(strings), { deep: [[pick(strings)]] }],
         }),
       );
-      const delivery = { eventType: 'com.okta.event_hook', eventId: `e${round}`, data: { events } };
-      const body = Buffer.from(JSON.stringify(delivery, null, pick([0, 1, 2, '\t'])));
+      const sent = { eventType: 'com.okta.event_hook', eventId: `e${round}`, data: { events } };
+      const body = Buffer.from(JSON.stringify(sent, null, pick([0, 1, 2, '\t'])));
       const found = texts(body);
       expect(found).toHaveLength(events.length);
       found!.forEach((t, i) => expect(JSON.parse(t)).toEqual(events[i]));
@@ -364,8 +364,12 @@ describe('parseDelivery decides as JSON.parse and the schemas do', () => {
       );
       const out = corrupted(Buffer.from(JSON.stringify(sent, null, pick([0, 0, 1, '\t']))), rand);
       both(out);
-      const p = parseDelivery(out, ctx);
-      const verdict = p.ok ? (p.rejected.length > 0 ? 'some events dead-lettered' : 'accepted') : p.rejection;
+      const parsed = parseDelivery(out, ctx);
+      const verdict = parsed.ok
+        ? parsed.rejected.length > 0
+          ? 'some events dead-lettered'
+          : 'accepted'
+        : parsed.rejection;
       verdicts.set(verdict, (verdicts.get(verdict) ?? 0) + 1);
     }
     // Every branch was exercised: whole deliveries taken, events dead-lettered, bodies refused for each reason.

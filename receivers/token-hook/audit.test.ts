@@ -191,7 +191,7 @@ describe('audit trail', () => {
         );
         return got;
       },
-      { until: (rows) => rows.length === 3, what: '3 rows in token_decisions' },
+      { until: (found) => found.length === 3, what: '3 rows in token_decisions' },
     );
     const rowByOutcome = new Map(rows.map((r) => [r.outcome, r]));
     expect(JSON.parse(rowByOutcome.get('commands')!.commands)).toEqual(byOutcome.get('commands')!.commands);

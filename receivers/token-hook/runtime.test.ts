@@ -62,7 +62,7 @@ describe('token hook in the running process', () => {
         );
         return got;
       },
-      { until: (rows) => rows.length > 0, what: 'a row in token_decisions' },
+      { until: (found) => found.length > 0, what: 'a row in token_decisions' },
     );
     expect(rows).toEqual([{ outcome: 'commands', rules_matched: ['tag'], hook_id: 'th' }]);
     const applied = await store.query<{ name: string }>(

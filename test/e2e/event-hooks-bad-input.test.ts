@@ -254,7 +254,7 @@ describe('event hooks: bad input (Kafka stream, real CLI)', () => {
         const r = await sqlRows(inst, `SELECT raw FROM events FINAL WHERE uuid = '${e.uuid}'`);
         return r;
       },
-      { until: (rows) => rows.length === 1, what: 'the event with __proto__ keys' },
+      { until: (found) => found.length === 1, what: 'the event with __proto__ keys' },
     );
     expect(String(rows[0]!.raw)).toContain('"__proto__":{"isAdmin":true}');
     expect(String(rows[0]!.raw)).toContain('"constructor":{"prototype":{"polluted":true}}');

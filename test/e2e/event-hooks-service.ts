@@ -168,7 +168,7 @@ export function describeServiceDrive(mode: string, brokers: () => string | undef
           );
           return r;
         },
-        { until: (rows) => rows.length >= acked.size, timeoutMs: 30_000, what: `${acked.size} events in ClickHouse` },
+        { until: (found) => found.length >= acked.size, timeoutMs: 30_000, what: `${acked.size} events in ClickHouse` },
       );
       expect(rows).toHaveLength(acked.size);
       for (const row of rows) {

@@ -103,7 +103,7 @@ describe('event hooks with the stream down (Kafka)', () => {
 
     // The broker is back: once hooklog's stream answers again, the service's retries arrive.
     await waitFor(async () => (await fetch(`${daemon!.url}/readyz`)).status, {
-      until: (n) => n === 200,
+      until: (count) => count === 200,
       timeoutMs: 60_000,
       what: 'hooklog ready again',
     });

@@ -91,7 +91,7 @@ describe('event hooks over HTTPS served by hooklog itself', () => {
         const r = await sqlRows(inst, `SELECT raw FROM events FINAL WHERE org = '${inst.org}' ORDER BY uuid`);
         return r;
       },
-      { until: (rows) => rows.length === 3, what: 'three events' },
+      { until: (found) => found.length === 3, what: 'three events' },
     );
     expect(rows.map((r) => JSON.parse(String(r.raw)))).toEqual(
       [...events].sort((a, b) => a.uuid.localeCompare(b.uuid)),

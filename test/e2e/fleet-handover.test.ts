@@ -120,7 +120,7 @@ describe('a SIGTERM hand-over on a broker with the default initial rebalance del
     // d takes two orgs (one cursors partition each); c keeps the other two.
     const ofD = () => fresh.filter((o) => requestsBy(o, 'tok-d').length > 0);
     const taken = await waitFor(ofD, {
-      until: (orgs) => orgs.length === 2,
+      until: (polling) => polling.length === 2,
       timeoutMs: 60_000,
       what: 'd polling two orgs',
       seen: () => ofD().map((o) => o.id),

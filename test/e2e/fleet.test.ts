@@ -136,7 +136,11 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
     const arrivals = setInterval(() => addLive(orgs, 2, seq), 500);
     const sender = deliver();
     try {
-      await waitFor(() => deliveries, { until: (n) => n >= 40, timeoutMs: 30_000, what: 'deliveries before the kill' });
+      await waitFor(() => deliveries, {
+        until: (count) => count >= 40,
+        timeoutMs: 30_000,
+        what: 'deliveries before the kill',
+      });
 
       // kill -9 instance 0: its orgs stay with it until its session times out, then move.
       const owned0 = orgs.filter((o) => o.sim.requests.filter((r) => r.at >= settled).at(-1)?.client === 'SSWS tok-0');
@@ -199,7 +203,7 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
       await waitFor(() => polling('tok-1', Date.now() - 1_000), {
         seen: () => ({
           'requests by the restarted instance': orgs.reduce(
-            (n, o) => n + o.sim.requests.filter((r) => r.client === 'SSWS tok-1').length,
+            (count, o) => count + o.sim.requests.filter((r) => r.client === 'SSWS tok-1').length,
             0,
           ),
         }),
@@ -207,7 +211,7 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
         what: 'the restarted instance polling',
       });
       await waitFor(() => deliveries, {
-        until: (n) => n >= 120,
+        until: (count) => count >= 120,
         timeoutMs: 60_000,
         what: 'deliveries after the restart',
       });
@@ -228,7 +232,11 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
           const [row] = await sql(`SELECT count() AS n FROM events FINAL WHERE org != '${inst.org}'`);
           return Number(row!.n);
         },
-        { until: (n) => n >= expectPolled, timeoutMs: 60_000, what: `${expectPolled} polled events in ClickHouse` },
+        {
+          until: (count) => count >= expectPolled,
+          timeoutMs: 60_000,
+          what: `${expectPolled} polled events in ClickHouse`,
+        },
       );
       for (const o of orgs) {
         const rows = await sql(`SELECT uuid FROM events FINAL WHERE org = '${o.id}'`);
@@ -246,7 +254,7 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
           return Number(row!.n);
         },
         {
-          until: (n) => n >= acked.size,
+          until: (count) => count >= acked.size,
           timeoutMs: 30_000,
           what: `${acked.size} acknowledged hook events in ClickHouse`,
         },
@@ -263,7 +271,7 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
       const alerts = await Collector.start(reader, `${topics.logs.replace(/\.logs$/, '')}.alerts`);
       const [raw] = await sql(`SELECT count() AS n FROM ${EVENTS_TABLE}`);
       await waitFor(() => logs.records.length, {
-        until: (n) => n >= Number(raw!.n),
+        until: (count) => count >= Number(raw!.n),
         timeoutMs: 30_000,
         what: 'the logs topic read',
       });
@@ -294,7 +302,7 @@ describe('a fleet of hooklog processes on one Kafka cluster', () => {
         () =>
           new Set(alerts.records.flatMap((r) => (JSON.parse(r.value.toString()) as { event_ids: string[] }).event_ids))
             .size,
-        { until: (n) => n >= marked.length, timeoutMs: 30_000, what: `${marked.length} alerts` },
+        { until: (count) => count >= marked.length, timeoutMs: 30_000, what: `${marked.length} alerts` },
       );
       const ids = alerts.records.map((r) => r.headers['hooklog-alert-id']!);
       expect(duplicates(ids)).toEqual([]);

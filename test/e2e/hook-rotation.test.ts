@@ -66,7 +66,7 @@ describe('rotating an event hook secret', () => {
     })();
     const carried = (secret: string) => world.api.attempts.filter((a) => a.secret === secret).length;
     try {
-      await waitFor(() => carried(OLD), { until: (n) => n >= 5, what: 'deliveries with the old secret' });
+      await waitFor(() => carried(OLD), { until: (count) => count >= 5, what: 'deliveries with the old secret' });
 
       // Step 2: plan shows the rotation, apply registers the first secret (PUT, verified again).
       const plan = await cli(['hooks', 'plan'], rotating);
@@ -74,7 +74,7 @@ describe('rotating an event hook secret', () => {
       const apply = await cli(['hooks', 'apply'], rotating);
       expect(apply.code, apply.stderr).toBe(0);
       expect(apply.stdout).toMatch(/event hook "okta-main" \(org [^,]+, who\w+\): updated, verified/);
-      await waitFor(() => carried(NEW), { until: (n) => n >= 5, what: 'deliveries with the new secret' });
+      await waitFor(() => carried(NEW), { until: (count) => count >= 5, what: 'deliveries with the new secret' });
 
       // Step 3: the service uses the new one; the old one's count has stopped growing.
       const status = await cli(['hooks', 'plan'], rotating);
@@ -87,7 +87,10 @@ describe('rotating an event hook secret', () => {
       const oldUses = await used('2');
       expect(oldUses).toBeGreaterThanOrEqual(5);
       const newUses = await used('1');
-      await waitFor(async () => await used('1'), { until: (n) => n > newUses + 3, what: 'the new secret in use' });
+      await waitFor(async () => await used('1'), {
+        until: (count) => count > newUses + 3,
+        what: 'the new secret in use',
+      });
       expect(await used('2')).toBe(oldUses);
     } finally {
       flowing = false;

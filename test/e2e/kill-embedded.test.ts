@@ -38,7 +38,7 @@ describe('kill -9 after acknowledgement (embedded)', () => {
         return rs?.rows ?? [];
       },
       {
-        until: (rows) => rows.length >= acked.length,
+        until: (found) => found.length >= acked.length,
         timeoutMs: 30_000,
         what: `${acked.length} acknowledged events after restart`,
       },

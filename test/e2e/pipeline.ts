@@ -100,7 +100,7 @@ export function describePipeline(mode: string, brokers: () => string | undefined
           );
           return r;
         },
-        { until: (rows) => rows.length === 11, what: '11 uuids' },
+        { until: (found) => found.length === 11, what: '11 uuids' },
       );
       expect(rows.every((r) => r.n === '1')).toBe(true);
     });

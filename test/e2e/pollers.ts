@@ -136,7 +136,7 @@ export function describePollers(mode: string, brokers: () => string | undefined)
       const count = async (sql: string) => Number((await queryViaAdminSocket(dataDir, sql))?.rows[0]?.n ?? -1);
       // Catch up under live arrivals first, then stop them and wait for the tail.
       await waitFor(async () => await count(`SELECT uniqExact(uuid) AS n FROM events WHERE org = '${org}'`), {
-        until: (n) => n >= 45_000,
+        until: (polled) => polled >= 45_000,
         what: 'catch-up',
         timeoutMs: 120_000,
         intervalMs: 500,
@@ -151,7 +151,7 @@ export function describePollers(mode: string, brokers: () => string | undefined)
           legacy: await count(`SELECT uniqExact(event_id) AS n FROM legacy_events WHERE org = '${org}'`),
         }),
         {
-          until: (n) => n.events === logs.length && n.legacy === legacy.length,
+          until: (c) => c.events === logs.length && c.legacy === legacy.length,
           what: `${logs.length} events and ${legacy.length} legacy events`,
           timeoutMs: 60_000,
           intervalMs: 500,
@@ -187,7 +187,7 @@ export function describePollers(mode: string, brokers: () => string | undefined)
           .topic_prefix;
         const collector = await Collector.start(stream, topicNames(prefix).logs);
         await waitFor(() => collector.records.length, {
-          until: (n) => n >= logs.length,
+          until: (polled) => polled >= logs.length,
           what: 'the logs topic read back',
           timeoutMs: 60_000,
         });

@@ -59,7 +59,7 @@ export function describeSsfCli(run: SsfCliRun): void {
           const r = await sql(q);
           return r;
         },
-        { until: (rows) => rows.length >= atLeast, timeoutMs: 60_000, what },
+        { until: (found) => found.length >= atLeast, timeoutMs: 60_000, what },
       );
 
     beforeAll(async () => {

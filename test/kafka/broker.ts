@@ -313,9 +313,9 @@ export async function startKafkaBroker(opts: StartKafkaBrokerOptions = {}): Prom
   return {
     brokers: `127.0.0.1:${port}`,
     dataDir,
-    async restart(opts = {}) {
+    async restart(how = {}) {
       await halt();
-      await opts.whileDown?.();
+      await how.whileDown?.();
       await launch();
     },
     async stop() {

@@ -304,13 +304,13 @@ export class SimulatedOrg extends EventEmitter implements SimOrg {
     if (api === 'logs') {
       const checked = checkLogsQuery(url.searchParams, now, (this.#o.maxSinceDays ?? 180) * DAY);
       if (!checked.ok)
-        return { ...checked.rejection, body: body(checked.rejection), violation: checked.rejection.summary };
+        return { ...checked.rejection, body: errorBody(checked.rejection), violation: checked.rejection.summary };
       this.breaches.push(...checked.breaches);
       return logsPage(this.logs, checked.value, ctx);
     }
     const checked = checkEventsQuery(url.searchParams);
     if (!checked.ok)
-      return { ...checked.rejection, body: body(checked.rejection), violation: checked.rejection.summary };
+      return { ...checked.rejection, body: errorBody(checked.rejection), violation: checked.rejection.summary };
     this.breaches.push(...checked.breaches);
     return eventsPage(this.legacy, checked.value, url.toString(), ctx);
   }
@@ -384,7 +384,7 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-function body(r: { errorCode: string; summary: string }): unknown {
+function errorBody(r: { errorCode: string; summary: string }): unknown {
   return {
     errorCode: r.errorCode,
     errorSummary: r.summary,

@@ -53,7 +53,10 @@ describe('kafka consumer back-pressure', () => {
         },
       }),
     );
-    await waitFor(() => events, { until: (got) => got.some((e) => e.type === 'paused'), what: 'partition paused' });
+    await waitFor(() => events, {
+      until: (seenEvents) => seenEvents.some((e) => e.type === 'paused'),
+      what: 'partition paused',
+    });
     for (let i = 50; i < 300; i += 25) await stream.append(topic, records(i, 25));
     // Stuck handler: one call in flight, nothing more handed over, nothing committed.
     expect(calls).toBe(1);

@@ -42,7 +42,7 @@ async function readAll(s: Stream, topic: string, n: number): Promise<ConsumedRec
       handler: async (b) => void got.push(...b.records),
     }),
   );
-  await waitFor(() => got.length, { until: (n) => n >= n, timeoutMs: 30_000, what: `${n} records` });
+  await waitFor(() => got.length, { until: (count) => count >= n, timeoutMs: 30_000, what: `${n} records` });
   expect(got).toHaveLength(n);
   return got;
 }
