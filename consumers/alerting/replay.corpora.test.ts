@@ -25,6 +25,12 @@ const CASES = join(CORPORA_DIR, 'panther', 'cases.jsonl');
 const dir = mkdtempSync(join(tmpdir(), 'hooklog-panther-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+interface PantherRule {
+  rule_id: string;
+  /** Panther's DedupPeriodMinutes; null when the rule leaves Panther's default of 60. */
+  dedup_minutes: number | null;
+}
+
 interface Case {
   rule_id: string;
   expect: boolean;
@@ -86,5 +92,15 @@ describe('Panther labelled cases, as a sidecar', () => {
     // Every rule named by the corpus is one of the pack's.
     for (const c of corpus) expect(rules.has(c.rule_id), c.rule_id).toBe(true);
     expect(sidecar.length).toBeGreaterThan(corpus.length);
+  });
+
+  it("groups each rule's findings for Panther's dedup period", () => {
+    const meta = readFileSync(join(CORPORA_DIR, 'panther', 'rules.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as PantherRule);
+    expect(meta).toHaveLength(30);
+    const periods = meta.map((m) => [m.rule_id, rules.get(m.rule_id)?.dedupPeriodMs]);
+    expect(periods).toEqual(meta.map((m) => [m.rule_id, (m.dedup_minutes ?? 60) * 60_000]));
   });
 });
