@@ -20,6 +20,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { SIM_OPTIONS } from './main-options.js';
 import { oidcSetup, describeOidc, SimUsageError, type OidcSetup } from './oidc-options.js';
 import {
   HookManagementApi,
@@ -33,20 +34,7 @@ import {
 } from './index.js';
 
 const { values } = parseArgs({
-  options: {
-    port: { type: 'string', default: '8089' },
-    events: { type: 'string', default: '10000' },
-    days: { type: 'string', default: '30' },
-    'live-per-s': { type: 'string', default: '5' },
-    'hook-ca': { type: 'string' },
-    issuer: { type: 'string' },
-    oidc: { type: 'boolean' },
-    user: { type: 'string', multiple: true },
-    users: { type: 'string' },
-    'console-url': { type: 'string' },
-    'client-id': { type: 'string' },
-    'client-secret': { type: 'string' },
-  },
+  options: SIM_OPTIONS,
   strict: true,
 });
 
