@@ -2,6 +2,20 @@ import { z } from 'zod';
 import { ROLES } from '../platform/access.js';
 import { secret } from '../platform/config/secrets.js';
 
+/**
+ * Whether browsers keep a Secure cookie set by this origin: https, or plain
+ * http from a potentially trustworthy host (localhost, *.localhost, 127.0.0.0/8,
+ * [::1]), as Chromium and Firefox do. The console's cookies are always Secure
+ * (http.ts), so any other http:// origin could never sign anyone in.
+ */
+export function secureForCookies(publicUrl: string): boolean {
+  const u = new URL(publicUrl);
+  if (u.protocol === 'https:') return true;
+  if (u.protocol !== 'http:') return false;
+  const host = u.hostname.toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(host) || host === '[::1]';
+}
+
 /** One group of the identity service and what its members get in the console. */
 const groupGrantSchema = z
   .strictObject({
@@ -54,7 +68,7 @@ export const consoleSchema = z
       .url()
       .optional()
       .describe(
-        "The console's external origin as browsers reach it (https://hooklog.example.com): the OIDC redirect URI is <public_url>/console/auth/callback, and changes must come from this origin.",
+        "The console's external origin as browsers reach it (https://hooklog.example.com): the OIDC redirect URI is <public_url>/console/auth/callback, and changes must come from this origin. https, or plain http on localhost or a loopback address only: browsers keep the console's Secure cookies from no other http:// origin.",
       ),
     session_secret: secret(
       z
@@ -97,6 +111,17 @@ export const consoleSchema = z
       if (c[key] === undefined)
         ctx.addIssue({ code: 'custom', path: [key], message: `is required when console.enabled is true` });
     }
+    if (c.public_url !== undefined && !/^https?:$/.test(new URL(c.public_url).protocol))
+      ctx.addIssue({ code: 'custom', path: ['public_url'], message: 'must be an https:// (or http://localhost) URL' });
+    else if (c.public_url !== undefined && !secureForCookies(c.public_url))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['public_url'],
+        message:
+          "plain http:// works only on localhost or a loopback address: browsers drop the console's Secure cookies " +
+          'from any other http:// origin, so no sign-in could finish. Serve HTTPS (server.tls, or a TLS proxy in ' +
+          'front of hooklog) and write its https:// URL',
+      });
   })
   .prefault({})
   .describe("The analysts' web console (/console): alerts to triage, users and IPs, queries with charts, operations.");

@@ -1,5 +1,6 @@
 /** The console's pure pieces: CSV neutralisation, the lifecycle, group grants, ranges and buckets, sign-in limits. */
 import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../cli/config/load.js';
 import { ApiKeyring, maySeeOrg } from '../platform/access.js';
 import { refuseTransition } from './alert-states.js';
 import { csvCell, toCsv } from './csv.js';
@@ -106,5 +107,46 @@ describe('ranges', () => {
     expect(filled).toHaveLength(56);
     expect(filled[1]).toEqual({ t: '2026-01-03 03:00:00', success: '2', failure: '1', other: '0' });
     expect(filled[0]).toEqual({ t: '2026-01-03 00:00:00', success: '0', failure: '0', other: '0' });
+  });
+});
+
+describe('console.public_url over plain HTTP', () => {
+  const withConsole = (publicUrl: string) => () =>
+    parseConfig(
+      {
+        console: {
+          enabled: true,
+          public_url: publicUrl,
+          session_secret: 'console-session-secret-0123456789abcdef',
+          oidc: { issuer: 'https://idp.example', client_id: 'c', grants: [{ group: 'g', orgs: ['o'] }] },
+        },
+      },
+      {},
+    );
+
+  it('is taken on localhost and loopback addresses, where browsers keep Secure cookies over http, and with https', () => {
+    for (const url of [
+      'http://localhost:8080',
+      'http://console.localhost',
+      'http://127.0.0.1:8080',
+      'http://127.8.9.10',
+      'http://[::1]:8080',
+      'https://hooklog.example.com',
+      'https://10.0.0.5:8443',
+    ])
+      expect(withConsole(url)().console.public_url, url).toBe(url);
+  });
+
+  it('is refused on any other http:// host (no sign-in could finish), naming the key and what to do', () => {
+    for (const url of [
+      'http://hooklog.internal:8080',
+      'http://10.0.0.5:8080',
+      'http://[fd00::2]',
+      'http://localhost.evil.example',
+    ])
+      expect(withConsole(url), url).toThrow(
+        /config key "console\.public_url": plain http:\/\/ works only on localhost or a loopback address: browsers drop the console's Secure cookies .* Serve HTTPS/,
+      );
+    expect(withConsole('ftp://hooklog.example.com')).toThrow(/config key "console\.public_url": must be an https:\/\//);
   });
 });

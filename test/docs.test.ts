@@ -3,11 +3,12 @@
  * Markdown leads to a file that exists, and every #anchor to a heading of the
  * document it names; every test ARCHITECTURE.md names as proof exists; every
  * `hooklog …` command the README, the guides and the components' notes show
- * is one the CLI has, with options it has; the README stays short and its map
+ * is one the CLI has, with options it has, and every `test/simulated-org/main.ts …` they and
+ * the examples show takes only options the simulated org has; the README stays short and its map
  * reaches every guide; and the references under docs/reference/ are what the
  * code generates now (`npm run docs`).
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
@@ -15,6 +16,7 @@ import { describe, expect, it } from 'vitest';
 import { program } from '../cli/main.js';
 import { metricModules } from '../docs/generate/metrics.js';
 import { REFERENCES } from '../docs/generate/references.js';
+import { SIM_OPTIONS } from './simulated-org/main-options.js';
 import { anchors, codeLines, codeSpans, linkTargets, markdownFiles, relativeLinks } from './support/markdown.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -202,6 +204,34 @@ describe('commands shown in the documentation', () => {
       );
     });
     expect(wrong).toEqual([]);
+  });
+});
+
+describe("the simulated org's commands the docs and examples show", () => {
+  /** `test/simulated-org/main.ts …` up to the end of that command (a shell operator or a comment). */
+  const simFlags = (text: string) =>
+    [...text.matchAll(/test\/simulated-org\/main\.ts((?:\s+(?![&|;#])\S+)*)/g)].flatMap((m) =>
+      [...m[1]!.matchAll(/(?:^|\s)--([a-z][\w-]*)/g)].map((f) => f[1]!),
+    );
+  const examples = readdirSync(join(REPO, 'examples'), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => join('examples', f));
+  const shownSim = [
+    ...files.map((file) => {
+      const text = read(file);
+      return { doc: name(file), lines: [...codeLines(text), ...codeSpans(text)] };
+    }),
+    ...examples.map((doc) => ({ doc, lines: read(join(REPO, doc)).split('\n') })),
+  ].flatMap(({ doc, lines }) => lines.flatMap((line) => simFlags(line).map((flag) => ({ doc, flag }))));
+
+  it('finds them (the console try, the response, hook registration)', () => {
+    expect(simFlags('npx tsx test/simulated-org/main.ts --oidc --user a:b:c & # --not-this')).toEqual(['oidc', 'user']);
+    expect(shownSim.map((s) => s.flag)).toEqual(expect.arrayContaining(['oidc', 'issuer', 'hook-ca']));
+  });
+
+  it('use only options main.ts has', () => {
+    const known = new Set(Object.keys(SIM_OPTIONS));
+    expect(shownSim.filter((s) => !known.has(s.flag)).map((s) => `${s.doc}: --${s.flag}`)).toEqual([]);
   });
 });
 

@@ -3,7 +3,8 @@
  * for `hooklog demo` to build on):
  *
  *   npx tsx test/simulated-org/main.ts [--port 8089] [--events 10000] [--days 30] [--live-per-s 5] [--hook-ca cert.pem]
- *     [--issuer URL]
+ *     [--issuer URL] [--oidc [--user LOGIN:PASSWORD:GROUP[,GROUP…]]… [--users users.yaml]
+ *     [--console-url http://127.0.0.1:8080] [--client-id hooklog-console] [--client-secret S]]
  *
  * Prints the base URL and an `orgs:` entry to paste into hooklog.yaml. It also
  * serves the hook management API (`hooklog hooks plan|apply|status`); its
@@ -12,35 +13,59 @@
  * delivered to the event hooks registered with it. With `--issuer` (hooklog's URL) the
  * org also registers hooklog as its security events provider (SETs verified against the keys at
  * <issuer>/.well-known/ssf-configuration) and takes management actions on users ann, bob and cid
- * (00uann, …), printing each SET and each action as it happens (docs/respond/response.md).
+ * (00uann, …), printing each SET and each action as it happens (docs/respond/response.md). With `--oidc` it
+ * is also an OpenID Connect provider for hooklog's console (oidc.ts): the users of `--user` and `--users`
+ * (or ada, an analyst, and vic, a viewer) sign in on its login page, their groups in the ID token; it prints
+ * them and the `console:` section to paste (docs/analyze/console.md, examples/console/hooklog.yaml).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { SIM_OPTIONS } from './main-options.js';
+import { oidcSetup, describeOidc, SimUsageError, type OidcSetup } from './oidc-options.js';
 import {
   HookManagementApi,
   history,
   legacyEvent,
   logEvent,
   SecurityEventsApi,
+  OidcSignIn,
   SimulatedOrg,
   UsersApi,
 } from './index.js';
 
 const { values } = parseArgs({
-  options: {
-    port: { type: 'string', default: '8089' },
-    events: { type: 'string', default: '10000' },
-    days: { type: 'string', default: '30' },
-    'live-per-s': { type: 'string', default: '5' },
-    'hook-ca': { type: 'string' },
-    issuer: { type: 'string' },
-  },
+  options: SIM_OPTIONS,
   strict: true,
 });
+
+let oidc: OidcSetup | undefined;
+try {
+  oidc = oidcSetup({
+    oidc: values.oidc,
+    user: values.user,
+    usersFile: values.users === undefined ? undefined : { path: values.users, text: readUsers(values.users) },
+    clientId: values['client-id'],
+    clientSecret: values['client-secret'],
+    consoleUrl: values['console-url'],
+  });
+} catch (err) {
+  if (!(err instanceof SimUsageError)) throw err;
+  process.stderr.write(`${err.code}: ${err.message}\n`);
+  process.exit(2);
+}
+
+function readUsers(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new SimUsageError(`--users ${path}: cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
 
 const sim = await SimulatedOrg.start({ port: Number(values.port) });
 const hooks = new HookManagementApi(sim, values['hook-ca'] ? { ca: readFileSync(values['hook-ca']) } : {});
 sim.use(hooks);
+if (oidc) sim.use(new OidcSignIn([oidc.client], oidc.users));
 if (values.issuer) {
   const sets = new SecurityEventsApi({
     issuer: values.issuer,
@@ -92,5 +117,5 @@ orgs:
     auth: { ssws: { token: sim-token } }
     system_log: { start: ${values.days}d, poll_interval_ms: 5000 }
     legacy_events: { enabled: true, start: ${values.days}d, poll_interval_ms: 5000 }
-`);
+${oidc ? describeOidc(oidc, sim.url, 'simulated') : ''}`);
 process.once('SIGINT', () => void sim.stop().then(() => process.exit(0)));
