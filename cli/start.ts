@@ -18,7 +18,7 @@ export async function runStart(
   rolesFlag?: string,
   flags: ProcessOverrides = {},
 ): Promise<void> {
-  const loaded = loadConfig(configPath, process.env, flags);
+  const loaded = loadConfig(configPath, process.env, flags, 'all');
   const { config } = loaded;
   const roles = rolesFlag === undefined ? config.roles : parseRoles(rolesFlag);
   // The same checks as check-config, before anything opens: a file start cannot read fails here, in those words.
