@@ -12,6 +12,7 @@ import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { loadConfig } from './config/load.js';
+import { READS_STORE } from './config/needs.js';
 import type { Config } from './config/schema.js';
 import { render, type OutputFormat, type ResultSet } from './format.js';
 import { runSql } from './sql.js';
@@ -135,7 +136,7 @@ export function registerActionsCommand(program: Command): void {
     .option('--limit <n>', 'most actions shown', '100')
     .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
     .action(async (opts: { org?: string; state?: string; limit: string; format: OutputFormat }) => {
-      const { config } = loadConfig(configPath());
+      const { config } = loadConfig(configPath(), process.env, {}, READS_STORE);
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 100_000)
         throw new HooklogError('QUERY_INVALID', '--limit must be a whole number from 1 to 100000');
@@ -154,7 +155,7 @@ export function registerActionsCommand(program: Command): void {
     .argument('<id>', 'the action id (hooklog actions list)')
     .option('--by <name>', 'who approves (recorded with the action)', userInfo().username)
     .action(async (id: string, opts: { by: string }) => {
-      const { config } = loadConfig(configPath());
+      const { config } = loadConfig(configPath(), process.env, {}, READS_STORE);
       const r = await approveAction(config, checkId(id), opts.by, (record) => appendApproval(config, record));
       process.stdout.write(`approved ${r.action_id} (org ${r.org}) by ${r.by}\n`);
     });

@@ -4,6 +4,7 @@
  */
 import { Command, Option } from 'commander';
 import { loadConfig } from './config/load.js';
+import { READS_STORE, type ConfigNeeds } from './config/needs.js';
 import { redactConfig } from '../platform/config/secrets.js';
 import { configJsonSchema } from './config/schema.js';
 import { createLogger } from '../platform/log.js';
@@ -43,6 +44,14 @@ export const program = new Command('hooklog')
     ),
   );
 
+/**
+ * The config, as a command that uses `needs` loads it: only the secrets of those sections must resolve
+ * (cli/config/needs.ts), so a command reading the store runs without the hooks' secrets.
+ */
+function configFor(needs: ConfigNeeds) {
+  return loadConfig(program.opts<{ config?: string }>().config, process.env, {}, needs);
+}
+
 program
   .command('start')
   .description('Run the configured components (roles) in one process: receivers, pollers, ClickHouse sink, alerting.')
@@ -80,7 +89,7 @@ rules
   .action((paths: string[], opts: { format: OutputFormat }) => {
     let use = paths;
     if (use.length === 0) {
-      const a = loadConfig(program.opts<{ config?: string }>().config).config.alerting;
+      const a = configFor([]).config.alerting;
       use = a ? [...a.rule_paths, ...a.rule_files, ...a.sigma_paths] : [];
     }
     process.stdout.write(render(describeRuleFiles(use), opts.format));
@@ -95,7 +104,7 @@ rules
     let use = paths;
     let loaded: ReturnType<typeof loadConfig> | undefined;
     try {
-      loaded = loadConfig(program.opts<{ config?: string }>().config);
+      loaded = configFor([]);
     } catch (err) {
       // Linting given files needs no config; the config's own paths do.
       if (paths.length === 0) throw err;
@@ -125,7 +134,7 @@ program
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
   .action(
     async (file: string, opts: { org: string; since: string; until?: string; limit: string; format: OutputFormat }) => {
-      const { config } = loadConfig(program.opts<{ config?: string }>().config);
+      const { config } = configFor(READS_STORE);
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 1_000_000)
         throw new HooklogError('QUERY_INVALID', '--limit must be a whole number from 1 to 1000000');
@@ -151,7 +160,7 @@ program
   .argument('<query>', 'the SQL query (read-only: writes are refused by ClickHouse)')
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
   .action(async (query: string, opts: { format: OutputFormat }) => {
-    const { config } = loadConfig(program.opts<{ config?: string }>().config);
+    const { config } = configFor(READS_STORE);
     const result = await runSql(config, query);
     process.stdout.write(render(result, opts.format));
   });
@@ -195,7 +204,7 @@ program
         );
         return;
       }
-      const { config } = loadConfig(program.opts<{ config?: string }>().config);
+      const { config } = configFor(READS_STORE);
       const params = collectParams(
         { org: opts.org, since: opts.since, until: opts.until, limit: opts.limit },
         opts.param,
@@ -211,7 +220,7 @@ program
   )
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
   .action(async (opts: { format: OutputFormat }) => {
-    const { config } = loadConfig(program.opts<{ config?: string }>().config);
+    const { config } = configFor(READS_STORE);
     const logger = createLogger({ level: 'warn' });
     const lines = await runStatus(
       config,
@@ -237,7 +246,7 @@ program
   .requiredOption('--since <time>', 'start of the window, inclusive (ISO-8601)')
   .requiredOption('--until <time>', 'end of the window, exclusive (ISO-8601)')
   .action(async (opts: { org: string; source: 'logs' | 'events'; since: string; until: string }) => {
-    const { config } = loadConfig(program.opts<{ config?: string }>().config);
+    const { config } = configFor(['orgs', 'stream']);
     // The embedded log admits one process: beside a running hooklog, say so at once instead of waiting for it.
     if (!config.stream.kafka) await refuseBesideRunningHooklog(config.data_dir, 'the embedded log');
     const logger = createLogger({
@@ -260,7 +269,7 @@ program
   .option('--until <time>', 'end of the range, exclusive (ISO-8601; default now)')
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))
   .action(async (opts: { org: string; since: string; until?: string; format: 'table' | 'json' }) => {
-    const { config } = loadConfig(program.opts<{ config?: string }>().config);
+    const { config } = configFor(READS_STORE);
     process.stdout.write(renderCoverage(await coverageReport(config, opts), opts.format));
   });
 
@@ -278,7 +287,7 @@ program
       process.stdout.write(JSON.stringify(configJsonSchema(), null, 2) + '\n');
       return;
     }
-    const { config, origin } = loadConfig(program.opts<{ config?: string }>().config);
+    const { config, origin } = configFor('all');
     // What start would refuse beyond the schema: the files it reads and the keys it loads.
     await preflight(config);
     process.stdout.write(`# config OK (${origin})\n${stringify(redactConfig(config, configJsonSchema()))}`);

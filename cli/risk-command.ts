@@ -12,6 +12,7 @@
  */
 import { Option, type Command } from 'commander';
 import { loadConfig } from './config/load.js';
+import { READS_STORE } from './config/needs.js';
 import type { Config } from './config/schema.js';
 import { postToAdminSocket } from './admin-socket.js';
 import { render, type OutputFormat, type ResultSet } from './format.js';
@@ -136,7 +137,7 @@ export function registerRiskCommand(program: Command): void {
     .option('--user <user>', "one user, by id (00u…) or login, with the history of the user's level")
     .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
     .action(async (opts: { org: string; user?: string; format: OutputFormat }) => {
-      const { config } = loadConfig(program.opts<{ config?: string }>().config);
+      const { config } = loadConfig(program.opts<{ config?: string }>().config, process.env, {}, READS_STORE);
       const q: RiskQuery = { org: opts.org, ...(opts.user !== undefined ? { user: opts.user } : {}) };
       const report = await runRisk(config, q);
       if (opts.format === 'json') {

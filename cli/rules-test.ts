@@ -26,6 +26,7 @@ import { loadCases, type FeedEvent } from '../consumers/alerting/cases/load.js';
 import { failed, renderJson, renderJunit, renderTable } from '../consumers/alerting/cases/report.js';
 import { runCases, type CaseStore } from '../consumers/alerting/cases/run.js';
 import { loadConfig } from './config/load.js';
+import { READS_STORE } from './config/needs.js';
 import type { Config } from './config/schema.js';
 import { render, type OutputFormat } from './format.js';
 
@@ -171,7 +172,7 @@ export function addRulesTestCommand(rules: Command, configPath: () => string | u
         .default('table'),
     )
     .action(async (targets: string[], o: Options) => {
-      const { config } = loadConfig(configPath());
+      const { config } = loadConfig(configPath(), process.env, {}, READS_STORE);
       if (o.cases) {
         if (o.since || o.until || o.org)
           throw new HooklogError('QUERY_INVALID', '--since, --until and --org are for the backtest, not --cases');

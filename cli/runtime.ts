@@ -17,7 +17,8 @@ import { riskTopics } from '../schemas/risk.js';
 import { prepareQuery } from '../analytics/run.js';
 import { startIngest } from '../ingest/index.js';
 import { legacyEventsPipeline } from '../ingest/legacy-events/rows.js';
-import { createApp } from './app.js';
+import { createApp, type AppDeps } from './app.js';
+import { servedUrls } from './routes.js';
 import { startTokenHooks, tokenDecisionsPipeline } from '../receivers/token-hook/index.js';
 import { startSsfReceivers } from '../receivers/ssf/routes.js';
 import { securityEventsPipeline } from '../receivers/ssf/security-event-row.js';
@@ -38,6 +39,8 @@ export interface Running {
   readonly roles: readonly Role[];
   /** The URL the HTTP server listens on (port resolved when configured as 0). */
   readonly url: string;
+  /** Every URL this process serves (cli/routes.ts), for the start banner. */
+  readonly urls: ReturnType<typeof servedUrls>;
   stop(): Promise<void>;
 }
 
@@ -119,7 +122,7 @@ export async function startHooklog(
       },
     });
     collectProcessMetrics();
-    const app = createApp({
+    const deps: AppDeps = {
       config,
       stream,
       topics,
@@ -137,7 +140,8 @@ export async function startHooklog(
           : []),
         ...roles.map(roleProbe),
       ],
-    });
+    };
+    const app = createApp(deps);
     // HTTP is stopped after the consumers and pollers (closers run in reverse), so /readyz answers while they stop.
     const server = await listen(config, app.callback());
     const { port } = server.address() as AddressInfo;
@@ -240,7 +244,7 @@ export async function startHooklog(
       },
       'hooklog started',
     );
-    return { stream, store: opened, topics, roles, url, stop: stopAll };
+    return { stream, store: opened, topics, roles, url, urls: servedUrls(deps, url), stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;

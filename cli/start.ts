@@ -3,6 +3,7 @@ import { createLogger } from '../platform/log.js';
 import { serveAdminSocket } from './admin-socket.js';
 import { preflight } from './preflight.js';
 import { startHooklog } from './runtime.js';
+import { banner } from './routes.js';
 import { collectStatus } from './status.js';
 import { parseRoles } from '../platform/config/fleet.js';
 import { runNamedQuery } from '../analytics/run.js';
@@ -18,7 +19,7 @@ export async function runStart(
   rolesFlag?: string,
   flags: ProcessOverrides = {},
 ): Promise<void> {
-  const loaded = loadConfig(configPath, process.env, flags);
+  const loaded = loadConfig(configPath, process.env, flags, 'all');
   const { config } = loaded;
   const roles = rolesFlag === undefined ? config.roles : parseRoles(rolesFlag);
   // The same checks as check-config, before anything opens: a file start cannot read fails here, in those words.
@@ -43,11 +44,8 @@ export async function runStart(
       })
     : async () => undefined;
 
-  for (const hook of roles.includes('receivers') ? config.event_hooks : []) {
-    process.stderr.write(
-      `event hook "${hook.id}" (org ${hook.org}): ${running.url}/hooks/events/${hook.id}  (auth header: ${hook.auth.header})\n`,
-    );
-  }
+  // Every route this process serves, with its URL (cli/routes.ts, the table the HTTP routes reference is made from).
+  process.stderr.write(`hooklog serves (roles ${roles.join(', ')}):\n${banner(running.urls)}`);
   if (loaded.generatedDemoSecret) {
     // Printed once, to the terminal only (never to the log), so the operator can call the demo hook.
     process.stderr.write(

@@ -6,6 +6,7 @@ import { HooklogError } from '../../platform/errors.js';
 import { unexpandedSecrets } from '../../platform/config/secrets.js';
 import { configJsonSchema, configSchema, type Config } from './schema.js';
 import { coerceEnvValues, pathKey, type EnvPaths } from './env-types.js';
+import { deferSecrets, freezeGuarded, type ConfigNeeds } from './needs.js';
 
 export const DEFAULT_CONFIG_PATH = './hooklog.yaml';
 
@@ -89,18 +90,22 @@ function applyOverrides(tree: unknown, o: ProcessOverrides, fromEnv: EnvPaths): 
 
 /**
  * Validates an already-parsed config tree; errors name each offending key.
- * Values from the environment are typed by the schema (env-types.ts).
+ * Values from the environment are typed by the schema (env-types.ts). Only
+ * the secrets of the sections in `needs` must resolve; another's whose
+ * variable is unset stays a reference that fails when read (needs.ts).
  */
 export function parseConfig(
   raw: unknown,
   env: NodeJS.ProcessEnv = process.env,
   overrides: ProcessOverrides = {},
+  needs: ConfigNeeds = 'all',
 ): Config {
   // Before interpolation: a secret written like an unexpanded variable ($HOOK_SECRET) would become the secret.
   const unexpanded = unexpandedSecrets(raw, configJsonSchema());
   if (unexpanded.length > 0) throw new HooklogError('CONFIG_INVALID', unexpanded.join('\n'));
+  const { tree: resolvable, deferred } = deferSecrets(raw ?? {}, configJsonSchema(), env, needs);
   const fromEnv: EnvPaths = new Set();
-  const tree = applyOverrides(interpolateEnv(raw ?? {}, env, [], fromEnv), overrides, fromEnv);
+  const tree = applyOverrides(interpolateEnv(resolvable, env, [], fromEnv), overrides, fromEnv);
   let result = configSchema.safeParse(tree);
   let unreadable: ReadonlyMap<string, string> = new Map();
   // A section is checked only once its parent parses, so a second round may find more (bounded by depth).
@@ -111,7 +116,7 @@ export function parseConfig(
     result = configSchema.safeParse(tree);
   }
   if (!result.success) throw new HooklogError('CONFIG_INVALID', formatIssues(result.error, unreadable));
-  return deepFreeze(result.data);
+  return freezeGuarded(result.data, deferred);
 }
 
 export function formatIssues(error: z.ZodError, unreadable: ReadonlyMap<string, string> = new Map()): string {
@@ -128,12 +133,14 @@ export function formatIssues(error: z.ZodError, unreadable: ReadonlyMap<string, 
 /**
  * Loads the config: `path` if given, else HOOKLOG_CONFIG, else ./hooklog.yaml;
  * with no file at the default location, the documented default (embedded
- * stream and store, one demo event hook).
+ * stream and store, one demo event hook). `needs`: the sections whose secrets
+ * the command uses (needs.ts); every command declares its own.
  */
 export function loadConfig(
   path?: string,
   env: NodeJS.ProcessEnv = process.env,
   flags: ProcessOverrides = {},
+  needs: ConfigNeeds = 'all',
 ): LoadedConfig {
   const explicit = path ?? env.HOOKLOG_CONFIG;
   const file = explicit ?? DEFAULT_CONFIG_PATH;
@@ -147,7 +154,7 @@ export function loadConfig(
     throw new HooklogError('CONFIG_INVALID', `${file}: ${doc.errors.map((e) => e.message).join('; ')}`);
   }
   try {
-    return { config: parseConfig(doc.toJS(), env, overrides), origin: file };
+    return { config: parseConfig(doc.toJS(), env, overrides, needs), origin: file };
   } catch (err) {
     if (err instanceof HooklogError) throw new HooklogError(err.code, `${file}:\n${err.message}`);
     throw err;
@@ -164,12 +171,4 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
     overrides,
   );
   return given ? { config, origin: 'defaults' } : { config, origin: 'defaults', generatedDemoSecret: secret };
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object') {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
 }

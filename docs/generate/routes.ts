@@ -1,15 +1,18 @@
 /**
  * The HTTP routes reference: every route of the app `hooklog start` serves
- * (cli/app.ts), read from its router, and what makes each one served. The app
- * is built, never listened on, from a configuration that enables every
- * section; each optional part is then left out in turn, and the routes that go
- * with it are the ones it serves. Nothing is started: what the routes would
- * use (the stream, the store) is a stand-in that fails if touched.
+ * (cli/app.ts), read from its router, with what makes each one served from
+ * the table the start banner is printed from (cli/routes.ts). The app is
+ * built, never listened on, from a configuration that enables every section;
+ * each optional part is then left out in turn, and the table must say the
+ * same: a route no entry covers, or an entry whose routes stay without its
+ * part, fails the generation. Nothing is started: what the routes would use
+ * (the stream, the store) is a stand-in that fails if touched.
  */
 import type Koa from 'koa';
 import type Router from '@koa/router';
 import { createApp, type AppDeps } from '../../cli/app.js';
 import { consoleDeps } from '../../cli/console.js';
+import { ROUTES, isServed, specOf, type RoutePart } from '../../cli/routes.js';
 import { configSchema } from '../../cli/config/schema.js';
 import { createLogger } from '../../platform/log.js';
 import type { Store } from '../../platform/store/index.js';
@@ -29,7 +32,8 @@ function untouched<T extends object>(what: string): T {
 
 const SECRET = 'reference-secret-0123456789abcdef';
 
-function everything(): AppDeps {
+/** The app's dependencies with every optional part present (a config enabling each section). */
+export function everything(): AppDeps {
   const config = configSchema.parse({
     event_hooks: [{ id: 'h', org: 'o', auth: { header: 'authorization', secrets: [SECRET] } }],
     api: { keys: [SECRET] },
@@ -62,15 +66,12 @@ function everything(): AppDeps {
   };
 }
 
-/** Each optional part of the app, what serves it in `hooklog start`, and the app without it. */
-const PARTS: ReadonlyArray<{ when: string; without: (d: AppDeps) => AppDeps }> = [
-  { when: 'the `receivers` role', without: (d) => ({ ...d, receivers: false }) },
-  { when: 'the `receivers` role, with `token_hooks`', without: ({ tokenHooks: _, ...d }) => d },
-  { when: 'the `receivers` role, with `ssf_receivers`', without: ({ ssf: _, ...d }) => d },
-  { when: '`api.keys` set (the query API)', without: ({ store: _, ...d }) => d },
-  { when: '`response.transmitter`', without: ({ ssfProvider: _, ...d }) => d },
-  { when: '`console.enabled`, with the `receivers` role', without: ({ console: _, ...d }) => d },
-];
+/** The app's dependencies without `part`: what `hooklog start` passes when that part is not configured here. */
+function without(deps: AppDeps, part: RoutePart): AppDeps {
+  if (part === 'receivers') return { ...deps, receivers: false };
+  const { [part]: _, ...rest } = deps;
+  return rest;
+}
 
 /** `METHOD path` of every route the app's router serves (HEAD, which Koa adds to every GET, left out). */
 export function routesOf(app: Koa): string[] {
@@ -86,22 +87,31 @@ export function routesOf(app: Koa): string[] {
 export function routesReference(): string {
   const all = everything();
   const served = routesOf(createApp(all));
-  const when = new Map<string, string>();
-  for (const part of PARTS) {
-    const without = new Set(routesOf(createApp(part.without(all))));
-    for (const route of served) if (!without.has(route) && !when.has(route)) when.set(route, part.when);
+  const pathOf = (route: string) => route.split(' ')[1] ?? '';
+  for (const route of served)
+    if (!specOf(pathOf(route))) throw new Error(`${route} is served but no entry of cli/routes.ts covers it`);
+  for (const spec of ROUTES) {
+    if (!isServed(spec, all)) throw new Error(`cli/routes.ts "${spec.name}": not served with every part`);
+    const mine = served.filter((r) => specOf(pathOf(r)) === spec);
+    if (mine.length === 0) throw new Error(`cli/routes.ts "${spec.name}": the app serves none of its paths`);
+    if (!spec.part) continue;
+    const left = new Set(routesOf(createApp(without(all, spec.part))));
+    const stays = mine.filter((r) => left.has(r));
+    if (stays.length > 0)
+      throw new Error(`cli/routes.ts "${spec.name}": ${stays.join(', ')} served without ${spec.part}`);
   }
   return [
     preamble(
       'HTTP routes reference',
-      'Every route `hooklog start` serves, from the router of its app (`cli/app.ts`), and what makes it served. What\n' +
-        'each does and how it authenticates: [HTTP endpoints](../integrate/http.md).',
+      'Every route `hooklog start` serves, from the router of its app (`cli/app.ts`), and what makes it served\n' +
+        '(`cli/routes.ts`, the table `hooklog start` prints its banner from: each of these it serves, with its URL, one\n' +
+        'per configured hook or receiver). What each does and how it authenticates: [HTTP endpoints](../integrate/http.md).',
     ),
     table(
       ['Method', 'Path', 'Served with'],
       served.map((r) => {
         const [method = '', path = ''] = r.split(' ');
-        return [method, code(path), when.get(r) ?? 'always'];
+        return [method, code(path), specOf(path)?.servedWith ?? ''];
       }),
     ) + '\n',
   ].join('\n');

@@ -1,9 +1,9 @@
 #!/bin/sh
 # ann signs in from Paris, then from New York ten minutes later (an impossible trip), then one more
 # event moves the rule's watermark past both. Timestamps are now, so the 24 h risk is current.
-# Usage: HOOK_SECRET=… ./impossible-travel.sh [user] [hooklog URL]
+# Usage: HOOK_SECRET=… ./impossible-travel.sh [user] [hooklog URL]   (default URL: hooklog.yaml's, by HOOKLOG_PORT)
 user=${1:-ann}
-url=${2:-http://127.0.0.1:8080}
+url=${2:-http://127.0.0.1:${HOOKLOG_PORT:-8080}}
 at() { date -u -d "$1" +%Y-%m-%dT%H:%M:%S.000Z; }
 uuid() { cat /proc/sys/kernel/random/uuid; }
 signin() { # published lat lon

@@ -109,6 +109,30 @@ describe('the built CLI (npm run build; node bin/hooklog.js)', () => {
         );
       }
     }
+    // The banner names every route this process serves with its URL (issue 41, item 3), and each answers.
+    const c = configSchema.parse(config);
+    const paths = [
+      '/healthz',
+      '/readyz',
+      ...c.event_hooks.map((h) => `/hooks/events/${h.id}`),
+      ...c.token_hooks.map((h) => `/hooks/token/${h.id}`),
+      ...c.ssf_receivers.map((r) => `/hooks/ssf/${r.id}`),
+      '/.well-known/ssf-configuration',
+      '/.well-known/jwks.json',
+      '/api/queries',
+      '/console',
+      '/metrics',
+    ];
+    const bannerLines = daemon.output().split('\n');
+    const answers: Record<string, { inBanner: boolean; status: number }> = {};
+    for (const path of paths) {
+      const url = `${daemon.url}${path}`;
+      const res = await fetch(url, { redirect: 'manual' });
+      await res.body?.cancel();
+      answers[path] = { inBanner: bannerLines.some((l) => l.split(/\s+/).includes(url)), status: res.status };
+    }
+    for (const path of paths) expect({ path, ...answers[path] }).toMatchObject({ path, inBanner: true });
+    for (const path of paths) expect({ path, status: answers[path]!.status }).not.toEqual({ path, status: 404 });
     expect(daemon.output()).not.toMatch(/"level":(50|60)/);
   }, 240_000);
 });

@@ -19,6 +19,8 @@ export function hooklogArgs(args: readonly string[], built = process.env.HOOKLOG
 /** How to run the CLI: from source (default), or built (`node bin/hooklog.js`, what users run). */
 export interface CliOptions {
   readonly built?: boolean;
+  /** The working directory of `hooklog start` (default: the repository), where relative paths of its config lead. */
+  readonly cwd?: string;
 }
 
 export interface CliResult {
@@ -63,7 +65,7 @@ export async function startDaemon(
   o: CliOptions = {},
 ): Promise<Daemon> {
   const child = spawn(process.execPath, hooklogArgs(['start', ...args], o.built), {
-    cwd: REPO_DIR,
+    cwd: o.cwd ?? REPO_DIR,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
