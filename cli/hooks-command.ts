@@ -53,6 +53,7 @@ async function readAll(config: Config, sel: Selection, access: 'read' | 'manage'
         access,
         prune: sel.prune === true,
         logger,
+        announceWaits: true,
         budgetDir: join(config.data_dir, 'rate-budget'),
       }),
     );
