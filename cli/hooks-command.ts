@@ -71,6 +71,7 @@ function outcomeLine(o: HookOutcome): string | null {
   const id = o.done.find((d) => d.hook)?.hook?.id ?? p.registered?.id;
   const who = `${p.kind === 'event' ? 'event hook' : 'token hook'} "${p.id}" (org ${p.org}${id ? `, ${id}` : ''})`;
   if (o.done.length) return `${who}: ${o.done.map((d) => PAST[d.step]).join(', ')}`;
+  if (p.foreign) return `${who}: left alone: ${p.foreign}`;
   if (!o.error && !p.refused && p.steps.length === 0 && p.desired) return `${who}: in sync`;
   return null;
 }
