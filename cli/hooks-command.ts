@@ -53,6 +53,7 @@ async function readAll(config: Config, sel: Selection, access: 'read' | 'manage'
         access,
         prune: sel.prune === true,
         logger,
+        announceWaits: true,
         budgetDir: join(config.data_dir, 'rate-budget'),
       }),
     );
@@ -70,6 +71,7 @@ function outcomeLine(o: HookOutcome): string | null {
   const id = o.done.find((d) => d.hook)?.hook?.id ?? p.registered?.id;
   const who = `${p.kind === 'event' ? 'event hook' : 'token hook'} "${p.id}" (org ${p.org}${id ? `, ${id}` : ''})`;
   if (o.done.length) return `${who}: ${o.done.map((d) => PAST[d.step]).join(', ')}`;
+  if (p.foreign) return `${who}: left alone: ${p.foreign}`;
   if (!o.error && !p.refused && p.steps.length === 0 && p.desired) return `${who}: in sync`;
   return null;
 }

@@ -11,7 +11,13 @@ import { classifyIdpReply, classifyNetworkError } from './errors.js';
 import { splitJsonArray } from './json-array.js';
 import { findLink } from './link.js';
 import { IdpRetryPolicies, type IdpPolicies } from './policies.js';
-import { rateLimitedDelay, readRateLimit, type RateBudget, type RateLimitState } from './rate-limit.js';
+import {
+  rateLimitedDelay,
+  readRateLimit,
+  type BudgetWait,
+  type RateBudget,
+  type RateLimitState,
+} from './rate-limit.js';
 
 export interface Page {
   /** The URL that was fetched. */
@@ -29,7 +35,8 @@ export interface Page {
 export interface ClientEvents {
   reply?(status: number, ms: number): void;
   retry?(err: HooklogError, attempt: number, delayMs: number): void;
-  rateLimited?(delayMs: number, resetKnown: boolean): void;
+  /** A 429: how long every request of its bucket now waits, whether the reply named a usable Reset, and until when. */
+  rateLimited?(delayMs: number, resetKnown: boolean, wait?: { readonly what: string; readonly untilMs: number }): void;
   budgetWait?(ms: number, why: string): void;
 }
 
@@ -78,6 +85,11 @@ export interface SendRequest {
   readonly needs?: string;
   /** Send no credentials: the body authenticates itself (a signed SET). */
   readonly anonymous?: boolean;
+  /**
+   * No rate-limit wait (the budget's share, a 429's Reset) may end after this epoch time: the call fails with
+   * IDP_RATE_LIMITED at once instead, naming when the wait would have ended (`IdpPolicies.commandWait`).
+   */
+  readonly waitUntilMs?: number;
   /**
    * Told of every HTTP request this call makes, once it is answered (its status: 2xx, a 429 or 5xx retried, a
    * 401 renewed) or failed (`network`: refused, reset, timed out), so a caller can record how many requests a
@@ -177,6 +189,7 @@ export class IdentityClient {
         budget: req.budget,
         ...(req.signal ? { signal: req.signal } : {}),
         ...(req.needs ? { needs: req.needs } : {}),
+        ...(req.waitUntilMs !== undefined ? { waitUntilMs: req.waitUntilMs } : {}),
         transient: req.transient ?? this.#p.management,
         retryTransient: idempotent || req.retryUnsafe === true,
         accept: (reply) => {
@@ -218,6 +231,7 @@ export class IdentityClient {
       readonly transient: RetryPolicy;
       readonly retryTransient: boolean;
       readonly needs?: string;
+      readonly waitUntilMs?: number;
       readonly accept: (reply: Reply & { readonly rateLimit: RateLimitState | null }) => T | undefined;
     },
   ): Promise<T> {
@@ -229,8 +243,9 @@ export class IdentityClient {
       await this.#backoff(err, ++transient, opts.transient, signal);
     };
     for (;;) {
-      const claim = await budget.acquire(signal, this.#o.events?.budgetWait);
+      const claim = await budget.acquire(signal, this.#o.events?.budgetWait, opts.waitUntilMs);
       if (claim === null) throw abortReason(signal);
+      if (typeof claim !== 'string') throw waitTooLong(what, claim, opts.waitUntilMs!);
       let reply: Reply;
       const started = this.#now();
       try {
@@ -265,9 +280,20 @@ export class IdentityClient {
       if (reply.status === 429) {
         const fallback = backoffDelay(this.#p.rateLimitedFallback, ++limited);
         const delay = rateLimitedDelay(rateLimit, this.#now(), fallback, this.#p.resetJitter);
-        this.#o.events?.rateLimited?.(delay, rateLimit !== null && rateLimit.resetAtMs > this.#now());
-        // The budget holds every request of this bucket back until then, not only this one.
-        budget.blockUntil(this.#now() + delay);
+        const untilMs = this.#now() + delay;
+        // The budget holds every request of this bucket back until then, not only this one, in the 429's window.
+        budget.blockUntil(untilMs, rateLimit);
+        if (opts.waitUntilMs !== undefined && untilMs > opts.waitUntilMs)
+          throw waitTooLong(
+            what,
+            { untilMs, why: `the service answered 429 (${err.serviceSays})` },
+            opts.waitUntilMs,
+            err,
+          );
+        this.#o.events?.rateLimited?.(delay, rateLimit !== null && rateLimit.resetAtMs > this.#now(), {
+          what,
+          untilMs,
+        });
         continue;
       }
       if (!err.retriable) throw err;
@@ -336,6 +362,22 @@ async function readBody(res: Response): Promise<Buffer> {
     bytes += chunk.length;
   }
   return Buffer.concat(chunks, bytes);
+}
+
+const WHY_WAIT: Record<string, string> = {
+  share: "the org's share of this endpoint family's rate limit (management.rate_limit_share) is spent",
+  reserve: "the endpoint family's rate-limit bucket is nearly empty (the org's other clients use it)",
+  blocked: 'an earlier 429 of this endpoint family (another request of this host) holds it back',
+};
+
+/** A rate-limit wait past the caller's bound: IDP_RATE_LIMITED, naming why and when it would have ended. */
+function waitTooLong(what: string, wait: BudgetWait, deadlineMs: number, cause?: unknown): HooklogError {
+  return new HooklogError(
+    'IDP_RATE_LIMITED',
+    `${what}: rate limited: ${WHY_WAIT[wait.why] ?? wait.why}; waiting would end at ${new Date(wait.untilMs).toISOString()}, ` +
+      `after this command's limit on waiting (${new Date(deadlineMs).toISOString()})`,
+    { retriable: true, ...(cause !== undefined ? { cause } : {}) },
+  );
 }
 
 function run<T>(fn: () => Promise<T>): Promise<T> {

@@ -42,6 +42,8 @@ export interface ManagementOptions {
   readonly events?: ClientEvents;
   /** Tests: a ready authenticator instead of one built from the config. */
   readonly auth?: Authenticator;
+  /** A command: say at warn level, with until when, every wait for a family's share of a second or more. */
+  readonly announceWaits?: boolean;
 }
 
 export interface Management {
@@ -54,13 +56,27 @@ export interface Management {
 export async function openManagement(opts: ManagementOptions): Promise<Management> {
   const { org } = opts;
   const auth = opts.auth ?? (await createAuthenticator(org, opts.scopes, opts.logger));
+  const warn = opts.logger.child({ component: 'management', org: org.id });
   const client = new IdentityClient({
     org: org.id,
     baseUrl: org.base_url,
     auth,
     requestTimeoutMs: Math.min(org.request_timeout_ms, 30_000),
     ...(opts.policies ? { policies: opts.policies } : {}),
-    ...(opts.events ? { events: opts.events } : {}),
+    events: {
+      ...opts.events,
+      // Whoever waits (a command, the watch, a response action) says what for and until when: a 429 otherwise
+      // holds a command silent until the service's window ends.
+      rateLimited(delayMs, resetKnown, wait) {
+        opts.events?.rateLimited?.(delayMs, resetKnown, wait);
+        if (!wait) return;
+        const until = new Date(wait.untilMs).toISOString();
+        warn.warn(
+          { wait_ms: delayMs, until, reset_known: resetKnown },
+          `${wait.what}: rate limited (429): waiting until ${until} (${resetKnown ? "the reply's X-Rate-Limit-Reset" : 'the reply named no usable X-Rate-Limit-Reset: backing off'})`,
+        );
+      },
+    },
   });
   const budgets = new Map<ManagementBucket, RateBudget>();
   return {
@@ -74,7 +90,14 @@ export async function openManagement(opts: ManagementOptions): Promise<Managemen
           share: org.management.rate_limit_share,
           onWait: (ms, why) => {
             budgetWaits.inc({ org: org.id, family: bucket, why }, ms / 1000);
-            log.debug({ wait_ms: ms, why }, 'management_budget_wait');
+            // A block is a 429's, which the client announces itself (with the reply's Reset).
+            if (opts.announceWaits && ms >= 1000 && why !== 'blocked') {
+              const until = new Date(Date.now() + ms).toISOString();
+              log.warn(
+                { wait_ms: ms, why, until },
+                `org ${org.id}: waiting until ${until} for the ${bucket} rate limit (${why === 'share' ? 'management.rate_limit_share of it is spent' : 'the bucket is nearly empty'})`,
+              );
+            } else log.debug({ wait_ms: ms, why }, 'management_budget_wait');
           },
           ...(opts.budgetDir ? { store: new BudgetLedger(ledgerPath(opts.budgetDir, org.id, `mgmt-${bucket}`)) } : {}),
         });

@@ -23,6 +23,13 @@ export interface IdpPolicies {
    * waits (a command, a delivery loop that retries the whole call on its own schedule).
    */
   readonly management: RetryPolicy;
+  /**
+   * A command's management calls (`hooks plan|apply`, one pass of the hook watch): the most they wait in all
+   * for rate limits (a 429's Reset, the share of a bucket). A wait that would end later fails the call at once
+   * with IDP_RATE_LIMITED, naming when it would have ended: an org answering 429 to everything fails the
+   * command instead of hanging it. Two windows of a minute: a share spent by the watch, then a 429's window.
+   */
+  readonly commandWait: { readonly maxMs: number };
 }
 
 export const IdpRetryPolicies: IdpPolicies = {
@@ -33,6 +40,7 @@ export const IdpRetryPolicies: IdpPolicies = {
   blocked: { initialMs: 60_000, multiplier: 2, maxMs: 1_800_000, retries: Infinity, jitter: 0.2 },
   append: { initialMs: 200, multiplier: 2, maxMs: 30_000, retries: Infinity, jitter: 0.2 },
   management: { initialMs: 250, multiplier: 2, maxMs: 8_000, retries: 5, jitter: 0.3 },
+  commandWait: { maxMs: 120_000 },
 };
 
 /** The policies with some replaced (tests shorten the slow ones). */

@@ -113,6 +113,20 @@ describe('RateBudget', () => {
     expect(b.plan().go).toBe(true);
   });
 
+  it('after a 429 naming its own Reset, that Reset ends the wait, not the later window seen before', () => {
+    let now = 0;
+    const b = new RateBudget({ share: 1, now: () => now, random: () => 0 });
+    send(b, at(60, 10)); // the last answer named a window ending at 60 s
+    b.blockUntil(8_100, at(8, 0)); // a 429 whose own Reset is 8 s away
+    expect(b.plan()).toEqual({ go: false, untilMs: 8_100, why: 'blocked' });
+    now = 8_100;
+    expect(b.plan().go).toBe(true); // one request finds out where the new window stands
+    send(b, at(60, 5));
+    b.blockUntil(9_000, { limit: 20, remaining: 0, resetAtMs: 5_000 }); // a Reset already past: the window known
+    now = 9_000;
+    expect(b.plan()).toMatchObject({ go: false, why: 'share' });
+  });
+
   it("learns that its clock runs ahead of the service's instead of probing past the share", () => {
     let now = 62_000; // the service's window ends at 60 s by its clock; ours says 62 s
     const b = new RateBudget({ share: 0.15, now: () => now, random: () => 0 }); // 3 of 20, 2 for one holder

@@ -134,6 +134,12 @@ const PROBE_ROOM = 1;
 /** A claimed request: settle or cancel it exactly once. */
 export type BudgetClaim = string;
 
+/** A wait the budget asks for: until when, and why (share, reserve, blocked). */
+export interface BudgetWait {
+  readonly untilMs: number;
+  readonly why: string;
+}
+
 let claimSeq = 0;
 
 /**
@@ -245,14 +251,20 @@ export class RateBudget {
   /**
    * Waits until a request fits the budget, then records it as in flight
    * (in the shared state, before it is sent). Resolves null when `signal`
-   * aborted first. Every claim must be followed by exactly one `settle` or
-   * `cancel`.
+   * aborted first, and, without waiting, the wait itself when it would end
+   * after `deadlineMs` (a caller whose waits are bounded). Every claim must be
+   * followed by exactly one `settle` or `cancel`.
    */
-  async acquire(signal?: AbortSignal, onWait?: (ms: number, why: string) => void): Promise<BudgetClaim | null> {
+  async acquire(
+    signal?: AbortSignal,
+    onWait?: (ms: number, why: string) => void,
+    deadlineMs?: number,
+  ): Promise<BudgetClaim | BudgetWait | null> {
     for (;;) {
       if (signal?.aborted) return null;
       const claim = this.tryAcquire();
       if (typeof claim === 'string') return claim;
+      if (deadlineMs !== undefined && claim.untilMs > deadlineMs) return claim;
       const ms = Math.max(1, claim.untilMs - this.#now());
       this.#onWait?.(ms, claim.why);
       onWait?.(ms, claim.why);
@@ -261,8 +273,8 @@ export class RateBudget {
   }
 
   /** Claims a request now if the budget allows, else says until when to wait. */
-  tryAcquire(): BudgetClaim | { untilMs: number; why: string } {
-    return this.#store.update<BudgetClaim | { untilMs: number; why: string }>((s0) => {
+  tryAcquire(): BudgetClaim | BudgetWait {
+    return this.#store.update<BudgetClaim | BudgetWait>((s0) => {
       const now = this.#now();
       const s = this.#live(s0, now);
       const d = this.#decide(s, now);
@@ -317,17 +329,24 @@ export class RateBudget {
   }
 
   /**
-   * After a 429: nothing before `untilMs` (for every process sharing the budget), and the window counts as exhausted.
+   * After a 429: nothing before `untilMs` (for every process sharing the budget), and the window counts as
+   * exhausted. The window is the 429's own when it names a Reset still ahead (`reset`, its headers): the
+   * service says when that bucket refills, and a window seen earlier, ending later, would hold every request
+   * back past it (a 429 whose Reset was 8 s away stalled a command for the 55 s left of the last window seen).
+   * Without a usable Reset, the last window seen is what is known.
    */
-  blockUntil(untilMs: number): void {
-    this.#store.update((s) => ({
-      state: {
-        ...s,
-        blockedUntilMs: Math.max(s.blockedUntilMs, untilMs),
-        window: s.window ? { ...s.window, remaining: 0 } : null,
-      },
-      result: undefined,
-    }));
+  blockUntil(untilMs: number, reset: RateLimitState | null = null): void {
+    this.#store.update((s) => {
+      const own = reset !== null && reset.resetAtMs > this.#now() ? { ...reset, remaining: 0 } : null;
+      return {
+        state: {
+          ...s,
+          blockedUntilMs: Math.max(s.blockedUntilMs, untilMs),
+          window: own ?? (s.window ? { ...s.window, remaining: 0 } : null),
+        },
+        result: undefined,
+      };
+    });
   }
 }
 

@@ -5,10 +5,13 @@
  * the other hooks go on. Nothing is retried here beyond what the identity
  * client retries (a 429 waited out; a transient failure of a call that is
  * safe to repeat): a create the service may have done is found by its name
- * next time, never made twice.
+ * next time, never made twice. Before a PUT that changes an event hook's
+ * channel, apply sends hooklog at the new URI the verification challenge with
+ * the new secret itself (challenge.ts), and refuses the PUT when it fails.
  */
 import { HooklogError, errorMessage } from '../../platform/errors.js';
 import { IdpReplyError } from '../../platform/identity/errors.js';
+import { challengeFails, type ChallengeOptions } from './challenge.js';
 import { hookLabel } from './desired.js';
 import type { HookPlan, Step } from './plan.js';
 import type { HookService, RegisteredHook } from './service.js';
@@ -46,9 +49,39 @@ async function run(service: HookService, p: HookPlan, id: string | null, step: S
   return service.lifecycle(p.kind, id!, step);
 }
 
-export async function applyPlans(service: HookService, plans: readonly HookPlan[]): Promise<HookOutcome[]> {
+/**
+ * Why a plan's PUT must not be made, or null: an event hook's new channel (a secret, a URI) that hooklog at that
+ * URI does not answer the verification challenge for would leave the hook UNVERIFIED, delivering nothing.
+ */
+async function refusePut(p: HookPlan, challenge: ChallengeOptions | undefined): Promise<string | null> {
+  const d = p.desired;
+  if (!d || p.kind !== 'event' || !p.steps.includes('update') || !p.drift?.channelChanged) return null;
+  const why = await challengeFails(d, challenge);
+  if (why === null) return null;
+  return (
+    `${hookLabel(p)} (org ${p.org}): update refused: hooklog at ${d.uri} does not answer the verification challenge ` +
+    `with the secret to be registered (the first of auth.secrets): ${why}. The service would hold the hook UNVERIFIED ` +
+    `and deliver nothing; have every receiver accept that secret first (step 1 of a rotation). The hook keeps what it has`
+  );
+}
+
+export interface ApplyOptions {
+  /** How apply sends the verification challenge to hooklog before a PUT (challenge.ts). */
+  readonly challenge?: ChallengeOptions;
+}
+
+export async function applyPlans(
+  service: HookService,
+  plans: readonly HookPlan[],
+  opts: ApplyOptions = {},
+): Promise<HookOutcome[]> {
   const out: HookOutcome[] = [];
   for (const p of plans) {
+    const refused = await refusePut(p, opts.challenge);
+    if (refused) {
+      out.push({ plan: p, done: [], error: refused });
+      continue;
+    }
     const done: Array<{ step: Step; hook: RegisteredHook | null }> = [];
     let id = p.registered?.id ?? null;
     let error: string | null = null;

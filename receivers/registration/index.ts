@@ -7,7 +7,7 @@
 import type { Logger } from '../../platform/log.js';
 import type { OrgIdentity } from '../../platform/identity/config.js';
 import { openManagement } from '../../platform/identity/management.js';
-import type { IdpPolicies } from '../../platform/identity/policies.js';
+import { IdpRetryPolicies, type IdpPolicies } from '../../platform/identity/policies.js';
 import { failureLine } from './apply.js';
 import { desiredHooks, type DesiredHook, type HookKind, type RegistrationInput } from './desired.js';
 import { planOrg, type HookPlan, type OrgHooks } from './plan.js';
@@ -35,6 +35,8 @@ export interface ReadOptions {
   readonly policies?: IdpPolicies;
   /** A client opened before for this org and these kinds (the watch keeps one: one OAuth token, one budget). */
   readonly service?: HookService;
+  /** A command someone runs (plan, apply, status): each wait of a second or more for a share is logged at warn. */
+  readonly announceWaits?: boolean;
 }
 
 /** The orgs that manage a configured hook, each with its hooks (config order). */
@@ -55,6 +57,8 @@ export async function readOrg(
   const hooks: { event: RegisteredHook[] | null; inline: RegisteredHook[] | null } = { event: null, inline: null };
   let service: HookService | null = null;
   let failed: { what: string; err: unknown } | null = null;
+  // The command's (or the watch pass's) bound on waiting for rate limits starts now; apply's calls share it.
+  const waitUntilMs = Date.now() + (opts.policies ?? IdpRetryPolicies).commandWait.maxMs;
   try {
     service =
       opts.service ??
@@ -65,8 +69,10 @@ export async function readOrg(
           logger: opts.logger,
           ...(opts.budgetDir ? { budgetDir: opts.budgetDir } : {}),
           ...(opts.policies ? { policies: opts.policies } : {}),
+          ...(opts.announceWaits ? { announceWaits: true } : {}),
         }),
       );
+    service.limitWaits(waitUntilMs);
     for (const kind of kinds) {
       try {
         hooks[kind] = await service.list(kind);

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../cli/config/load.js';
 import { desiredHooks, secretId, type DesiredHook } from './desired.js';
-import { describePlan, planOrg, type OrgHooks } from './plan.js';
+import { describePlan, planOrg, shown, type OrgHooks } from './plan.js';
 import { registrationBody, type RegisteredHook } from './service.js';
 
 const SECRET = 'event-hook-secret-0123456789';
@@ -124,6 +124,45 @@ describe('hook registration plan', () => {
     expect(after.notes.join()).toContain('once no delivery carries the second, remove it');
     const stranger = plan(desiredHooks(config({ secrets: [NEW] })), { event: [registered(old)], inline: [] })[0]!;
     expect(stranger.drift?.differences).toContain('secret: not one of auth.secrets');
+  });
+
+  it('claims only hooks it can prove it made: one merely named like its own is left alone, never updated or pruned', () => {
+    const d = desiredHooks(config());
+    // Another admin's hooks, named like hooklog's, with another URI and secret (and no x-hooklog-secret-id).
+    const theirs = (id: string): RegisteredHook => ({
+      ...registered(d[0]!),
+      id,
+      channel: {
+        type: 'HTTP',
+        version: '1.0.0',
+        config: {
+          uri: 'https://siem.example.com/in',
+          headers: [],
+          authScheme: { type: 'HEADER', key: 'authorization' },
+        },
+      },
+    });
+    const fresh = plan(d, { event: [theirs('theirs1'), theirs('theirs2')], inline: [registered(d[1]!)] }, true);
+    expect(fresh.map((p) => [p.id, p.registered?.id ?? null, p.steps])).toEqual([
+      ['hooklog:main', 'theirs1', []],
+      ['hooklog:main', 'theirs2', []],
+      ['main', null, ['create', 'verify']],
+      ['tokens0', 'id-tokens0', []],
+    ]);
+    expect(describePlan(fresh[0]!)).toBe(
+      '? event hook "hooklog:main" (org acme, theirs1): left alone: named like hooklog\'s hooks, but not made by hooklog ' +
+        '(no x-hooklog-secret-id header; it calls "https://siem.example.com/in"): rename it, or give hooklog another hook_registration.name_prefix',
+    );
+    // Beside hooklog's own: a proven second hook of its name is pruned, theirs still is not.
+    const dup = { ...registered(d[0]!), id: 'dup' };
+    const both = plan(d, { event: [registered(d[0]!), theirs('theirs1'), dup], inline: [registered(d[1]!)] }, true);
+    expect(both.filter((p) => p.steps.length).map((p) => [p.registered!.id, p.steps])).toEqual([
+      ['dup', ['deactivate', 'delete']],
+    ]);
+    expect(both.find((p) => p.id === 'main')!.registered!.id).toBe('id-main');
+    // What another admin chose is shown bounded, with invisible characters drawn.
+    expect(shown('a\u200bb"\n')).toBe('"a\\u{200b}b\\"\\u{a}"');
+    expect(shown('x'.repeat(300), 10)).toBe(`"${'x'.repeat(10)}…"`);
   });
 
   it('removes its own unconfigured hooks only with prune: deactivate, then delete', () => {

@@ -2,8 +2,12 @@
  * What `hooks apply` would do for one org: the config's hooks against the
  * hooks the service holds, hook by hook. Pure.
  *
- * - hooklog's own hooks are recognised by name (`<name_prefix><id>`); any
- *   other hook is never touched, and counts only against the inline limit.
+ * - hooklog's own hooks are recognised by name (`<name_prefix><id>`) and
+ *   proven by the `x-hooklog-secret-id` header it registers with each (no one
+ *   else sends it). Any other hook is never touched, and counts only against
+ *   the inline limit; one that merely has such a name (another admin's, with
+ *   another URI and secret) is named in the plan as left alone: apply neither
+ *   takes it over with an update nor deletes it as a duplicate.
  * - A missing hook is created (ACTIVE; an event hook is then verified); one
  *   that differs is replaced whole (PUT), and verified again when its channel
  *   changed; an INACTIVE one is activated; an UNVERIFIED event hook verified.
@@ -44,6 +48,8 @@ export interface HookPlan {
   readonly notes: readonly string[];
   /** Why apply will not do this one (the inline-hook limit). */
   readonly refused: string | null;
+  /** Why hooklog leaves alone a hook named like its own: nothing shows hooklog made it. Null for hooklog's. */
+  readonly foreign: string | null;
 }
 
 /** The org's hooks as listed; null for a kind that was not listed. */
@@ -89,6 +95,23 @@ export function compare(d: DesiredHook, r: RegisteredHook): Drift {
   };
 }
 
+/**
+ * Whether hooklog made a hook: it registers each with its secret-id header (16 hex digits), which no one else
+ * sends. A name alone proves nothing: anyone may name a hook `hooklog:main`.
+ */
+export function madeByHooklog(r: RegisteredHook): boolean {
+  return (r.channel.config.headers ?? []).some(
+    (h) => h.key.toLowerCase() === SECRET_ID_HEADER && /^[0-9a-f]{16}$/.test(h.value ?? ''),
+  );
+}
+
+/** A value another admin chose (a hook's name, URI), shown bounded, quoted, and with invisible characters drawn. */
+export function shown(v: string, max = 120): string {
+  const chars = [...v];
+  const cut = chars.length > max ? `${chars.slice(0, max).join('')}…` : v;
+  return `"${cut.replace(/[\p{C}"\\]/gu, (c) => (c === '"' || c === '\\' ? `\\${c}` : `\\u{${c.codePointAt(0)!.toString(16)}}`))}"`;
+}
+
 /** The steps that bring a registered hook (or none) to its config. */
 function stepsFor(d: DesiredHook, r: RegisteredHook | null, drift: Drift | null): Step[] {
   if (!r || !drift) return d.kind === 'event' ? ['create', 'verify'] : ['create'];
@@ -107,7 +130,7 @@ export function planOrg(
   const plans: HookPlan[] = [];
   const claimed = new Set<string>();
   for (const d of desired) {
-    const same = (hooks[d.kind] ?? []).filter((r) => r.name === d.name);
+    const same = (hooks[d.kind] ?? []).filter((r) => r.name === d.name && madeByHooklog(r));
     const r = same[0] ?? null;
     if (r) claimed.add(r.id);
     const drift = r ? compare(d, r) : null;
@@ -126,23 +149,32 @@ export function planOrg(
       steps: stepsFor(d, r, drift),
       notes,
       refused: null,
+      foreign: null,
     });
   }
-  // hooklog's hooks no one configures any more, and second hooks of one name (the oldest listed is kept).
+  // hooklog's hooks no one configures any more, and second hooks of one name (the oldest listed is kept); hooks
+  // only named like them are listed, to be left alone.
   const orphans: HookPlan[] = (['event', 'inline'] as const).flatMap((kind) =>
     (hooks[kind] ?? [])
       .filter((r) => r.name.startsWith(opts.prefix) && !claimed.has(r.id))
-      .map((r) => ({
-        kind,
-        id: r.name,
-        org: opts.org,
-        desired: null,
-        registered: r,
-        drift: null,
-        steps: opts.prune ? ([...(r.status === 'ACTIVE' ? ['deactivate'] : []), 'delete'] as Step[]) : [],
-        notes: opts.prune ? [] : ['not in the config; `hooklog hooks apply --prune` deactivates and deletes it'],
-        refused: null,
-      })),
+      .map((r): HookPlan => {
+        const common = { kind, org: opts.org, desired: null, registered: r, drift: null, refused: null };
+        if (!madeByHooklog(r))
+          return {
+            ...common,
+            id: shown(r.name, 80).slice(1, -1),
+            steps: [],
+            notes: [],
+            foreign: `named like hooklog's hooks, but not made by hooklog (no ${SECRET_ID_HEADER} header; it calls ${shown(r.channel.config.uri)}): rename it, or give hooklog another hook_registration.name_prefix`,
+          };
+        return {
+          ...common,
+          id: r.name,
+          steps: opts.prune ? ([...(r.status === 'ACTIVE' ? ['deactivate'] : []), 'delete'] as Step[]) : [],
+          notes: opts.prune ? [] : ['not in the config; `hooklog hooks apply --prune` deactivates and deletes it'],
+          foreign: null,
+        };
+      }),
   );
   // The inline-hook limit counts every inline hook of the org, hooklog's or not.
   let inline =
@@ -153,7 +185,7 @@ export function planOrg(
       inline++;
       return p;
     }
-    const ownOrphans = orphans.some((o) => o.kind === 'inline' && !opts.prune);
+    const ownOrphans = orphans.some((o) => o.kind === 'inline' && !o.foreign && !opts.prune);
     return {
       ...p,
       steps: [],
@@ -169,6 +201,7 @@ export function planOrg(
 export function describePlan(p: HookPlan): string {
   const who = `${hookLabel(p)} (org ${p.org}${p.registered ? `, ${p.registered.id}` : ''})`;
   if (p.refused) return `! ${who}: cannot create: ${p.refused}`;
+  if (p.foreign) return `? ${who}: left alone: ${p.foreign}`;
   if (!p.desired)
     return p.steps.length ? `- ${who}: ${p.steps.join(', ')} (not in the config)` : `? ${who}: ${p.notes.join('; ')}`;
   const notes = p.notes.length ? ` [${p.notes.join('; ')}]` : '';

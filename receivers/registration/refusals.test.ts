@@ -88,7 +88,10 @@ async function applyLines(raw: Record<string, unknown>): Promise<string[]> {
       },
     );
     lines.push(...state.errors);
-    for (const o of state.service ? await applyPlans(state.service, state.plans) : []) {
+    const applied = state.service
+      ? await applyPlans(state.service, state.plans, { challenge: { ca: cert.cert, timeoutMs: 300 } })
+      : [];
+    for (const o of applied) {
       if (o.error) lines.push(o.error);
     }
   }
@@ -123,11 +126,12 @@ describe('hooks apply: refusals, one line each', () => {
     expect(await applyLines(hooklogConfig(wrong))).toEqual([
       'event hook "main" (org acme): verify failed: HTTP 400: E0000001: Event hook verification failed (The endpoint answered without the verification value it was sent.)',
     ]);
-    // A hook whose URI changes is updated, then verified again: here the new endpoint never answers.
+    // A hook whose URI changes is updated only once the new endpoint answers the challenge apply sends it first:
+    // here it never answers, so the hook keeps the URI it has.
     expect(await applyLines(hooklogConfig(slow))).toEqual([
-      'event hook "main" (org acme): verify failed: HTTP 400: E0000001: Event hook verification failed (The verification request timed out after 300 ms.)',
+      `event hook "main" (org acme): update refused: hooklog at ${slow}/hooks/events/main does not answer the verification challenge with the secret to be registered (the first of auth.secrets): no answer within 300 ms. The service would hold the hook UNVERIFIED and deliver nothing; have every receiver accept that secret first (step 1 of a rotation). The hook keeps what it has`,
     ]);
-    expect(api!.hooks.all('event')[0]!.channel.config.uri).toBe(`${slow}/hooks/events/main`);
+    expect(api!.hooks.all('event')[0]!.channel.config.uri).toBe(`${wrong}/hooks/events/main`);
     expect(sim!.violations).toEqual([]);
   });
 

@@ -64,6 +64,7 @@ const secretIdOf = (h: DesiredHook) => secretId(h.secrets[0]!);
 
 export class HookService {
   readonly #m: Management;
+  #waitUntilMs: number | undefined;
 
   constructor(management: Management) {
     this.#m = management;
@@ -71,6 +72,14 @@ export class HookService {
 
   get org(): string {
     return this.#m.org;
+  }
+
+  /**
+   * From now on no call waits for rate limits past `untilMs` (epoch ms): it fails IDP_RATE_LIMITED instead.
+   * Set once per command (or watch pass) from `IdpPolicies.commandWait`.
+   */
+  limitWaits(untilMs: number): void {
+    this.#waitUntilMs = untilMs;
   }
 
   async list(kind: HookKind): Promise<RegisteredHook[]> {
@@ -124,6 +133,7 @@ export class HookService {
       budget: this.#m.budget(kind === 'event' ? 'event-hooks' : 'inline-hooks'),
       // Lifecycle calls change nothing when repeated (activate an active hook, verify a verified one).
       retryUnsafe: path.includes('/lifecycle/'),
+      ...(this.#waitUntilMs !== undefined ? { waitUntilMs: this.#waitUntilMs } : {}),
       needs: `the ${scopesFor([kind], access)[0]} scope (OAuth), or an admin role that may ${access === 'read' ? 'read' : 'manage'} hooks (SSWS token)`,
     });
     return reply.body;

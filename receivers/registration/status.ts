@@ -37,6 +37,7 @@ export function healthOf(p: HookPlan): Health {
 
 /** What is wrong with a hook, in a few words; "none" when nothing is. */
 export function driftOf(p: HookPlan): string {
+  if (p.foreign) return "not hooklog's: left alone";
   if (!p.desired) return 'not in the config';
   if (!p.registered) return 'not registered';
   const h = healthOf(p);

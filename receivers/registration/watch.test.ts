@@ -99,4 +99,43 @@ describe('hook watch', () => {
     expect(new Set(deactivated.map((d) => d.uuid)).size).toBe(1);
     expect(sim.violations).toEqual([]);
   });
+
+  it('a 429 whose Reset is 2 s away holds the watch until that Reset, not the rest of the window it saw before', async () => {
+    // One window an hour: a watch waiting for the end of the window it saw before would stop for the rest of the run.
+    sim = await SimulatedOrg.start({ rateLimit: { management: { limit: 100_000, windowMs: 3_600_000 } } });
+    const api = new HookManagementApi(sim);
+    sim.use(api);
+    ts = await openTestStream();
+    const org = `watch-${Math.random().toString(36).slice(2, 8)}`;
+    const config = parseConfig(
+      {
+        hook_registration: { public_url: 'https://hooklog.example.com' },
+        orgs: [{ id: org, base_url: sim.url, auth: { ssws: { token: 'sim-token' } } }],
+        token_hooks: [{ id: 'tokens', org, auth: { type: 'header', secrets: [SECRET] }, register: {} }],
+      },
+      {},
+    );
+    const watch = startHookWatch({
+      config,
+      stream: ts.stream,
+      topic: ts.topics.logs,
+      logger: silentLogger(),
+      intervalMs: 50,
+    });
+    watches.push(watch);
+    await waitFor(() => watch.passes, { until: (n) => n >= 2, what: 'two passes' });
+    api.faults.next({ kind: '429', reset: { inMs: 2_000 } });
+    const limited = await waitFor(() => sim!.requests.find((r) => r.status === 429), { what: 'the 429' });
+    const passes = watch.passes;
+    await waitFor(() => watch.passes, {
+      until: (n) => n >= passes + 3,
+      what: 'three passes after the 429',
+      timeoutMs: 10_000,
+    });
+    const resetMs = Math.ceil((limited.at + 2_000) / 1000) * 1000;
+    const after = sim.requests.filter((r) => r.at > limited.at);
+    expect(after[0]!.at).toBeGreaterThanOrEqual(resetMs);
+    expect(after[0]!.at - resetMs).toBeLessThan(2_000);
+    expect(sim.violations).toEqual([]);
+  });
 });

@@ -33,7 +33,7 @@ export interface RegistrationWorld {
   readonly inst: TestInstance;
   /** The org's id in hooklog (both the hooks' org and the managing orgs[] entry). */
   readonly org: string;
-  /** `hooklog <args> --config <file>` with PORT set, from source or built (HOOKLOG_CLI=built). */
+  /** `hooklog <args> --config <file>` with `cliEnv`, from source or built (HOOKLOG_CLI=built). */
   cli(args: readonly string[], env?: NodeJS.ProcessEnv): Promise<CliResult>;
   /** What an admin does in the console: one management call with the org's SSWS token. */
   admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
@@ -66,6 +66,14 @@ const WATCH_INTERVAL_MS = 300;
  * budget here; the test checks that (`busiestWindow`).
  */
 export const HOOK_BUCKET = { limit: 1_000, windowMs: 60_000 } as const;
+
+/**
+ * What the CLI needs here: PORT, and the test's CA among those it trusts (apply sends hooklog the verification
+ * challenge itself before it changes an event hook's channel).
+ */
+export function cliEnv(port: number, cert: TestCertificate): NodeJS.ProcessEnv {
+  return { PORT: String(port), NODE_EXTRA_CA_CERTS: cert.certPath };
+}
 
 export async function registrationWorld(o: WorldOptions = {}): Promise<RegistrationWorld> {
   const cert = makeTestCertificate();
@@ -116,7 +124,7 @@ export async function registrationWorld(o: WorldOptions = {}): Promise<Registrat
     port,
     inst,
     org,
-    cli: (args, env = {}) => runCli([...args, '--config', inst.configPath], { PORT: String(port), ...env }),
+    cli: (args, env = {}) => runCli([...args, '--config', inst.configPath], { ...cliEnv(port, cert), ...env }),
     admin: async (method, path, body) => {
       const res = await fetch(`${sim.url}${path}`, {
         method,

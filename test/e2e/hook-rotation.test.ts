@@ -14,7 +14,7 @@ import { logEvent } from '../simulated-org/index.js';
 import { runCli, startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
 import { total } from '../support/metrics.js';
 import { waitFor } from '../support/wait.js';
-import { EVENT_TYPES, registrationWorld, type RegistrationWorld } from './hook-registration.js';
+import { EVENT_TYPES, cliEnv, registrationWorld, type RegistrationWorld } from './hook-registration.js';
 
 const OLD = 'old-hook-secret-0123456789';
 const NEW = 'new-hook-secret-9876543210';
@@ -39,7 +39,7 @@ describe('rotating an event hook secret', () => {
   it('keeps deliveries flowing, none refused, while the secret is rotated and the old one retired', async () => {
     w = await registrationWorld({ eventSecrets: [NEW, OLD], tokenHook: false });
     const world = w;
-    const env = { PORT: String(world.port) };
+    const env = cliEnv(world.port, world.cert);
     const rotating = world.inst.configPath;
     const before = withSecrets(rotating, 'before', [OLD]);
     const after = withSecrets(rotating, 'after', [NEW]);

@@ -10,8 +10,11 @@ import { seededRandom } from '../support/random.js';
 export type Fault =
   /** A 5xx; with errorCode E0000009 it is the "query over 30 s" error. */
   | { readonly kind: 'status'; readonly status: number; readonly errorCode?: string }
-  /** A 429 while the bucket may look fine (other clients, shared headers); Reset honest, already past, or absent. */
-  | { readonly kind: '429'; readonly reset: 'honest' | 'past' | 'missing' }
+  /**
+   * A 429 while the bucket may look fine (other clients, shared headers); Reset honest (the bucket's window),
+   * already past, absent, or `inMs` ahead (Remaining 0: a window other than the one the last reply named).
+   */
+  | { readonly kind: '429'; readonly reset: 'honest' | 'past' | 'missing' | { readonly inMs: number } }
   /** The connection is closed before any reply. */
   | { readonly kind: 'drop' }
   /** Headers and part of the body, then the connection is closed. */
@@ -57,7 +60,7 @@ export class FaultPlan {
         f.kind === 'status'
           ? `status:${f.status}${f.errorCode ? `:${f.errorCode}` : ''}`
           : f.kind === '429'
-            ? `429:${f.reset}`
+            ? `429:${typeof f.reset === 'object' ? 'in' : f.reset}`
             : f.kind;
       this.injected.set(key, (this.injected.get(key) ?? 0) + 1);
     }
@@ -79,4 +82,24 @@ export function takeStatusFault(
   rec.fault = f.kind;
   if (f.kind !== 'status') throw new Error(`the ${module} module injects status faults only, not ${f.kind}`);
   return { status: f.status, errorCode: f.errorCode ?? 'E0000009' };
+}
+
+/**
+ * The X-Rate-Limit-* headers of an injected 429, from the bucket's honest ones (`honest`, empty when the bucket
+ * sends none): as they are, Reset moved 30 s into the past, none at all, or Reset `inMs` from `now` with
+ * Remaining 0.
+ */
+export function rateLimitFaultHeaders(
+  fault: Extract<Fault, { kind: '429' }>,
+  honest: Record<string, string>,
+  now: number,
+): Record<string, string> {
+  if (fault.reset === 'missing') return {};
+  if (fault.reset === 'honest') return honest;
+  if (fault.reset === 'past') return { ...honest, 'x-rate-limit-reset': String(Math.floor(now / 1000) - 30) };
+  return {
+    'x-rate-limit-limit': honest['x-rate-limit-limit'] ?? '100',
+    'x-rate-limit-remaining': '0',
+    'x-rate-limit-reset': String(Math.ceil((now + fault.reset.inMs) / 1000)),
+  };
 }

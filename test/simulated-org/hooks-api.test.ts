@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../cli/config/load.js';
 import { silentLogger } from '../../platform/log.js';
+import { SECRET_ID_HEADER, secretId } from '../../receivers/registration/desired.js';
 import { applyPlans, hooksByOrg, readOrg } from '../../receivers/registration/index.js';
 import { freePort } from '../e2e/hook-registration.js';
 import { HookManagementApi, SimulatedOrg } from './index.js';
@@ -97,12 +98,20 @@ describe('simulated org: hook management API', () => {
 
   it("hooklog's apply --prune removes its own unconfigured hooks by the rules (deactivate, delete) and leaves others", async () => {
     const { api, call } = await start();
-    for (const name of ['hooklog:retired', 'not hooklog']) {
+    // hooklog's own (registered with its secret-id header), someone else's, and someone else's named like hooklog's.
+    for (const [name, own] of [
+      ['hooklog:retired', true],
+      ['not hooklog', false],
+      ['hooklog:lookalike', false],
+    ] as const) {
+      const ch = channel('https://a.example.com/t');
       await call('POST', '/api/v1/inlineHooks', {
         name,
         type: 'com.okta.oauth2.tokens.transform',
         version: '1.0.0',
-        channel: channel('https://a.example.com/t'),
+        channel: own
+          ? { ...ch, config: { ...ch.config, headers: [{ key: SECRET_ID_HEADER, value: secretId(SECRET) }] } }
+          : ch,
       });
     }
     const config = parseConfig(
@@ -125,10 +134,11 @@ describe('simulated org: hook management API', () => {
     const outcomes = await applyPlans(state.service!, state.plans);
     expect(outcomes.map((o) => [o.plan.id, o.done.map((d) => d.step), o.error])).toEqual([
       ['hooklog:retired', ['deactivate', 'delete'], null],
+      ['hooklog:lookalike', [], null],
       // Created; its verification fails (nothing listens there): a line, not a throw.
       ['main', ['create'], expect.stringContaining('event hook "main" (org acme): verify failed: HTTP 400')],
     ]);
-    expect(api.hooks.all('inline').map((h) => h.name)).toEqual(['not hooklog']);
+    expect(api.hooks.all('inline').map((h) => h.name)).toEqual(['not hooklog', 'hooklog:lookalike']);
     expect(sim!.violations).toEqual([]);
   });
 });

@@ -11,10 +11,12 @@
  * subscribes to (hook-sender.ts: batched, one retry, a loss logged); events
  * happening while it is not are not sent to it (counted in `skipped`).
  * Deactivating and deleting an event hook are not in the seed; the module
- * serves them as the inline hooks' (the real API has both).
+ * serves them as the inline hooks' (the real API has both). `faults` injects
+ * 429s (with an honest, past, missing or chosen Reset) and 5xx into calls.
  */
 import type { RawReply, SimApi, SimOrg, SimRequest } from './api.js';
 import type { Reply } from './auth.js';
+import { FaultPlan, rateLimitFaultHeaders } from './faults.js';
 import { call, channelHeaders, verifyEndpoint, VERIFY_TIMEOUT_MS, type CallResult } from './hook-calls.js';
 import { HookRegistry, serviceError, view, type SimEventHook, type SimHook } from './hook-registry.js';
 import { HookSender } from './hook-sender.js';
@@ -44,6 +46,8 @@ export class HookManagementApi implements SimApi {
   readonly attempts: DeliveryAttempt[] = [];
   /** Events not sent to a hook (by id) because it was not ACTIVE and VERIFIED. */
   readonly skipped = new Map<string, number>();
+  /** 429 and status faults for management calls (after the call spent its bucket's request). */
+  readonly faults = new FaultPlan();
   readonly #sim: SimulatedOrg;
   readonly #o: HooksApiOptions;
   readonly #senders = new Map<string, { types: string; sender: HookSender }>();
@@ -66,10 +70,27 @@ export class HookManagementApi implements SimApi {
     const [id, action] = [m[2], m[3]];
     const limit = org.admit(kind === 'event' ? 'event-hooks' : 'inline-hooks');
     if (limit.refused) return limit.refused;
+    const fault = this.#fault(req, limit.headers);
+    if (fault) return fault;
     const denied = await this.#authorize(req, org, m[1]!);
     if (denied) return { ...denied, headers: { ...limit.headers, ...denied.headers } };
     const reply = await this.#route(req, kind, id, action);
     return { ...reply, headers: { ...limit.headers, ...('headers' in reply ? reply.headers : {}) } };
+  }
+
+  /** A 429 or status fault from `faults` (the request spent its bucket's request first), or null. */
+  #fault(req: SimRequest, honest: Record<string, string>): Reply | null {
+    const f = this.faults.take();
+    if (!f) return null;
+    req.rec.fault = f.kind;
+    if (f.kind === '429')
+      return {
+        ...serviceError(429, 'E0000047', 'API call exceeded rate limit due to too many requests.'),
+        headers: rateLimitFaultHeaders(f, honest, req.now),
+      };
+    if (f.kind === 'status')
+      return { ...serviceError(f.status, f.errorCode ?? 'E0000009', 'Internal Server Error'), headers: honest };
+    throw new Error(`the ${this.name} module injects 429 and status faults only, not ${f.kind}`);
   }
 
   /** Sends each ACTIVE and VERIFIED event hook the events among `events` it subscribes to. */

@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { isRawReply, type RawReply, type RequestRecord, type SimApi, type SimOrg, type SimRequest } from './api.js';
 import { AuthServer, oktaError, type AuthOptions, type Reply } from './auth.js';
-import { FaultPlan, type Fault } from './faults.js';
+import { FaultPlan, rateLimitFaultHeaders, type Fault } from './faults.js';
 import { eventsPage, logsPage, type PageResult, type PagingContext } from './pages.js';
 import { Bucket, type BucketOptions } from './rate-limit.js';
 import { checkEventsQuery, checkLogsQuery } from './rules.js';
@@ -239,13 +239,7 @@ export class SimulatedOrg extends EventEmitter implements SimOrg {
       );
     }
     if (fault?.kind === '429') {
-      const h =
-        fault.reset === 'missing'
-          ? {}
-          : {
-              ...this.#rlHeaders(bucket, now),
-              ...(fault.reset === 'past' ? { 'x-rate-limit-reset': String(Math.floor(now / 1000) - 30) } : {}),
-            };
+      const h = rateLimitFaultHeaders(fault, this.#rlHeaders(bucket, now), now);
       return this.#reply(
         res,
         rec,
