@@ -21,7 +21,7 @@ import { mountPages } from './pages.js';
 import { AttemptLimiter } from './rate-limit.js';
 import { SessionKeys } from './session.js';
 import { mountSignIn } from './sign-in.js';
-import { revocationRecord, sessionRevocation, type RevocationView } from './revocations.js';
+import { revocationRecord, sessionRevocation, type Revocation, type RevocationView } from './revocations.js';
 
 export { alertStatesPipeline, alertStatesTopic } from './alert-states.js';
 export {
@@ -63,6 +63,11 @@ export function mountConsole(router: Router, d: ConsoleDeps): void {
   const now = d.now ?? Date.now;
   const log = d.logger.child({ component: 'console' });
   const sessions = new SessionKeys(secret, d.config.session_ttl_minutes);
+  // Durable on the stream first (every instance reads it from there), then held here at once.
+  const revoke = async (r: Revocation) => {
+    await d.stream.append(d.sessionsTopic, [revocationRecord(r)]);
+    d.revocations.add(r);
+  };
   const client = new OidcClient(oidc, `${publicUrl.replace(/\/$/, '')}/console/auth/callback`);
   const auth = new ConsoleAuth({
     sessions,
@@ -72,8 +77,7 @@ export function mountConsole(router: Router, d: ConsoleDeps): void {
     revocations: d.revocations,
     regrantMs: d.config.regrant_minutes * 60_000,
     regrant: (refreshToken, sub) => client.regrant(refreshToken, sub),
-    revoke: (s, reason) =>
-      d.stream.append(d.sessionsTopic, [revocationRecord(sessionRevocation(s, reason, s.principal.id, now()))]),
+    revoke: (s, reason) => revoke(sessionRevocation(s, reason, s.principal.id, now())),
     log,
   });
   const c: ConsoleContext = {
@@ -96,8 +100,7 @@ export function mountConsole(router: Router, d: ConsoleDeps): void {
     limiter: new AttemptLimiter(d.config.sign_in_attempts_per_minute),
     log,
     now,
-    revoke: (s) =>
-      d.stream.append(d.sessionsTopic, [revocationRecord(sessionRevocation(s, 'signed_out', s.principal.id, now()))]),
+    revoke: (s) => revoke(sessionRevocation(s, 'signed_out', s.principal.id, now())),
   });
   mountApi(router, c);
   mountChanges(router, c);

@@ -175,6 +175,18 @@ export class RevocationView {
     }
   }
 
+  /**
+   * Holds a revocation this process has just appended (durably) before its record comes back through the
+   * watch: on Kafka that is up to the reader's fetch wait, in which the same instance must not take the
+   * session either. The record, when read, replaces it (any offset is above -1).
+   */
+  add(r: Revocation): void {
+    const key = revocationKey(r);
+    if (this.#held.has(key)) return;
+    this.#held.set(key, { offset: -1, partition: -1, r });
+    if (r.kind === 'user') this.#users.set(key, r);
+  }
+
   #parse(rec: ConsumedRecord): Revocation | undefined {
     try {
       const parsed = revocationSchema.safeParse(JSON.parse(rec.value.toString('utf8')));
