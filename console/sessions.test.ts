@@ -158,6 +158,29 @@ describe('regrant', () => {
   }, 60_000);
 });
 
+describe('regrant during an outage of the identity service', () => {
+  it('answers 503 while the groups cannot be re-checked, ending nothing, and goes on once they can', async () => {
+    const hank = { login: 'hank@a.example', password: 'hank-pw', groups: ['sec-a'] };
+    w.oidc.addUser(hank);
+    const jar = new Jar(await signIn(w, hank));
+    expect((await jar.get('/console/api/me')).status).toBe(200);
+    const from = logs.lines().length;
+    w.oidc.tokenOutage = 503;
+    try {
+      // Nothing is granted on old groups once they are due for a re-check.
+      await waitFor(async () => (await jar.get('/console/api/me')).status, {
+        until: (st) => st === 503,
+        what: "hank's answer once the re-check is due",
+        timeoutMs: 3 * REGRANT_MS,
+      });
+    } finally {
+      w.oidc.tokenOutage = undefined;
+    }
+    expect((await jar.get('/console/api/me')).status).toBe(200);
+    expect(refusalsSince(from)).toEqual([]);
+  }, 60_000);
+});
+
 describe('refusals', () => {
   it('logs each kind of refusal once, with the principal, route and reason, and counts it', async () => {
     const alice = await signIn(w, USERS.alice);

@@ -92,6 +92,8 @@ export class OidcSignIn implements SimApi {
   #keys: Promise<{ privateKey: CryptoKey; jwk: JWK }> | undefined;
   /** Seconds an ID token lives; tests shorten it. */
   idTokenTtlS = 300;
+  /** While set, the token endpoint answers this status (an outage: 503) to every request. */
+  tokenOutage: number | undefined;
 
   constructor(clients: readonly OidcClientRegistration[], users: readonly SimUser[]) {
     this.#clients = clients;
@@ -130,7 +132,11 @@ export class OidcSignIn implements SimApi {
       return { status: 200, body: { keys: [(await this.#signingKey()).jwk] } };
     if (path === '/oauth2/v1/authorize' && req.method === 'GET') return this.#authorize(req);
     if (path === '/oauth2/v1/authorize/login' && req.method === 'POST') return this.#login(req);
-    if (path === '/oauth2/v1/token' && req.method === 'POST') return this.#token(req, org);
+    if (path === '/oauth2/v1/token' && req.method === 'POST') {
+      if (this.tokenOutage !== undefined)
+        return { status: this.tokenOutage, body: { error: 'temporarily_unavailable', error_description: 'outage' } };
+      return this.#token(req, org);
+    }
     return null;
   }
 
