@@ -9,7 +9,13 @@ import type { Config } from './config/schema.js';
 import type { Logger } from '../platform/log.js';
 import type { Store } from '../platform/store/index.js';
 import type { Stream } from '../platform/stream/types.js';
-import { alertStatesTopic, type ConsoleDeps, type RuleInfo } from '../console/index.js';
+import {
+  alertStatesTopic,
+  consoleSessionsTopic,
+  RevocationView,
+  type ConsoleDeps,
+  type RuleInfo,
+} from '../console/index.js';
 import { describeQueries } from '../analytics/registry.js';
 import { runNamedQuery } from '../analytics/run.js';
 import { BUILTIN_RULE_FILES, loadAllRules } from '../consumers/alerting/index.js';
@@ -79,6 +85,9 @@ export function consoleDeps(config: Config, stream: Stream, store: Store, logger
     store,
     stream,
     topic: alertStatesTopic(config.stream.topic_prefix),
+    sessionsTopic: consoleSessionsTopic(config.stream.topic_prefix),
+    // Started by the composition root (cli/runtime.ts) before HTTP is served.
+    revocations: new RevocationView(logger.child({ component: 'console' })),
     knownOrgs: configuredOrgs(config),
     queries: {
       list: describeQueries,

@@ -31,6 +31,7 @@ import { addRulesTestCommand } from './rules-test.js';
 import { registerHooksCommands } from './hooks-command.js';
 import { registerActionsCommand } from './actions-command.js';
 import { registerRiskCommand } from './risk-command.js';
+import { registerConsoleCommand } from './console-command.js';
 
 export const program = new Command('hooklog')
   .description(
@@ -275,6 +276,7 @@ program
 
 registerHooksCommands(program);
 registerActionsCommand(program);
+registerConsoleCommand(program);
 
 program
   .command('check-config')

@@ -26,7 +26,7 @@ import { collectProcessMetrics } from '../platform/metrics.js';
 import { applyRetention } from '../analytics/retention.js';
 import { registerCoverageMetrics } from '../analytics/coverage-metrics.js';
 import { prepareResponse, startResponseRole } from './response.js';
-import { alertStatesPipeline, alertStatesTopic } from '../console/index.js';
+import { alertStatesPipeline, alertStatesTopic, consoleSessionsTopic } from '../console/index.js';
 import { consoleDeps } from './console.js';
 import { desiredHooks } from '../receivers/registration/desired.js';
 import { startHookWatch } from '../receivers/registration/watch.js';
@@ -76,7 +76,13 @@ export async function startHooklog(
     // Alert triage travels on its own topic, which every sink of a console-enabled deployment writes to the store.
     const consoleOn = config.console.enabled;
     const statesTopic = alertStatesTopic(config.stream.topic_prefix);
-    if (consoleOn) await stream.ensureTopics([{ name: statesTopic, partitions: config.stream.partitions }]);
+    // Session revocations are compacted: a revocation in force is retained for instances that start later.
+    const sessionsTopic = consoleSessionsTopic(config.stream.topic_prefix);
+    if (consoleOn)
+      await stream.ensureTopics([
+        { name: statesTopic, partitions: config.stream.partitions },
+        { name: sessionsTopic, partitions: config.stream.partitions, compacted: true },
+      ]);
     // Embedded ClickHouse admits one process: only the roles that need the store open it. The query API
     // needs it before HTTP; the sink alone opens it after HTTP, so hooks are taken while migrations run.
     const apiOn = has('receivers') && (config.api.keys.length > 0 || consoleOn);
@@ -122,6 +128,13 @@ export async function startHooklog(
       },
     });
     collectProcessMetrics();
+    // The console refuses sessions until it knows every revocation in force: read before HTTP.
+    const consoleParts =
+      consoleOn && has('receivers') && store ? consoleDeps(config, stream, store, logger) : undefined;
+    if (consoleParts) {
+      await consoleParts.revocations.start(stream, sessionsTopic, Date.now);
+      closers.push(async () => consoleParts.revocations.stop());
+    }
     const deps: AppDeps = {
       config,
       stream,
@@ -131,7 +144,7 @@ export async function startHooklog(
       ...(ssf ? { ssf } : {}),
       ...(apiOn && store ? { store } : {}),
       ...(response.provider ? { ssfProvider: response.provider } : {}),
-      ...(consoleOn && has('receivers') && store ? { console: consoleDeps(config, stream, store, logger) } : {}),
+      ...(consoleParts ? { console: consoleParts } : {}),
       logger,
       probes: [
         { name: 'stream', check: () => stream.ping() },

@@ -1,6 +1,7 @@
 import { loadConfig, type ProcessOverrides } from './config/load.js';
 import { createLogger } from '../platform/log.js';
 import { serveAdminSocket } from './admin-socket.js';
+import { revokeRoute } from './console-command.js';
 import { preflight } from './preflight.js';
 import { startHooklog } from './runtime.js';
 import { banner } from './routes.js';
@@ -41,6 +42,9 @@ export async function runStart(
         '/risk': riskRoute(config, running.stream, store),
         ...alertingAdminRoutes(config, store),
         ...(config.response ? { '/actions/approve': approvalRoute(running.stream, config.stream.topic_prefix) } : {}),
+        ...(config.console.enabled
+          ? { '/console/revoke': revokeRoute(running.stream, config.stream.topic_prefix) }
+          : {}),
       })
     : async () => undefined;
 

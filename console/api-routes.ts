@@ -7,7 +7,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { maySeeOrg, visibleOrgs } from '../platform/access.js';
-import { alertEvents, alertFacets, alertHistory, getAlert, isStatus, listAlerts } from './alerts.js';
+import { alertEvents, alertFacets, alertHistory, getAlert, isStatus, listAlerts, orgsOfAlerts } from './alerts.js';
 import type { Authenticated } from './auth.js';
 import { toCsv } from './csv.js';
 import type { ConsoleContext } from './context.js';
@@ -27,6 +27,12 @@ const limitOf = (q: Record<string, string>, max: number, dflt: number): number =
 
 export function mountApi(router: Router, c: ConsoleContext): void {
   const get = (path: string, h: Handler) => router.get(path, apiRoute(c, h));
+  /** May `who` see `org`? If not, the refusal is recorded (other_org) and the caller answers 404. */
+  const sees = (ctx: Context, who: Authenticated, org: string): boolean => {
+    if (maySeeOrg(who.principal, org)) return true;
+    c.auth.refused(ctx, who, 'other_org', org);
+    return false;
+  };
 
   get('/console/api/me', async (ctx, who) => {
     const p = who.principal;
@@ -42,7 +48,7 @@ export function mountApi(router: Router, c: ConsoleContext): void {
   });
 
   get('/console/api/alerts', async (ctx, who, q) => {
-    if (q.org && !maySeeOrg(who.principal, q.org)) return notFound(ctx);
+    if (q.org && !sees(ctx, who, q.org)) return notFound(ctx);
     if (q.status && !isStatus(q.status)) throw new ParamError('status', 'must be open, acknowledged or closed');
     const scope = q.org ? oneOrg(q.org) : scopeOf(who.principal);
     const range = parseRange(q, c.now(), 30);
@@ -60,8 +66,15 @@ export function mountApi(router: Router, c: ConsoleContext): void {
   });
 
   get('/console/api/alerts/:id', async (ctx, who) => {
-    const alert = await getAlert(c.store, ctx.params.id ?? '', scopeOf(who.principal));
-    if (!alert || !maySeeOrg(who.principal, alert.org)) return notFound(ctx);
+    const id = ctx.params.id ?? '';
+    const alert = await getAlert(c.store, id, scopeOf(who.principal));
+    if (!alert) {
+      // Outside the principal's scope: another org's alert is a refusal to record, a missing one is not.
+      const org = (await orgsOfAlerts(c.store, [id])).get(id);
+      if (org !== undefined) sees(ctx, who, org);
+      return notFound(ctx);
+    }
+    if (!sees(ctx, who, alert.org)) return notFound(ctx);
     const [events, history] = await Promise.all([
       alertEvents(c.store, alert),
       alertHistory(c.store, alert.org, alert.alert_id),
@@ -71,7 +84,7 @@ export function mountApi(router: Router, c: ConsoleContext): void {
 
   get('/console/api/users/:org/:user', async (ctx, who, q) => {
     const org = ctx.params.org ?? '';
-    if (!maySeeOrg(who.principal, org)) return notFound(ctx);
+    if (!sees(ctx, who, org)) return notFound(ctx);
     const user = ctx.params.user ?? '';
     const range = parseRange(q, c.now(), 7);
     const [figures, alerts, risk] = await Promise.all([
@@ -89,7 +102,7 @@ export function mountApi(router: Router, c: ConsoleContext): void {
   });
 
   get('/console/api/ips/:ip', async (ctx, who, q) => {
-    if (q.org && !maySeeOrg(who.principal, q.org)) return notFound(ctx);
+    if (q.org && !sees(ctx, who, q.org)) return notFound(ctx);
     const range = parseRange(q, c.now(), 7);
     const scope = q.org ? oneOrg(q.org) : scopeOf(who.principal);
     ctx.body = {
@@ -102,7 +115,7 @@ export function mountApi(router: Router, c: ConsoleContext): void {
 
   get('/console/api/events', async (ctx, who, q) => {
     const { org, since, until, limit, ...filters } = q;
-    if (!org || !maySeeOrg(who.principal, org)) return notFound(ctx);
+    if (!org || !sees(ctx, who, org)) return notFound(ctx);
     const unknown = unknownFilter(Object.keys(filters));
     if (unknown) return badRequest(ctx, `unknown filter "${unknown.slice(0, 40)}"`, unknown);
     const range = parseRange({ since, until }, c.now(), 7);
@@ -118,7 +131,7 @@ export function mountApi(router: Router, c: ConsoleContext): void {
 
   get('/console/api/events/:org/:uuid', async (ctx, who) => {
     const org = ctx.params.org ?? '';
-    if (!maySeeOrg(who.principal, org)) return notFound(ctx);
+    if (!sees(ctx, who, org)) return notFound(ctx);
     const raw = await rawEvent(c.store, org, ctx.params.uuid ?? '');
     if (raw === undefined) return notFound(ctx);
     ctx.body = { org, uuid: ctx.params.uuid, raw };
@@ -132,7 +145,7 @@ export function mountApi(router: Router, c: ConsoleContext): void {
     const name = ctx.params.name ?? '';
     if (!c.queries.list().some((d) => d.name === name)) return undefined;
     // The org is a parameter like the others: another org's is refused before the query runs.
-    if (!q.org || !maySeeOrg(who.principal, q.org)) return undefined;
+    if (!q.org || !sees(ctx, who, q.org)) return undefined;
     return { name, result: await c.queries.run(name, q) };
   };
   get('/console/api/queries/:name', async (ctx, who, q) => {
@@ -153,7 +166,7 @@ export function mountApi(router: Router, c: ConsoleContext): void {
   });
 
   get('/console/api/coverage', async (ctx, who, q) => {
-    if (!q.org || !maySeeOrg(who.principal, q.org)) return notFound(ctx);
+    if (!q.org || !sees(ctx, who, q.org)) return notFound(ctx);
     const range = parseRange(q, c.now(), 1);
     ctx.body = await c.operations.coverage(
       q.org,

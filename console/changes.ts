@@ -72,8 +72,15 @@ export function mountChanges(router: Router, c: ConsoleContext): void {
       const orgs = await orgsOfAlerts(c.store, ids);
       const p = who.principal;
       // Not there, or of an org this principal may not see: the same 404, for the whole request.
-      if (ids.some((id) => !orgs.has(id) || !maySeeOrg(p, orgs.get(id)!))) return notFound(ctx);
-      if (ids.some((id) => !mayChangeOrg(p, orgs.get(id)!))) {
+      const hidden = [...orgs.values()].find((org) => !maySeeOrg(p, org));
+      if (hidden !== undefined) {
+        c.auth.refused(ctx, who, 'other_org', hidden);
+        return notFound(ctx);
+      }
+      if (ids.some((id) => !orgs.has(id))) return notFound(ctx);
+      const unchangeable = ids.map((id) => orgs.get(id)!).find((org) => !mayChangeOrg(p, org));
+      if (unchangeable !== undefined) {
+        c.auth.refused(ctx, who, 'viewer_change', unchangeable);
         ctx.status = 403;
         ctx.body = { error: 'your role (viewer) may not change alerts' };
         return;

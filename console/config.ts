@@ -47,7 +47,16 @@ const oidcSchema = z
           'Its client secret (use ${ENV_VAR}), sent as client_secret_post; omit for a public client (PKCE only).',
         ),
     ).optional(),
-    scopes: z.array(z.string()).default(['openid', 'profile', 'email', 'groups']).describe('Scopes asked for.'),
+    scopes: z
+      .array(z.string())
+      .default(['openid', 'profile', 'email', 'groups', 'offline_access'])
+      .refine((s) => s.includes('openid') && s.includes('offline_access'), {
+        message:
+          'must include openid and offline_access: the refresh token is how groups are re-checked every console.regrant_minutes',
+      })
+      .describe(
+        "Scopes asked for. openid and offline_access are required (the console's application needs the refresh token grant at the identity service).",
+      ),
     groups_claim: z.string().min(1).default('groups').describe("The ID token claim listing the user's groups."),
     grants: z
       .array(groupGrantSchema)
@@ -85,6 +94,14 @@ export const consoleSchema = z
       .max(7 * 24 * 60)
       .default(480)
       .describe('A session lasts this long after sign-in, then the user signs in again.'),
+    regrant_minutes: z
+      .number()
+      .min(0.05)
+      .max(24 * 60)
+      .default(15)
+      .describe(
+        "A signed-in user's groups are re-checked at the identity service (with the refresh token) at least this often; a grant removed there ends the session at the next request after that. Fractions are allowed (0.5 = 30 s).",
+      ),
     sign_in_attempts_per_minute: z
       .number()
       .int()

@@ -9,6 +9,7 @@ import { safeReturnTo } from './http.js';
 import { grantsFor, pkceChallenge } from './oidc.js';
 import { bucketMinutes, parseRange } from './range.js';
 import { AttemptLimiter } from './rate-limit.js';
+import { consoleSchema } from './config.js';
 
 describe('CSV export', () => {
   it('neutralises cells a spreadsheet would run as formulas, and quotes what needs it', () => {
@@ -148,5 +149,25 @@ describe('console.public_url over plain HTTP', () => {
         /config key "console\.public_url": plain http:\/\/ works only on localhost or a loopback address: browsers drop the console's Secure cookies .* Serve HTTPS/,
       );
     expect(withConsole('ftp://hooklog.example.com')).toThrow(/config key "console\.public_url": must be an https:\/\//);
+  });
+});
+
+describe('console config', () => {
+  const base = {
+    enabled: true,
+    public_url: 'https://hooklog.example.com',
+    session_secret: 'x'.repeat(32),
+    oidc: { issuer: 'https://example.okta.com', client_id: 'c', grants: [{ group: 'g', orgs: ['a'] }] },
+  };
+  it('asks for offline_access and re-checks groups every 15 minutes by default', () => {
+    const c = consoleSchema.parse(base);
+    expect(c.oidc?.scopes).toContain('offline_access');
+    expect(c.regrant_minutes).toBe(15);
+  });
+  it('refuses scopes without offline_access, naming the regrant it is for', () => {
+    const parsed = consoleSchema.safeParse({ ...base, oidc: { ...base.oidc, scopes: ['openid', 'groups'] } });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues[0]).toMatchObject({ path: ['oidc', 'scopes'] });
+    expect(parsed.error?.issues[0]?.message).toMatch(/offline_access.*console\.regrant_minutes/);
   });
 });

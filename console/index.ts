@@ -21,8 +21,16 @@ import { mountPages } from './pages.js';
 import { AttemptLimiter } from './rate-limit.js';
 import { SessionKeys } from './session.js';
 import { mountSignIn } from './sign-in.js';
+import { revocationRecord, sessionRevocation, type Revocation, type RevocationView } from './revocations.js';
 
 export { alertStatesPipeline, alertStatesTopic } from './alert-states.js';
+export {
+  consoleSessionsTopic,
+  RevocationView,
+  revocationRecord,
+  userRevocation,
+  type Revocation,
+} from './revocations.js';
 export type { Operations, QueryLibrary, RuleInfo } from './context.js';
 
 export interface ConsoleDeps {
@@ -32,6 +40,13 @@ export interface ConsoleDeps {
   readonly store: Store;
   readonly stream: Stream;
   readonly topic: string;
+  /** `<prefix>.console-sessions`: revocations of sessions (compacted). */
+  readonly sessionsTopic: string;
+  /**
+   * The revocations in force, which the composition root starts (and stops) on `sessionsTopic`: until it is
+   * current, session requests answer 503 (API keys are not affected).
+   */
+  readonly revocations: RevocationView;
   readonly knownOrgs: readonly string[];
   readonly queries: QueryLibrary;
   readonly operations: Operations;
@@ -48,7 +63,23 @@ export function mountConsole(router: Router, d: ConsoleDeps): void {
   const now = d.now ?? Date.now;
   const log = d.logger.child({ component: 'console' });
   const sessions = new SessionKeys(secret, d.config.session_ttl_minutes);
-  const auth = new ConsoleAuth(sessions, new ApiKeyring(d.keys), publicUrl, now);
+  // Durable on the stream first (every instance reads it from there), then held here at once.
+  const revoke = async (r: Revocation) => {
+    await d.stream.append(d.sessionsTopic, [revocationRecord(r)]);
+    d.revocations.add(r);
+  };
+  const client = new OidcClient(oidc, `${publicUrl.replace(/\/$/, '')}/console/auth/callback`);
+  const auth = new ConsoleAuth({
+    sessions,
+    keys: new ApiKeyring(d.keys),
+    publicUrl,
+    now,
+    revocations: d.revocations,
+    regrantMs: d.config.regrant_minutes * 60_000,
+    regrant: (refreshToken, sub) => client.regrant(refreshToken, sub),
+    revoke: (s, reason) => revoke(sessionRevocation(s, reason, s.principal.id, now())),
+    log,
+  });
   const c: ConsoleContext = {
     config: d.config,
     store: d.store,
@@ -63,12 +94,13 @@ export function mountConsole(router: Router, d: ConsoleDeps): void {
     now,
   };
   mountSignIn(router, {
-    oidc: new OidcClient(oidc, `${publicUrl.replace(/\/$/, '')}/console/auth/callback`),
+    oidc: client,
     sessions,
     auth,
     limiter: new AttemptLimiter(d.config.sign_in_attempts_per_minute),
     log,
     now,
+    revoke: (s) => revoke(sessionRevocation(s, 'signed_out', s.principal.id, now())),
   });
   mountApi(router, c);
   mountChanges(router, c);

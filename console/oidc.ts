@@ -18,6 +18,12 @@ type OidcConfig = NonNullable<ConsoleConfig['oidc']>;
 const ALGORITHMS = ['RS256', 'PS256', 'ES256'];
 const FETCH_TIMEOUT_MS = 5000;
 
+/** What the identity service grants: the principal, and the refresh token for the next regrant. */
+export interface Granted {
+  readonly principal: Principal;
+  readonly refreshToken?: string;
+}
+
 interface Discovery {
   readonly issuer: string;
   readonly authorization_endpoint: string;
@@ -96,51 +102,106 @@ export class OidcClient {
 
   /**
    * Exchanges the code (with the PKCE verifier) for tokens and verifies the ID
-   * token; the principal its groups grant, or IDP_AUTH_FAILED saying why not.
+   * token; the principal its groups grant and the refresh token (asked for
+   * with `offline_access`, for regrants), or IDP_AUTH_FAILED saying why not.
    */
-  async signIn(code: string, verifier: string, nonce: string): Promise<Principal> {
-    const { doc, keys } = await this.#discover();
-    const form = new URLSearchParams({
+  async signIn(code: string, verifier: string, nonce: string): Promise<Granted> {
+    const tokens = await this.#token({
       grant_type: 'authorization_code',
       code,
       redirect_uri: this.#redirectUri,
-      client_id: this.#o.client_id,
       code_verifier: verifier,
+    });
+    const payload = await this.#verifyIdToken(tokens.idToken);
+    if (payload.nonce !== nonce)
+      throw new HooklogError('IDP_AUTH_FAILED', "the ID token's nonce is not this sign-in's");
+    return {
+      principal: this.#principal(payload),
+      ...(tokens.refreshToken ? { refreshToken: tokens.refreshToken } : {}),
+    };
+  }
+
+  /**
+   * Re-checks the groups of the user `sub` with a refresh token (the refresh
+   * grant, RFC 6749 §6): the principal they grant now and the refresh token to
+   * keep (the identity service may rotate it). IDP_AUTH_FAILED when the grant
+   * is gone (the token refused, the user in no group of the console's);
+   * IDP_UNAVAILABLE (retriable) when the identity service cannot answer.
+   */
+  async regrant(refreshToken: string, sub: string): Promise<Granted> {
+    const tokens = await this.#token({
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      scope: this.#o.scopes.join(' '),
+    });
+    const payload = await this.#verifyIdToken(tokens.idToken);
+    // OIDC Core §12.2: the refreshed ID token is the same user's.
+    if (payload.sub !== sub) throw new HooklogError('IDP_AUTH_FAILED', "the refreshed ID token is another user's");
+    return { principal: this.#principal(payload), refreshToken: tokens.refreshToken ?? refreshToken };
+  }
+
+  async #token(grant: Record<string, string>): Promise<{ idToken: string; refreshToken?: string }> {
+    const { doc } = await this.#discover();
+    const form = new URLSearchParams({
+      ...grant,
+      client_id: this.#o.client_id,
       ...(this.#o.client_secret ? { client_secret: this.#o.client_secret } : {}),
     });
-    const res = await fetch(doc.token_endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: form,
-      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-      redirect: 'error',
-    });
-    const body = (await res.json().catch(() => ({}))) as { id_token?: unknown; error?: unknown };
+    let res: Response;
+    try {
+      res = await fetch(doc.token_endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: form,
+        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+        redirect: 'error',
+      });
+    } catch (err) {
+      throw new HooklogError('IDP_UNAVAILABLE', `the token endpoint cannot be reached (${(err as Error).message})`, {
+        cause: err,
+        retriable: true,
+      });
+    }
+    const body = (await res.json().catch(() => ({}))) as {
+      id_token?: unknown;
+      refresh_token?: unknown;
+      error?: unknown;
+    };
+    if (res.status === 429 || res.status >= 500)
+      throw new HooklogError('IDP_UNAVAILABLE', `the token endpoint answered ${res.status}`, { retriable: true });
     if (!res.ok || typeof body.id_token !== 'string')
       throw new HooklogError(
         'IDP_AUTH_FAILED',
-        `the token endpoint refused the code (${res.status} ${String(body.error ?? '')})`,
+        `the token endpoint refused the ${grant.grant_type} grant (${res.status} ${String(body.error ?? '').slice(0, 100)})`,
       );
-    let payload: Record<string, unknown>;
+    return {
+      idToken: body.id_token,
+      ...(typeof body.refresh_token === 'string' ? { refreshToken: body.refresh_token } : {}),
+    };
+  }
+
+  async #verifyIdToken(idToken: string): Promise<Record<string, unknown>> {
+    const { doc, keys } = await this.#discover();
     try {
-      const verified = await jwtVerify(body.id_token, keys, {
+      const verified = await jwtVerify(idToken, keys, {
         issuer: doc.issuer,
         audience: this.#o.client_id,
         algorithms: ALGORITHMS,
         clockTolerance: this.#o.clock_tolerance_s,
-        requiredClaims: ['sub', 'exp', 'iat', 'nonce'],
+        requiredClaims: ['sub', 'exp', 'iat'],
       });
       // The service's ID tokens carry no typ; one that does must say JWT (not an access token or a proof).
       const typ = verified.protectedHeader.typ;
       if (typ !== undefined && typ.toUpperCase() !== 'JWT') throw new Error(`typ ${typ}`);
-      payload = verified.payload as Record<string, unknown>;
+      return verified.payload as Record<string, unknown>;
     } catch (err) {
       throw new HooklogError('IDP_AUTH_FAILED', `the ID token did not verify (${(err as Error).message})`, {
         cause: err,
       });
     }
-    if (payload.nonce !== nonce)
-      throw new HooklogError('IDP_AUTH_FAILED', "the ID token's nonce is not this sign-in's");
+  }
+
+  #principal(payload: Record<string, unknown>): Principal {
     const claim = payload[this.#o.groups_claim];
     const groups = Array.isArray(claim) ? claim.filter((g): g is string => typeof g === 'string') : [];
     const granted = grantsFor(groups, this.#o.grants);

@@ -13,10 +13,9 @@ import type { Context } from 'koa';
 import { maySeeOrg } from '../platform/access.js';
 import { assetPath } from '../platform/assets.js';
 import { HooklogError } from '../platform/errors.js';
-import { getAlert } from './alerts.js';
+import { orgsOfAlerts } from './alerts.js';
 import type { ConsoleContext } from './context.js';
 import { securityHeaders } from './http.js';
-import { scopeOf } from './scope.js';
 
 /** Files the build writes (console/build.ts) and their types; nothing else is served from the directory. */
 const ASSET_TYPES: Readonly<Record<string, string>> = {
@@ -53,11 +52,8 @@ const PAGES: ReadonlyArray<{ path: string; org?: (ctx: Context, c: ConsoleContex
   { path: '/console/alerts' },
   {
     path: '/console/alerts/:id',
-    org: async (ctx, c) => {
-      const who = await c.auth.principalOf(ctx, false);
-      const a = who ? await getAlert(c.store, ctx.params.id ?? '', scopeOf(who.principal)) : undefined;
-      return a?.org ?? null;
-    },
+    // The alert's org whoever asks; the check below refuses (and records) another org's as a 404.
+    org: async (ctx, c) => (await orgsOfAlerts(c.store, [ctx.params.id ?? ''])).get(ctx.params.id ?? '') ?? null,
   },
   { path: '/console/users/:org/:user', org: async (ctx) => ctx.params.org ?? null },
   { path: '/console/ips/:ip' },
@@ -97,18 +93,35 @@ export function mountPages(router: Router, c: ConsoleContext): void {
 
   for (const page of PAGES) {
     router.get(page.path, async (ctx) => {
-      const who = await c.auth.principalOf(ctx, false);
+      let who;
+      try {
+        who = await c.auth.principalOf(ctx, false);
+      } catch (err) {
+        c.log.warn({ path: ctx.path, err }, 'console_page_unavailable');
+        securityHeaders(ctx, 'no-store');
+        ctx.status = 503;
+        ctx.type = 'text/plain; charset=utf-8';
+        ctx.body = 'Your access cannot be checked right now (the identity service or the stream); try again shortly.';
+        return;
+      }
       if (!who) {
         securityHeaders(ctx, 'no-store');
         return ctx.redirect(`/console/auth/login?${new URLSearchParams({ return_to: ctx.originalUrl })}`);
       }
       const queryOrgs = ctx.query.org;
       if (Array.isArray(queryOrgs)) return notFoundPage(ctx);
-      if (queryOrgs !== undefined && !maySeeOrg(who.principal, queryOrgs)) return notFoundPage(ctx);
+      if (queryOrgs !== undefined && !maySeeOrg(who.principal, queryOrgs)) {
+        c.auth.refused(ctx, who, 'other_org', queryOrgs);
+        return notFoundPage(ctx);
+      }
       if (page.org) {
         const org = await page.org(ctx, c);
         // '' : the page exists and names no org of its own; null: it does not exist (for this principal).
-        if (org === null || (org !== '' && !maySeeOrg(who.principal, org))) return notFoundPage(ctx);
+        if (org === null) return notFoundPage(ctx);
+        if (org !== '' && !maySeeOrg(who.principal, org)) {
+          c.auth.refused(ctx, who, 'other_org', org);
+          return notFoundPage(ctx);
+        }
       }
       securityHeaders(ctx, 'no-store');
       ctx.type = 'text/html; charset=utf-8';

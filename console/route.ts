@@ -13,15 +13,15 @@ export function apiRoute(c: ConsoleContext, handler: Handler) {
   return async (ctx: Context): Promise<void> => {
     const started = performance.now();
     securityHeaders(ctx, 'no-store');
-    const who = await c.auth.principalOf(ctx, true);
-    if (!who) {
-      ctx.status = 401;
-      ctx.body = { error: 'sign in at /console/auth/login, or send Authorization: Bearer <API key>' };
-      return;
-    }
-    const q = singleParams(ctx);
-    if (!q) return badRequest(ctx, 'give each parameter once');
     try {
+      const who = await c.auth.principalOf(ctx, true);
+      if (!who) {
+        ctx.status = 401;
+        ctx.body = { error: 'sign in at /console/auth/login, or send Authorization: Bearer <API key>' };
+        return;
+      }
+      const q = singleParams(ctx);
+      if (!q) return badRequest(ctx, 'give each parameter once');
       await handler(ctx, who, q);
       // The server's own time for the answer (bench/console reads it; browsers show it in their tools).
       ctx.set('server-timing', `app;dur=${(performance.now() - started).toFixed(1)}`);

@@ -10,9 +10,15 @@
  * under the same secret (so it is bound to this session and cannot be made
  * without the secret), compared in constant time; the cookie's SameSite=Lax
  * and the Origin check (routes) are the second and third walls.
+ *
+ * Regrant: the session also carries when its groups were last granted (`gat`)
+ * and the identity service's refresh token, encrypted (JWE, A256GCM under a
+ * key derived from the secret: the cookie is the user's, the token is not for
+ * them to read), so any instance can re-check the groups (auth.ts). A
+ * re-issued session keeps its id, its sign-in time and its expiry.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { SignJWT, jwtVerify } from 'jose';
+import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { CompactEncrypt, SignJWT, compactDecrypt, jwtVerify } from 'jose';
 import { ROLES, type Principal, type Role } from '../platform/access.js';
 
 export const SESSION_COOKIE = 'hooklog_session';
@@ -27,6 +33,12 @@ export interface Session {
   readonly sid: string;
   /** Epoch seconds. */
   readonly expiresAt: number;
+  /** When the user signed in (epoch ms): kept across regrants, compared with user revocations. */
+  readonly signedInAtMs: number;
+  /** When the identity service last granted the groups (epoch ms). */
+  readonly grantedAtMs: number;
+  /** The refresh token, encrypted (`openRefreshToken`); absent when the identity service gave none. */
+  readonly sealedRefreshToken?: string;
 }
 
 export interface LoginState {
@@ -38,25 +50,88 @@ export interface LoginState {
 
 export class SessionKeys {
   readonly #key: Uint8Array;
+  readonly #sealKey: Uint8Array;
   readonly #secret: string;
   readonly #ttlS: number;
 
   constructor(secret: string, ttlMinutes: number) {
     this.#secret = secret;
     this.#key = new TextEncoder().encode(secret);
+    this.#sealKey = new Uint8Array(hkdfSync('sha256', secret, 'hooklog-console', 'refresh-token', 32));
     this.#ttlS = ttlMinutes * 60;
   }
 
-  async issue(p: Principal, nowMs: number): Promise<{ token: string; session: Session }> {
-    const sid = randomBytes(16).toString('hex');
+  /** A new session for `p`, signed in now. */
+  async issue(p: Principal, nowMs: number, refreshToken?: string): Promise<{ token: string; session: Session }> {
     const iat = Math.floor(nowMs / 1000);
-    const token = await new SignJWT({ name: p.name, orgs: p.orgs, role: p.role, sid })
+    return this.#sign(
+      p,
+      { sid: randomBytes(16).toString('hex'), expiresAt: iat + this.#ttlS, signedInAtMs: nowMs },
+      nowMs,
+      refreshToken,
+    );
+  }
+
+  /** The same session (id, sign-in time, expiry) with the principal and refresh token of a regrant at `nowMs`. */
+  async reissue(
+    s: Session,
+    p: Principal,
+    nowMs: number,
+    refreshToken?: string,
+  ): Promise<{ token: string; session: Session }> {
+    return this.#sign(p, s, nowMs, refreshToken);
+  }
+
+  async #sign(
+    p: Principal,
+    s: Pick<Session, 'sid' | 'expiresAt' | 'signedInAtMs'>,
+    nowMs: number,
+    refreshToken: string | undefined,
+  ): Promise<{ token: string; session: Session }> {
+    const sealed = refreshToken
+      ? await new CompactEncrypt(new TextEncoder().encode(refreshToken))
+          .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
+          .encrypt(this.#sealKey)
+      : undefined;
+    const token = await new SignJWT({
+      name: p.name,
+      orgs: p.orgs,
+      role: p.role,
+      sid: s.sid,
+      sat: s.signedInAtMs,
+      gat: nowMs,
+      ...(sealed ? { rt: sealed } : {}),
+    })
       .setProtectedHeader({ alg: ALG, typ: SESSION_TYP })
       .setSubject(p.id)
-      .setIssuedAt(iat)
-      .setExpirationTime(iat + this.#ttlS)
+      .setIssuedAt(Math.floor(nowMs / 1000))
+      .setExpirationTime(s.expiresAt)
       .sign(this.#key);
-    return { token, session: { principal: p, sid, expiresAt: iat + this.#ttlS } };
+    return {
+      token,
+      session: {
+        principal: p,
+        sid: s.sid,
+        expiresAt: s.expiresAt,
+        signedInAtMs: s.signedInAtMs,
+        grantedAtMs: nowMs,
+        ...(sealed ? { sealedRefreshToken: sealed } : {}),
+      },
+    };
+  }
+
+  /** The refresh token a session carries, or undefined (none, or not sealed by this secret). */
+  async openRefreshToken(s: Session): Promise<string | undefined> {
+    if (!s.sealedRefreshToken) return undefined;
+    try {
+      const { plaintext } = await compactDecrypt(s.sealedRefreshToken, this.#sealKey, {
+        keyManagementAlgorithms: ['dir'],
+        contentEncryptionAlgorithms: ['A256GCM'],
+      });
+      return new TextDecoder().decode(plaintext);
+    } catch {
+      return undefined;
+    }
   }
 
   /** The session a cookie value holds, or undefined when it is missing, forged, malformed or expired. */
@@ -69,13 +144,18 @@ export class SessionKeys {
         currentDate: new Date(nowMs),
         requiredClaims: ['sub', 'exp', 'iat'],
       });
-      const { name, orgs, role, sid } = payload as Record<string, unknown>;
+      const { name, orgs, role, sid, sat, gat, rt } = payload as Record<string, unknown>;
       if (typeof name !== 'string' || typeof sid !== 'string' || !ROLES.includes(role as Role)) return undefined;
       if (orgs !== 'all' && !(Array.isArray(orgs) && orgs.every((o) => typeof o === 'string'))) return undefined;
+      // A session from before regrants carried none of these: it began (and was granted) at its iat.
+      const issuedMs = payload.iat! * 1000;
       return {
         principal: { kind: 'user', id: payload.sub!, name, orgs: orgs as Principal['orgs'], role: role as Role },
         sid,
         expiresAt: payload.exp!,
+        signedInAtMs: Number.isSafeInteger(sat) ? (sat as number) : issuedMs,
+        grantedAtMs: Number.isSafeInteger(gat) ? (gat as number) : issuedMs,
+        ...(typeof rt === 'string' ? { sealedRefreshToken: rt } : {}),
       };
     } catch {
       return undefined;

@@ -10,7 +10,7 @@ import { errorMessage } from '../platform/errors.js';
 import { clearCookie, readCookie, safeReturnTo, securityHeaders, setCookie } from './http.js';
 import { randomToken, type OidcClient } from './oidc.js';
 import type { AttemptLimiter } from './rate-limit.js';
-import { LOGIN_COOKIE, SESSION_COOKIE, type SessionKeys } from './session.js';
+import { LOGIN_COOKIE, SESSION_COOKIE, type Session, type SessionKeys } from './session.js';
 import type { ConsoleAuth } from './auth.js';
 
 export interface SignInDeps {
@@ -20,6 +20,8 @@ export interface SignInDeps {
   readonly limiter: AttemptLimiter;
   readonly log: Logger;
   readonly now: () => number;
+  /** Appends the session's revocation (signed_out) to the stream; resolves once it is durable. */
+  readonly revoke: (s: Session) => Promise<void>;
 }
 
 const CALLBACK_PATH = '/console/auth';
@@ -78,8 +80,8 @@ export function mountSignIn(router: Router, d: SignInDeps): void {
       return plainPage(ctx, 400, 'This sign-in is unknown or expired. Start again from /console/.');
     }
     try {
-      const principal = await d.oidc.signIn(code, login.verifier, login.nonce);
-      const { token } = await d.sessions.issue(principal, d.now());
+      const { principal, refreshToken } = await d.oidc.signIn(code, login.verifier, login.nonce);
+      const { token } = await d.sessions.issue(principal, d.now(), refreshToken);
       setCookie(ctx, SESSION_COOKIE, token, {
         path: '/console',
         maxAgeS: Math.floor(d.sessions.ttlS),
@@ -97,20 +99,30 @@ export function mountSignIn(router: Router, d: SignInDeps): void {
     }
   });
 
+  // Sign-out ends the session on the server: its revocation is on the stream (every instance refuses the
+  // cookie from then on) before the answer, so a copy of the cookie is worth nothing after a 204.
   router.post('/console/auth/logout', async (ctx) => {
-    const who = await d.auth.principalOf(ctx, false);
-    if (who) {
-      const refusal = d.auth.refuseChange(ctx, who);
-      if (refusal) {
-        securityHeaders(ctx, 'no-store');
-        ctx.status = 403;
-        ctx.body = { error: refusal };
-        return;
+    securityHeaders(ctx, 'no-store');
+    try {
+      // As it is: a sign-out does not wait for (or need) the identity service.
+      const who = await d.auth.principalOf(ctx, false, { regrant: false });
+      if (who?.session) {
+        const refusal = d.auth.refuseChange(ctx, who);
+        if (refusal) {
+          ctx.status = 403;
+          ctx.body = { error: refusal };
+          return;
+        }
+        await d.revoke(who.session);
+        d.log.info({ user: who.principal.id }, 'console_sign_out');
       }
-      d.log.info({ user: who.principal.id }, 'console_sign_out');
+    } catch (err) {
+      d.log.error({ err: errorMessage(err) }, 'console_sign_out_failed');
+      ctx.status = 503;
+      ctx.body = { error: 'the sign-out could not be recorded; the session still holds, try again' };
+      return;
     }
     clearCookie(ctx, SESSION_COOKIE, '/console');
-    securityHeaders(ctx, 'no-store');
     ctx.status = 204;
   });
 }

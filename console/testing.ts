@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../cli/config/load.js';
 import { startHooklog, type Running } from '../cli/runtime.js';
-import { silentLogger } from '../platform/log.js';
+import { silentLogger, type Logger } from '../platform/log.js';
 import { delivery } from '../test/fixtures/index.js';
 import { OidcSignIn, SimulatedOrg, type SimUser } from '../test/simulated-org/index.js';
 import { postDelivery, TEST_SECRET } from '../test/support/hooklog-config.js';
@@ -62,6 +62,10 @@ export interface WorldOptions {
   readonly port?: number;
   readonly sessionTtlMinutes?: number;
   readonly signInAttemptsPerMinute?: number;
+  /** `console.regrant_minutes` (default 15). */
+  readonly regrantMinutes?: number;
+  /** The in-process instance's logger (default silent). */
+  readonly logger?: Logger;
 }
 
 export async function startSimulatedIdp(
@@ -115,6 +119,7 @@ export function consoleConfigInput(o: WorldOptions & { port: number; issuer: str
       session_secret: SESSION_SECRET,
       session_ttl_minutes: o.sessionTtlMinutes ?? 60,
       sign_in_attempts_per_minute: o.signInAttemptsPerMinute ?? 1000,
+      ...(o.regrantMinutes !== undefined ? { regrant_minutes: o.regrantMinutes } : {}),
       oidc: {
         issuer: o.issuer,
         client_id: CLIENT_ID,
@@ -134,7 +139,7 @@ export async function startConsoleWorld(o: WorldOptions = {}): Promise<ConsoleWo
   const url = `http://127.0.0.1:${port}`;
   const idp = o.sim ?? (await startSimulatedIdp([`${url}/console/auth/callback`]));
   const config = parseConfig(consoleConfigInput({ ...o, port, issuer: idp.sim.url }), {});
-  const hooklog = await startHooklog(config, silentLogger());
+  const hooklog = await startHooklog(config, o.logger ?? silentLogger());
   return {
     ...idp,
     hooklog,

@@ -6,6 +6,15 @@
  * the key set at `/oauth2/v1/keys`. Strict like the rest of the org: a wrong
  * redirect URI, a missing or wrong PKCE verifier, a reused or expired code are
  * refused, and recorded in `violations` when the client (hooklog) broke a rule.
+ *
+ * Refresh tokens (RFC 6749 §6, OIDC Core §12): issued only when the
+ * authorization asked for `offline_access` and the client may use the
+ * refresh_token grant. Every refresh rotates the token; the one it replaced is
+ * still accepted for a grace period (ROTATION_GRACE_MS, the service's default),
+ * and reusing it after that revokes the whole family (a token thief and its
+ * owner cannot both go on). A refresh answers with a new ID token carrying the
+ * user's groups as they are now, without a nonce; a user removed from the org
+ * (`removeUser`) gets invalid_grant, and a scope beyond the original is refused.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
@@ -21,6 +30,8 @@ export interface SimUser {
 
 export interface OidcClientRegistration {
   readonly clientId: string;
+  /** Grants the client may use; default both (authorization_code, refresh_token). */
+  readonly grantTypes?: ReadonlyArray<'authorization_code' | 'refresh_token'>;
   /** Absent: a public client (PKCE only). */
   readonly clientSecret?: string;
   readonly redirectUris: readonly string[];
@@ -31,11 +42,26 @@ interface PendingCode {
   readonly redirectUri: string;
   readonly challenge: string;
   readonly nonce: string;
+  readonly scope: readonly string[];
   readonly user: SimUser;
   readonly expires: number;
 }
 
+interface RefreshGrant {
+  readonly clientId: string;
+  readonly login: string;
+  readonly scope: readonly string[];
+  /** Tokens of one sign-in share a family: reuse after rotation revokes it all. */
+  readonly family: string;
+  readonly expires: number;
+  /** When a refresh replaced it (it is still accepted for ROTATION_GRACE_MS). */
+  rotatedAt?: number;
+}
+
 const CODE_TTL_MS = 60_000;
+/** How long a rotated refresh token is still accepted (parallel requests of one client). */
+export const ROTATION_GRACE_MS = 30_000;
+const REFRESH_TTL_MS = 7 * 24 * 3600_000;
 const KID = 'sim-oidc-1';
 
 const oauthError = (status: number, error: string, description: string, violation?: string): Reply => ({
@@ -49,16 +75,25 @@ const escapeHtml = (s: string) =>
 
 export class OidcSignIn implements SimApi {
   readonly name = 'oidc';
-  /** ID tokens issued (tests read claims from here). */
-  readonly issued: Array<{ sub: string; aud: string; groups: readonly string[] }> = [];
+  /** ID tokens issued (tests read claims from here); `grant` says by which grant. */
+  readonly issued: Array<{
+    sub: string;
+    aud: string;
+    groups: readonly string[];
+    grant: 'authorization_code' | 'refresh_token';
+  }> = [];
   readonly #clients: readonly OidcClientRegistration[];
   readonly #users: SimUser[];
   readonly #codes = new Map<string, PendingCode>();
+  readonly #refresh = new Map<string, RefreshGrant>();
+  readonly #revokedFamilies = new Set<string>();
   /** Authorization requests waiting for their login form, by transaction id. */
   readonly #txns = new Map<string, Omit<PendingCode, 'user' | 'expires'> & { state: string }>();
   #keys: Promise<{ privateKey: CryptoKey; jwk: JWK }> | undefined;
   /** Seconds an ID token lives; tests shorten it. */
   idTokenTtlS = 300;
+  /** While set, the token endpoint answers this status (an outage: 503) to every request. */
+  tokenOutage: number | undefined;
 
   constructor(clients: readonly OidcClientRegistration[], users: readonly SimUser[]) {
     this.#clients = clients;
@@ -67,6 +102,19 @@ export class OidcSignIn implements SimApi {
 
   addUser(u: SimUser): void {
     this.#users.push(u);
+  }
+
+  /** The user's groups from now on (a group membership changed at the identity service). */
+  setGroups(login: string, groups: readonly string[]): void {
+    const i = this.#users.findIndex((u) => u.login === login);
+    if (i < 0) throw new Error(`no user ${login}`);
+    this.#users[i] = { ...this.#users[i]!, groups: [...groups] };
+  }
+
+  /** Removes the user: their refresh tokens are refused from now on. */
+  removeUser(login: string): void {
+    const i = this.#users.findIndex((u) => u.login === login);
+    if (i >= 0) this.#users.splice(i, 1);
   }
 
   #signingKey() {
@@ -84,7 +132,11 @@ export class OidcSignIn implements SimApi {
       return { status: 200, body: { keys: [(await this.#signingKey()).jwk] } };
     if (path === '/oauth2/v1/authorize' && req.method === 'GET') return this.#authorize(req);
     if (path === '/oauth2/v1/authorize/login' && req.method === 'POST') return this.#login(req);
-    if (path === '/oauth2/v1/token' && req.method === 'POST') return this.#token(req, org);
+    if (path === '/oauth2/v1/token' && req.method === 'POST') {
+      if (this.tokenOutage !== undefined)
+        return { status: this.tokenOutage, body: { error: 'temporarily_unavailable', error_description: 'outage' } };
+      return this.#token(req, org);
+    }
     return null;
   }
 
@@ -100,7 +152,8 @@ export class OidcSignIn implements SimApi {
         subject_types_supported: ['public'],
         id_token_signing_alg_values_supported: ['RS256'],
         code_challenge_methods_supported: ['S256'],
-        scopes_supported: ['openid', 'profile', 'email', 'groups'],
+        grant_types_supported: ['authorization_code', 'refresh_token'],
+        scopes_supported: ['openid', 'profile', 'email', 'groups', 'offline_access'],
         token_endpoint_auth_methods_supported: ['client_secret_post', 'none'],
       },
     };
@@ -134,6 +187,7 @@ export class OidcSignIn implements SimApi {
       redirectUri,
       challenge: q.get('code_challenge')!,
       nonce: q.get('nonce')!,
+      scope: (q.get('scope') ?? '').split(' ').filter(Boolean),
       state: q.get('state')!,
     });
     return {
@@ -167,7 +221,14 @@ export class OidcSignIn implements SimApi {
 
   async #token(req: SimRequest, org: SimOrg): Promise<Reply | null> {
     const form = new URLSearchParams(req.body.toString('utf8'));
-    if (form.get('grant_type') !== 'authorization_code') return null;
+    if (form.get('grant_type') === 'refresh_token') return this.#refreshGrant(form, req, org);
+    if (form.get('grant_type') !== 'authorization_code')
+      return oauthError(
+        400,
+        'unsupported_grant_type',
+        'authorization_code or refresh_token',
+        'token: unsupported grant',
+      );
     const code = form.get('code') ?? '';
     const pending = this.#codes.get(code);
     this.#codes.delete(code); // one use, whatever happens next
@@ -192,12 +253,94 @@ export class OidcSignIn implements SimApi {
     const challenge = createHash('sha256').update(verifier, 'ascii').digest('base64url');
     if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || challenge !== pending.challenge)
       return oauthError(400, 'invalid_grant', 'PKCE verification failed', 'token: PKCE verifier does not match');
+    const scope = pending.scope;
+    const refreshToken =
+      scope.includes('offline_access') && this.#mayRefresh(client)
+        ? this.#newRefresh(client, pending.user, scope, req.now)
+        : undefined;
+    return this.#tokens(org, client, pending.user, scope, req.now, 'authorization_code', pending.nonce, refreshToken);
+  }
+
+  #mayRefresh(client: OidcClientRegistration): boolean {
+    return (client.grantTypes ?? ['authorization_code', 'refresh_token']).includes('refresh_token');
+  }
+
+  #newRefresh(
+    client: OidcClientRegistration,
+    user: SimUser,
+    scope: readonly string[],
+    now: number,
+    family = randomBytes(8).toString('hex'),
+  ): string {
+    const token = randomBytes(32).toString('base64url');
+    this.#refresh.set(token, {
+      clientId: client.clientId,
+      login: user.login,
+      scope,
+      family,
+      expires: now + REFRESH_TTL_MS,
+    });
+    return token;
+  }
+
+  /** The refresh grant: client authentication as for a code, then the token's own rules. */
+  async #refreshGrant(form: URLSearchParams, req: SimRequest, org: SimOrg): Promise<Reply> {
+    const client = this.#clients.find((c) => c.clientId === form.get('client_id'));
+    if (!client) return oauthError(401, 'invalid_client', 'unknown client', 'token: unknown client');
+    if (client.clientSecret !== undefined && form.get('client_secret') !== client.clientSecret)
+      return oauthError(401, 'invalid_client', 'client authentication failed', 'token: wrong client secret');
+    if (!this.#mayRefresh(client))
+      return oauthError(
+        400,
+        'unauthorized_client',
+        'the client may not use refresh_token',
+        'token: refresh not allowed',
+      );
+    const presented = form.get('refresh_token') ?? '';
+    const grant = this.#refresh.get(presented);
+    if (
+      !grant ||
+      grant.clientId !== client.clientId ||
+      grant.expires < req.now ||
+      this.#revokedFamilies.has(grant.family)
+    )
+      return oauthError(400, 'invalid_grant', 'the refresh token is invalid or expired');
+    if (grant.rotatedAt !== undefined && req.now - grant.rotatedAt > ROTATION_GRACE_MS) {
+      this.#revokedFamilies.add(grant.family);
+      return oauthError(
+        400,
+        'invalid_grant',
+        'the refresh token was already used',
+        'token: refresh token reused after its rotation grace period',
+      );
+    }
+    const asked = (form.get('scope') ?? grant.scope.join(' ')).split(' ').filter(Boolean);
+    const beyond = asked.find((sc) => !grant.scope.includes(sc));
+    if (beyond !== undefined)
+      return oauthError(400, 'invalid_scope', `${beyond} was not granted`, 'token: refresh asks for more scope');
+    const user = this.#users.find((u) => u.login === grant.login);
+    if (!user) return oauthError(400, 'invalid_grant', 'the user is no longer active');
+    grant.rotatedAt ??= req.now;
+    const next = this.#newRefresh(client, user, grant.scope, req.now, grant.family);
+    return this.#tokens(org, client, user, asked, req.now, 'refresh_token', undefined, next);
+  }
+
+  async #tokens(
+    org: SimOrg,
+    client: OidcClientRegistration,
+    u: SimUser,
+    scope: readonly string[],
+    nowMs: number,
+    grant: 'authorization_code' | 'refresh_token',
+    nonce: string | undefined,
+    refreshToken: string | undefined,
+  ): Promise<Reply> {
     const { privateKey } = await this.#signingKey();
-    const u = pending.user;
     const sub = `00u${createHash('sha256').update(u.login).digest('hex').slice(0, 17)}`;
-    const now = Math.floor(req.now / 1000);
+    const now = Math.floor(nowMs / 1000);
     const idToken = await new SignJWT({
-      nonce: pending.nonce,
+      // OIDC Core §12.2: a refreshed ID token carries no nonce.
+      ...(nonce !== undefined ? { nonce } : {}),
       preferred_username: u.login,
       email: u.login,
       name: u.name ?? u.login,
@@ -210,7 +353,7 @@ export class OidcSignIn implements SimApi {
       .setIssuedAt(now)
       .setExpirationTime(now + this.idTokenTtlS)
       .sign(privateKey);
-    this.issued.push({ sub, aud: client.clientId, groups: u.groups });
+    this.issued.push({ sub, aud: client.clientId, groups: u.groups, grant });
     return {
       status: 200,
       headers: { 'cache-control': 'no-store' },
@@ -219,7 +362,8 @@ export class OidcSignIn implements SimApi {
         expires_in: 3600,
         access_token: randomBytes(24).toString('base64url'),
         id_token: idToken,
-        scope: 'openid profile email groups',
+        scope: scope.join(' '),
+        ...(refreshToken !== undefined ? { refresh_token: refreshToken } : {}),
       },
     };
   }
