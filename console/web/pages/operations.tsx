@@ -14,6 +14,7 @@ export function StatusPage() {
     'org',
     'source',
     'last_event_at',
+    'last_success_age_s',
     'cursor_age_s',
     'poller_lag_s',
     'sink_lag_records',
@@ -23,6 +24,10 @@ export function StatusPage() {
   return (
     <section>
       <h1>Status</h1>
+      <p class="muted">
+        Checked at {text(data.status[0]?.checked_at ?? '-')}. A poller's last success stays recent while its org is
+        quiet (its cursor age grows: that is the org); an old last success is a stuck poller.
+      </p>
       <Table
         caption="Per org and source: is it arriving and landing?"
         rows={data.status}
