@@ -257,9 +257,9 @@ program
 program
   .command('coverage')
   .description(
-    'How complete the event hooks are for an org: per hour and event type, events via hooks only, the System Log only, both; hook latency p50/p99; lost deliveries.',
+    "How complete the event hooks are for an org: per hour and event type, events via hooks only, the System Log only, both; hook latency p50/p99; lost deliveries. Only the event types the org's hooks carry count (their register: types, and what they delivered); the others are named as left out. An org the config does not name is refused.",
   )
-  .requiredOption('--org <org>', 'the org')
+  .requiredOption('--org <org>', 'the org (as configured)')
   .requiredOption('--since <time>', 'start of the range, inclusive (ISO-8601)')
   .option('--until <time>', 'end of the range, exclusive (ISO-8601; default now)')
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))
