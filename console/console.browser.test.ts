@@ -206,6 +206,14 @@ describe('the console in Chromium', () => {
     await page.getByRole('columnheader', { name: 'cursor_age_s' }).waitFor();
   });
 
+  it("shows which event types the coverage counts: the org's hooks'", async () => {
+    await page.goto(`${w.url}/console/coverage?org=${ORG_A}`);
+    await page.getByRole('heading', { name: 'Hook coverage' }).waitFor();
+    await expect
+      .poll(() => page.locator('main').innerText())
+      .toMatch(/Counted: the \d+ event type\(s\) the org's hooks delivered in the range\./);
+  });
+
   it('is usable from the keyboard: a skip link, labelled controls, focus that moves', async () => {
     await page.goto(`${w.url}/console/alerts`);
     await page.getByRole('table').waitFor();
