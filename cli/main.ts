@@ -16,7 +16,7 @@ import { runSql } from './sql.js';
 import { runStart } from './start.js';
 import { preflight } from './preflight.js';
 import { collectParams, listQueries, runQueryCommand } from './query.js';
-import { runStatus, statusResultSet, type StatusLine } from './status.js';
+import { runStatus, statusHeading, statusResultSet, type StatusLine } from './status.js';
 import { statusViaAdminSocket } from './admin-socket.js';
 import { openStream } from '../platform/stream/open.js';
 import { openStore, storeOptions } from '../platform/store/index.js';
@@ -217,7 +217,7 @@ program
 program
   .command('status')
   .description(
-    'One line per org and source: last event by hooks and by pollers, cursor age, poller and sink lag, dead letters and refused hook deliveries in the last hour.',
+    "One line per org and source: last event by hooks and by pollers, the poller's last success beside its position's age (a quiet org succeeds while its position stays put; a stuck poller does neither), poller and sink lag, dead letters and refused hook deliveries in the last hour; and when it was checked.",
   )
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
   .action(async (opts: { format: OutputFormat }) => {
@@ -233,7 +233,11 @@ program
       },
     );
     process.stdout.write(
-      opts.format === 'json' ? JSON.stringify(lines, null, 2) + '\n' : render(statusResultSet(lines), opts.format),
+      opts.format === 'json'
+        ? JSON.stringify(lines, null, 2) + '\n'
+        : opts.format === 'csv'
+          ? render(statusResultSet(lines, 'csv'), 'csv')
+          : statusHeading(lines) + render(statusResultSet(lines), 'table'),
     );
   });
 
@@ -263,9 +267,9 @@ program
 program
   .command('coverage')
   .description(
-    'How complete the event hooks are for an org: per hour and event type, events via hooks only, the System Log only, both; hook latency p50/p99; lost deliveries.',
+    "How complete the event hooks are for an org: per hour and event type, events via hooks only, the System Log only, both; hook latency p50/p99; lost deliveries. Only the event types the org's hooks carry count (their register: types, and what they delivered); the others are named as left out. An org the config does not name is refused.",
   )
-  .requiredOption('--org <org>', 'the org')
+  .requiredOption('--org <org>', 'the org (as configured)')
   .requiredOption('--since <time>', 'start of the range, inclusive (ISO-8601)')
   .option('--until <time>', 'end of the range, exclusive (ISO-8601; default now)')
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))

@@ -1,10 +1,12 @@
 /**
  * `hooklog status`: one line per org and source (hook, system-log,
  * legacy-events) saying whether events are arriving and landing: the last
- * event received by that path (from ClickHouse), the poller's stored cursor
- * age and how far behind the newest event it has seen is (from the cursors
- * topic), the sink's lag on the topic that path feeds, and the org's dead
- * letters and refused hook deliveries in the last hour.
+ * event received by that path (from ClickHouse), when the poller last
+ * succeeded beside when its position last moved, and how far behind the
+ * newest event it has seen is (from the cursors topic: a quiet org's poller
+ * succeeds while its position stays put; a stuck one does neither), the
+ * sink's lag on the topic that path feeds, and the org's dead letters and
+ * refused hook deliveries in the last hour; each line says when it was read.
  *
  * It needs both the stream and the store. While `hooklog start` runs on the
  * embedded log and chdb (each admits one process), the running process
@@ -24,7 +26,16 @@ export interface StatusLine {
   readonly source: 'hook' | 'system-log' | 'legacy-events';
   /** ISO time hooklog last received an event of this org by this path (as stored in ClickHouse), or null. */
   readonly last_event_at: string | null;
-  /** Seconds since the poller last stored its position (pollers only). */
+  /** When this line was read (ISO): the ages below are counted to it. */
+  readonly checked_at: string;
+  /**
+   * When the poller last had a successful reply, as its stored position records it (ISO; pollers only): with every
+   * page stored, and while caught up at most every `success_record_interval_ms`. Null before the first record.
+   */
+  readonly last_success_at: string | null;
+  /** Seconds from `last_success_at` to `checked_at`: small for a quiet org too; growing means a stuck poller. */
+  readonly last_success_age_s: number | null;
+  /** Seconds since the poller's position last moved (pollers only): a quiet org's grows, and that is the org. */
   readonly cursor_age_s: number | null;
   /** Seconds between now and the newest `published` the poller has seen (pollers only). */
   readonly poller_lag_s: number | null;
@@ -43,6 +54,7 @@ interface CursorValue {
   org?: unknown;
   source?: unknown;
   saved_at?: unknown;
+  checked_at?: unknown;
   newest_published?: unknown;
 }
 
@@ -127,10 +139,14 @@ export async function collectStatus(
   return wanted.map(({ org, source }): StatusLine => {
     const cursor = source === 'hook' ? undefined : cursors.get(`${org}/${source}`);
     const at = last.get(`${org}/${source}`);
+    const checked = typeof cursor?.checked_at === 'string' ? cursor.checked_at : null;
     return {
       org,
       source,
       last_event_at: at ? `${at.replace(' ', 'T')}Z` : null,
+      checked_at: new Date(now).toISOString(),
+      last_success_at: checked,
+      last_success_age_s: checked === null ? null : seconds(checked, now),
       cursor_age_s: cursor ? seconds(cursor.saved_at, now) : null,
       poller_lag_s: cursor ? seconds(cursor.newest_published, now) : null,
       sink_lag_records: lagByTopic.get(source === 'legacy-events' ? topics.legacyEvents : topics.logs) ?? null,
@@ -140,12 +156,14 @@ export async function collectStatus(
   });
 }
 
-/** The lines as a result set for the table and CSV formats. */
-export function statusResultSet(lines: readonly StatusLine[]): ResultSet {
+/** The lines as a result set for the table and CSV formats (the table says `checked_at` once, above: statusHeading). */
+export function statusResultSet(lines: readonly StatusLine[], format: 'table' | 'csv' = 'table'): ResultSet {
   const columns = [
+    ...(format === 'csv' ? (['checked_at'] as const) : []),
     'org',
     'source',
     'last_event_at',
+    'last_success_age_s',
     'cursor_age_s',
     'poller_lag_s',
     'sink_lag_records',
@@ -153,6 +171,11 @@ export function statusResultSet(lines: readonly StatusLine[]): ResultSet {
     'hook_failures_1h',
   ] as const;
   return { columns, rows: lines.map((l) => Object.fromEntries(columns.map((c) => [c, l[c] ?? '-']))) };
+}
+
+/** The line above the table: when it was checked, which every age in it counts to. */
+export function statusHeading(lines: readonly StatusLine[], now = Date.now()): string {
+  return `Status checked at ${lines[0]?.checked_at ?? new Date(now).toISOString()}\n`;
 }
 
 /** For the CLI: through the running process's admin socket, else with a stream and store of its own. */

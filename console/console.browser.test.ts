@@ -198,6 +198,22 @@ describe('the console in Chromium', () => {
     expect(await page.locator('main img, main script, main iframe, main svg').count()).toBe(0);
   });
 
+  it('shows when the status was checked and the last success beside the position age', async () => {
+    await page.goto(`${w.url}/console/status`);
+    await page.getByRole('heading', { name: 'Status' }).waitFor();
+    await expect.poll(() => page.locator('main').innerText()).toMatch(/Checked at \d{4}-\d\d-\d\dT\S+Z\./);
+    await page.getByRole('columnheader', { name: 'last_success_age_s' }).waitFor();
+    await page.getByRole('columnheader', { name: 'cursor_age_s' }).waitFor();
+  });
+
+  it("shows which event types the coverage counts: the org's hooks'", async () => {
+    await page.goto(`${w.url}/console/coverage?org=${ORG_A}`);
+    await page.getByRole('heading', { name: 'Hook coverage' }).waitFor();
+    await expect
+      .poll(() => page.locator('main').innerText())
+      .toMatch(/Counted: the \d+ event type\(s\) the org's hooks delivered in the range\./);
+  });
+
   it('is usable from the keyboard: a skip link, labelled controls, focus that moves', async () => {
     await page.goto(`${w.url}/console/alerts`);
     await page.getByRole('table').waitFor();

@@ -52,6 +52,17 @@ const pollFields = {
     .describe(
       'An org that returns no new events for this long raises the silent-org signal (metric hooklog_poller_silent).',
     ),
+  success_record_interval_ms: z
+    .number()
+    .int()
+    .min(1000)
+    .max(3_600_000)
+    .default(60_000)
+    .describe(
+      'While caught up (the position not moving), store when the poller last succeeded with its position at most this often, ' +
+        'so `hooklog status` and the console tell a quiet org (a recent last success) from a stuck poller (an old one). ' +
+        'Each is one small append to <prefix>.cursors; a moving position stores it with every page anyway.',
+    ),
 };
 
 const eventType = z.string().regex(/^[A-Za-z0-9_.-]{1,200}$/, 'must be an event type such as user.session.start');
@@ -171,5 +182,5 @@ export type OrgConfig = z.output<typeof orgSchema>;
 /** What both poll sections have (the System Log adds mode and reconcile, the legacy Events API a filter). */
 export type PollSectionConfig = Pick<
   OrgConfig['system_log'],
-  'start' | 'poll_interval_ms' | 'rate_limit_share' | 'silent_after_ms' | 'enabled'
+  'start' | 'poll_interval_ms' | 'rate_limit_share' | 'silent_after_ms' | 'success_record_interval_ms' | 'enabled'
 >;

@@ -223,6 +223,7 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
       topics: opts.topics,
       cursor: stored,
       pollIntervalMs: section.poll_interval_ms,
+      successRecordIntervalMs: section.success_record_interval_ms,
       policies,
       health,
       telemetry,

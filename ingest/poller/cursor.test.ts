@@ -17,6 +17,7 @@ describe('cursor records', () => {
       next,
       savedAt: '2026-01-01T00:00:00.000Z',
       newestPublished: null,
+      checkedAt: '2026-01-01T00:05:00.000Z',
     });
     expect(rec.key).toBe('system-log:acme');
     expect(cursorKey('legacy-events', 'acme')).toBe('legacy-events:acme');
@@ -25,8 +26,32 @@ describe('cursor records', () => {
       next,
       savedAt: '2026-01-01T00:00:00.000Z',
       newestPublished: null,
+      checkedAt: '2026-01-01T00:05:00.000Z',
     });
     expect(readCursor(map, 'legacy-events', 'acme')).toBeNull();
+  });
+
+  it('reads a record written before checked_at existed (the same version) with no last success', () => {
+    const old = {
+      v: 1,
+      org: 'acme',
+      source: 'system-log',
+      next: 'https://acme.okta.com/api/v1/logs?after=1',
+      saved_at: '2026-01-01T00:00:00.000Z',
+      newest_published: null,
+    };
+    const rec: ConsumedRecord = {
+      ...asConsumed(
+        cursorRecord('system-log', 'acme', { ...old, savedAt: '', newestPublished: null, checkedAt: null }),
+      ),
+      value: Buffer.from(JSON.stringify(old)),
+    };
+    expect(readCursor(new Map([[rec.key!, rec]]), 'system-log', 'acme')).toEqual({
+      next: old.next,
+      savedAt: old.saved_at,
+      newestPublished: null,
+      checkedAt: null,
+    });
   });
 
   it("reads garbage or another org's record as no cursor", () => {
@@ -44,6 +69,7 @@ describe('cursor records', () => {
       next: 'https://x/api/v1/logs',
       savedAt: '',
       newestPublished: null,
+      checkedAt: null,
     });
     expect(readCursor(new Map([['system-log:acme', asConsumed(other)]]), 'system-log', 'acme')).toBeNull();
   });

@@ -14,8 +14,14 @@ export type PollSourceName = Extract<EventSource, 'system-log' | 'legacy-events'
 export interface Cursor {
   /** The next link, exactly as the service gave it. */
   readonly next: string;
-  /** When it was stored (ISO). */
+  /** When the position last moved (ISO): a record that only confirms it keeps the time it moved. */
   readonly savedAt: string;
+  /**
+   * When the poller last had a successful reply, as of this record (ISO): the page it stores, or for a caught-up
+   * poller a confirmation of an unmoved position (at most every success_record_interval_ms). Null in records
+   * written before it existed.
+   */
+  readonly checkedAt: string | null;
   /** Newest `published` among the events stored so far (ISO), for the lag after a restart. */
   readonly newestPublished: string | null;
 }
@@ -27,6 +33,8 @@ const cursorValue = z.object({
   next: z.url(),
   saved_at: z.string(),
   newest_published: z.string().nullable(),
+  // Added to version 1 (absent from older records): an old reader ignores it, so no version change.
+  checked_at: z.string().optional(),
 });
 
 /** One key per org and API: both pollers of an org share the topic, never a key. */
@@ -42,6 +50,7 @@ export function cursorRecord(source: PollSourceName, org: string, cursor: Cursor
     next: cursor.next,
     saved_at: cursor.savedAt,
     newest_published: cursor.newestPublished,
+    ...(cursor.checkedAt === null ? {} : { checked_at: cursor.checkedAt }),
   };
   return {
     key: cursorKey(source, org),
@@ -64,7 +73,12 @@ export function readCursor(
   try {
     const v = cursorValue.parse(JSON.parse(rec.value.toString('utf8')));
     if (v.org !== org || v.source !== source) return null;
-    return { next: v.next, savedAt: v.saved_at, newestPublished: v.newest_published };
+    return {
+      next: v.next,
+      savedAt: v.saved_at,
+      newestPublished: v.newest_published,
+      checkedAt: v.checked_at ?? null,
+    };
   } catch {
     return null;
   }

@@ -15,6 +15,11 @@
  *   without limit; what retrying cannot fix (403, refused credentials, a
  *   rejected request, a page without a next link) is reported once and
  *   retried slowly on the same URL.
+ * - The stored record also says when the poller last succeeded: with every
+ *   page it stores, and while caught up (an empty page leaves the position
+ *   where it is) by a confirmation of the same position at most every
+ *   successRecordIntervalMs, so a reader of the cursors topic alone (status,
+ *   the console, in any process) tells a quiet org from a stuck poller.
  * - An item is never dropped silently either, and one item never holds its org
  *   back: an invalid event, or one larger than a stream record may be
  *   (MAX_RECORD_BYTES), goes to the dead-letter topic in the page's append.
@@ -61,6 +66,8 @@ export interface PollerOptions {
   /** The stored position, if any. */
   readonly cursor: Cursor | null;
   readonly pollIntervalMs: number;
+  /** While caught up, how often the unmoved position is stored again to record the last success. */
+  readonly successRecordIntervalMs: number;
   readonly policies: IdpPolicies;
   readonly health: PollerHealth;
   readonly telemetry: PollerTelemetry;
@@ -81,12 +88,20 @@ export class Poller {
   #positioned: boolean;
   /** The next page, requested while the one before it is being stored. */
   #prefetched: Prefetched | null = null;
+  /** What the stored record says (null before one is stored): a confirmation repeats it with a new checkedAt. */
+  #stored: { savedAt: string; newestPublished: string | null; checkedMs: number } | null;
 
   constructor(opts: PollerOptions) {
     this.#o = opts;
     this.#now = opts.now ?? Date.now;
     this.#url = opts.cursor?.next ?? opts.source.firstUrl(this.#now());
     this.#positioned = opts.cursor !== null;
+    this.#stored = opts.cursor && {
+      savedAt: opts.cursor.savedAt,
+      newestPublished: opts.cursor.newestPublished,
+      // A record from before checked_at existed is confirmed at the first caught-up poll.
+      checkedMs: opts.cursor.checkedAt === null ? 0 : Date.parse(opts.cursor.checkedAt) || 0,
+    };
   }
 
   get telemetry(): PollerTelemetry {
@@ -218,15 +233,16 @@ export class Poller {
   /**
    * Stores a page's events (each as the bytes the service sent), dead letters
    * and the new position in one atomic append. An empty page that leaves the position where it is stores
-   * nothing. The append is retried (the page is held, not refetched) while
-   * the stream says it may succeed.
+   * nothing but, now and then, a confirmation (#confirm). The append is retried (the page is held, not
+   * refetched) while the stream says it may succeed.
    */
   async #store(items: readonly unknown[], raw: readonly Buffer[], next: string): Promise<void> {
-    const { org, source, stream, topics, health, telemetry } = this.#o;
+    const { org, source, topics, health, telemetry } = this.#o;
     const now = this.#now();
     if (items.length === 0 && next === this.#url) {
       health.page(now, 0, null);
       telemetry.page(0, 0, true);
+      await this.#confirm(now);
       return;
     }
     const receivedAt = new Date(now).toISOString();
@@ -260,21 +276,47 @@ export class Poller {
       next,
       savedAt: receivedAt,
       newestPublished: newestAll === null ? null : new Date(newestAll).toISOString(),
+      checkedAt: receivedAt,
     };
-    const writes: TopicWrite[] = [
+    await this.#append([
       { topic: source.topic, records: events },
       { topic: topics.deadletter, records: rejected },
       { topic: topics.cursors, records: [cursorRecord(source.name, org, cursor)] },
-    ];
-    // stop() lets an append in flight finish but starts no retry: an unstored page is simply fetched again next time.
+    ]);
+    this.#stored = { savedAt: cursor.savedAt, newestPublished: cursor.newestPublished, checkedMs: now };
+    health.page(this.#now(), events.length, newest);
+    telemetry.page(events.length, rejected.length, items.length < source.pageLimit);
+  }
+
+  /**
+   * Caught up on a stored position: stores the same position again, with the time it moved kept and
+   * checkedAt now, once the last record says more than successRecordIntervalMs ago. Without it the
+   * cursors topic says only when the position last moved, and a quiet org looked like a stuck poller.
+   * Nothing before the first stored position (the first request is rebuilt from `start` until then).
+   */
+  async #confirm(now: number): Promise<void> {
+    const { org, source, topics } = this.#o;
+    const stored = this.#stored;
+    if (!stored || now - stored.checkedMs < this.#o.successRecordIntervalMs) return;
+    const cursor: Cursor = {
+      next: this.#url,
+      savedAt: stored.savedAt,
+      newestPublished: stored.newestPublished,
+      checkedAt: new Date(now).toISOString(),
+    };
+    await this.#append([{ topic: topics.cursors, records: [cursorRecord(source.name, org, cursor)] }]);
+    this.#stored = { ...stored, checkedMs: now };
+  }
+
+  // stop() lets an append in flight finish but starts no retry: an unstored page is simply fetched again next time.
+  async #append(writes: TopicWrite[]): Promise<void> {
+    const { stream, telemetry } = this.#o;
     await retry(() => stream.appendAtomically(writes), {
       policy: this.#o.policies.append,
       retriable: isRetriable,
       signal: this.#abort.signal,
       onRetry: (err, attempt, delayMs) => telemetry.appendRetry(err, attempt, delayMs),
     });
-    health.page(this.#now(), events.length, newest);
-    telemetry.page(events.length, rejected.length, items.length < source.pageLimit);
   }
 }
 

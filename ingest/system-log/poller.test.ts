@@ -130,6 +130,7 @@ describe('System Log poller', () => {
       next: 'https://old-org.example.com/api/v1/logs?after=1_1',
       savedAt: new Date().toISOString(),
       newestPublished: null,
+      checkedAt: null,
     };
     await ts.stream.appendAtomically([
       { topic: ts.topics.cursors, records: [cursorRecord('system-log', org.id, elsewhere)] },

@@ -4,7 +4,10 @@
  * Events): one line per org and source, through the admin socket, as JSON and
  * as a table. Each source's sink lag is read from the group that writes its
  * topic: the legacy events' lag once came from the events' group, which never
- * reads that topic, so it showed the topic's whole size.
+ * reads that topic, so it showed the topic's whole size. A caught-up poller of
+ * a quiet org shows a recent last success while its position ages; a stuck one
+ * (every request answered 500) an old last success: both once showed only the
+ * position's age, the same for either.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { history, SimulatedOrg } from '../simulated-org/index.js';
@@ -19,9 +22,13 @@ import type { StatusLine } from '../../cli/status.js';
 describe('hooklog status', () => {
   let sim: SimulatedOrg | undefined;
   let daemon: Daemon | undefined;
+  let quietSim: SimulatedOrg | undefined;
+  let quietDaemon: Daemon | undefined;
   afterAll(async () => {
     if (daemon) await stopDaemon(daemon);
     await sim?.stop();
+    if (quietDaemon) await stopDaemon(quietDaemon);
+    await quietSim?.stop();
   });
 
   it('shows one line per org and source: last events, cursor age, lags, dead letters and refused hook deliveries', async () => {
@@ -90,4 +97,57 @@ describe('hooklog status', () => {
     expect(table.stdout).toMatch(/org\s+.*source\s+.*last_event_at/);
     expect(table.stdout).toContain('polled');
   }, 120_000);
+
+  it("tells a quiet org's poller (recent last success, position ageing) from a stuck one (old last success)", async () => {
+    quietSim = await SimulatedOrg.start({});
+    quietSim.addLegacyEvents(history({ count: 5, days: 1, now: Date.now(), kind: 'legacy', seed: 5 }));
+    const inst = writeTestConfig({
+      extra: {
+        orgs: [
+          {
+            id: 'quiet',
+            base_url: quietSim.url,
+            auth: { ssws: { token: 'sim-token' } },
+            system_log: { enabled: false },
+            legacy_events: { enabled: true, start: '2d', poll_interval_ms: 200, success_record_interval_ms: 1_000 },
+          },
+        ],
+      },
+    });
+    quietDaemon = await startDaemon(['--config', inst.configPath]);
+    const legacyLine = async () => {
+      const r = await runCli(['--config', inst.configPath, 'status', '--format', 'json']);
+      if (r.code !== 0) throw new Error(r.stderr);
+      const line = (JSON.parse(r.stdout) as StatusLine[]).find((l) => l.source === 'legacy-events');
+      if (!line) throw new Error(`no legacy-events line in ${r.stdout}`);
+      return line;
+    };
+
+    // Caught up on a quiet org: the position stays where it is, the poller keeps succeeding.
+    const quiet = await waitFor(legacyLine, {
+      until: (l) => (l.cursor_age_s ?? 0) >= 6,
+      timeoutMs: 60_000,
+      what: 'the position to be 6 s old',
+    });
+    expect(quiet.last_success_at).not.toBeNull();
+    expect(quiet.last_success_age_s).toBeLessThanOrEqual(3);
+    expect(Date.parse(quiet.checked_at)).toBeGreaterThan(Date.now() - 60_000);
+    const sinceSuccessMs = Date.parse(quiet.checked_at) - Date.parse(quiet.last_success_at!);
+    expect(quiet.last_success_age_s).toBe(Math.max(0, Math.round(sinceSuccessMs / 1000)));
+
+    // Stuck: every request fails, so nothing succeeds any more and the last success ages with the position.
+    quietSim.faults.random(1, [{ kind: 'status', status: 500 }]);
+    const stuck = await waitFor(legacyLine, {
+      until: (l) => (l.last_success_age_s ?? 0) >= 6,
+      timeoutMs: 60_000,
+      what: 'the last success to be 6 s old',
+    });
+    expect(stuck.cursor_age_s).toBeGreaterThanOrEqual(stuck.last_success_age_s!);
+    expect(quietSim.faults.injected.get('status:500')).toBeGreaterThan(0);
+
+    const table = await runCli(['--config', inst.configPath, 'status']);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^Status checked at \d{4}-\d\d-\d\dT\S+Z\n/);
+    expect(table.stdout).toMatch(/last_success_age_s\s+│ cursor_age_s/);
+  }, 180_000);
 });

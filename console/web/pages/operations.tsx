@@ -14,6 +14,7 @@ export function StatusPage() {
     'org',
     'source',
     'last_event_at',
+    'last_success_age_s',
     'cursor_age_s',
     'poller_lag_s',
     'sink_lag_records',
@@ -23,6 +24,10 @@ export function StatusPage() {
   return (
     <section>
       <h1>Status</h1>
+      <p class="muted">
+        Checked at {text(data.status[0]?.checked_at ?? '-')}. A poller's last success stays recent while its org is
+        quiet (its cursor age grows: that is the org); an old last success is a stuck poller.
+      </p>
       <Table
         caption="Per org and source: is it arriving and landing?"
         rows={data.status}
@@ -34,6 +39,8 @@ export function StatusPage() {
 
 interface Coverage {
   totals: Record<string, unknown>;
+  hook_types: { from: string; types: string[] };
+  left_out: Array<{ event_type: string; events: number }>;
   coverage: { columns: string[]; rows: Array<Record<string, unknown>> };
   lost: { columns: string[]; rows: Array<Record<string, unknown>> };
 }
@@ -71,6 +78,15 @@ export function CoveragePage({ me }: { me: Me }) {
               </>
             ))}
           </dl>
+          <p class="muted">
+            Counted: the {data.hook_types.types.length} event type(s) the org's hooks{' '}
+            {data.hook_types.from === 'register' ? 'subscribe to (register:) or delivered' : 'delivered in the range'}.
+            {data.left_out.length > 0 &&
+              ` Left out (no hook of the org carries them): ${data.left_out
+                .slice(0, 20)
+                .map((l) => `${l.event_type} (${l.events})`)
+                .join(', ')}${data.left_out.length > 20 ? `, and ${data.left_out.length - 20} more` : ''}.`}
+          </p>
           {chart && <Chart title="Events by path" data={chart} />}
           <Table
             caption="Per hour and event type"
