@@ -21,7 +21,10 @@ export const KNOWN_SLOW_SECONDS: Readonly<Record<string, number>> = {
   'platform/stream/kafka/large-page.test.ts': 40,
 };
 
-/** The part of vitest's JSON report (`--reporter=json`) read here: each file's start and end. */
+/**
+ * The part of vitest's JSON report (`--reporter=json`) read here: each file's start and end, as the first of its
+ * tests started and the last ended (its imports and set-up before them are not counted: a hint can live with that).
+ */
 interface JsonReport {
   readonly testResults?: ReadonlyArray<{
     readonly name?: unknown;
