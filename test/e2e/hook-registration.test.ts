@@ -8,15 +8,13 @@
  * anything; a hook deactivated by hand shows in `hooks status`, in the
  * metrics and as an alert, and apply repairs it.
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
-import { queryViaAdminSocket } from '../../cli/admin-socket.js';
 import { RateBudget } from '../../platform/identity/rate-limit.js';
 import { tokenHookRequest } from '../fixtures/index.js';
 import { call } from '../simulated-org/hook-calls.js';
 import { logEvent } from '../simulated-org/index.js';
 import { runCli, startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
+import { storeRows } from '../support/hooklog-config.js';
 import { total } from '../support/metrics.js';
 import { waitFor } from '../support/wait.js';
 import {
@@ -49,14 +47,9 @@ describe('hooks plan | apply | status against the simulated org', () => {
       expect(r.code, r.stderr).toBe(0);
       return JSON.parse(r.stdout) as Array<Record<string, unknown>>;
     };
-    // What `hooklog sql` answers while the daemon runs (it asks the daemon's admin socket), without a process per
-    // poll of a wait: the waits below poll through this, and the last check goes through the command.
-    const { data_dir: dataDir } = parse(readFileSync(world.inst.configPath, 'utf8')) as { data_dir: string };
-    const query = async (q: string) => {
-      const r = await queryViaAdminSocket(dataDir, q);
-      if (!r) throw new Error(`no hooklog answers on the admin socket of ${dataDir}`);
-      return r.rows as Array<Record<string, unknown>>;
-    };
+    // The waits poll the store through the daemon's admin socket (storeRows), not a CLI process per poll; the last
+    // check goes through `hooklog sql`.
+    const query = (q: string) => storeRows(world.inst.configPath, q);
 
     // plan: both hooks to create, nothing changed.
     const plan = await world.cli(['hooks', 'plan']);
