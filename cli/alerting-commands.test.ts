@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { runCli, startDaemon, stopDaemon, type Daemon } from '../test/support/cli.js';
-import { postDelivery, writeTestConfig } from '../test/support/hooklog-config.js';
+import { postDelivery, storeRows, writeTestConfig } from '../test/support/hooklog-config.js';
 import { delivery } from '../test/fixtures/index.js';
 import { waitFor } from '../test/support/wait.js';
 
@@ -50,11 +50,9 @@ describe('commands beside a running embedded hooklog', () => {
     }));
     expect(await postDelivery(daemon.url, inst.hookId, delivery(inst.org, inst.hookId, events))).toBe(204);
     const cli = (...args: string[]) => runCli(['--config', inst.configPath, ...args]);
+    // Polled through the daemon's admin socket, what `hooklog sql` asks, without a process per poll.
     await waitFor(
-      async () => {
-        const r = await cli('sql', `SELECT count() AS n FROM events WHERE org = '${inst.org}'`, '-f', 'json');
-        return (JSON.parse(r.stdout) as Array<{ n: string }>)[0]?.n;
-      },
+      async () => (await storeRows(inst.configPath, `SELECT count() AS n FROM events WHERE org = '${inst.org}'`))[0]?.n,
       { until: (n) => n === '2', timeoutMs: 60_000, what: 'the events in ClickHouse' },
     );
 

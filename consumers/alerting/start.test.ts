@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startDaemon, stopDaemon, type Daemon } from '../../test/support/cli.js';
 import { FIXTURES_DIR, delivery } from '../../test/fixtures/index.js';
-import { postDelivery, writeTestConfig, type TestInstance } from '../../test/support/hooklog-config.js';
+import { postDelivery, storeRows, writeTestConfig, type TestInstance } from '../../test/support/hooklog-config.js';
 import { waitFor } from '../../test/support/wait.js';
 
 const posts: Array<{ id: string; text: string }> = [];
@@ -85,20 +85,11 @@ describe('alerting in hooklog start', () => {
     expect(texts).toContain('Okta API Token Created');
     expect(texts).toContain('grant-then-token');
 
-    const sql = await waitFor(
-      async () => {
-        const r = await runCli([
-          '-c',
-          inst.configPath,
-          'sql',
-          'SELECT rule_id, count() AS n FROM alerts FINAL GROUP BY rule_id ORDER BY rule_id',
-          '-f',
-          'json',
-        ]);
-        return r.code === 0 ? { ...r, rows: JSON.parse(r.stdout) as unknown[] } : r;
-      },
-      { until: (r) => 'rows' in r && r.rows.length >= 3, what: 'alerts table' },
-    );
+    const perRule = 'SELECT rule_id, count() AS n FROM alerts FINAL GROUP BY rule_id ORDER BY rule_id';
+    // Polled through the daemon's admin socket (no process per poll), then read once through `hooklog sql`.
+    await waitFor(() => storeRows(inst.configPath, perRule), { until: (r) => r.length >= 3, what: 'alerts table' });
+    const sql = await runCli(['-c', inst.configPath, 'sql', perRule, '-f', 'json']);
+    expect(sql.code, sql.stderr).toBe(0);
     const rows = JSON.parse(sql.stdout) as Array<{ rule_id: string; n: string | number }>;
     expect(rows.map((r) => Number(r.n))).toEqual([1, 1, 1]);
     expect(new Set(posts.map((p) => p.id)).size).toBe(posts.length);

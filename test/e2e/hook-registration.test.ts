@@ -14,6 +14,7 @@ import { tokenHookRequest } from '../fixtures/index.js';
 import { call } from '../simulated-org/hook-calls.js';
 import { logEvent } from '../simulated-org/index.js';
 import { runCli, startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
+import { storeRows } from '../support/hooklog-config.js';
 import { total } from '../support/metrics.js';
 import { waitFor } from '../support/wait.js';
 import {
@@ -46,6 +47,9 @@ describe('hooks plan | apply | status against the simulated org', () => {
       expect(r.code, r.stderr).toBe(0);
       return JSON.parse(r.stdout) as Array<Record<string, unknown>>;
     };
+    // The waits poll the store through the daemon's admin socket (storeRows), not a CLI process per poll; the last
+    // check goes through `hooklog sql`.
+    const query = (q: string) => storeRows(world.inst.configPath, q);
 
     // plan: both hooks to create, nothing changed.
     const plan = await world.cli(['hooks', 'plan']);
@@ -83,7 +87,7 @@ describe('hooks plan | apply | status against the simulated org', () => {
     expect(world.api.attempts.length).toBeGreaterThan(0);
     expect(world.api.attempts.every((a) => a.status === 204)).toBe(true);
     const countSql = `SELECT count() AS n FROM events WHERE org = '${world.org}' AND event_type != 'hooklog.hook.drift'`;
-    await waitFor(async () => Number((await sql(countSql))[0]!.n), {
+    await waitFor(async () => Number((await query(countSql))[0]!.n), {
       until: (n) => n === 20,
       what: '20 events in ClickHouse',
       timeoutMs: 30_000,
@@ -133,18 +137,15 @@ describe('hooks plan | apply | status against the simulated org', () => {
       what: 'active=0 in /metrics',
     });
     // The alert: one for this finding (others may precede it: the hooks were missing before the first apply).
-    const deactivated = () =>
-      sql(
-        `SELECT a.org AS org, a.group_key AS group_key FROM alerts AS a FINAL ARRAY JOIN a.event_ids AS eid
+    const deactivatedSql = `SELECT a.org AS org, a.group_key AS group_key FROM alerts AS a FINAL ARRAY JOIN a.event_ids AS eid
          INNER JOIN events AS e ON e.uuid = eid
-         WHERE a.rule_id = 'hooklog.hook.registration.drift' AND e.outcome_reason = 'deactivated'`,
-      );
-    await waitFor(async () => (await deactivated()).length, {
+         WHERE a.rule_id = 'hooklog.hook.registration.drift' AND e.outcome_reason = 'deactivated'`;
+    await waitFor(async () => (await query(deactivatedSql)).length, {
       until: (n) => n === 1,
       what: 'the drift alert',
       timeoutMs: 30_000,
     });
-    expect((await deactivated())[0]).toMatchObject({ org: world.org, group_key: '["okta-main"]' });
+    expect((await query(deactivatedSql))[0]).toMatchObject({ org: world.org, group_key: '["okta-main"]' });
     // While it is inactive, the org sends it nothing.
     const quiet = world.sim.addLogEvents([
       { event: { ...logEvent(100), eventType: EVENT_TYPES[0] }, published: Date.now() },
@@ -167,7 +168,9 @@ describe('hooks plan | apply | status against the simulated org', () => {
     const sync = await world.cli(['hooks', 'status']);
     expect(sync.stdout).toMatch(/okta-main .*│ none\s*$/m);
     // One finding, one alert: the watch appended it once though it saw it on every pass.
-    expect(await deactivated()).toHaveLength(1);
+    const alerts = await sql(deactivatedSql);
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]).toMatchObject({ org: world.org, group_key: '["okta-main"]' });
     expect(world.sim.violations).toEqual([]);
     // Nothing of hooklog's waited for the management budget: no window took its share (management.rate_limit_share,
     // default 0.3), so the watch read every pass and the waits above saw each change a pass or two after it.

@@ -4,20 +4,12 @@
  * read back through `hooklog sql`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queryViaAdminSocket } from '../../cli/admin-socket.js';
-import { parse } from 'yaml';
-import { readFileSync } from 'node:fs';
 import { delivery, validLogEvents } from '../fixtures/index.js';
 import { runCli, startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
-import { postDelivery, TEST_SECRET, writeTestConfig, type TestInstance } from '../support/hooklog-config.js';
+import { postDelivery, storeRows, TEST_SECRET, writeTestConfig, type TestInstance } from '../support/hooklog-config.js';
 import { waitFor } from '../support/wait.js';
 
-async function rowsViaSocket(inst: TestInstance, sql: string) {
-  const dataDir = (parse(readFileSync(inst.configPath, 'utf8')) as { data_dir: string }).data_dir;
-  const rs = await queryViaAdminSocket(dataDir, sql);
-  if (!rs) throw new Error('no running hooklog on the admin socket');
-  return rs.rows;
-}
+const rowsViaSocket = (inst: TestInstance, sql: string) => storeRows(inst.configPath, sql);
 
 export function describePipeline(mode: string, brokers: () => string | undefined): void {
   describe(`pipeline end to end (${mode})`, () => {

@@ -64,7 +64,10 @@ export function describeSsfCli(run: SsfCliRun): void {
 
     beforeAll(async () => {
       if (run.built) {
-        execFileSync('npm', ['run', 'build'], { cwd: REPO_DIR, stdio: 'pipe' });
+        // .ci/run has built the tree just before (HOOKLOG_TEST_BUILT=1), as built-cli.test.ts reads it: building it
+        // again took a minute of a loaded run, and rewrote dist/ under the other files' processes (HOOKLOG_CLI=built).
+        if (process.env.HOOKLOG_TEST_BUILT !== '1')
+          execFileSync('npm', ['run', 'build'], { cwd: REPO_DIR, stdio: 'pipe' });
         // startDaemon then runs bin/hooklog.js, the compiled CLI, rather than the sources.
         process.env.HOOKLOG_CLI = 'built';
       }

@@ -1,7 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
+import { queryViaAdminSocket } from '../../cli/admin-socket.js';
 
 export const TEST_SECRET = 'test-secret-0123456789abcdef';
 
@@ -54,4 +55,15 @@ export async function postDelivery(
   });
   await res.arrayBuffer();
   return res.status;
+}
+
+/**
+ * Rows of a query to the hooklog running on a config's data dir, through its admin socket: what `hooklog sql`
+ * answers while a daemon runs (it asks the same socket), without starting a process, so a wait can poll it.
+ */
+export async function storeRows(configPath: string, sql: string): Promise<Array<Record<string, unknown>>> {
+  const { data_dir: dataDir } = parse(readFileSync(configPath, 'utf8')) as { data_dir: string };
+  const rs = await queryViaAdminSocket(dataDir, sql);
+  if (!rs) throw new Error(`no hooklog answers on the admin socket of ${dataDir}`);
+  return rs.rows as Array<Record<string, unknown>>;
 }

@@ -1,0 +1,82 @@
+/**
+ * How long each test file took last time, so a run can start the slowest files first: with two workers, a
+ * 150 s file started last is the run's whole tail, started first it overlaps a hundred short ones. Pure
+ * except `readDurations`, which reads a file. test/support/sequencer.ts is vitest's side of it.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { isAbsolute, relative } from 'node:path';
+
+/**
+ * The slowest files of the last CI runs (seconds, on the loaded 2-core CI machine), for a fresh clone that has
+ * no `.cache/vitest-results.json` yet. Vitest's own order for files it has never run is largest first, and
+ * most of these are small (`pollers-kafka.test.ts` is four lines), so without this they started last.
+ * Only the order uses them: a figure out of date costs tail time, never a result.
+ */
+export const KNOWN_SLOW_SECONDS: Readonly<Record<string, number>> = {
+  'consumers/alerting/kill-grouped.test.ts': 175,
+  'test/e2e/pollers-kafka.test.ts': 65,
+  'test/e2e/pollers-embedded.test.ts': 47,
+  'test/e2e/hook-registration.test.ts': 45,
+  'test/e2e/response-loop.test.ts': 45,
+  'platform/stream/kafka/large-page.test.ts': 40,
+};
+
+/**
+ * The part of vitest's JSON report (`--reporter=json`) read here: each file's start and end, as the first of its
+ * tests started and the last ended (its imports and set-up before them are not counted: a hint can live with that).
+ */
+interface JsonReport {
+  readonly testResults?: ReadonlyArray<{
+    readonly name?: unknown;
+    readonly startTime?: unknown;
+    readonly endTime?: unknown;
+  }>;
+}
+
+/**
+ * Each file's duration in ms from a vitest JSON report, keyed by its path relative to `root` (the report holds
+ * absolute paths, of the clone that wrote it). Anything else in the file (an older format, half a write) yields
+ * what could be read: the order is a hint, never a reason to fail a run.
+ */
+export function durationsFromReport(report: unknown, root: string): Map<string, number> {
+  const out = new Map<string, number>();
+  const results = (report as JsonReport | null)?.testResults;
+  if (!Array.isArray(results)) return out;
+  for (const r of results) {
+    const { name, startTime, endTime } = r as Record<string, unknown>;
+    if (typeof name !== 'string' || typeof startTime !== 'number' || typeof endTime !== 'number') continue;
+    if (!(endTime >= startTime)) continue;
+    out.set(isAbsolute(name) ? relative(root, name) : name, endTime - startTime);
+  }
+  return out;
+}
+
+/** `durationsFromReport` of a report file; an empty map when it is missing or unreadable. */
+export function readDurations(path: string, root: string): Map<string, number> {
+  if (!existsSync(path)) return new Map();
+  try {
+    return durationsFromReport(JSON.parse(readFileSync(path, 'utf8')) as unknown, root);
+  } catch {
+    return new Map();
+  }
+}
+
+/**
+ * `files` (paths relative to the root) with every file of a known duration first, longest first, then the
+ * rest in the order given. A duration is the last report's, else `fallback`'s (ms).
+ */
+export function slowestFirst<T>(
+  files: readonly T[],
+  pathOf: (f: T) => string,
+  last: ReadonlyMap<string, number>,
+  fallback: ReadonlyMap<string, number> = new Map(),
+): T[] {
+  const known = (f: T) => last.get(pathOf(f)) ?? fallback.get(pathOf(f));
+  const timed = files.filter((f) => known(f) !== undefined).sort((a, b) => known(b)! - known(a)!);
+  return [...timed, ...files.filter((f) => known(f) === undefined)];
+}
+
+/** KNOWN_SLOW_SECONDS in ms. */
+export function knownSlowMs(): Map<string, number> {
+  return new Map(Object.entries(KNOWN_SLOW_SECONDS).map(([f, s]) => [f, s * 1000]));
+}
