@@ -62,6 +62,8 @@ export interface WorldOptions {
   readonly port?: number;
   readonly sessionTtlMinutes?: number;
   readonly signInAttemptsPerMinute?: number;
+  /** The sink's `max_record_bytes` (a test of 1 MB fields raises it). */
+  readonly maxRecordBytes?: number;
 }
 
 export async function startSimulatedIdp(
@@ -85,7 +87,11 @@ export function consoleConfigInput(o: WorldOptions & { port: number; issuer: str
       ...(o.kafkaBrokers ? { kafka: { brokers: o.kafkaBrokers.split(','), client_id: randomName('console') } } : {}),
     },
     store: { database: randomName('console') },
-    sink: { group: randomName('sink'), max_batch_wait_ms: 100 },
+    sink: {
+      group: randomName('sink'),
+      max_batch_wait_ms: 100,
+      ...(o.maxRecordBytes ? { max_record_bytes: o.maxRecordBytes } : {}),
+    },
     event_hooks: [ORG_A, ORG_B].map((org) => ({
       id: `hook-${org}`,
       org,
