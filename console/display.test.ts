@@ -4,7 +4,6 @@ import { describe, expect, it } from 'vitest';
 import { csvCell } from './csv.js';
 import {
   fromVisible,
-  hasInvisible,
   isRef,
   label,
   linkValue,
@@ -28,8 +27,6 @@ describe('visible', () => {
     expect(visible('tag\u{E0041}')).toBe('tag⟨U+E0041⟩');
     expect(visible('lone\uD800 pair😀')).toBe('lone⟨U+D800⟩ pair😀');
     expect(visible('plain text, accents é and CJK 漢字')).toBe('plain text, accents é and CJK 漢字');
-    expect(hasInvisible('a\u202Eb')).toBe(true);
-    expect(hasInvisible('ab')).toBe(false);
   });
 
   it('is exact: ⟨ is drawn too, so fromVisible gives back every value', () => {

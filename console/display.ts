@@ -54,14 +54,6 @@ export function visible(s: string): string {
   return s.replace(INVISIBLE, mark);
 }
 
-/** Whether `s` holds a character `visible` draws. */
-export function hasInvisible(s: string): boolean {
-  INVISIBLE.lastIndex = 0;
-  const found = INVISIBLE.test(s);
-  INVISIBLE.lastIndex = 0;
-  return found;
-}
-
 /** The value `visible` drew: exact, since `⟨` in the value is drawn too. */
 export function fromVisible(s: string): string {
   return s.replace(MARK, (_m, hex: string) => {

@@ -61,9 +61,6 @@ export function withQuery(path: string, params: Record<string, string | undefine
 /** One path segment, encoded (a login or an IP becomes part of a URL only this way). */
 export const seg = (s: string): string => encodeURIComponent(s);
 
-/** A value from an event as a URL carries it: itself, or a reference when it is long (../display.ts). */
-export { linkValue };
-
 /** The page of one user of one org; a long login is linked by reference (the API resolves it). */
 export const userHref = (org: string, user: string): string => `/console/users/${seg(org)}/${seg(linkValue(user))}`;
 
