@@ -119,7 +119,7 @@ export function Table<R extends Record<string, unknown>>({
           <tr>
             {columns.map((c) => (
               <th scope="col" class={c.numeric ? 'num' : undefined}>
-                {c.label}
+                {label(c.label, 100)}
               </th>
             ))}
           </tr>
