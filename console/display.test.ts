@@ -9,6 +9,7 @@ import {
   linkValue,
   MAX_LINKED,
   MAX_SHOWN,
+  pieces,
   sha256Hex,
   shown,
   text,
@@ -73,6 +74,22 @@ describe('shown', () => {
     expect(text({ k: 1 })).toBe('{"k":1}');
     expect(text(null)).toBe('');
     expect(shown(['a\u202E']).text).toBe('a⟨U+202E⟩');
+  });
+});
+
+describe('pieces', () => {
+  it('cuts a visible text into pieces that join back to it, never inside a mark or a surrogate pair', () => {
+    const s = visible(`${'a'.repeat(1998)}\u202E${'😀'.repeat(3000)}tail`);
+    const parts = pieces(s);
+    expect(parts.join('')).toBe(s);
+    expect(parts[0]).toBe('a'.repeat(1998));
+    for (const p of parts) {
+      expect(p.length).toBeLessThanOrEqual(2000);
+      expect(p.charCodeAt(p.length - 1) >= 0xd800 && p.charCodeAt(p.length - 1) <= 0xdbff, p.slice(-4)).toBe(false);
+      expect((p.match(/⟨/g) ?? []).length).toBe((p.match(/⟩/g) ?? []).length);
+    }
+    expect(pieces('')).toEqual([]);
+    expect(pieces('x'.repeat(4001)).map((p) => p.length)).toEqual([2000, 2000, 1]);
   });
 });
 

@@ -89,6 +89,29 @@ export function shown(v: unknown, max = MAX_SHOWN): Shown {
   return { text: vis.slice(0, cut), clipped: true, length: s.length };
 }
 
+/**
+ * `s` (a visible text) in pieces of about `size` characters, never cut inside
+ * a mark or a surrogate pair; joined, they are `s`. The whole-value view draws
+ * each piece as a block the browser lays out only when scrolled to: laid out
+ * at once, 100 KB of mixed scripts took seconds.
+ */
+export function pieces(s: string, size = 2000): string[] {
+  const out: string[] = [];
+  let at = 0;
+  while (at < s.length) {
+    let end = Math.min(at + size, s.length);
+    if (end < s.length) {
+      const open = s.lastIndexOf('⟨', end - 1);
+      if (open > at && s.indexOf('⟩', open) >= end) end = open;
+      const before = s.charCodeAt(end - 1);
+      if (before >= 0xd800 && before <= 0xdbff && end - 1 > at) end--;
+    }
+    out.push(s.slice(at, end));
+    at = end;
+  }
+  return out;
+}
+
 /** `shown(v, max).text`, with `…` when clipped: for labels (chart axes, legends, options, headings). */
 export function label(v: unknown, max = MAX_SHOWN): string {
   const s = shown(v, max);

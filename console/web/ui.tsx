@@ -7,7 +7,7 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { label, shown, text, visible } from '../display.js';
+import { label, pieces, shown, text, visible } from '../display.js';
 import { ApiError } from './api.js';
 
 export { label, text };
@@ -54,9 +54,20 @@ function Marked({ s }: { s: string }) {
   );
 }
 
-/** The whole value, drawn visibly (exact: `fromVisible` gives it back), in a box of its own. */
+/**
+ * The whole value, drawn visibly (exact: `fromVisible` of the box's text gives
+ * it back), in a scrolling box of its own, in pieces laid out only when
+ * scrolled to. A piece starts a new line on screen; a line break of the value
+ * itself is drawn as ⟨U+000A⟩, so the two are never confused.
+ */
 export function FullValue({ v }: { v: unknown }) {
-  return <pre class="full">{visible(text(v))}</pre>;
+  return (
+    <pre class="full">
+      {pieces(visible(text(v))).map((p) => (
+        <span>{p}</span>
+      ))}
+    </pre>
+  );
 }
 
 /**
