@@ -9,11 +9,15 @@
  * the value (a 100 KB login in a URL answered 431), and invisible characters
  * are drawn (`⟨U+202E⟩`) on the pages and in CSV. And the change form offers
  * only the actions that apply and shows the server's reason for a refusal
- * (issue 41, item 8).
+ * (issue 41, item 8). Screenshots go to .cache/console-screenshots/ (and to
+ * docs/screenshots/ with HOOKLOG_UPDATE_SCREENSHOTS=1), as in console.browser.test.ts.
  */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../test/support/browser.js';
+import { REPO_DIR } from '../test/support/cli.js';
 import { fromVisible } from './display.js';
 import {
   deliverAndAlert,
@@ -58,11 +62,21 @@ function mixedText(n: number, seed: number): string {
   return out;
 }
 
+const SHOTS = [join(REPO_DIR, '.cache', 'console-screenshots')];
+if (process.env.HOOKLOG_UPDATE_SCREENSHOTS === '1') SHOTS.push(join(REPO_DIR, 'docs', 'screenshots'));
+
 let w: ConsoleWorld;
 let browser: BrowserContext;
 let page: Page;
 /** Alert id by the login it is about. */
 const alertOf = new Map<string, string>();
+
+async function shot(name: string): Promise<void> {
+  for (const dir of SHOTS) {
+    mkdirSync(dir, { recursive: true });
+    await page.screenshot({ path: join(dir, `${name}.png`) });
+  }
+}
 
 /** Opens `url` and waits until `ready` is drawn and a frame has been painted after it; the time that took. */
 async function firstFrame(url: string, ready: () => Locator): Promise<number> {
@@ -137,6 +151,7 @@ describe('hostile values in the console', () => {
     const agent = events.getByRole('cell').filter({ hasText: 'Mozilla/5.0' });
     expect((await agent.innerText()).length).toBeLessThan(400);
     expect(await expandWhole(agent)).toBe(LONG_AGENT);
+    await shot('hostile-alert');
 
     const link = events.getByRole('link', { name: /^long-.+…$/s });
     const href = (await link.getAttribute('href'))!;
@@ -191,6 +206,7 @@ describe('hostile values in the console', () => {
     await page.getByRole('heading', { name: 'User rtl⟨U+202E⟩moc.elpmaxe-a@nimda' }).waitFor();
     await page.getByRole('table', { name: 'Countries' }).getByRole('cell', { name: '⟨U+202E⟩ecnarf' }).waitFor();
     expect(await page.locator('main').innerText()).not.toContain('\u202E');
+    await shot('hostile-user');
 
     const since = new Date(Date.now() - 86_400_000).toISOString();
     const until = new Date(Date.now() + 3_600_000).toISOString();

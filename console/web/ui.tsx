@@ -78,9 +78,12 @@ export function FullValue({ v }: { v: unknown }) {
 export function Value({ v, href, max }: { v: unknown; href?: string; max?: number }) {
   const [open, setOpen] = useState(false);
   const s = shown(v, max);
+  // <bdi>: a right-to-left value does not reorder the text around it (the heading's "User", the "…").
   const body = (
     <>
-      <Marked s={s.text} />
+      <bdi>
+        <Marked s={s.text} />
+      </bdi>
       {s.clipped ? '…' : ''}
     </>
   );
