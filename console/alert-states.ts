@@ -13,13 +13,26 @@ import type { ExtraPipeline, MapResult } from '../platform/store/table-writer.js
 import type { ConsumedRecord, StreamRecord } from '../platform/stream/types.js';
 import { formatDateTime64, parseTimestamp } from '../platform/time.js';
 import type { Principal } from '../platform/access.js';
+import {
+  ACTIONS,
+  RESOLUTIONS,
+  STATUSES,
+  type Action,
+  type AlertStatus,
+  type ChangeRequest,
+  type Resolution,
+} from './lifecycle.js';
 
-export const STATUSES = ['open', 'acknowledged', 'closed'] as const;
-export type AlertStatus = (typeof STATUSES)[number];
-export const RESOLUTIONS = ['true_positive', 'false_positive', 'benign'] as const;
-export type Resolution = (typeof RESOLUTIONS)[number];
-export const ACTIONS = ['acknowledge', 'close', 'reopen', 'assign', 'comment'] as const;
-export type Action = (typeof ACTIONS)[number];
+export {
+  ACTIONS,
+  RESOLUTIONS,
+  STATUSES,
+  refuseTransition,
+  type Action,
+  type AlertStatus,
+  type ChangeRequest,
+  type Resolution,
+} from './lifecycle.js';
 
 /** The topic's name under a prefix. */
 export function alertStatesTopic(prefix: string): string {
@@ -48,36 +61,7 @@ export interface AlertStateRecord {
   readonly request_id: string;
 }
 
-/** What an analyst asks for, before it is checked against the alert's current state. */
-export interface ChangeRequest {
-  readonly action: Action;
-  readonly resolution?: Resolution;
-  readonly assignee?: string;
-  readonly note?: string;
-}
-
 export const MAX_NOTE_CHARS = 4000;
-
-/**
- * Whether `change` is allowed from `current`, as a reason when it is not. The
- * lifecycle: open → acknowledged → closed (closing from open is allowed too);
- * a closed alert can be reopened; assign and comment apply in any state.
- */
-export function refuseTransition(current: AlertStatus, change: ChangeRequest): string | undefined {
-  switch (change.action) {
-    case 'acknowledge':
-      return current === 'open' ? undefined : `only an open alert can be acknowledged (it is ${current})`;
-    case 'close':
-      if (current === 'closed') return 'the alert is already closed';
-      return change.resolution ? undefined : 'closing needs a resolution (true_positive, false_positive or benign)';
-    case 'reopen':
-      return current === 'open' ? 'the alert is already open' : undefined;
-    case 'assign':
-      return change.assignee === undefined ? 'assign needs an assignee ("" to unassign)' : undefined;
-    case 'comment':
-      return change.note ? undefined : 'a comment needs a note';
-  }
-}
 
 /** The record for a change to one alert; the caller has checked the transition. */
 export function changeRecord(

@@ -8,6 +8,7 @@ import type { Store } from '../platform/store/index.js';
 import { EVENTS_TABLE } from '../schemas/tables.js';
 import { currentStateSql, STATUSES, type AlertStatus } from './alert-states.js';
 import { orgCondition, type Scope } from './scope.js';
+import { arrayHas } from './value-ref.js';
 
 export interface AlertFilter {
   readonly scope: Scope;
@@ -15,7 +16,7 @@ export interface AlertFilter {
   readonly severity?: string;
   readonly status?: AlertStatus;
   readonly assignee?: string;
-  /** Only alerts whose group key (JSON array of the rule's group-by values) holds this value: a user's alerts. */
+  /** Only alerts whose group key (JSON array of the rule's group-by values) holds this value (or reference). */
   readonly groupKeyHas?: string;
   readonly since: string;
   readonly until: string;
@@ -57,12 +58,16 @@ function alertsSql(db: string, scope: Scope, where: string, outer: string): stri
 }
 
 export async function listAlerts(store: Store, f: AlertFilter): Promise<AlertRow[]> {
+  const keyHas =
+    f.groupKeyHas === undefined
+      ? undefined
+      : arrayHas("JSONExtract(a.group_key, 'Array(String)')", 'gk', f.groupKeyHas);
   const where = [
     `a.event_time >= {since:${TIME}}`,
     `a.event_time < {until:${TIME}}`,
     ...(f.rule ? ['a.rule_id = {rule:String}'] : []),
     ...(f.severity ? ['a.severity = {severity:String}'] : []),
-    ...(f.groupKeyHas !== undefined ? ["has(JSONExtract(a.group_key, 'Array(String)'), {gk:String})"] : []),
+    ...(keyHas ? [keyHas.sql] : []),
   ].join(' AND ');
   const outer = [
     ...(f.status ? ['status = {status:String}'] : []),
@@ -80,7 +85,7 @@ ORDER BY event_time DESC, alert_id LIMIT {limit:UInt32}`,
       ...(f.severity ? { severity: f.severity } : {}),
       ...(f.status ? { status: f.status } : {}),
       ...(f.assignee !== undefined ? { assignee: f.assignee } : {}),
-      ...(f.groupKeyHas !== undefined ? { gk: f.groupKeyHas } : {}),
+      ...(keyHas ? { gk: keyHas.param } : {}),
     },
   );
 }

@@ -11,12 +11,12 @@ import { alertEvents, alertFacets, alertHistory, getAlert, isStatus, listAlerts,
 import type { Authenticated } from './auth.js';
 import { toCsv } from './csv.js';
 import type { ConsoleContext } from './context.js';
-import { ipFigures, userFigures } from './entities.js';
+import { ipFigures, resolveRef, userFigures } from './entities.js';
 import { findEvents, rawEvent, riskChanges, unknownFilter } from './events.js';
 import { badRequest, notFound } from './http.js';
 import { apiRoute, type Handler } from './route.js';
 import { parseRange, ParamError } from './range.js';
-import { oneOrg, scopeOf } from './scope.js';
+import { oneOrg, orgCondition, scopeOf } from './scope.js';
 
 const limitOf = (q: Record<string, string>, max: number, dflt: number): number => {
   const n = q.limit === undefined ? dflt : Number(q.limit);
@@ -87,7 +87,11 @@ export function mountApi(router: Router, c: ConsoleContext): void {
     if (!sees(ctx, who, org)) return notFound(ctx);
     const user = ctx.params.user ?? '';
     const range = parseRange(q, c.now(), 7);
-    const [figures, alerts, risk] = await Promise.all([
+    // A reference (a login too long for a URL) is resolved for the heading and for risk; the rest match by it.
+    const resolving = resolveRef(c.store, 'actor_alternate_id', user, 'org = {org:String}', { org });
+    const [resolved, risk, figures, alerts] = await Promise.all([
+      resolving,
+      resolving.then((login) => riskChanges(c.store, org, login ?? user)),
       userFigures(c.store, org, user, range),
       listAlerts(c.store, {
         scope: oneOrg(org),
@@ -96,21 +100,28 @@ export function mountApi(router: Router, c: ConsoleContext): void {
         limit: 100,
         groupKeyHas: user,
       }),
-      riskChanges(c.store, org, user),
     ]);
-    ctx.body = { org, user, since: range.since, until: range.until, ...figures, alerts, risk: risk ?? null };
+    ctx.body = {
+      org,
+      user: resolved ?? user,
+      since: range.since,
+      until: range.until,
+      ...figures,
+      alerts,
+      risk: risk ?? null,
+    };
   });
 
   get('/console/api/ips/:ip', async (ctx, who, q) => {
     if (q.org && !sees(ctx, who, q.org)) return notFound(ctx);
     const range = parseRange(q, c.now(), 7);
     const scope = q.org ? oneOrg(q.org) : scopeOf(who.principal);
-    ctx.body = {
-      ip: ctx.params.ip,
-      since: range.since,
-      until: range.until,
-      ...(await ipFigures(c.store, scope, ctx.params.ip ?? '', range)),
-    };
+    const ip = ctx.params.ip ?? '';
+    const [resolved, figures] = await Promise.all([
+      resolveRef(c.store, 'client_ip', ip, orgCondition('org', scope), { orgs: [...scope.orgs] }),
+      ipFigures(c.store, scope, ip, range),
+    ]);
+    ctx.body = { ip: resolved ?? ip, since: range.since, until: range.until, ...figures };
   });
 
   get('/console/api/events', async (ctx, who, q) => {

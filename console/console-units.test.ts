@@ -17,7 +17,7 @@ describe('CSV export', () => {
     expect(csvCell('+SUM(A1)')).toBe("'+SUM(A1)");
     expect(csvCell('-2+3')).toBe("'-2+3");
     expect(csvCell('@cmd')).toBe("'@cmd");
-    expect(csvCell('\t=x')).toBe("'\t=x");
+    expect(csvCell('\t=x')).toBe("'⟨U+0009⟩=x");
     expect(csvCell('=HYPERLINK("a","b")')).toBe(`"'=HYPERLINK(""a"",""b"")"`);
     expect(csvCell('-5')).toBe('-5');
     expect(csvCell(-5)).toBe('-5');

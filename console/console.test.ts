@@ -4,8 +4,10 @@
  * (pages, API, exports, query parameters naming another org), CSRF refusal,
  * session expiry, and triage through the stream with its audit trail.
  */
+import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { linkValue } from './display.js';
 import {
   deliverAndAlert,
   failedSignIn,
@@ -312,6 +314,42 @@ describe('entities', () => {
     ]);
     const after = (await (await get(path, alice)).json()) as { risk: Array<Record<string, string>> };
     expect(after.risk.map((r) => [r.previous, r.current, r.reason])).toEqual([['none', 'high', 'failed sign-ins']]);
+  });
+});
+
+describe('values too long for a URL', () => {
+  it('finds a user, their events and alerts by the reference a page links them with', async () => {
+    const login = `long-\u202E${'z'.repeat(5000)}@a.example`;
+    await deliverAndAlert(w, ORG_A, [failedSignIn(login, { ip: '192.0.2.77' })]);
+    const ref = linkValue(login);
+    expect(ref).toBe(`sha256:${createHash('sha256').update(login, 'utf8').digest('hex')}`);
+    const q = new URLSearchParams(range());
+
+    const user = (await (await get(`/console/api/users/${ORG_A}/${encodeURIComponent(ref)}?${q}`, alice)).json()) as {
+      user: string;
+      alerts: unknown[];
+      ip: Array<{ value: string }>;
+    };
+    expect(user.user).toBe(login);
+    expect(user.alerts).toHaveLength(1);
+    expect(user.ip.map((f) => f.value)).toEqual(['192.0.2.77']);
+
+    q.set('org', ORG_A);
+    q.set('user', ref);
+    const events = (await (await get(`/console/api/events?${q}`, alice)).json()) as {
+      events: Array<{ actor: string }>;
+    };
+    expect(events.events.map((e) => e.actor)).toEqual([login]);
+
+    const ip = (await (
+      await get(`/console/api/ips/${linkValue('192.0.2.77')}?${new URLSearchParams(range())}`, alice)
+    ).json()) as {
+      user: Array<{ value: string }>;
+    };
+    expect(ip.user.map((f) => f.value)).toEqual([login]);
+    // Another org's session finds nothing by it.
+    const bob = await signIn(w, USERS.bob);
+    expect((await get(`/console/api/users/${ORG_A}/${encodeURIComponent(ref)}`, bob)).status).toBe(404);
   });
 });
 

@@ -8,8 +8,10 @@
 import type { Store } from '../platform/store/index.js';
 import { FAILED_OUTCOMES, SIGN_IN_EVENT_TYPES, sqlList } from '../schemas/event-types.js';
 import { EVENTS_TABLE } from '../schemas/tables.js';
+import { isRef } from './display.js';
 import { bucketMinutes, type TimeRange } from './range.js';
 import { orgCondition, type Scope } from './scope.js';
+import { arrayHas, valueIs } from './value-ref.js';
 
 const TIME = "DateTime64(3, 'UTC')";
 /** On the events table read `AS e`: qualified, so a selected alias named `published` cannot shadow the column. */
@@ -121,8 +123,9 @@ const LINE = `uuid, toString(published) AS published, event_type, actor_alternat
 
 /** Everything the user page shows about `user` (an actor's alternate id, usually the login) of `org`. */
 export async function userFigures(store: Store, org: string, user: string, r: TimeRange) {
-  const p = { org, user };
-  const mine = 'org = {org:String} AND actor_alternate_id = {user:String}';
+  const actorIs = valueIs('actor_alternate_id', 'user', user);
+  const p = { org, user: actorIs.param };
+  const mine = `org = {org:String} AND ${actorIs.sql}`;
   const [signIns, figures, factors, admin] = await Promise.all([
     timeline(store, mine, p, r),
     breakdowns(store, mine, p, r, {
@@ -133,10 +136,10 @@ export async function userFigures(store: Store, org: string, user: string, r: Ti
     }),
     breakdowns(store, `${mine} AND ${FACTOR_TYPES}`, p, r, { factor: FACTOR }),
     store.query<EventLine & { role: string }>(
-      `SELECT ${LINE}, if(actor_alternate_id = {user:String}, 'by', 'to') AS role
+      `SELECT ${LINE}, if(${actorIs.sql}, 'by', 'to') AS role
 FROM ${EVENTS(store.database)}
 WHERE org = {org:String} AND ${IN_RANGE} AND ${ADMIN_TYPES}
-  AND (actor_alternate_id = {user:String} OR has(target_alternate_id, {user:String}))
+  AND (${actorIs.sql} OR ${arrayHas('target_alternate_id', 'user', user).sql})
 ORDER BY published DESC LIMIT 100`,
       { ...p, since: r.since, until: r.until },
     ),
@@ -146,8 +149,9 @@ ORDER BY published DESC LIMIT 100`,
 
 /** Everything the IP page shows about `ip` in the orgs of `scope`. */
 export async function ipFigures(store: Store, scope: Scope, ip: string, r: TimeRange) {
-  const p = { orgs: [...scope.orgs], ip };
-  const where = `${orgCondition('org', scope)} AND client_ip = {ip:String}`;
+  const ipIs = valueIs('client_ip', 'ip', ip);
+  const p = { orgs: [...scope.orgs], ip: ipIs.param };
+  const where = `${orgCondition('org', scope)} AND ${ipIs.sql}`;
   const [signIns, figures] = await Promise.all([
     timeline(store, where, p, r),
     breakdowns(store, where, p, r, {
@@ -160,4 +164,25 @@ export async function ipFigures(store: Store, scope: Scope, ip: string, r: TimeR
     }),
   ]);
   return { signIns, ...figures };
+}
+
+/**
+ * The value a URL's reference stands for (value-ref.ts), read from the events
+ * `where` selects (bound `params`); a plain value as it is. Undefined when no
+ * event has it: the page then shows the reference.
+ */
+export async function resolveRef(
+  store: Store,
+  expr: string,
+  value: string,
+  where: string,
+  params: Record<string, unknown>,
+): Promise<string | undefined> {
+  if (!isRef(value)) return value;
+  const is = valueIs(expr, 'ref', value);
+  const rows = await store.query<{ v: string }>(
+    `SELECT ${expr} AS v FROM ${store.database}.${EVENTS_TABLE} AS e WHERE ${where} AND ${is.sql} LIMIT 1`,
+    { ...params, ref: is.param },
+  );
+  return rows[0]?.v;
 }

@@ -8,18 +8,25 @@ import { EVENTS_TABLE } from '../schemas/tables.js';
 import { DEVICE, FACTOR, FACTOR_TYPES, FAILED, IN_RANGE, SIGN_IN } from './entities.js';
 import type { TimeRange } from './range.js';
 import { orgCondition, type Scope } from './scope.js';
+import { arrayHas, valueIs } from './value-ref.js';
 
-/** Filters by URL name: each is one condition with one bound parameter. */
-const FILTERS: Readonly<Record<string, string>> = {
-  user: 'actor_alternate_id = {user:String}',
-  target: 'has(target_alternate_id, {target:String})',
-  ip: 'client_ip = {ip:String}',
-  country: "ifNull(geo_country, '') = {country:String}",
-  network: "ifNull(as_org, '') = {network:String}",
-  device: `${DEVICE} = {device:String}`,
-  factor: `${FACTOR_TYPES} AND ${FACTOR} = {factor:String}`,
-  event_type: 'event_type = {event_type:String}',
-  outcome: "ifNull(outcome_result, '') = {outcome:String}",
+/**
+ * Filters by URL name: each is one condition with one bound parameter, on the
+ * value or, for a value too long for a URL, on its reference (value-ref.ts).
+ */
+const FILTERS: Readonly<Record<string, (value: string) => { sql: string; param: string }>> = {
+  user: (v) => valueIs('actor_alternate_id', 'user', v),
+  target: (v) => arrayHas('target_alternate_id', 'target', v),
+  ip: (v) => valueIs('client_ip', 'ip', v),
+  country: (v) => valueIs("ifNull(geo_country, '')", 'country', v),
+  network: (v) => valueIs("ifNull(as_org, '')", 'network', v),
+  device: (v) => valueIs(DEVICE, 'device', v),
+  factor: (v) => {
+    const c = valueIs(FACTOR, 'factor', v);
+    return { sql: `${FACTOR_TYPES} AND ${c.sql}`, param: c.param };
+  },
+  event_type: (v) => valueIs('event_type', 'event_type', v),
+  outcome: (v) => valueIs("ifNull(outcome_result, '')", 'outcome', v),
 };
 /** Flags: a condition without a value. */
 const FLAGS: Readonly<Record<string, string>> = { sign_in: SIGN_IN, failed: FAILED };
@@ -49,8 +56,9 @@ export function findEvents(store: Store, q: EventQuery): Promise<Array<Record<st
     } else if (FLAGS[name]) {
       if (value === '1') where.push(FLAGS[name]);
     } else if (FILTERS[name]) {
-      where.push(FILTERS[name]);
-      params[name] = value;
+      const c = FILTERS[name](value);
+      where.push(c.sql);
+      params[name] = c.param;
     }
   }
   return store.query(

@@ -66,6 +66,8 @@ export interface WorldOptions {
   readonly regrantMinutes?: number;
   /** The in-process instance's logger (default silent). */
   readonly logger?: Logger;
+  /** The sink's `max_record_bytes` (a test of 1 MB fields raises it). */
+  readonly maxRecordBytes?: number;
 }
 
 export async function startSimulatedIdp(
@@ -89,7 +91,11 @@ export function consoleConfigInput(o: WorldOptions & { port: number; issuer: str
       ...(o.kafkaBrokers ? { kafka: { brokers: o.kafkaBrokers.split(','), client_id: randomName('console') } } : {}),
     },
     store: { database: randomName('console') },
-    sink: { group: randomName('sink'), max_batch_wait_ms: 100 },
+    sink: {
+      group: randomName('sink'),
+      max_batch_wait_ms: 100,
+      ...(o.maxRecordBytes ? { max_record_bytes: o.maxRecordBytes } : {}),
+    },
     event_hooks: [ORG_A, ORG_B].map((org) => ({
       id: `hook-${org}`,
       org,

@@ -3,6 +3,7 @@
  * `location`, fetches its data from /console/api, and links to other pages by
  * URL. Changes carry the session's CSRF token from /console/api/me.
  */
+import { linkValue } from '../display.js';
 
 export interface Me {
   readonly id: string;
@@ -15,9 +16,12 @@ export interface Me {
 
 export class ApiError extends Error {
   readonly status: number;
-  constructor(status: number, message: string) {
+  /** The answer's body (a refused change lists each alert's reason in `refused`). */
+  readonly body: Record<string, unknown>;
+  constructor(status: number, message: string, body: Record<string, unknown> = {}) {
     super(message);
     this.status = status;
+    this.body = body;
   }
 }
 
@@ -28,7 +32,7 @@ async function answer<T>(res: Response): Promise<T> {
     throw new ApiError(401, 'signed out');
   }
   const body = (await res.json().catch(() => ({}))) as { error?: string };
-  if (!res.ok) throw new ApiError(res.status, body.error ?? `HTTP ${res.status}`);
+  if (!res.ok) throw new ApiError(res.status, body.error ?? `HTTP ${res.status}`, body);
   return body as T;
 }
 
@@ -56,6 +60,19 @@ export function withQuery(path: string, params: Record<string, string | undefine
 
 /** One path segment, encoded (a login or an IP becomes part of a URL only this way). */
 export const seg = (s: string): string => encodeURIComponent(s);
+
+/** The page of one user of one org; a long login is linked by reference (the API resolves it). */
+export const userHref = (org: string, user: string): string => `/console/users/${seg(org)}/${seg(linkValue(user))}`;
+
+/** The page of one IP, in one org when given. */
+export const ipHref = (ip: string, org?: string): string => withQuery(`/console/ips/${seg(linkValue(ip))}`, { org });
+
+/** The events page: filter values from events are linked by reference when long. */
+export const eventsHref = (params: Record<string, string | undefined>): string =>
+  withQuery(
+    '/console/events',
+    Object.fromEntries(Object.entries(params).map(([k, v]) => [k, v === undefined ? v : linkValue(v)])),
+  );
 
 /** The page's query parameters. */
 export function params(): Record<string, string> {

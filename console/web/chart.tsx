@@ -1,11 +1,14 @@
 /**
  * Charts with uPlot (canvas: labels are drawn, never parsed; its legend sets
- * text with textContent). A time series when the data has a time column, else
+ * text with textContent). Every label (title, series, categories, legend
+ * values) goes through `label` (../display.ts): bounded, invisible characters
+ * drawn. A time series when the data has a time column, else
  * bars over the first text column. `onPick` gets the index of a clicked point,
  * so a chart links to the events behind it like any other figure.
  */
 import uPlot from 'uplot';
 import { useEffect, useRef } from 'preact/hooks';
+import { label } from '../display.js';
 
 export interface ChartData {
   /** Epoch seconds for time series; 0..n-1 for bars. */
@@ -24,11 +27,11 @@ export function Chart({ data, title, onPick }: { data: ChartData; title: string;
     if (!el || data.x.length === 0) return;
     const cats = data.categories;
     const width = Math.max(320, Math.min(960, el.clientWidth || 800));
-    const short = (s: string) => (s.length > 18 ? `${s.slice(0, 17)}…` : s);
+    const short = (s: string) => label(s, 17);
     const opts: uPlot.Options = {
       width,
       height: 260,
-      title,
+      title: label(title, 120),
       // Bars start at zero; a time series' y range is uPlot's own.
       scales: cats
         ? {
@@ -37,9 +40,9 @@ export function Chart({ data, title, onPick }: { data: ChartData; title: string;
           }
         : { x: { time: true } },
       series: [
-        cats ? { label: 'item', value: (_u, v) => (v === null ? '' : (cats[v] ?? '')) } : { label: 'time' },
+        cats ? { label: 'item', value: (_u, v) => (v === null ? '' : label(cats[v] ?? '', 80)) } : { label: 'time' },
         ...data.series.map((s, i) => ({
-          label: s.label,
+          label: label(s.label, 60),
           stroke: COLOURS[i % COLOURS.length],
           fill: cats ? `${COLOURS[i % COLOURS.length]}55` : undefined,
           width: 2,
@@ -64,7 +67,7 @@ export function Chart({ data, title, onPick }: { data: ChartData; title: string;
       plot.destroy();
     };
   }, [data, title]);
-  return <div ref={box} class="chart" role="img" aria-label={title} />;
+  return <div ref={box} class="chart" role="img" aria-label={label(title, 120)} />;
 }
 
 const TIME_TEXT = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?$/;

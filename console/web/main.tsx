@@ -6,7 +6,7 @@
 import { render } from 'preact';
 import type { ComponentChildren } from 'preact';
 import { getJson, postJson, type Me } from './api.js';
-import { ErrorBox, Loading, useData } from './ui.js';
+import { ErrorBox, label, Loading, useData } from './ui.js';
 import { AlertsPage } from './pages/alerts.js';
 import { AlertPage } from './pages/alert.js';
 import { UserPage } from './pages/user.js';
@@ -69,7 +69,7 @@ function App() {
         {me.data && (
           <div class="who">
             <span>
-              {me.data.name} ({me.data.role}; {me.data.orgs.join(', ')})
+              {label(me.data.name, 100)} ({me.data.role}; {label(me.data.orgs.join(', '), 200)})
             </span>
             <button type="button" onClick={signOut}>
               Sign out

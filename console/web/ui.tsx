@@ -1,11 +1,16 @@
 /**
  * Small building blocks. Every value from the store is rendered as a text
  * node or an attribute value (Preact escapes both); nothing is ever inserted
- * as HTML, and links are built only from console paths.
+ * as HTML, and links are built only from console paths. A value is shown
+ * through `Value` (or `label`): bounded and with its invisible characters
+ * drawn (../display.ts), the whole of it on request.
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { label, pieces, shown, text, visible } from '../display.js';
 import { ApiError } from './api.js';
+
+export { label, text };
 
 /** Loads data once per key; the page re-renders with it, or with the error. */
 export function useData<T>(load: () => Promise<T>, key: string): { data?: T; error?: string; reload: () => void } {
@@ -36,17 +41,63 @@ export function Loading({ what }: { what: string }) {
 export function ErrorBox({ error }: { error: string }) {
   return (
     <p class="error" role="alert">
-      {error}
+      {label(error, 1000)}
     </p>
   );
 }
 
-/** A cell's text: strings as they are, arrays joined, objects as JSON, null as an empty cell. */
-export function text(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  if (Array.isArray(v)) return v.map(text).join(', ');
-  if (typeof v === 'object') return JSON.stringify(v);
-  return String(v);
+/** Visible text with its marks (`⟨U+202E⟩`) set apart, so a mark does not read as the value's own text. */
+function Marked({ s }: { s: string }) {
+  if (!s.includes('⟨')) return <>{s}</>;
+  return (
+    <>{s.split(/(⟨U\+[0-9A-F]{4,6}⟩)/).map((part, i) => (i % 2 === 1 ? <span class="mark">{part}</span> : part))}</>
+  );
+}
+
+/**
+ * The whole value, drawn visibly (exact: `fromVisible` of the box's text gives
+ * it back), in a scrolling box of its own, in pieces laid out only when
+ * scrolled to. A piece starts a new line on screen; a line break of the value
+ * itself is drawn as ⟨U+000A⟩, so the two are never confused.
+ */
+export function FullValue({ v }: { v: unknown }) {
+  return (
+    <pre class="full">
+      {pieces(visible(text(v))).map((p) => (
+        <span>{p}</span>
+      ))}
+    </pre>
+  );
+}
+
+/**
+ * A value as a page shows it: at most MAX_SHOWN characters (a 100 KB login
+ * laid out in full took the alert list 19–46 s), invisible characters drawn,
+ * a link when `href` is given, and a button that shows the whole value.
+ */
+export function Value({ v, href, max }: { v: unknown; href?: string; max?: number }) {
+  const [open, setOpen] = useState(false);
+  const s = shown(v, max);
+  // <bdi>: a right-to-left value does not reorder the text around it (the heading's "User", the "…").
+  const body = (
+    <>
+      <bdi>
+        <Marked s={s.text} />
+      </bdi>
+      {s.clipped ? '…' : ''}
+    </>
+  );
+  const head = href ? <a href={href}>{body}</a> : body;
+  if (!s.clipped) return head;
+  return (
+    <>
+      {head}{' '}
+      <button type="button" class="more" aria-expanded={open} onClick={() => setOpen((o) => !o)}>
+        {open ? 'Show less' : `Show all ${s.length.toLocaleString('en')} characters`}
+      </button>
+      {open && <FullValue v={v} />}
+    </>
+  );
 }
 
 export interface Column<R> {
@@ -82,7 +133,7 @@ export function Table<R extends Record<string, unknown>>({
           <tr>
             {columns.map((c) => (
               <th scope="col" class={c.numeric ? 'num' : undefined}>
-                {c.label}
+                {label(c.label, 100)}
               </th>
             ))}
           </tr>
@@ -91,7 +142,7 @@ export function Table<R extends Record<string, unknown>>({
           {rows.map((r) => (
             <tr>
               {columns.map((c) => (
-                <td class={c.numeric ? 'num' : undefined}>{c.render ? c.render(r) : text(r[c.key])}</td>
+                <td class={c.numeric ? 'num' : undefined}>{c.render ? c.render(r) : <Value v={r[c.key]} />}</td>
               ))}
             </tr>
           ))}

@@ -1,8 +1,8 @@
 /** One alert: what fired, the events behind it (each linked to its user and IP), its rule, its history. */
-import { getJson, seg, withQuery, type Me } from '../api.js';
+import { eventsHref, getJson, ipHref, seg, userHref, withQuery, type Me } from '../api.js';
 import { ChangeForm } from './change-form.js';
 import type { AlertRow } from './alerts.js';
-import { ErrorBox, Loading, Table, text, useData } from '../ui.js';
+import { ErrorBox, label, Loading, Table, text, useData, Value } from '../ui.js';
 
 interface Detail {
   alert: AlertRow & { first_event_time: string; kind: string; event_ids: string[] };
@@ -33,19 +33,21 @@ export function AlertPage({ id, me }: { id: string; me: Me }) {
   ];
   return (
     <section>
-      <h1>Alert: {a.rule_title || a.rule_id}</h1>
+      <h1>Alert: {label(a.rule_title || a.rule_id)}</h1>
       <dl class="facts">
         {facts.map(([k, v]) => (
           <>
             <dt>{k}</dt>
-            <dd>{v}</dd>
+            <dd>
+              <Value v={v} />
+            </dd>
           </>
         ))}
       </dl>
       <p>
         <a href={withQuery('/console/alerts', { org: a.org, rule: a.rule_id })}>Other alerts of this rule</a>
       </p>
-      {me.role === 'analyst' && <ChangeForm me={me} ids={[a.alert_id]} onDone={reload} />}
+      {me.role === 'analyst' && <ChangeForm me={me} ids={[a.alert_id]} statuses={[a.status]} onDone={reload} />}
       <Table
         caption="Events behind the alert"
         rows={data.events}
@@ -55,17 +57,12 @@ export function AlertPage({ id, me }: { id: string; me: Me }) {
           {
             key: 'actor',
             label: 'User',
-            render: (e) => (e.actor ? <a href={`/console/users/${seg(a.org)}/${seg(e.actor)}`}>{e.actor}</a> : ''),
+            render: (e) => (e.actor ? <Value v={e.actor} href={userHref(a.org, e.actor)} /> : ''),
           },
           {
             key: 'client_ip',
             label: 'IP',
-            render: (e) =>
-              e.client_ip ? (
-                <a href={withQuery(`/console/ips/${seg(e.client_ip)}`, { org: a.org })}>{e.client_ip}</a>
-              ) : (
-                ''
-              ),
+            render: (e) => (e.client_ip ? <Value v={e.client_ip} href={ipHref(e.client_ip, a.org)} /> : ''),
           },
           { key: 'geo_country', label: 'Country' },
           { key: 'client_user_agent', label: 'User agent' },
@@ -74,7 +71,7 @@ export function AlertPage({ id, me }: { id: string; me: Me }) {
           {
             key: 'uuid',
             label: 'Event',
-            render: (e) => <a href={withQuery('/console/events', { org: a.org, uuid: e.uuid, ...span })}>{e.uuid}</a>,
+            render: (e) => <Value v={e.uuid} href={eventsHref({ org: a.org, uuid: e.uuid, ...span })} />,
           },
         ]}
       />
@@ -84,7 +81,9 @@ export function AlertPage({ id, me }: { id: string; me: Me }) {
           {Object.entries(data.rule).map(([k, v]) => (
             <>
               <dt>{k}</dt>
-              <dd>{text(v)}</dd>
+              <dd>
+                <Value v={v} />
+              </dd>
             </>
           ))}
         </dl>

@@ -1,8 +1,9 @@
 /** The alert list: filters in the URL; select alerts and change them together. */
 import { useState } from 'preact/hooks';
 import { getJson, params, seg, type Me } from '../api.js';
+import type { AlertStatus } from '../../lifecycle.js';
 import { ChangeForm } from './change-form.js';
-import { ErrorBox, Field, Keep, Loading, RangeFields, Table, text, useData } from '../ui.js';
+import { ErrorBox, Field, Keep, label, Loading, RangeFields, Table, useData, Value } from '../ui.js';
 
 export interface AlertRow extends Record<string, unknown> {
   alert_id: string;
@@ -10,7 +11,7 @@ export interface AlertRow extends Record<string, unknown> {
   rule_id: string;
   rule_title: string;
   severity: string;
-  status: string;
+  status: AlertStatus;
   resolution: string;
   assignee: string | null;
   event_time: string;
@@ -38,12 +39,12 @@ export function AlertsPage({ me }: { me: Me }) {
       else n.add(id);
       return n;
     });
-  const select = (label: string, name: string, options: ReadonlyArray<[string, string]>) => (
-    <Field id={`f-${name}`} label={label}>
+  const select = (title: string, name: string, options: ReadonlyArray<[string, string]>) => (
+    <Field id={`f-${name}`} label={title}>
       <select id={`f-${name}`} name={name} value={p[name] ?? ''}>
         <option value="">any</option>
         {options.map(([v, t]) => (
-          <option value={v}>{t}</option>
+          <option value={v}>{label(t, 100)}</option>
         ))}
       </select>
     </Field>
@@ -84,6 +85,7 @@ export function AlertsPage({ me }: { me: Me }) {
             <ChangeForm
               me={me}
               ids={[...selected]}
+              statuses={data.alerts.filter((r) => selected.has(r.alert_id)).map((r) => r.status)}
               onDone={() => {
                 setSelected(new Set());
                 reload();
@@ -115,10 +117,10 @@ export function AlertsPage({ me }: { me: Me }) {
               {
                 key: 'rule_title',
                 label: 'Rule',
-                render: (r) => <a href={`/console/alerts/${seg(r.alert_id)}`}>{r.rule_title || r.rule_id}</a>,
+                render: (r) => <Value v={r.rule_title || r.rule_id} href={`/console/alerts/${seg(r.alert_id)}`} />,
               },
               { key: 'severity', label: 'Severity' },
-              { key: 'group_key', label: 'Key', render: (r) => text(r.group_key) },
+              { key: 'group_key', label: 'Key' },
               { key: 'event_count', label: 'Events', numeric: true },
               {
                 key: 'status',

@@ -1,13 +1,15 @@
 /** The events behind a figure: the filters are the URL's; each event's raw JSON on request, as text. */
 import { useState } from 'preact/hooks';
-import { getJson, params, seg, withQuery } from '../api.js';
-import { ErrorBox, Loading, Table, useData } from '../ui.js';
+import { getJson, ipHref, params, seg, userHref } from '../api.js';
+import { visible } from '../../display.js';
+import { ErrorBox, label, Loading, Table, useData, Value } from '../ui.js';
 
 type Ev = Record<string, unknown> & { org: string; uuid: string; actor: string | null; ip: string | null };
 
 function Raw({ org, uuid }: { org: string; uuid: string }) {
   const [raw, setRaw] = useState<string | undefined>();
-  if (raw !== undefined) return <pre class="raw">{raw}</pre>;
+  // The raw JSON escapes controls itself (\u0000), but not bidi or zero-width characters: drawn like every value.
+  if (raw !== undefined) return <pre class="raw">{visible(raw)}</pre>;
   return (
     <button
       type="button"
@@ -33,10 +35,10 @@ export function EventsPage() {
     <section>
       <h1>Events</h1>
       <p class="muted">
-        Org {p.org ?? ''}
-        {filters.map(([k, v]) => ` · ${k} = ${v}`).join('')}
-        {p.since ? ` · since ${p.since}` : ''}
-        {p.until ? ` · until ${p.until}` : ''}
+        Org {label(p.org ?? '', 100)}
+        {filters.map(([k, v]) => ` · ${label(k, 40)} = ${label(v, 100)}`).join('')}
+        {p.since ? ` · since ${label(p.since, 40)}` : ''}
+        {p.until ? ` · until ${label(p.until, 40)}` : ''}
       </p>
       {error && <ErrorBox error={error} />}
       {!data && !error && <Loading what="events" />}
@@ -50,13 +52,13 @@ export function EventsPage() {
             {
               key: 'actor',
               label: 'User',
-              render: (e) => (e.actor ? <a href={`/console/users/${seg(e.org)}/${seg(e.actor)}`}>{e.actor}</a> : ''),
+              render: (e) => (e.actor ? <Value v={e.actor} href={userHref(e.org, e.actor)} /> : ''),
             },
             { key: 'targets', label: 'Targets' },
             {
               key: 'ip',
               label: 'IP',
-              render: (e) => (e.ip ? <a href={withQuery(`/console/ips/${seg(e.ip)}`, { org: e.org })}>{e.ip}</a> : ''),
+              render: (e) => (e.ip ? <Value v={e.ip} href={ipHref(e.ip, e.org)} /> : ''),
             },
             { key: 'country', label: 'Country' },
             { key: 'device', label: 'Device' },

@@ -1,5 +1,5 @@
 /** A breakdown table whose every count links to the events it counts. */
-import { Table } from '../ui.js';
+import { Table, Value } from '../ui.js';
 
 export interface Figure extends Record<string, unknown> {
   value: string;
@@ -37,15 +37,15 @@ export function Breakdown({
           label: 'Value',
           render: (r) => {
             const href = page?.(r.value);
-            return href ? <a href={href}>{r.value || '(none)'}</a> : r.value || '(none)';
+            return r.value ? <Value v={r.value} href={href} /> : '(none)';
           },
         },
-        { key: 'n', label: 'Events', numeric: true, render: (r) => <a href={link(r.value)}>{r.n}</a> },
+        { key: 'n', label: 'Events', numeric: true, render: (r) => <Value v={r.n} href={link(r.value)} /> },
         {
           key: 'failed',
           label: 'Failed',
           numeric: true,
-          render: (r) => <a href={`${link(r.value)}&failed=1`}>{r.failed}</a>,
+          render: (r) => <Value v={r.failed} href={`${link(r.value)}&failed=1`} />,
         },
         { key: 'last', label: 'Last seen' },
       ]}

@@ -1,10 +1,12 @@
 /** One client IP across the orgs you may see: who used it, in which orgs, with what outcome. */
-import { getJson, params, seg, withQuery, type Me } from '../api.js';
+import { eventsHref, getJson, params, seg, userHref, type Me } from '../api.js';
 import { Chart, epochS } from '../chart.js';
-import { ErrorBox, Keep, Loading, RangeForm, useData } from '../ui.js';
+import { ErrorBox, Keep, Loading, RangeForm, useData, Value } from '../ui.js';
 import { Breakdown, type Figure, type TimePoint } from './figures.js';
 
 interface IpData {
+  /** The address (the URL's reference resolved). */
+  ip: string;
   since: string;
   until: string;
   signIns: TimePoint[];
@@ -25,11 +27,13 @@ export function IpPage({ ip, me }: { ip: string; me: Me }) {
   const range = data ? { since: `${data.since.replace(' ', 'T')}Z`, until: `${data.until.replace(' ', 'T')}Z` } : {};
   // The events page reads one org at a time: the page's org, else the org of the row (org breakdown), else yours.
   const events = (org: string, filter: Record<string, string>) =>
-    withQuery('/console/events', { org, ip, ...range, ...filter });
+    eventsHref({ org, ip: data?.ip ?? ip, ...range, ...filter });
   const org = p.org ?? me.orgs[0] ?? '';
   return (
     <section>
-      <h1>IP {ip}</h1>
+      <h1>
+        IP <Value v={data?.ip ?? ip} />
+      </h1>
       <RangeForm p={p}>
         <Keep p={p} names={['org']} />
       </RangeForm>
@@ -53,7 +57,7 @@ export function IpPage({ ip, me }: { ip: string; me: Me }) {
               caption="Users"
               rows={data.user}
               link={(v) => events(org, { user: v })}
-              page={(v) => (v && org ? `/console/users/${seg(org)}/${seg(v)}` : undefined)}
+              page={(v) => (v && org ? userHref(org, v) : undefined)}
             />
             <Breakdown caption="Outcomes" rows={data.outcome} link={(v) => events(org, { outcome: v })} />
             <Breakdown caption="Event types" rows={data.event_type} link={(v) => events(org, { event_type: v })} />

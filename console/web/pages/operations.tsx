@@ -1,7 +1,7 @@
 /** `hooklog status` and `hooklog coverage` as pages, for the orgs you may see. */
 import { getJson, params, type Me } from '../api.js';
 import { Chart, chartOf } from '../chart.js';
-import { ErrorBox, Field, Loading, RangeForm, Table, text, useData } from '../ui.js';
+import { ErrorBox, Field, label, Loading, RangeForm, Table, useData, Value } from '../ui.js';
 
 export function StatusPage() {
   const { data, error } = useData(
@@ -25,13 +25,17 @@ export function StatusPage() {
     <section>
       <h1>Status</h1>
       <p class="muted">
-        Checked at {text(data.status[0]?.checked_at ?? '-')}. A poller's last success stays recent while its org is
-        quiet (its cursor age grows: that is the org); an old last success is a stuck poller.
+        Checked at <Value v={data.status[0]?.checked_at ?? '-'} />. A poller's last success stays recent while its org
+        is quiet (its cursor age grows: that is the org); an old last success is a stuck poller.
       </p>
       <Table
         caption="Per org and source: is it arriving and landing?"
         rows={data.status}
-        columns={cols.map((c) => ({ key: c, label: c, render: (r: Record<string, unknown>) => text(r[c] ?? '-') }))}
+        columns={cols.map((c) => ({
+          key: c,
+          label: c,
+          render: (r: Record<string, unknown>) => <Value v={r[c] ?? '-'} />,
+        }))}
       />
     </section>
   );
@@ -73,8 +77,10 @@ export function CoveragePage({ me }: { me: Me }) {
           <dl class="facts">
             {Object.entries(data.totals).map(([k, v]) => (
               <>
-                <dt>{k}</dt>
-                <dd>{text(v)}</dd>
+                <dt>{label(k, 100)}</dt>
+                <dd>
+                  <Value v={v} />
+                </dd>
               </>
             ))}
           </dl>

@@ -1,7 +1,7 @@
 /** The named query library: a form per query (its parameters, in the URL), results as a table, a chart and CSV. */
 import { getJson, params, seg, withQuery, type Me } from '../api.js';
 import { Chart, chartOf } from '../chart.js';
-import { ErrorBox, Field, Loading, Table, useData } from '../ui.js';
+import { ErrorBox, Field, label, Loading, Table, useData } from '../ui.js';
 
 interface Param {
   name: string;
@@ -84,8 +84,8 @@ export function QueryPage({ name, me }: { name: string; me: Me }) {
   };
   return (
     <section>
-      <h1>{q.name}</h1>
-      <p>{q.description}</p>
+      <h1>{label(q.name)}</h1>
+      <p>{label(q.description, 2000)}</p>
       <form method="get" class="filters" aria-label={`Parameters of ${q.name}`}>
         {q.params.map((param) => {
           const id = `param-${param.name}`;

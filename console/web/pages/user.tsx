@@ -1,11 +1,13 @@
 /** One user of one org: sign-ins over time, where from, with what, what they changed, their alerts and risk. */
-import { getJson, params, seg, withQuery } from '../api.js';
+import { eventsHref, getJson, ipHref, params, seg } from '../api.js';
 import { Chart, epochS } from '../chart.js';
-import { ErrorBox, Loading, RangeForm, Table, useData } from '../ui.js';
+import { ErrorBox, Loading, RangeForm, Table, useData, Value } from '../ui.js';
 import type { AlertRow } from './alerts.js';
 import { Breakdown, type Figure, type TimePoint } from './figures.js';
 
 interface UserData {
+  /** The login (the URL's reference resolved). */
+  user: string;
   since: string;
   until: string;
   signIns: TimePoint[];
@@ -26,11 +28,17 @@ export function UserPage({ org, user }: { org: string; user: string }) {
     location.search,
   );
   const range = data ? { since: `${data.since.replace(' ', 'T')}Z`, until: `${data.until.replace(' ', 'T')}Z` } : {};
-  const events = (filter: Record<string, string>) => withQuery('/console/events', { org, user, ...range, ...filter });
+  // Links carry the login itself (eventsHref makes a long one a reference again), not the URL's reference.
+  const login = data?.user ?? user;
+  const events = (filter: Record<string, string>) => eventsHref({ org, user: login, ...range, ...filter });
   return (
     <section>
-      <h1>User {user}</h1>
-      <p class="muted">Org {org}</p>
+      <h1>
+        User <Value v={login} />
+      </h1>
+      <p class="muted">
+        Org <Value v={org} />
+      </p>
       <RangeForm p={p} />
       {error && <ErrorBox error={error} />}
       {!data && !error && <Loading what="the user" />}
@@ -50,9 +58,9 @@ export function UserPage({ org, user }: { org: string; user: string }) {
               const next = data.signIns[i + 1];
               if (t)
                 location.assign(
-                  withQuery('/console/events', {
+                  eventsHref({
                     org,
-                    user,
+                    user: login,
                     sign_in: '1',
                     since: `${t.t.replace(' ', 'T')}Z`,
                     until: next ? `${next.t.replace(' ', 'T')}Z` : range.until,
@@ -69,7 +77,7 @@ export function UserPage({ org, user }: { org: string; user: string }) {
               caption="IPs"
               rows={data.ip}
               link={(v) => events({ ip: v })}
-              page={(v) => (v ? withQuery(`/console/ips/${seg(v)}`, { org }) : undefined)}
+              page={(v) => (v ? ipHref(v, org) : undefined)}
             />
             <Breakdown
               caption="Devices (browser / OS / device)"
@@ -92,7 +100,7 @@ export function UserPage({ org, user }: { org: string; user: string }) {
               {
                 key: 'uuid',
                 label: 'Event',
-                render: (e) => <a href={withQuery('/console/events', { org, uuid: e.uuid, ...range })}>{e.uuid}</a>,
+                render: (e) => <Value v={e.uuid} href={eventsHref({ org, uuid: e.uuid, ...range })} />,
               },
             ]}
           />
@@ -104,7 +112,7 @@ export function UserPage({ org, user }: { org: string; user: string }) {
               {
                 key: 'rule_title',
                 label: 'Rule',
-                render: (r) => <a href={`/console/alerts/${seg(r.alert_id)}`}>{r.rule_title || r.rule_id}</a>,
+                render: (r) => <Value v={r.rule_title || r.rule_id} href={`/console/alerts/${seg(r.alert_id)}`} />,
               },
               { key: 'severity', label: 'Severity' },
               { key: 'status', label: 'Status' },
