@@ -188,4 +188,17 @@ describe('hook registration plan', () => {
       ),
     ).toThrow(/token_hooks\.0\.register.*auth\.type header/);
   });
+
+  it('refuses a public_url that is not https at load (the service calls only https), naming the key', () => {
+    const base = {
+      orgs: [{ id: 'acme', base_url: 'https://acme.example.com', auth: { ssws: { token: 't' } } }],
+      event_hooks: [{ id: 'main', org: 'acme', auth: { secrets: [SECRET] }, register: { event_types: ['a.b'] } }],
+    };
+    const at = (publicUrl: string) => () => parseConfig({ ...base, hook_registration: { public_url: publicUrl } }, {});
+    expect(at('http://hooklog.example.com')).toThrow(
+      /hook_registration\.public_url.*must be an https:\/\/ URL: the identity service calls hooks only over https/,
+    );
+    expect(at('ftp://hooklog.example.com')).toThrow(/hook_registration\.public_url.*must be an https:\/\/ URL/);
+    expect(at('HTTPS://hooklog.example.com:443')).not.toThrow();
+  });
 });
