@@ -15,7 +15,7 @@ import { createLogger } from '../platform/log.js';
 import {
   applyPlans,
   describePlan,
-  hooksByOrg,
+  hookOrgs,
   readOrg,
   type HookOutcome,
   type OrgState,
@@ -37,26 +37,28 @@ const PAST: Record<string, string> = {
 };
 
 async function readAll(config: Config, sel: Selection, access: 'read' | 'manage'): Promise<OrgState[]> {
-  const by = hooksByOrg(config);
-  if (by.size === 0)
+  const by = hookOrgs(config, sel.org);
+  if (hookOrgs(config).size === 0 || ![...hookOrgs(config).values()].some((o) => o.desired.length))
     throw new HooklogError('CONFIG_INVALID', 'no event or token hook in the config has a `register:` section');
-  if (sel.org !== undefined && !by.has(sel.org))
+  if (sel.org !== undefined && !by.get(sel.org)?.desired.length)
     throw new HooklogError('CONFIG_INVALID', `--org ${sel.org}: no registered hook is managed by that org`);
+  const read = [...by].filter(([, o]) => o.desired.length > 0);
   const logger = createLogger({ level: 'warn', destination: process.stderr }).child({ component: 'hooks' });
   const states: OrgState[] = [];
-  for (const [id, desired] of by) {
-    if (sel.org !== undefined && id !== sel.org) continue;
-    // The config check guarantees the entry exists (registrationIssues).
-    const org = config.orgs.find((o) => o.id === id)!;
+  for (const [id, o] of read) {
+    // hookOrgs names only orgs[] entries (registrationIssues refuses a register: naming another).
+    const org = config.orgs.find((x) => x.id === id)!;
     states.push(
-      await readOrg(config, org, desired, {
+      await readOrg(config, org, o.desired, {
         access,
         prune: sel.prune === true,
+        alsoList: o.alsoList,
         logger,
         budgetDir: join(config.data_dir, 'rate-budget'),
       }),
     );
   }
+  for (const s of states) for (const n of s.notes) process.stderr.write(`note: ${n}\n`);
   return states;
 }
 
@@ -71,6 +73,8 @@ function outcomeLine(o: HookOutcome): string | null {
   const who = `${p.kind === 'event' ? 'event hook' : 'token hook'} "${p.id}" (org ${p.org}${id ? `, ${id}` : ''})`;
   if (o.done.length) return `${who}: ${o.done.map((d) => PAST[d.step]).join(', ')}`;
   if (!o.error && !p.refused && p.steps.length === 0 && p.desired) return `${who}: in sync`;
+  // hooklog's own, no longer configured, left alone without --prune: say so, as plan does.
+  if (!p.desired && p.steps.length === 0) return describePlan(p);
   return null;
 }
 
@@ -91,7 +95,7 @@ export function registerHooksCommands(program: Command): void {
     .option('--prune', "also plan the removal of hooklog's hooks that are no longer configured")
     .action(async (opts: Selection) => {
       const states = await readAll(loadConfig(configPath()).config, opts, 'read');
-      const counts = { create: 0, change: 0, delete: 0, sync: 0, refused: 0 };
+      const counts = { create: 0, change: 0, delete: 0, sync: 0, refused: 0, prunable: 0 };
       for (const s of states) {
         for (const p of s.plans) {
           process.stdout.write(`${describePlan(p)}\n`);
@@ -100,11 +104,12 @@ export function registerHooksCommands(program: Command): void {
           else if (p.steps.includes('delete')) counts.delete++;
           else if (p.steps.length) counts.change++;
           else if (p.desired) counts.sync++;
+          else counts.prunable++;
         }
         fail(s.errors);
       }
       process.stdout.write(
-        `Plan: ${counts.create} to create, ${counts.change} to change, ${counts.delete} to delete, ${counts.sync} in sync, ${counts.refused} refused.\n`,
+        `Plan: ${counts.create} to create, ${counts.change} to change, ${counts.delete} to delete${counts.prunable ? ` (${counts.prunable} more with --prune)` : ''}, ${counts.sync} in sync, ${counts.refused} refused.\n`,
       );
       fail(states.flatMap((s) => s.plans.filter((p) => p.refused).map((p) => describePlan(p).slice(2))));
     });

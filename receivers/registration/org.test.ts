@@ -1,12 +1,16 @@
 /**
  * Registration against the simulated org over real HTTP (its hook API as
  * strict as the seed's contract): what `hooks apply` leaves behind is what the
- * next plan calls in sync, whatever way the config writes `public_url`.
+ * next plan calls in sync, whatever way the config writes `public_url`; a
+ * hook whose `register:` is removed is still shown, by `plan` and `status`,
+ * and `apply --prune` removes it even when it was the last one registered.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../cli/config/load.js';
 import { silentLogger } from '../../platform/log.js';
 import { HookManagementApi, SimulatedOrg } from '../../test/simulated-org/index.js';
+import { runCli } from '../../test/support/cli.js';
+import { writeTestConfig } from '../../test/support/hooklog-config.js';
 import { applyPlans, hooksByOrg, readOrg } from './index.js';
 
 const SECRET = 'token-hook-secret-0123456789';
@@ -14,8 +18,8 @@ const SECRET = 'token-hook-secret-0123456789';
 let sim: SimulatedOrg | undefined;
 afterEach(async () => sim?.stop());
 
-async function org() {
-  sim = await SimulatedOrg.start({});
+async function org(opts: Parameters<typeof SimulatedOrg.start>[0] = {}) {
+  sim = await SimulatedOrg.start(opts);
   const api = new HookManagementApi(sim);
   sim.use(api);
   return { sim, api };
@@ -70,4 +74,77 @@ describe('hooks apply against the simulated org', () => {
       expect(sim!.violations).toEqual([]);
     },
   );
+});
+
+const PUBLIC_URL = 'https://127.0.0.1:8443';
+
+/** The CLI's config once the token hook's `register:` is removed (`tokenHook: false`: the hook itself too). */
+function cliConfig(o: { eventHook: boolean; tokenHook?: boolean; token?: string }) {
+  return writeTestConfig({
+    extra: {
+      hook_registration: { public_url: PUBLIC_URL },
+      orgs: [
+        {
+          id: 'acme',
+          base_url: sim!.url,
+          auth: { ssws: { token: o.token ?? 'sim-token' } },
+          system_log: { enabled: false },
+        },
+      ],
+      event_hooks: o.eventHook
+        ? [{ id: 'main', org: 'acme', auth: { secrets: [SECRET] }, register: { event_types: ['user.session.start'] } }]
+        : [],
+      token_hooks:
+        o.tokenHook === false ? [] : [{ id: 'tokens', org: 'acme', auth: { type: 'header', secrets: [SECRET] } }],
+    },
+  }).configPath;
+}
+
+/** The token hook registered by an earlier apply (with its `register:`): its id at the service. */
+async function registeredTokenHook(api: HookManagementApi): Promise<string> {
+  expect(await apply(tokenHookConfig(PUBLIC_URL))).toEqual([{ id: 'tokens', steps: ['create'], error: null }]);
+  return api.named('inline', 'hooklog:tokens')[0]!.id;
+}
+
+describe("hooklog's own hooks once their register: is removed", () => {
+  it('plan and status show the token hook, as one --prune would delete; nothing is changed', async () => {
+    const { api } = await org();
+    const id = await registeredTokenHook(api);
+    const configPath = cliConfig({ eventHook: true });
+    const before = sim!.requests.length;
+    const plan = await runCli(['hooks', 'plan', '--config', configPath]);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toBe(
+      `? token hook "hooklog:tokens" (org acme, ${id}): not in the config; \`hooklog hooks apply --prune\` deactivates and deletes it\n` +
+        `+ event hook "main" (org acme): create, verify "hooklog:main" -> ${PUBLIC_URL}/hooks/events/main [user.session.start]\n` +
+        'Plan: 1 to create, 0 to change, 0 to delete (1 more with --prune), 0 in sync, 0 refused.\n',
+    );
+    const status = await runCli(['hooks', 'status', '--format', 'json', '--config', configPath]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toEqual([
+      expect.objectContaining({
+        kind: 'token',
+        hook: 'hooklog:tokens',
+        id,
+        status: 'ACTIVE',
+        drift: 'not in the config (hooks apply --prune deletes it)',
+      }),
+      expect.objectContaining({ kind: 'event', hook: 'main', id: '-', drift: 'not registered' }),
+    ]);
+    expect(sim!.requests.slice(before).filter((r) => r.method !== 'GET')).toEqual([]);
+    expect(sim!.violations).toEqual([]);
+  }, 60_000);
+
+  it('credentials that cannot read that kind: plan still plans, with a note saying what it could not show', async () => {
+    const { api } = await org({
+      auth: { ssws: ['sim-token', 'events-only'], sswsScopes: { 'events-only': ['okta.eventHooks.read'] } },
+    });
+    await registeredTokenHook(api);
+    const plan = await runCli(['hooks', 'plan', '--config', cliConfig({ eventHook: true, token: 'events-only' })]);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toContain('Plan: 1 to create, 0 to change, 0 to delete, 0 in sync, 0 refused.');
+    expect(plan.stderr).toMatch(
+      /^note: org acme: inline hooks not listed \(HTTP 403: E0000006: [^\n]*\): hooklog's own hooks of that kind no longer configured are not shown\n$/,
+    );
+  }, 60_000);
 });
