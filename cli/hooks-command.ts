@@ -37,12 +37,19 @@ const PAST: Record<string, string> = {
 };
 
 async function readAll(config: Config, sel: Selection, access: 'read' | 'manage'): Promise<OrgState[]> {
+  if (sel.org !== undefined && !config.orgs.some((o) => o.id === sel.org))
+    throw new HooklogError('CONFIG_INVALID', `--org ${sel.org}: there is no orgs[] entry with that id`);
   const by = hookOrgs(config, sel.org);
-  if (hookOrgs(config).size === 0 || ![...hookOrgs(config).values()].some((o) => o.desired.length))
-    throw new HooklogError('CONFIG_INVALID', 'no event or token hook in the config has a `register:` section');
-  if (sel.org !== undefined && !by.get(sel.org)?.desired.length)
-    throw new HooklogError('CONFIG_INVALID', `--org ${sel.org}: no registered hook is managed by that org`);
-  const read = [...by].filter(([, o]) => o.desired.length > 0);
+  // Nothing registered is no reason to refuse --prune: removing hooklog's last hooks is what it is for.
+  const read = [...by].filter(([, o]) => o.desired.length > 0 || o.alsoList.size > 0 || sel.prune === true);
+  if (read.length === 0)
+    throw new HooklogError(
+      'CONFIG_INVALID',
+      sel.org !== undefined
+        ? `--org ${sel.org}: no hook of the config is registered there, or was (\`--prune\` lists that org's hooks and removes hooklog's own)`
+        : 'no event or token hook in the config has a `register:` section, and none is left in an orgs[] entry whose hooks to show; ' +
+            "to remove hooklog's hooks from an org, name it: `--org <id> --prune`",
+    );
   const logger = createLogger({ level: 'warn', destination: process.stderr }).child({ component: 'hooks' });
   const states: OrgState[] = [];
   for (const [id, o] of read) {
@@ -91,7 +98,10 @@ export function registerHooksCommands(program: Command): void {
     .description(
       'Show what `hooks apply` would change, hook by hook, like a diff (+ create, ~ change, - delete, = in sync). Changes nothing.',
     )
-    .option('--org <id>', 'only the hooks this org manages')
+    .option(
+      '--org <id>',
+      'only this org (with --prune, any orgs[] entry, even one where nothing is registered any more)',
+    )
     .option('--prune', "also plan the removal of hooklog's hooks that are no longer configured")
     .action(async (opts: Selection) => {
       const states = await readAll(loadConfig(configPath()).config, opts, 'read');
@@ -119,8 +129,14 @@ export function registerHooksCommands(program: Command): void {
     .description(
       'Create what is missing, update what differs (the whole hook), verify and activate, as `hooks plan` shows. Never touches hooks hooklog did not create.',
     )
-    .option('--org <id>', 'only the hooks this org manages')
-    .option('--prune', "also deactivate and delete hooklog's hooks that are no longer configured")
+    .option(
+      '--org <id>',
+      'only this org (with --prune, any orgs[] entry, even one where nothing is registered any more)',
+    )
+    .option(
+      '--prune',
+      "also deactivate and delete hooklog's hooks that are no longer configured (the last ones too, with nothing registered)",
+    )
     .action(async (opts: Selection) => {
       const states = await readAll(loadConfig(configPath()).config, opts, 'manage');
       const totals = new Map<string, number>(Object.values(PAST).map((v) => [v, 0]));

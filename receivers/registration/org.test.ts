@@ -147,4 +147,42 @@ describe("hooklog's own hooks once their register: is removed", () => {
       /^note: org acme: inline hooks not listed \(HTTP 403: E0000006: [^\n]*\): hooklog's own hooks of that kind no longer configured are not shown\n$/,
     );
   }, 60_000);
+
+  it('apply --prune removes the last registered hook: nothing registered is no reason to refuse it', async () => {
+    const { api } = await org();
+    const id = await registeredTokenHook(api);
+    const other = api.hooks.create('inline', {
+      name: 'not hooklog',
+      type: 'com.okta.import.transform',
+      version: '1.0.0',
+      channel: { type: 'HTTP', version: '1.0.0', config: { uri: 'https://elsewhere.example.com/x' } },
+    });
+    expect('kind' in other).toBe(true);
+    const configPath = cliConfig({ eventHook: false });
+    // Without --prune: shown, left alone.
+    const kept = await runCli(['hooks', 'apply', '--config', configPath]);
+    expect(kept.code, kept.stderr).toBe(0);
+    expect(kept.stdout).toBe(
+      `? token hook "hooklog:tokens" (org acme, ${id}): not in the config; \`hooklog hooks apply --prune\` deactivates and deletes it\n` +
+        'Apply: 0 created, 0 updated, 0 verified, 0 activated, 0 deactivated, 0 deleted; 0 failed.\n',
+    );
+    const pruned = await runCli(['hooks', 'apply', '--prune', '--config', configPath]);
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(pruned.stdout).toBe(
+      `token hook "hooklog:tokens" (org acme, ${id}): deactivated, deleted\n` +
+        'Apply: 0 created, 0 updated, 0 verified, 0 activated, 1 deactivated, 1 deleted; 0 failed.\n',
+    );
+    expect(api.hooks.all('inline').map((h) => h.name)).toEqual(['not hooklog']);
+    // With no hook of the config left to say where, the org is named; without one, the refusal says so.
+    const none = cliConfig({ eventHook: false, tokenHook: false });
+    const unnamed = await runCli(['hooks', 'apply', '--prune', '--config', none]);
+    expect(unnamed.code).toBe(1);
+    expect(unnamed.stderr).toContain("to remove hooklog's hooks from an org, name it: `--org <id> --prune`");
+    const named = await runCli(['hooks', 'apply', '--prune', '--org', 'acme', '--config', none]);
+    expect(named.code, named.stderr).toBe(0);
+    expect(named.stdout).toBe(
+      'Apply: 0 created, 0 updated, 0 verified, 0 activated, 0 deactivated, 0 deleted; 0 failed.\n',
+    );
+    expect(sim!.violations).toEqual([]);
+  }, 90_000);
 });
