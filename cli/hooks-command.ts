@@ -105,6 +105,8 @@ export function registerHooksCommands(program: Command): void {
     .option('--prune', "also plan the removal of hooklog's hooks that are no longer configured")
     .action(async (opts: Selection) => {
       const states = await readAll(loadConfig(configPath()).config, opts, 'read');
+      // A plan of what could not be read is no plan ("0 to create" said nothing was missing): the errors only.
+      if (states.some((s) => s.errors.length)) return fail(states.flatMap((s) => s.errors));
       const counts = { create: 0, change: 0, delete: 0, sync: 0, refused: 0, prunable: 0 };
       for (const s of states) {
         for (const p of s.plans) {
@@ -116,7 +118,6 @@ export function registerHooksCommands(program: Command): void {
           else if (p.desired) counts.sync++;
           else counts.prunable++;
         }
-        fail(s.errors);
       }
       process.stdout.write(
         `Plan: ${counts.create} to create, ${counts.change} to change, ${counts.delete} to delete${counts.prunable ? ` (${counts.prunable} more with --prune)` : ''}, ${counts.sync} in sync, ${counts.refused} refused.\n`,
@@ -169,6 +170,8 @@ export function registerHooksCommands(program: Command): void {
     .action(async (opts: Selection & { format: OutputFormat }) => {
       const config = loadConfig(configPath()).config;
       const states = await readAll(config, opts, 'read');
+      // As plan: no table of what could not be read (its rows would be missing, not absent).
+      if (states.some((s) => s.errors.length)) return fail(states.flatMap((s) => s.errors));
       const rows = statusRows(states);
       const columns = ['org', 'kind', 'hook', 'id', 'status', 'verification', 'events', 'uri', 'drift'];
       process.stdout.write(
@@ -181,6 +184,5 @@ export function registerHooksCommands(program: Command): void {
           const others = othersOf(s, config.hook_registration.name_prefix);
           if (others) process.stdout.write(`org ${s.org} also has ${others} hooklog does not manage.\n`);
         }
-      fail(states.flatMap((s) => s.errors));
     });
 }

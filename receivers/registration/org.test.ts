@@ -186,3 +186,20 @@ describe("hooklog's own hooks once their register: is removed", () => {
     expect(sim!.violations).toEqual([]);
   }, 90_000);
 });
+
+describe('a failed read', () => {
+  it('fails plan and status with the error, and prints no plan or table', async () => {
+    await org({ auth: { ssws: ['sim-token', 'no-hooks'], sswsScopes: { 'no-hooks': ['okta.users.read'] } } });
+    const configPath = cliConfig({ eventHook: true, tokenHook: false, token: 'no-hooks' });
+    const denied =
+      /^event hook "main" \(org acme\): list event hooks failed: HTTP 403: E0000006: [^\n]*; needs the okta\.eventHooks\.read scope \(OAuth\)[^\n]*\n$/;
+    const plan = await runCli(['hooks', 'plan', '--config', configPath]);
+    expect(plan.code).toBe(1);
+    expect(plan.stdout).toBe('');
+    expect(plan.stderr).toMatch(denied);
+    const status = await runCli(['hooks', 'status', '--config', configPath]);
+    expect(status.code).toBe(1);
+    expect(status.stdout).toBe('');
+    expect(status.stderr).toMatch(denied);
+  }, 60_000);
+});
