@@ -43,6 +43,8 @@ export interface ReadOptions {
    * effort: when they cannot be read (a scope or role the credentials lack), the plan says so in a note.
    */
   readonly alsoList?: ReadonlySet<HookKind>;
+  /** Aborts the reads (the watch stopping): the read then fails with the abort's reason. */
+  readonly signal?: AbortSignal;
 }
 
 /** An org the hook commands read: its registered hooks, and the kinds of hook to list there. */
@@ -151,7 +153,7 @@ async function listOrg(
       );
     for (const kind of [...needed, ...optional]) {
       try {
-        out.hooks[kind] = await out.service.list(kind);
+        out.hooks[kind] = await out.service.list(kind, opts.signal);
       } catch (err) {
         if (needed.includes(kind)) {
           out.failed = { what: `list ${kindName(kind)}`, err };

@@ -3,6 +3,8 @@
  * stream: gauges per hook, and a finding appended once per finding, the same event from every instance watching
  * the org (so the store and the alert fold them into one).
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../cli/config/load.js';
 import { silentLogger } from '../../platform/log.js';
@@ -20,8 +22,12 @@ let sim: SimulatedOrg | undefined;
 let ts: TestStream | undefined;
 let collector: Collector | undefined;
 const watches: HookWatch[] = [];
+let silent: Server | undefined;
 afterEach(async () => {
   for (const w of watches.splice(0)) await w.stop();
+  silent?.closeAllConnections();
+  silent?.close();
+  silent = undefined;
   await collector?.stop();
   await ts?.close();
   await sim?.stop();
@@ -99,4 +105,42 @@ describe('hook watch', () => {
     expect(new Set(deactivated.map((d) => d.uuid)).size).toBe(1);
     expect(sim.violations).toEqual([]);
   });
+
+  it('stops at once with a pass in flight: its read is aborted, not waited for (SIGTERM)', async () => {
+    // An org that takes requests and never answers: the read would wait out request_timeout_ms, then retry.
+    const arrived: string[] = [];
+    silent = createServer((req) => arrived.push(`${req.method} ${req.url}`));
+    await new Promise<void>((r) => silent!.listen(0, '127.0.0.1', r));
+    ts = await openTestStream();
+    const config = parseConfig(
+      {
+        hook_registration: { public_url: 'https://hooklog.example.com' },
+        orgs: [
+          {
+            id: 'acme',
+            base_url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+            auth: { ssws: { token: 'sim-token' } },
+            request_timeout_ms: 20_000,
+          },
+        ],
+        event_hooks: [
+          { id: 'main', org: 'acme', auth: { secrets: [SECRET] }, register: { event_types: ['user.session.start'] } },
+        ],
+      },
+      {},
+    );
+    const watch = startHookWatch({
+      config,
+      stream: ts.stream,
+      topic: ts.topics.logs,
+      logger: silentLogger(),
+      intervalMs: 60_000,
+    });
+    await waitFor(() => arrived, { until: (a) => a.length >= 1, what: "the watch's read at the org" });
+    const t0 = performance.now();
+    await watch.stop();
+    expect(performance.now() - t0).toBeLessThan(2_000);
+    expect(watch.passes).toBe(1);
+    expect(arrived).toEqual(['GET /api/v1/eventHooks']);
+  }, 90_000);
 });

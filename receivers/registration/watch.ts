@@ -50,6 +50,9 @@ export function startHookWatch(o: WatchOptions): HookWatch {
   const services = new Map<string, HookService>();
   let passes = 0;
   let stopped = false;
+  // Stopping aborts the pass in flight: a read waiting for the org's budget, a 429's reset or a slow reply would
+  // otherwise hold SIGTERM up for as long (the requests are reads; nothing is left half done).
+  const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
 
@@ -64,7 +67,9 @@ export function startHookWatch(o: WatchOptions): HookWatch {
         ...(o.budgetDir ? { budgetDir: o.budgetDir } : {}),
         ...(o.policies ? { policies: o.policies } : {}),
         ...(services.has(orgId) ? { service: services.get(orgId)! } : {}),
+        signal: abort.signal,
       });
+      if (stopped) return;
       if (state.service) services.set(orgId, state.service);
       if (state.errors.length) {
         telemetry.failed(orgId, state.errors[0]!);
@@ -124,6 +129,7 @@ export function startHookWatch(o: WatchOptions): HookWatch {
     async stop() {
       stopped = true;
       clearTimeout(timer);
+      abort.abort(new Error('the hook watch stopped'));
       await running;
     },
   };
