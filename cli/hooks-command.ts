@@ -46,9 +46,10 @@ async function readAll(config: Config, sel: Selection, access: 'read' | 'manage'
     throw new HooklogError(
       'CONFIG_INVALID',
       sel.org !== undefined
-        ? `--org ${sel.org}: no hook of the config is registered there, or was (\`--prune\` lists that org's hooks and removes hooklog's own)`
-        : 'no event or token hook in the config has a `register:` section, and none is left in an orgs[] entry whose hooks to show; ' +
-            "to remove hooklog's hooks from an org, name it: `--org <id> --prune`",
+        ? `--org ${sel.org}: no hook of the config is registered in that org, nor kept there without register:; ` +
+            `\`--org ${sel.org} --prune\` lists its hooks and removes hooklog's own`
+        : 'no event or token hook in the config has a `register:` section, nor is one kept without it in an orgs[] entry, ' +
+            "so nothing says which org's hooks to read; to remove hooklog's hooks from an org, name it: `--org <id> --prune`",
     );
   const logger = createLogger({ level: 'warn', destination: process.stderr }).child({ component: 'hooks' });
   const states: OrgState[] = [];
