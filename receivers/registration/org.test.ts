@@ -5,13 +5,15 @@
  * hook whose `register:` is removed is still shown, by `plan` and `status`,
  * and `apply --prune` removes it even when it was the last one registered.
  */
+import { generateKeyPairSync } from 'node:crypto';
+import { exportJWK } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../cli/config/load.js';
 import { silentLogger } from '../../platform/log.js';
 import { HookManagementApi, SimulatedOrg } from '../../test/simulated-org/index.js';
 import { runCli } from '../../test/support/cli.js';
 import { writeTestConfig } from '../../test/support/hooklog-config.js';
-import { applyPlans, hooksByOrg, readOrg } from './index.js';
+import { applyPlans, hookOrgs, hooksByOrg, readOrg } from './index.js';
 
 const SECRET = 'token-hook-secret-0123456789';
 
@@ -185,6 +187,46 @@ describe("hooklog's own hooks once their register: is removed", () => {
     );
     expect(sim!.violations).toEqual([]);
   }, 90_000);
+});
+
+describe('an OAuth service app not granted the kind nothing registers any more', () => {
+  it('is refused a token naming that scope, so hooklog asks again without it and plans, with a note', async () => {
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const jwks = [{ ...(await exportJWK(rsa.publicKey)), kid: 'k1' }];
+    await org({ auth: { clients: [{ clientId: 'app', jwks, scopes: ['okta.eventHooks.read'] }] } });
+    const pem = rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const config = parseConfig(
+      {
+        hook_registration: { public_url: PUBLIC_URL },
+        orgs: [
+          {
+            id: 'acme',
+            base_url: sim!.url,
+            auth: { oauth: { client_id: 'app', private_key: pem, key_id: 'k1' } },
+            system_log: { enabled: false },
+          },
+        ],
+        event_hooks: [
+          { id: 'main', org: 'acme', auth: { secrets: [SECRET] }, register: { event_types: ['user.session.start'] } },
+        ],
+        token_hooks: [{ id: 'tokens', org: 'acme', auth: { type: 'header', secrets: [SECRET] } }],
+      },
+      {},
+    );
+    const scope = hookOrgs(config).get('acme')!;
+    expect([...scope.alsoList]).toEqual(['inline']);
+    const state = await readOrg(config, config.orgs[0]!, scope.desired, {
+      access: 'read',
+      prune: false,
+      alsoList: scope.alsoList,
+      logger: silentLogger(),
+    });
+    expect(state.errors).toEqual([]);
+    expect(state.plans.map((p) => [p.id, p.steps])).toEqual([['main', ['create', 'verify']]]);
+    expect(state.notes).toEqual([
+      "org acme: inline hooks not listed (okta.inlineHooks.read not granted): hooklog's own hooks of that kind no longer configured are not shown",
+    ]);
+  });
 });
 
 describe('a failed read', () => {
