@@ -15,7 +15,7 @@ import { createLogger } from '../platform/log.js';
 import {
   applyPlans,
   describePlan,
-  hooksByOrg,
+  hookOrgs,
   readOrg,
   type HookOutcome,
   type OrgState,
@@ -37,27 +37,37 @@ const PAST: Record<string, string> = {
 };
 
 async function readAll(config: Config, sel: Selection, access: 'read' | 'manage'): Promise<OrgState[]> {
-  const by = hooksByOrg(config);
-  if (by.size === 0)
-    throw new HooklogError('CONFIG_INVALID', 'no event or token hook in the config has a `register:` section');
-  if (sel.org !== undefined && !by.has(sel.org))
-    throw new HooklogError('CONFIG_INVALID', `--org ${sel.org}: no registered hook is managed by that org`);
+  if (sel.org !== undefined && !config.orgs.some((o) => o.id === sel.org))
+    throw new HooklogError('CONFIG_INVALID', `--org ${sel.org}: there is no orgs[] entry with that id`);
+  const by = hookOrgs(config, sel.org);
+  // Nothing registered is no reason to refuse --prune: removing hooklog's last hooks is what it is for.
+  const read = [...by].filter(([, o]) => o.desired.length > 0 || o.alsoList.size > 0 || sel.prune === true);
+  if (read.length === 0)
+    throw new HooklogError(
+      'CONFIG_INVALID',
+      sel.org !== undefined
+        ? `--org ${sel.org}: no hook of the config is registered in that org, nor kept there without register:; ` +
+            `\`--org ${sel.org} --prune\` lists its hooks and removes hooklog's own`
+        : 'no event or token hook in the config has a `register:` section, nor is one kept without it in an orgs[] entry, ' +
+            "so nothing says which org's hooks to read; to remove hooklog's hooks from an org, name it: `--org <id> --prune`",
+    );
   const logger = createLogger({ level: 'warn', destination: process.stderr }).child({ component: 'hooks' });
   const states: OrgState[] = [];
-  for (const [id, desired] of by) {
-    if (sel.org !== undefined && id !== sel.org) continue;
-    // The config check guarantees the entry exists (registrationIssues).
-    const org = config.orgs.find((o) => o.id === id)!;
+  for (const [id, o] of read) {
+    // hookOrgs names only orgs[] entries (registrationIssues refuses a register: naming another).
+    const org = config.orgs.find((x) => x.id === id)!;
     states.push(
-      await readOrg(config, org, desired, {
+      await readOrg(config, org, o.desired, {
         access,
         prune: sel.prune === true,
+        alsoList: o.alsoList,
         logger,
         announceWaits: true,
         budgetDir: join(config.data_dir, 'rate-budget'),
       }),
     );
   }
+  for (const s of states) for (const n of s.notes) process.stderr.write(`note: ${n}\n`);
   return states;
 }
 
@@ -73,6 +83,8 @@ function outcomeLine(o: HookOutcome): string | null {
   if (o.done.length) return `${who}: ${o.done.map((d) => PAST[d.step]).join(', ')}`;
   if (p.foreign) return `${who}: left alone: ${p.foreign}`;
   if (!o.error && !p.refused && p.steps.length === 0 && p.desired) return `${who}: in sync`;
+  // hooklog's own, no longer configured, left alone without --prune: say so, as plan does.
+  if (!p.desired && p.steps.length === 0) return describePlan(p);
   return null;
 }
 
@@ -89,11 +101,16 @@ export function registerHooksCommands(program: Command): void {
     .description(
       'Show what `hooks apply` would change, hook by hook, like a diff (+ create, ~ change, - delete, = in sync). Changes nothing.',
     )
-    .option('--org <id>', 'only the hooks this org manages')
+    .option(
+      '--org <id>',
+      'only this org (with --prune, any orgs[] entry, even one where nothing is registered any more)',
+    )
     .option('--prune', "also plan the removal of hooklog's hooks that are no longer configured")
     .action(async (opts: Selection) => {
       const states = await readAll(loadConfig(configPath()).config, opts, 'read');
-      const counts = { create: 0, change: 0, delete: 0, sync: 0, refused: 0 };
+      // A plan of what could not be read is no plan ("0 to create" said nothing was missing): the errors only.
+      if (states.some((s) => s.errors.length)) return fail(states.flatMap((s) => s.errors));
+      const counts = { create: 0, change: 0, delete: 0, sync: 0, refused: 0, prunable: 0 };
       for (const s of states) {
         for (const p of s.plans) {
           process.stdout.write(`${describePlan(p)}\n`);
@@ -102,11 +119,11 @@ export function registerHooksCommands(program: Command): void {
           else if (p.steps.includes('delete')) counts.delete++;
           else if (p.steps.length) counts.change++;
           else if (p.desired) counts.sync++;
+          else counts.prunable++;
         }
-        fail(s.errors);
       }
       process.stdout.write(
-        `Plan: ${counts.create} to create, ${counts.change} to change, ${counts.delete} to delete, ${counts.sync} in sync, ${counts.refused} refused.\n`,
+        `Plan: ${counts.create} to create, ${counts.change} to change, ${counts.delete} to delete${counts.prunable ? ` (${counts.prunable} more with --prune)` : ''}, ${counts.sync} in sync, ${counts.refused} refused.\n`,
       );
       fail(states.flatMap((s) => s.plans.filter((p) => p.refused).map((p) => describePlan(p).slice(2))));
     });
@@ -116,8 +133,14 @@ export function registerHooksCommands(program: Command): void {
     .description(
       'Create what is missing, update what differs (the whole hook), verify and activate, as `hooks plan` shows. Never touches hooks hooklog did not create.',
     )
-    .option('--org <id>', 'only the hooks this org manages')
-    .option('--prune', "also deactivate and delete hooklog's hooks that are no longer configured")
+    .option(
+      '--org <id>',
+      'only this org (with --prune, any orgs[] entry, even one where nothing is registered any more)',
+    )
+    .option(
+      '--prune',
+      "also deactivate and delete hooklog's hooks that are no longer configured (the last ones too, with nothing registered)",
+    )
     .action(async (opts: Selection) => {
       const states = await readAll(loadConfig(configPath()).config, opts, 'manage');
       const totals = new Map<string, number>(Object.values(PAST).map((v) => [v, 0]));
@@ -150,6 +173,8 @@ export function registerHooksCommands(program: Command): void {
     .action(async (opts: Selection & { format: OutputFormat }) => {
       const config = loadConfig(configPath()).config;
       const states = await readAll(config, opts, 'read');
+      // As plan: no table of what could not be read (its rows would be missing, not absent).
+      if (states.some((s) => s.errors.length)) return fail(states.flatMap((s) => s.errors));
       const rows = statusRows(states);
       const columns = ['org', 'kind', 'hook', 'id', 'status', 'verification', 'events', 'uri', 'drift'];
       process.stdout.write(
@@ -162,6 +187,5 @@ export function registerHooksCommands(program: Command): void {
           const others = othersOf(s, config.hook_registration.name_prefix);
           if (others) process.stdout.write(`org ${s.org} also has ${others} hooklog does not manage.\n`);
         }
-      fail(states.flatMap((s) => s.errors));
     });
 }

@@ -238,6 +238,7 @@ export async function startHooklog(
           logger,
           intervalMs: config.hook_registration.watch_interval_ms,
           budgetDir,
+          seenPath: join(config.data_dir, 'hook-watch', 'seen.json'),
         });
         closers.push(() => watch.stop());
       }

@@ -40,12 +40,18 @@ export const tokenHookRegistrationSchema = z
 export const hookRegistrationSchema = z
   .strictObject({
     public_url: z
-      .url({ protocol: /^https?$/ })
+      .url()
+      // The service calls hooks only over https and refuses any other URI at registration: said here, at load, not
+      // by the first `hooks apply` after check-config and plan passed.
+      .refine(
+        (u) => URL.canParse(u) && new URL(u).protocol === 'https:',
+        'must be an https:// URL: the identity service calls hooks only over https (TLS may end at a proxy in front of hooklog)',
+      )
       .refine((u) => !/[?#]/.test(u), 'must have no query or fragment')
       .optional()
       .describe(
         'The address the identity service calls hooklog at, e.g. https://hooklog.example.com (TLS ends there or in hooklog). Hooks are registered ' +
-          'as <public_url>/hooks/events/<id> and <public_url>/hooks/token/<id>. The service refuses a URI that is not https. Needed by every hook with `register`.',
+          'as <public_url>/hooks/events/<id> and <public_url>/hooks/token/<id>. Must be https: the service refuses any other URI. Needed by every hook with `register`.',
       ),
     name_prefix: z
       .string()

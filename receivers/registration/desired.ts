@@ -49,6 +49,15 @@ export function secretId(secret: string): string {
   return createHmac('sha256', secret).update('hooklog hook secret id v1').digest('hex').slice(0, 16);
 }
 
+/**
+ * A URI as WHATWG URL parsing writes it (scheme and host lower-cased, the scheme's default port dropped, the path's
+ * dot segments resolved): the form the service stores. hooklog registers and compares URIs in this form, so a
+ * `public_url` written otherwise (`HTTPS://host`, `https://host:443`) matches what the service holds.
+ */
+export function normalUri(uri: string): string {
+  return URL.canParse(uri) ? new URL(uri).href : uri;
+}
+
 /** How a hook is named in every line hooklog prints about it. */
 export function hookLabel(h: { readonly kind: HookKind; readonly id: string }): string {
   return `${h.kind === 'event' ? 'event hook' : 'token hook'} "${h.id}"`;
@@ -64,7 +73,7 @@ export function desiredHooks(cfg: RegistrationInput): DesiredHook[] {
       id: h.id,
       org: h.register.org ?? h.org,
       name: `${cfg.hook_registration.name_prefix}${h.id}`,
-      uri: `${base}/hooks/events/${h.id}`,
+      uri: normalUri(`${base}/hooks/events/${h.id}`),
       header: h.auth.header,
       secrets: h.auth.secrets,
       eventTypes: [...new Set(h.register.event_types)].sort(),
@@ -77,7 +86,7 @@ export function desiredHooks(cfg: RegistrationInput): DesiredHook[] {
       id: h.id,
       org: h.register.org ?? h.org,
       name: `${cfg.hook_registration.name_prefix}${h.id}`,
-      uri: `${base}/hooks/token/${h.id}`,
+      uri: normalUri(`${base}/hooks/token/${h.id}`),
       header: h.auth.header,
       secrets: h.auth.secrets,
       eventTypes: [],

@@ -12,10 +12,10 @@ import { registrationBody, type RegisteredHook } from './service.js';
 const SECRET = 'event-hook-secret-0123456789';
 const NEW = 'event-hook-secret-NEW-456789';
 
-function config(over: { secrets?: string[]; types?: string[]; tokens?: number } = {}) {
+function config(over: { secrets?: string[]; types?: string[]; tokens?: number; publicUrl?: string } = {}) {
   return parseConfig(
     {
-      hook_registration: { public_url: 'https://hooklog.example.com/' },
+      hook_registration: { public_url: over.publicUrl ?? 'https://hooklog.example.com/' },
       orgs: [{ id: 'acme', base_url: 'https://acme.example.com', auth: { ssws: { token: 't' } } }],
       event_hooks: [
         {
@@ -110,6 +110,31 @@ describe('hook registration plan', () => {
       inline: [registered(d[1]!)],
     });
     expect(unverified[0]!.steps).toEqual(['verify']);
+  });
+
+  it('compares URIs normalised: a public_url written otherwise is in sync with what the service stores', () => {
+    const d = desiredHooks(config({ publicUrl: 'HTTPS://Hooklog.Example.com:443/' }));
+    expect(d.map((h) => h.uri)).toEqual([
+      'https://hooklog.example.com/hooks/events/main',
+      'https://hooklog.example.com/hooks/token/tokens0',
+    ]);
+    const stored = (h: DesiredHook, uri: string) => {
+      const r = registered(h);
+      return { ...r, channel: { ...r.channel, config: { ...r.channel.config, uri } } };
+    };
+    const normal = plan(d, { event: [registered(d[0]!)], inline: [registered(d[1]!)] });
+    expect(normal.map((p) => p.steps)).toEqual([[], []]);
+    // A hook stored as the text was written (by a service that keeps it verbatim) is the same URI.
+    const verbatim = plan(d, {
+      event: [stored(d[0]!, 'HTTPS://Hooklog.Example.com:443/hooks/events/main')],
+      inline: [stored(d[1]!, 'https://hooklog.example.com:443/hooks/token/tokens0')],
+    });
+    expect(verbatim.map((p) => p.steps)).toEqual([[], []]);
+    const elsewhere = plan(d, {
+      event: [stored(d[0]!, 'https://hooklog.example.com:8443/hooks/events/main')],
+      inline: [],
+    });
+    expect(elsewhere[0]!.steps).toEqual(['update', 'verify']);
   });
 
   it('tells which secret the service holds: a rotation registers the first and says when the second can go', () => {
@@ -226,5 +251,18 @@ describe('hook registration plan', () => {
         {},
       ),
     ).toThrow(/token_hooks\.0\.register.*auth\.type header/);
+  });
+
+  it('refuses a public_url that is not https at load (the service calls only https), naming the key', () => {
+    const base = {
+      orgs: [{ id: 'acme', base_url: 'https://acme.example.com', auth: { ssws: { token: 't' } } }],
+      event_hooks: [{ id: 'main', org: 'acme', auth: { secrets: [SECRET] }, register: { event_types: ['a.b'] } }],
+    };
+    const at = (publicUrl: string) => () => parseConfig({ ...base, hook_registration: { public_url: publicUrl } }, {});
+    expect(at('http://hooklog.example.com')).toThrow(
+      /hook_registration\.public_url.*must be an https:\/\/ URL: the identity service calls hooks only over https/,
+    );
+    expect(at('ftp://hooklog.example.com')).toThrow(/hook_registration\.public_url.*must be an https:\/\/ URL/);
+    expect(at('HTTPS://hooklog.example.com:443')).not.toThrow();
   });
 });

@@ -16,7 +16,15 @@
  *   deletes only INACTIVE hooks). Deletions come before creations, so pruning
  *   makes room under the limit of 10 inline hooks per org.
  */
-import { SECRET_ID_HEADER, TOKEN_TRANSFORM, hookLabel, secretId, type DesiredHook, type HookKind } from './desired.js';
+import {
+  SECRET_ID_HEADER,
+  TOKEN_TRANSFORM,
+  hookLabel,
+  normalUri,
+  secretId,
+  type DesiredHook,
+  type HookKind,
+} from './desired.js';
 import type { RegisteredHook } from './service.js';
 
 export const INLINE_HOOK_LIMIT = 10;
@@ -75,7 +83,7 @@ export function compare(d: DesiredHook, r: RegisteredHook): Drift {
   } else if (r.type !== TOKEN_TRANSFORM) differences.push(`type ${r.type ?? '(none)'}`);
   const c = r.channel.config;
   if (r.channel.type !== 'HTTP') channel(`channel type ${r.channel.type}`);
-  if (c.uri !== d.uri) channel(`uri ${c.uri}`);
+  if (normalUri(c.uri) !== d.uri) channel(`uri ${c.uri}`);
   const key = c.authScheme?.key ?? null;
   if (key?.toLowerCase() !== d.header.toLowerCase()) channel(`auth header ${key ?? '(none)'}`);
   const headers = c.headers ?? [];

@@ -2,7 +2,7 @@
  * What apply says when it cannot do something, against the simulated org over
  * real HTTP: one line per problem, naming the hook, the step and the reason
  * (the service's errorCode, errorSummary and causes). The inline-hook limit,
- * an http public URL, a verification that fails (endpoint unreachable, wrong
+ * an http public URL (refused at load), a verification that fails (endpoint unreachable, wrong
  * answer, time-out: the org's real exchange against an endpoint made for the
  * case) and a 403 for a token without the manage scope.
  */
@@ -99,12 +99,12 @@ async function applyLines(raw: Record<string, unknown>): Promise<string[]> {
 }
 
 describe('hooks apply: refusals, one line each', () => {
-  it('an http public URL: the service refuses the hook, and the line quotes why', async () => {
+  it('an http public URL: refused at load, naming the key, before the service is asked anything', async () => {
     await org();
-    const lines = await applyLines(hooklogConfig('http://127.0.0.1:8080'));
-    expect(lines).toEqual([
-      'event hook "main" (org acme): create failed: HTTP 400: E0000001: Api validation failed: channel.config.uri (channel.config.uri: The URI must use HTTPS (begin with https://).)',
-    ]);
+    await expect(applyLines(hooklogConfig('http://127.0.0.1:8080'))).rejects.toThrow(
+      'config key "hook_registration.public_url": must be an https:// URL: the identity service calls hooks only over https (TLS may end at a proxy in front of hooklog)',
+    );
+    expect(sim!.requests).toEqual([]);
     expect(api!.hooks.all('event')).toEqual([]);
   });
 

@@ -82,10 +82,11 @@ export class HookService {
     this.#waitUntilMs = untilMs;
   }
 
-  async list(kind: HookKind): Promise<RegisteredHook[]> {
+  /** `signal`: the watch's, aborted when hooklog stops, so a pass waiting on the service does not hold it up. */
+  async list(kind: HookKind, signal?: AbortSignal): Promise<RegisteredHook[]> {
     // Inline hooks of every type: the limit of 10 counts them all.
     const path = PATHS[kind];
-    const reply = await this.#send(kind, 'GET', path, 'read');
+    const reply = await this.#send(kind, 'GET', path, 'read', undefined, signal);
     const parsed = z.array(registeredSchema).safeParse(reply);
     if (!parsed.success)
       throw new HooklogError(
@@ -125,11 +126,13 @@ export class HookService {
     path: string,
     access: 'read' | 'manage',
     body?: unknown,
+    signal?: AbortSignal,
   ) {
     const reply = await this.#m.client.send({
       method,
       path,
       ...(body !== undefined ? { body } : {}),
+      ...(signal ? { signal } : {}),
       budget: this.#m.budget(kind === 'event' ? 'event-hooks' : 'inline-hooks'),
       // Lifecycle calls change nothing when repeated (activate an active hook, verify a verified one).
       retryUnsafe: path.includes('/lifecycle/'),

@@ -38,7 +38,7 @@ export function healthOf(p: HookPlan): Health {
 /** What is wrong with a hook, in a few words; "none" when nothing is. */
 export function driftOf(p: HookPlan): string {
   if (p.foreign) return "not hooklog's: left alone";
-  if (!p.desired) return 'not in the config';
+  if (!p.desired) return p.steps.length ? 'not in the config' : 'not in the config (hooks apply --prune deletes it)';
   if (!p.registered) return 'not registered';
   const h = healthOf(p);
   const parts = [

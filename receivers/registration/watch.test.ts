@@ -3,6 +3,11 @@
  * stream: gauges per hook, and a finding appended once per finding, the same event from every instance watching
  * the org (so the store and the alert fold them into one).
  */
+import { mkdtempSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../cli/config/load.js';
 import { silentLogger } from '../../platform/log.js';
@@ -20,8 +25,12 @@ let sim: SimulatedOrg | undefined;
 let ts: TestStream | undefined;
 let collector: Collector | undefined;
 const watches: HookWatch[] = [];
+let silent: Server | undefined;
 afterEach(async () => {
   for (const w of watches.splice(0)) await w.stop();
+  silent?.closeAllConnections();
+  silent?.close();
+  silent = undefined;
   await collector?.stop();
   await ts?.close();
   await sim?.stop();
@@ -53,15 +62,23 @@ describe('hook watch', () => {
       },
       {},
     );
-    // Registered as apply would have, verified; the token hook never registered.
+    // Registered as apply would have, verified; the token hook not yet.
     const event = api.hooks.create('event', registrationBody(desiredHooks(config)[0]!));
     if (!('kind' in event) || event.kind !== 'event') throw new Error('not created');
     event.verificationStatus = 'VERIFIED';
 
     collector = await Collector.start(ts.stream, ts.topics.logs);
+    const dataDir = mkdtempSync(join(tmpdir(), 'hook-watch-'));
     const start = () =>
       watches.push(
-        startHookWatch({ config, stream: ts!.stream, topic: ts!.topics.logs, logger: silentLogger(), intervalMs: 50 }),
+        startHookWatch({
+          config,
+          stream: ts!.stream,
+          topic: ts!.topics.logs,
+          logger: silentLogger(),
+          intervalMs: 50,
+          seenPath: join(dataDir, `seen-${watches.length === 2 ? 0 : watches.length}.json`),
+        }),
       );
     start();
     start(); // a second instance watching the same org
@@ -74,28 +91,53 @@ describe('hook watch', () => {
     expect(await gaugeValue('hooklog_hook_matches_config', labels)).toBe(1);
     expect(await gaugeValue('hooklog_hook_registered', { org, kind: 'token', hook: 'tokens' })).toBe(0);
 
-    // The missing token hook: one event per watcher, one uuid.
+    // The token hook, never registered (no apply yet), is no finding however many passes see it absent.
     const drifts = () =>
       collector!.values().filter((v) => v.eventType === 'hooklog.hook.drift') as Array<{
         uuid: string;
         outcome: { reason: string };
         target: Array<{ alternateId: string }>;
       }>;
+    const settled = watches[0]!.passes;
+    await waitFor(() => watches[0]!.passes, { until: (n) => n >= settled + 5, what: 'five more passes' });
+    expect(drifts()).toEqual([]);
+
+    // Applied, then deleted by hand: now it is missing, one event per watcher, one uuid.
+    const token = api.hooks.create('inline', registrationBody(desiredHooks(config)[1]!));
+    if (!('kind' in token)) throw new Error('not created');
+    const tokenLabels = { org, kind: 'token', hook: 'tokens' };
+    await waitFor(async () => await gaugeValue('hooklog_hook_registered', tokenLabels), {
+      until: (n) => n === 1,
+      what: 'the token hook registered',
+    });
+    const seenBoth = watches[1]!.passes;
+    await waitFor(() => watches[1]!.passes, { until: (n) => n >= seenBoth + 2, what: 'the second watcher seeing it' });
+    token.status = 'INACTIVE';
+    expect(api.hooks.remove(token)).toBeNull();
     await waitFor(() => drifts().length, { until: (n) => n === 2, what: 'the missing token hook, from both watchers' });
     expect(new Set(drifts().map((d) => d.uuid)).size).toBe(1);
     expect(drifts()[0]).toMatchObject({ outcome: { reason: 'missing' }, target: [{ alternateId: 'tokens' }] });
+    // Remembered across a restart: a watcher started now, with the same data_dir, finds it missing too.
+    start();
+    await waitFor(() => drifts().length, {
+      until: (n) => n === 3,
+      what: 'the missing token hook, from the restarted watcher',
+    });
+    expect(drifts()[2]).toMatchObject({ outcome: { reason: 'missing' } });
 
-    // Deactivated by hand: seen, confirmed, appended once per watcher however many passes follow.
+    // Deactivated by hand: seen, confirmed, appended once per watcher (three now) however many passes follow.
     event.status = 'INACTIVE';
     api.hooks.touch(event);
     await waitFor(async () => await gaugeValue('hooklog_hook_active', labels), {
       until: (n) => n === 0,
       what: 'active=0',
     });
-    const passes = watches[0]!.passes;
-    await waitFor(() => watches[0]!.passes, { until: (n) => n >= passes + 5, what: 'five more passes' });
-    const deactivated = drifts().filter((d) => d.outcome.reason === 'deactivated');
-    expect(deactivated).toHaveLength(2);
+    const deactivations = () => drifts().filter((d) => d.outcome.reason === 'deactivated');
+    await waitFor(() => deactivations().length, { until: (n) => n === 3, what: 'the deactivation, from each watcher' });
+    const passes = watches[2]!.passes;
+    await waitFor(() => watches[2]!.passes, { until: (n) => n >= passes + 5, what: 'five more passes' });
+    const deactivated = deactivations();
+    expect(deactivated).toHaveLength(3);
     expect(new Set(deactivated.map((d) => d.uuid)).size).toBe(1);
     expect(sim.violations).toEqual([]);
   });
@@ -138,4 +180,42 @@ describe('hook watch', () => {
     expect(after[0]!.at - resetMs).toBeLessThan(2_000);
     expect(sim.violations).toEqual([]);
   });
+
+  it('stops at once with a pass in flight: its read is aborted, not waited for (SIGTERM)', async () => {
+    // An org that takes requests and never answers: the read would wait out request_timeout_ms, then retry.
+    const arrived: string[] = [];
+    silent = createServer((req) => arrived.push(`${req.method} ${req.url}`));
+    await new Promise<void>((r) => silent!.listen(0, '127.0.0.1', r));
+    ts = await openTestStream();
+    const config = parseConfig(
+      {
+        hook_registration: { public_url: 'https://hooklog.example.com' },
+        orgs: [
+          {
+            id: 'acme',
+            base_url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+            auth: { ssws: { token: 'sim-token' } },
+            request_timeout_ms: 20_000,
+          },
+        ],
+        event_hooks: [
+          { id: 'main', org: 'acme', auth: { secrets: [SECRET] }, register: { event_types: ['user.session.start'] } },
+        ],
+      },
+      {},
+    );
+    const watch = startHookWatch({
+      config,
+      stream: ts.stream,
+      topic: ts.topics.logs,
+      logger: silentLogger(),
+      intervalMs: 60_000,
+    });
+    await waitFor(() => arrived, { until: (a) => a.length >= 1, what: "the watch's read at the org" });
+    const t0 = performance.now();
+    await watch.stop();
+    expect(performance.now() - t0).toBeLessThan(2_000);
+    expect(watch.passes).toBe(1);
+    expect(arrived).toEqual(['GET /api/v1/eventHooks']);
+  }, 90_000);
 });

@@ -5,9 +5,11 @@
  * config. Gauges per hook say registered, active, verified and matches the
  * config; a hook found deactivated, unverified or gone is appended to the
  * logs topic as a `hooklog.hook.drift` event (drift-event.ts), once per
- * finding, for the built-in alert, once two passes in a row have seen it: a
- * hook that `hooks apply` is creating or verifying at that moment is briefly
- * missing or unverified, and that is no finding. It never changes a hook:
+ * finding, for the built-in alert, once two passes in a row have seen it
+ * ("gone" only for a hook it has seen registered, seen.ts: one never
+ * applied yet is no finding): a hook that `hooks apply` is creating or
+ * verifying at that moment is briefly missing or unverified, and that is no
+ * finding. It never changes a hook:
  * `hooks apply` repairs.
  */
 import type { OrgIdentity } from '../../platform/identity/config.js';
@@ -18,6 +20,7 @@ import type { Stream } from '../../platform/stream/types.js';
 import type { RegistrationInput } from './desired.js';
 import { driftEvent, type Finding } from './drift-event.js';
 import { hooksByOrg, readOrg } from './index.js';
+import { SeenHooks } from './seen.js';
 import type { HookService } from './service.js';
 import { healthOf } from './status.js';
 import { createWatchTelemetry } from './telemetry.js';
@@ -31,6 +34,8 @@ export interface WatchOptions {
   readonly intervalMs: number;
   readonly budgetDir?: string;
   readonly policies?: IdpPolicies;
+  /** The file remembering which hooks were seen registered (`<data_dir>/hook-watch/seen.json`); none: in memory. */
+  readonly seenPath?: string;
 }
 
 export interface HookWatch {
@@ -48,8 +53,13 @@ export function startHookWatch(o: WatchOptions): HookWatch {
   const previous = new Map<string, string>();
   /** One client per org for the life of the watch: one OAuth token while it lasts, one budget. */
   const services = new Map<string, HookService>();
+  /** Hooks seen registered: only those can go missing (one never applied yet is no finding). */
+  const everRegistered = new SeenHooks(o.seenPath ?? null, o.logger);
   let passes = 0;
   let stopped = false;
+  // Stopping aborts the pass in flight: a read waiting for the org's budget, a 429's reset or a slow reply would
+  // otherwise hold SIGTERM up for as long (the requests are reads; nothing is left half done).
+  const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
 
@@ -64,7 +74,9 @@ export function startHookWatch(o: WatchOptions): HookWatch {
         ...(o.budgetDir ? { budgetDir: o.budgetDir } : {}),
         ...(o.policies ? { policies: o.policies } : {}),
         ...(services.has(orgId) ? { service: services.get(orgId)! } : {}),
+        signal: abort.signal,
       });
+      if (stopped) return;
       if (state.service) services.set(orgId, state.service);
       if (state.errors.length) {
         telemetry.failed(orgId, state.errors[0]!);
@@ -76,14 +88,17 @@ export function startHookWatch(o: WatchOptions): HookWatch {
         if (!d) continue;
         const health = healthOf(p);
         telemetry.health(d, health);
+        const key = `${d.org}/${d.kind}/${d.id}`;
+        if (health.registered) everRegistered.add(key);
         const finding: Finding | null = !health.registered
-          ? 'missing'
+          ? everRegistered.has(key)
+            ? 'missing'
+            : null
           : !health.active
             ? 'deactivated'
             : health.verified === false
               ? 'unverified'
               : null;
-        const key = `${d.org}/${d.kind}/${d.id}`;
         const seen = finding ? `${finding}/${p.registered?.id ?? ''}` : null;
         const confirmed = seen !== null && previous.get(key) === seen;
         if (seen) previous.set(key, seen);
@@ -124,6 +139,7 @@ export function startHookWatch(o: WatchOptions): HookWatch {
     async stop() {
       stopped = true;
       clearTimeout(timer);
+      abort.abort(new Error('the hook watch stopped'));
       await running;
     },
   };

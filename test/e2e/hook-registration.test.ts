@@ -136,7 +136,7 @@ describe('hooks plan | apply | status against the simulated org', () => {
       until: (n) => n === 0,
       what: 'active=0 in /metrics',
     });
-    // The alert: one for this finding (others may precede it: the hooks were missing before the first apply).
+    // The alert: one for this finding (the hooks absent before the first apply were none: never applied yet).
     const deactivatedSql = `SELECT a.org AS org, a.group_key AS group_key FROM alerts AS a FINAL ARRAY JOIN a.event_ids AS eid
          INNER JOIN events AS e ON e.uuid = eid
          WHERE a.rule_id = 'hooklog.hook.registration.drift' AND e.outcome_reason = 'deactivated'`;

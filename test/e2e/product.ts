@@ -29,7 +29,7 @@ import {
   type SimUser,
 } from '../simulated-org/index.js';
 import { REPO_DIR, type CliResult } from '../support/cli.js';
-import { total } from '../support/metrics.js';
+import { max, total } from '../support/metrics.js';
 import { makeTestCertificate } from '../support/tls.js';
 import { waitFor } from '../support/wait.js';
 import { TEST_SET_KEY } from '../../consumers/response/testing.js';
@@ -628,13 +628,15 @@ function hookRegistrationSection(): Section {
     check: async (p) => {
       const org = registeredOrg(p);
       const name = `hooklog:${REGISTERED_HOOK}`;
-      // Before any apply the running process's watch finds the hook missing, and that is an alert.
+      // Before any apply the running process's watch reports the hook not registered: never applied yet, no finding.
       await waitFor(
-        () =>
-          p.sql(
-            `SELECT alert_id FROM alerts FINAL WHERE org = '${org}' AND rule_id = 'hooklog.hook.registration.drift'`,
-          ),
-        { until: (rows) => rows.length > 0, timeoutMs: 60_000, what: "the watch's alert on the missing hook" },
+        async () =>
+          max((await get(`${p.url}/metrics`)).body, 'hooklog_hook_registered', {
+            org,
+            kind: 'event',
+            hook: REGISTERED_HOOK,
+          }),
+        { until: (n) => n === 0, timeoutMs: 60_000, what: 'hooklog_hook_registered 0 before the first apply' },
       );
 
       const plan = await p.cli('hooks', 'plan');
@@ -689,6 +691,10 @@ function hookRegistrationSection(): Section {
       await waitFor(
         () => p.sql(`SELECT uuid FROM events WHERE org = '${org}' AND event_type = '${REGISTERED_TYPES[0]!}'`),
         { until: (rows) => rows.length === 1, timeoutMs: 60_000, what: "the registered hook's event in ClickHouse" },
+      );
+      // Its absence before the first apply was recorded as no drift (a new deployment raises no alert).
+      expect(await p.sql(`SELECT uuid FROM events WHERE org = '${org}' AND event_type = 'hooklog.hook.drift'`)).toEqual(
+        [],
       );
     },
   };
