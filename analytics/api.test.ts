@@ -138,6 +138,78 @@ describe('GET /api/queries', () => {
   });
 });
 
+/** The daemon's JSON log lines logged as `msg`, from `from` characters of its output on. */
+const logged = (msg: string, from: number): Array<Record<string, unknown>> =>
+  daemon
+    .output()
+    .slice(from)
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.msg === msg);
+
+describe('refusals of the query API', () => {
+  it('logs each refusal once with the key id (never the key) and counts it by reason', async () => {
+    const metric = async (reason: string) =>
+      total(await (await fetch(`${daemon.url}/metrics`)).text(), 'hooklog_api_refusals_total', { reason });
+    const reasons = ['missing_key', 'wrong_key', 'other_org'];
+    const before = Object.fromEntries(await Promise.all(reasons.map(async (r) => [r, await metric(r)] as const)));
+    const from = daemon.output().length;
+    const wrong = 'wrong-key-0123456789abcdefgh';
+    const otherOrg = `/api/queries/password_spraying?${new URLSearchParams({ org: 'another-org', ...RANGE })}`;
+    const allOrgs = `/api/queries/password_spraying?${new URLSearchParams({ org: '*', ...RANGE })}`;
+    const cases: Array<{ path: string; key: string | null; status: number; reason: string; org?: string }> = [
+      { path: '/api/queries', key: null, status: 401, reason: 'missing_key' },
+      { path: sprayPath(), key: null, status: 401, reason: 'missing_key' },
+      { path: '/api/queries', key: wrong, status: 401, reason: 'wrong_key' },
+      { path: sprayPath(), key: SCOPED.toUpperCase(), status: 401, reason: 'wrong_key' },
+      { path: otherOrg, key: SCOPED, status: 404, reason: 'other_org', org: 'another-org' },
+      { path: allOrgs, key: SCOPED, status: 404, reason: 'other_org', org: '*' },
+    ];
+    const ids: string[] = [];
+    for (const c of cases) {
+      const res = await get(c.path, c.key);
+      expect(res.status, `${c.reason} ${c.path}`).toBe(c.status);
+      ids.push(res.headers.get('x-request-id') ?? '');
+    }
+    const lines = await waitFor(() => logged('api_refused', from), {
+      until: (l) => l.length >= cases.length,
+      timeoutMs: 10_000,
+      what: `${cases.length} api_refused lines`,
+    });
+    expect(lines.map((l) => l.request_id)).toEqual(ids);
+    cases.forEach((c, i) => {
+      const line = lines[i]!;
+      expect(line.reason, c.path).toBe(c.reason);
+      expect(line.route).toBe(c.path === '/api/queries' ? '/api/queries' : '/api/queries/:name');
+      expect(line.component).toBe('query-api');
+      expect(line.org).toBe(c.org);
+      expect(line.principal).toEqual(
+        c.reason === 'other_org' ? { kind: 'key', id: 'one-org', name: 'one-org', role: 'viewer' } : null,
+      );
+    });
+    // No key text anywhere in the log, the keys configured and the keys tried alike.
+    const out = daemon.output();
+    for (const key of [KEY, SCOPED, SCOPED.toUpperCase(), wrong]) expect(out).not.toContain(key);
+    expect(await metric('missing_key')).toBe(before.missing_key! + 2);
+    expect(await metric('wrong_key')).toBe(before.wrong_key! + 2);
+    expect(await metric('other_org')).toBe(before.other_org! + 2);
+  });
+
+  it('counts nothing for a request that is served or wrong in its parameters', async () => {
+    const text = async () => (await fetch(`${daemon.url}/metrics`)).text();
+    const before = total(await text(), 'hooklog_api_refusals_total');
+    const from = daemon.output().length;
+    expect((await get('/api/queries')).status).toBe(200);
+    expect((await get('/api/queries/no_such_query')).status).toBe(404);
+    expect(
+      (await get(`/api/queries/password_spraying?${new URLSearchParams({ org: 'some-org' })}`, SCOPED)).status,
+    ).toBe(400);
+    expect(total(await text(), 'hooklog_api_refusals_total')).toBe(before);
+    expect(logged('api_refused', from)).toEqual([]);
+  });
+});
+
 describe('hooklog query', () => {
   it('lists the queries', async () => {
     const r = await runCli(['--config', instance.configPath, 'query', '--list']);
