@@ -21,19 +21,7 @@ import { runNamedQuery } from '../analytics/run.js';
 import { BUILTIN_RULE_FILES, loadAllRules } from '../consumers/alerting/index.js';
 import { collectStatus } from './status.js';
 import { coverageReport } from './coverage.js';
-
-/** Every org the config names (hooks, polled orgs, token hooks, console grants). */
-export function configuredOrgs(config: Config): string[] {
-  return [
-    ...new Set([
-      ...config.event_hooks.map((h) => h.org),
-      ...config.orgs.map((o) => o.id),
-      ...config.token_hooks.map((t) => t.org),
-      ...(config.console.oidc?.grants.flatMap((g) => g.orgs) ?? []),
-      ...config.api.keys.flatMap((k) => (typeof k === 'string' ? [] : k.orgs)),
-    ]),
-  ].sort();
-}
+import { configuredOrgs } from './config/orgs.js';
 
 /** The configured rules by id (loaded once, lazily; none when alerting is off or the rules do not load). */
 function ruleInfo(config: Config, logger: Logger): RuleInfo {

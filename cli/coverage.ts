@@ -15,7 +15,7 @@ import type { Config } from './config/schema.js';
 import type { ResultSet } from './format.js';
 import { render } from './format.js';
 import { runQueryCommand } from './query.js';
-import { configuredOrgs } from './console.js';
+import { configuredOrgs } from './config/orgs.js';
 
 export interface CoverageReport {
   readonly org: string;
