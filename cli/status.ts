@@ -7,6 +7,10 @@
  * succeeds while its position stays put; a stuck one does neither), the
  * sink's lag on the topic that path feeds, and the org's dead letters and
  * refused hook deliveries in the last hour; each line says when it was read.
+ * An org whose System Log is read in reconcile mode has its position under
+ * `reconcile:<org>`, not `system-log:<org>`: its system-log line reads that
+ * record and says `mode: reconcile`, so the watch is not taken for a poller
+ * that never ran.
  *
  * It needs both the stream and the store. While `hooklog start` runs on the
  * embedded log and chdb (each admits one process), the running process
@@ -24,6 +28,11 @@ import { legacyEventsPipeline } from '../ingest/legacy-events/rows.js';
 export interface StatusLine {
   readonly org: string;
   readonly source: 'hook' | 'system-log' | 'legacy-events';
+  /**
+   * How the poller reads (pollers only): `continuous` follows the log; `reconcile` is the System Log watch beside an
+   * org's event hooks (ingest/reconcile), whose position is the `reconcile:<org>` record. Null for hooks.
+   */
+  readonly mode: 'continuous' | 'reconcile' | null;
   /** ISO time hooklog last received an event of this org by this path (as stored in ClickHouse), or null. */
   readonly last_event_at: string | null;
   /** When this line was read (ISO): the ages below are counted to it. */
@@ -71,14 +80,14 @@ export async function collectStatus(
   now = Date.now(),
 ): Promise<StatusLine[]> {
   const topics = topicNames(config.stream.topic_prefix);
-  const wanted: Array<{ org: string; source: StatusLine['source'] }> = [];
-  const add = (org: string, source: StatusLine['source']) => {
-    if (!wanted.some((w) => w.org === org && w.source === source)) wanted.push({ org, source });
+  const wanted: Array<{ org: string; source: StatusLine['source']; mode: StatusLine['mode'] }> = [];
+  const add = (org: string, source: StatusLine['source'], mode: StatusLine['mode']) => {
+    if (!wanted.some((w) => w.org === org && w.source === source)) wanted.push({ org, source, mode });
   };
-  for (const h of config.event_hooks) add(h.org, 'hook');
+  for (const h of config.event_hooks) add(h.org, 'hook', null);
   for (const o of config.orgs) {
-    if (o.system_log.enabled) add(o.id, 'system-log');
-    if (o.legacy_events.enabled) add(o.id, 'legacy-events');
+    if (o.system_log.enabled) add(o.id, 'system-log', o.system_log.mode);
+    if (o.legacy_events.enabled) add(o.id, 'legacy-events', 'continuous');
   }
   const orgs = [...new Set(wanted.map((w) => w.org))];
   const db = store.database;
@@ -136,13 +145,15 @@ export async function collectStatus(
     ],
   ]);
 
-  return wanted.map(({ org, source }): StatusLine => {
-    const cursor = source === 'hook' ? undefined : cursors.get(`${org}/${source}`);
+  return wanted.map(({ org, source, mode }): StatusLine => {
+    // The reconcile watch's record says source `reconcile` (its key is `reconcile:<org>`, ingest/reconcile).
+    const cursor = mode === null ? undefined : cursors.get(`${org}/${mode === 'reconcile' ? 'reconcile' : source}`);
     const at = last.get(`${org}/${source}`);
     const checked = typeof cursor?.checked_at === 'string' ? cursor.checked_at : null;
     return {
       org,
       source,
+      mode,
       last_event_at: at ? `${at.replace(' ', 'T')}Z` : null,
       checked_at: new Date(now).toISOString(),
       last_success_at: checked,
@@ -162,6 +173,7 @@ export function statusResultSet(lines: readonly StatusLine[], format: 'table' | 
     ...(format === 'csv' ? (['checked_at'] as const) : []),
     'org',
     'source',
+    'mode',
     'last_event_at',
     'last_success_age_s',
     'cursor_age_s',

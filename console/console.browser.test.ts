@@ -204,6 +204,9 @@ describe('the console in Chromium', () => {
     await expect.poll(() => page.locator('main').innerText()).toMatch(/Checked at \d{4}-\d\d-\d\dT\S+Z\./);
     await page.getByRole('columnheader', { name: 'last_success_age_s' }).waitFor();
     await page.getByRole('columnheader', { name: 'cursor_age_s' }).waitFor();
+    // Which way each poller reads: a reconcile watch's line is labelled so (issue 41, item 6 follow-up).
+    await page.getByRole('columnheader', { name: 'mode', exact: true }).waitFor();
+    await expect.poll(() => page.locator('main').innerText()).toContain('Mode reconcile is the System Log watch');
   });
 
   it("shows which event types the coverage counts: the org's hooks'", async () => {

@@ -289,10 +289,15 @@ export class Reconciler {
       const missing = fresh.filter((c) => !known.has(c.uuid));
       const events = missing.map((c) => ({ key: org, value: c.raw, headers }));
       const position = { ...this.position, ...(move ?? {}) };
+      // Newest `published` the org has sent so far (read, not only appended), for the lag `status` shows.
+      const newestMs = Math.max(health.newestPublishedMs ?? -Infinity, ...candidates.map((c) => c.publishedMs));
+      const newestSeen = Number.isFinite(newestMs) ? new Date(newestMs).toISOString() : null;
       const writes: TopicWrite[] = [
         { topic: topics.logs, records: events },
         { topic: topics.deadletter, records: rejected },
-        ...(move ? [{ topic: topics.cursors, records: [reconcileCursorRecord(org, position, receivedAt)] }] : []),
+        ...(move
+          ? [{ topic: topics.cursors, records: [reconcileCursorRecord(org, position, receivedAt, newestSeen)] }]
+          : []),
       ];
       if (writes.some((w) => w.records.length > 0)) {
         await retry(() => stream.appendAtomically(writes), {
@@ -337,7 +342,17 @@ export function reconcileCursorKey(org: string): string {
   return `reconcile:${org}`;
 }
 
-function reconcileCursorRecord(org: string, p: ReconcilePosition, savedAt: string): StreamRecord {
+/**
+ * The position record. Every one is written right after a successful reply (a window page or a watch page), so
+ * `checked_at` is that reply's time, as in the pollers' records: `hooklog status` reads both the same way.
+ * `checked_at` and `newest_published` were added to version 1 (readers ignore fields they do not know).
+ */
+function reconcileCursorRecord(
+  org: string,
+  p: ReconcilePosition,
+  savedAt: string,
+  newestPublished: string | null,
+): StreamRecord {
   const value = {
     v: 1,
     org,
@@ -345,6 +360,8 @@ function reconcileCursorRecord(org: string, p: ReconcilePosition, savedAt: strin
     window_next: p.windowNext,
     watch_next: p.watchNext,
     saved_at: savedAt,
+    checked_at: savedAt,
+    newest_published: newestPublished,
   };
   return {
     key: reconcileCursorKey(org),

@@ -8,7 +8,8 @@
  * Every retained event ends in ClickHouse exactly once; `hooklog coverage`
  * shows the dropped share within one event of the truth; the built-in
  * lost-delivery alert fires once per loss; reconcile made fewer requests than
- * continuous mode over the same period.
+ * continuous mode over the same period; `hooklog status` shows the reconcile
+ * watch's position and last success on the org's system-log line.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -19,6 +20,7 @@ import { HookSender, logEvent, SimulatedOrg, type StoredEvent } from '../simulat
 import { runCli, startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
 import { postDelivery, writeTestConfig } from '../support/hooklog-config.js';
 import { waitFor } from '../support/wait.js';
+import type { StatusLine } from '../../cli/status.js';
 
 const TYPES = ['user.session.start', 'user.authentication.sso'];
 const RUN_MS = 20_000;
@@ -150,6 +152,23 @@ describe('reconcile mode end to end (Kafka)', () => {
     expect(report.totals.lost_deliveries).toBe(hook.lossEvents.length);
     const table = await runCli(['coverage', '--config', inst.configPath, '--org', org, '--since', since]);
     process.stderr.write(`hooklog coverage:\n${table.stdout}\n`);
+
+    // `hooklog status` shows the reconcile watch's position (`reconcile:<org>`) and last success on org A's
+    // system-log line, labelled mode reconcile; it once read only `system-log:<org>` and showed none.
+    const status = await runCli(['status', '--config', inst.configPath, '--format', 'json']);
+    expect(status.code, status.stderr).toBe(0);
+    const lines = JSON.parse(status.stdout) as StatusLine[];
+    const watch = lines.find((l) => l.org === org && l.source === 'system-log');
+    expect(watch).toMatchObject({ mode: 'reconcile' });
+    expect(watch?.last_success_at).not.toBeNull();
+    expect(watch?.last_success_age_s).toBeLessThan(60);
+    expect(watch?.cursor_age_s).toBeLessThan(60);
+    expect(watch?.poller_lag_s).toBeLessThan(120);
+    expect(lines.find((l) => l.org === continuousOrg && l.source === 'system-log')).toMatchObject({
+      mode: 'continuous',
+    });
+    const statusTable = await runCli(['status', '--config', inst.configPath]);
+    expect(statusTable.stdout).toMatch(new RegExp(`${org}\\s+│ system-log\\s+│ reconcile `));
 
     // One alert per loss.
     await waitFor(

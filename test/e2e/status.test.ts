@@ -84,12 +84,18 @@ describe('hooklog status', () => {
     ]);
     const hook = lines.find((l) => l.source === 'hook')!;
     expect(Date.parse(hook.last_event_at!)).toBeGreaterThan(Date.now() - 120_000);
-    expect(hook).toMatchObject({ cursor_age_s: null, poller_lag_s: null, dead_letters_1h: 1, hook_failures_1h: 1 });
+    expect(hook).toMatchObject({
+      mode: null,
+      cursor_age_s: null,
+      poller_lag_s: null,
+      dead_letters_1h: 1,
+      hook_failures_1h: 1,
+    });
     const polled = lines.find((l) => l.source === 'system-log')!;
     expect(polled.cursor_age_s).toBeLessThan(120);
     expect(polled.poller_lag_s).toBeGreaterThanOrEqual(0);
     expect(polled.poller_lag_s).toBeLessThan(2 * 86_400);
-    expect(polled).toMatchObject({ dead_letters_1h: 0, hook_failures_1h: null });
+    expect(polled).toMatchObject({ mode: 'continuous', dead_letters_1h: 0, hook_failures_1h: null });
     expect(polled.sink_lag_records).toBeGreaterThanOrEqual(0);
 
     const table = await runCli(['--config', inst.configPath, 'status']);

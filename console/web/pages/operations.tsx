@@ -13,6 +13,7 @@ export function StatusPage() {
   const cols = [
     'org',
     'source',
+    'mode',
     'last_event_at',
     'last_success_age_s',
     'cursor_age_s',
@@ -26,7 +27,8 @@ export function StatusPage() {
       <h1>Status</h1>
       <p class="muted">
         Checked at <Value v={data.status[0]?.checked_at ?? '-'} />. A poller's last success stays recent while its org
-        is quiet (its cursor age grows: that is the org); an old last success is a stuck poller.
+        is quiet (its cursor age grows: that is the org); an old last success is a stuck poller. Mode reconcile is the
+        System Log watch beside an org's event hooks.
       </p>
       <Table
         caption="Per org and source: is it arriving and landing?"
