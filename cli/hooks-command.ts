@@ -119,7 +119,8 @@ export function registerHooksCommands(program: Command): void {
           else if (p.steps.includes('delete')) counts.delete++;
           else if (p.steps.length) counts.change++;
           else if (p.desired) counts.sync++;
-          else counts.prunable++;
+          // Someone else's hook is left alone, --prune or not: it is named above, not counted as prunable.
+          else if (!p.foreign) counts.prunable++;
         }
       }
       process.stdout.write(
