@@ -1,0 +1,150 @@
+/**
+ * Quiet failures (issue 38): during an outage the same warning comes again and again (a 21 s broker outage
+ * wrote 2,597 lines from one instance, almost all kafkajs's reconnect attempts). A repeated warning or error is
+ * written once, then summarised with a count once per interval while it lasts, and once more when it has
+ * stopped. Only lines are held back: metrics are counted where the failure happens, each time.
+ *
+ * Two lines repeat each other when their identity matches: the level, the logger's `component`, the message
+ * with its numbers blanked (a port, a retry delay), and the few fields that say what kind of failure it is
+ * (`REPEAT_FIELDS`, an error's type and code). The fields that vary per occurrence (request ids, offsets,
+ * stacks) are not part of it. So a line that differs in any of those is written at once: the first occurrence of
+ * anything is never swallowed.
+ */
+
+/** Fields that tell one kind of failure from another; everything else varies per occurrence. */
+export const REPEAT_FIELDS = ['namespace', 'reason', 'why', 'code', 'hook', 'org', 'poller', 'api'] as const;
+
+/** pino's numeric levels: warn and error are summarised; fatal (and below warn) always written. */
+const WARN = 40;
+const FATAL = 60;
+/** The longest message text that goes into a key; longer messages rarely differ only after this. */
+const MAX_KEY_MSG = 200;
+
+/** How repeats are summarised. */
+export interface RepeatOptions {
+  /** A repeated line is summarised once per this many ms while it lasts; 0 writes every line. */
+  readonly intervalMs: number;
+  /** At most this many distinct lines are tracked; beyond, new ones are written as they come (never dropped). */
+  readonly maxKeys?: number;
+  /** The clock (ms); tests inject theirs. */
+  readonly now?: () => number;
+}
+
+/** Writes one line the way the logger would have (pino's raw method, bound to the logger that logged it). */
+type Write = (obj: Record<string, unknown>, msg: string) => void;
+
+interface Entry {
+  readonly write: Write;
+  readonly msg: string;
+  readonly fields: Record<string, unknown>;
+  readonly firstAt: number;
+  /** Start of the current summary window. */
+  windowAt: number;
+  lastAt: number;
+  /** Occurrences held back since the last line written for this key. */
+  held: number;
+  /** Occurrences in all, the first included. */
+  total: number;
+}
+
+/**
+ * The repeat filter behind createLogger. `admit` says whether a line is written now; `sweep` (on a timer in
+ * production, called directly by tests) writes the summaries that are due and the lines saying a repeat stopped.
+ */
+export class LogRepeats {
+  readonly #intervalMs: number;
+  readonly #maxKeys: number;
+  readonly #now: () => number;
+  readonly #entries = new Map<string, Entry>();
+
+  constructor(o: RepeatOptions) {
+    this.#intervalMs = o.intervalMs;
+    this.#maxKeys = o.maxKeys ?? 256;
+    this.#now = o.now ?? Date.now;
+  }
+
+  /** How many distinct lines are tracked (bounded by `maxKeys`). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /**
+   * Whether a line at `level` with `obj` and `msg`, from a logger bound to `component`, is written now. Held
+   * back only when it repeats a line written (or summarised) less than an interval ago.
+   */
+  admit(level: number, component: unknown, obj: Record<string, unknown>, msg: string, write: Write): boolean {
+    if (this.#intervalMs <= 0 || level < WARN || level >= FATAL) return true;
+    const fields = identityFields(obj);
+    const key = repeatKey(level, component, fields, msg);
+    const now = this.#now();
+    const e = this.#entries.get(key);
+    if (e === undefined) {
+      if (this.#entries.size >= this.#maxKeys) return true;
+      this.#entries.set(key, { write, msg, fields, firstAt: now, windowAt: now, lastAt: now, held: 0, total: 1 });
+      return true;
+    }
+    e.lastAt = now;
+    e.total++;
+    e.held++;
+    if (now - e.windowAt >= this.#intervalMs) this.#summarise(e, now);
+    return false;
+  }
+
+  /** Writes the summaries that are due, and a line for each repeat that has stopped (quiet for an interval). */
+  sweep(): void {
+    const now = this.#now();
+    for (const [key, e] of this.#entries) {
+      if (now - e.lastAt >= this.#intervalMs) {
+        // One line says both: how many since the last summary, and that it stopped (with the whole count).
+        if (e.total > 1) {
+          const overS = Math.round((e.lastAt - e.firstAt) / 1000);
+          e.write(
+            { ...e.fields, repeated: e.held, repeated_total: e.total, repeat_stopped: true },
+            `${e.msg} (stopped: ${e.total} times in ${overS} s, ${e.held} since the last line)`,
+          );
+        }
+        this.#entries.delete(key);
+      } else if (e.held > 0 && now - e.windowAt >= this.#intervalMs) {
+        this.#summarise(e, now);
+      }
+    }
+  }
+
+  #summarise(e: Entry, now: number): void {
+    const windowS = Math.round((now - e.windowAt) / 1000);
+    e.write(
+      { ...e.fields, repeated: e.held, repeat_window_s: windowS },
+      `${e.msg} (repeated ${e.held} times in the last ${windowS} s)`,
+    );
+    e.held = 0;
+    e.windowAt = now;
+  }
+}
+
+/** The fields of a log object that identify the kind of failure, an error reduced to its type and code. */
+export function identityFields(obj: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of REPEAT_FIELDS) if (isScalar(obj[f])) out[f] = bounded(obj[f]);
+  const err = obj['err'];
+  if (err instanceof Error) {
+    out['err_type'] = err.constructor?.name ?? err.name;
+    const code = (err as { code?: unknown }).code;
+    if (isScalar(code)) out['err_code'] = bounded(code);
+  }
+  return out;
+}
+
+/** The identity of a line: level, component, the message with its numbers blanked, and the identity fields. */
+export function repeatKey(level: number, component: unknown, fields: Record<string, unknown>, msg: string): string {
+  const text = msg.slice(0, MAX_KEY_MSG).replace(/\d+/g, '#');
+  return JSON.stringify([level, String(component ?? ''), text, fields]);
+}
+
+/** Identity fields are ours (config names, closed reasons), but a key stays small whatever reaches it. */
+function bounded(v: string | number | boolean): string | number | boolean {
+  return typeof v === 'string' && v.length > 100 ? `${v.slice(0, 100)}…` : v;
+}
+
+function isScalar(v: unknown): v is string | number | boolean {
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+}
