@@ -61,6 +61,28 @@ describe('repeated warnings', () => {
     expect(lines()).toHaveLength(4);
   });
 
+  it('summarises the repeats of one component in one line per interval', () => {
+    const { log, lines, advance } = logger();
+    const kafka = log.child({ component: 'kafkajs' });
+    const hooks = log.child({ component: 'event-hooks' });
+    for (let i = 0; i < 100; i++) {
+      kafka.warn({ namespace: 'Connection' }, 'Connection error: connect ECONNREFUSED 127.0.0.1:9092');
+      kafka.warn({ namespace: 'BrokerPool' }, 'Failed to connect to seed broker');
+      hooks.warn({ reason: 'not-durable' }, 'event_hook_rejected');
+      advance(100); // 100 rounds over 10 s
+    }
+    log.repeats.sweep();
+    const summaries = lines().slice(3);
+    expect(summaries.map((l) => `${l['component']} ${l['msg']}`)).toEqual([
+      'kafkajs 2 warnings repeated (198 times in the last 10 s)',
+      'event-hooks event_hook_rejected (repeated 99 times in the last 10 s)',
+    ]);
+    expect(summaries[0]!['repeats']).toEqual([
+      { msg: 'Connection error: connect ECONNREFUSED 127.0.0.1:9092', namespace: 'Connection', repeated: 99 },
+      { msg: 'Failed to connect to seed broker', namespace: 'BrokerPool', repeated: 99 },
+    ]);
+  });
+
   it('never holds back a line of another kind, another component, another level, or a fatal', () => {
     const { log, lines } = logger();
     const hooks = log.child({ component: 'event-hooks' });
@@ -68,6 +90,7 @@ describe('repeated warnings', () => {
     for (let i = 0; i < 3; i++) {
       hooks.warn({ reason: 'not-durable', request_id: `r${i}` }, 'event_hook_rejected');
       hooks.warn({ reason: 'bad-secret', request_id: `s${i}` }, 'event_hook_rejected');
+      hooks.child({ hook: 'other-hook' }).warn({ reason: 'bad-secret' }, 'event_hook_rejected');
       sink.warn({ reason: 'not-durable' }, 'event_hook_rejected');
       hooks.error({ reason: 'not-durable' }, 'event_hook_rejected');
       hooks.error({ err: Object.assign(new Error('a'), { code: 'STORE_UNAVAILABLE' }) }, 'insert failed');
@@ -80,6 +103,7 @@ describe('repeated warnings', () => {
     expect(written.filter((l) => l.includes('started'))).toHaveLength(3);
     expect(written.filter((l) => !l.includes('giving up') && !l.includes('started'))).toEqual([
       '40 event-hooks event_hook_rejected not-durable',
+      '40 event-hooks event_hook_rejected bad-secret',
       '40 event-hooks event_hook_rejected bad-secret',
       '40 clickhouse-sink event_hook_rejected not-durable',
       '50 event-hooks event_hook_rejected not-durable',
@@ -96,7 +120,7 @@ describe('repeated warnings', () => {
   it('bounds what it tracks: beyond the cap, new lines are written as they come', () => {
     let written = 0;
     const repeats = new LogRepeats({ intervalMs: 10_000, maxKeys: 2, now: () => 0 });
-    const admit = (msg: string) => repeats.admit(40, 'x', {}, msg, () => written++);
+    const admit = (msg: string) => repeats.admit(40, { component: 'x' }, {}, msg, () => written++);
     expect([admit('a'), admit('b'), admit('c'), admit('c'), admit('a')]).toEqual([true, true, true, true, false]);
     expect(repeats.size).toBe(2);
     expect(written).toBe(0);

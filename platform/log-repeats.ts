@@ -19,6 +19,8 @@ const WARN = 40;
 const FATAL = 60;
 /** The longest message text that goes into a key; longer messages rarely differ only after this. */
 const MAX_KEY_MSG = 200;
+/** A grouped summary lists at most this many repeats (it counts them all). */
+const MAX_GROUPED = 20;
 
 /** How repeats are summarised. */
 export interface RepeatOptions {
@@ -34,6 +36,8 @@ export interface RepeatOptions {
 type Write = (obj: Record<string, unknown>, msg: string) => void;
 
 interface Entry {
+  readonly level: number;
+  readonly component: string;
   readonly write: Write;
   readonly msg: string;
   readonly fields: Record<string, unknown>;
@@ -69,18 +73,30 @@ export class LogRepeats {
   }
 
   /**
-   * Whether a line at `level` with `obj` and `msg`, from a logger bound to `component`, is written now. Held
-   * back only when it repeats a line written (or summarised) less than an interval ago.
+   * Whether a line at `level` with `obj` and `msg`, from a logger with `bindings` (its `component`, and perhaps
+   * the hook or org it is about), is written now. Held back only when it repeats a line written (or
+   * summarised) less than an interval ago.
    */
-  admit(level: number, component: unknown, obj: Record<string, unknown>, msg: string, write: Write): boolean {
+  admit(
+    level: number,
+    bindings: Record<string, unknown>,
+    obj: Record<string, unknown>,
+    msg: string,
+    write: Write,
+  ): boolean {
     if (this.#intervalMs <= 0 || level < WARN || level >= FATAL) return true;
+    const component = bindings['component'];
+    // The key takes identity fields bound on the logger too; a summary repeats only the line's own (the logger
+    // writes its bindings itself).
     const fields = identityFields(obj);
-    const key = repeatKey(level, component, fields, msg);
+    const key = repeatKey(level, component, identityFields({ ...bindings, ...obj }), msg);
     const now = this.#now();
     const e = this.#entries.get(key);
     if (e === undefined) {
       if (this.#entries.size >= this.#maxKeys) return true;
-      this.#entries.set(key, { write, msg, fields, firstAt: now, windowAt: now, lastAt: now, held: 0, total: 1 });
+      const c = String(component ?? '');
+      const first = { firstAt: now, windowAt: now, lastAt: now, held: 0, total: 1 };
+      this.#entries.set(key, { level, component: c, write, msg, fields, ...first });
       return true;
     }
     e.lastAt = now;
@@ -110,14 +126,35 @@ export class LogRepeats {
     }
   }
 
-  #summarise(e: Entry, now: number): void {
-    const windowS = Math.round((now - e.windowAt) / 1000);
-    e.write(
-      { ...e.fields, repeated: e.held, repeat_window_s: windowS },
-      `${e.msg} (repeated ${e.held} times in the last ${windowS} s)`,
+  /**
+   * Writes the summary of `due`, and in the same line those of every other repeat of its component and level
+   * held back meanwhile (an outage repeats several lines at once: one line per component per interval, not one
+   * per kind). Their windows restart together, so they stay in step.
+   */
+  #summarise(due: Entry, now: number): void {
+    const group = [...this.#entries.values()].filter(
+      (e) => e.held > 0 && e.level === due.level && e.component === due.component,
     );
-    e.held = 0;
-    e.windowAt = now;
+    const windowS = Math.round((now - Math.min(...group.map((e) => e.windowAt))) / 1000);
+    if (group.length === 1) {
+      due.write(
+        { ...due.fields, repeated: due.held, repeat_window_s: windowS },
+        `${due.msg} (repeated ${due.held} times in the last ${windowS} s)`,
+      );
+    } else {
+      const repeats = group
+        .slice(0, MAX_GROUPED)
+        .map((e) => ({ msg: e.msg.slice(0, MAX_KEY_MSG), ...e.fields, repeated: e.held }));
+      const held = group.reduce((n, e) => n + e.held, 0);
+      due.write(
+        { repeats, repeated: held, repeat_window_s: windowS },
+        `${group.length} ${due.level >= 50 ? 'errors' : 'warnings'} repeated (${held} times in the last ${windowS} s)`,
+      );
+    }
+    for (const e of group) {
+      e.held = 0;
+      e.windowAt = now;
+    }
   }
 }
 

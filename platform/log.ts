@@ -80,7 +80,7 @@ export function createLogger(
         const [obj, msg] = logArgs(args);
         const write = (o: Record<string, unknown>, m: string) =>
           method.apply(this, [o, m] as Parameters<typeof method>);
-        if (repeats.admit(level, this.bindings()['component'], obj, msg, write)) method.apply(this, args);
+        if (repeats.admit(level, this.bindings(), obj, msg, write)) method.apply(this, args);
       },
     },
   };
