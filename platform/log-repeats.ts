@@ -61,6 +61,11 @@ export class LogRepeats {
   readonly #now: () => number;
   readonly #entries = new Map<string, Entry>();
 
+  /** Whether lines at `level` are filtered at all: a cheap check before the caller builds `admit`'s arguments. */
+  filters(level: number): boolean {
+    return this.#intervalMs > 0 && level >= WARN && level < FATAL;
+  }
+
   constructor(o: RepeatOptions) {
     this.#intervalMs = o.intervalMs;
     this.#maxKeys = o.maxKeys ?? 256;
@@ -84,7 +89,7 @@ export class LogRepeats {
     msg: string,
     write: Write,
   ): boolean {
-    if (this.#intervalMs <= 0 || level < WARN || level >= FATAL) return true;
+    if (!this.filters(level)) return true;
     const component = bindings['component'];
     // The key takes identity fields bound on the logger too; a summary repeats only the line's own (the logger
     // writes its bindings itself).

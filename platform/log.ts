@@ -77,6 +77,8 @@ export function createLogger(
       // One place for every component (kafkajs's adapter, the stream's retry paths, the sink, pollers): a line
       // repeating one written less than an interval ago is counted, not written (log-repeats.ts).
       logMethod(args, method, level) {
+        // Info and debug lines (the hot paths) go straight through, without reading the bindings.
+        if (!repeats.filters(level)) return method.apply(this, args);
         const [obj, msg] = logArgs(args);
         const write = (o: Record<string, unknown>, m: string) =>
           method.apply(this, [o, m] as Parameters<typeof method>);
