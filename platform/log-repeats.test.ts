@@ -83,7 +83,7 @@ describe('repeated warnings', () => {
     ]);
   });
 
-  it('never holds back a line of another kind, another component, another level, or a fatal', () => {
+  it('never holds back a line of another kind, another component, another level, a fatal, or one naming a client address', () => {
     const { log, lines } = logger();
     const hooks = log.child({ component: 'event-hooks' });
     const sink = log.child({ component: 'clickhouse-sink' });
@@ -95,13 +95,19 @@ describe('repeated warnings', () => {
       hooks.error({ reason: 'not-durable' }, 'event_hook_rejected');
       hooks.error({ err: Object.assign(new Error('a'), { code: 'STORE_UNAVAILABLE' }) }, 'insert failed');
       hooks.error({ err: Object.assign(new Error('b'), { code: 'STORE_CONFIG' }) }, 'insert failed');
+      hooks.warn({ request_id: `a${i}`, ip: '192.0.2.1' }, 'event_hook_auth_failed');
       hooks.fatal('giving up');
       hooks.info('started');
     }
     const written = lines().map((l) => `${l['level']} ${l['component']} ${l['msg']} ${l['reason'] ?? ''}`);
     expect(written.filter((l) => l.includes('giving up'))).toHaveLength(3);
     expect(written.filter((l) => l.includes('started'))).toHaveLength(3);
-    expect(written.filter((l) => !l.includes('giving up') && !l.includes('started'))).toEqual([
+    expect(
+      lines()
+        .filter((l) => l['msg'] === 'event_hook_auth_failed')
+        .map((l) => l['request_id']),
+    ).toEqual(['a0', 'a1', 'a2']);
+    expect(written.filter((l) => !/giving up|started|auth_failed/.test(l))).toEqual([
       '40 event-hooks event_hook_rejected not-durable',
       '40 event-hooks event_hook_rejected bad-secret',
       '40 event-hooks event_hook_rejected bad-secret',

@@ -89,7 +89,9 @@ export class LogRepeats {
     msg: string,
     write: Write,
   ): boolean {
-    if (!this.filters(level)) return true;
+    // A line naming the client's address (`ip`) is the security record of one request (a refused secret: who
+    // tried, from where, with its request id): each is kept. Its metric counts it too.
+    if (!this.filters(level) || obj['ip'] !== undefined) return true;
     const component = bindings['component'];
     // The key takes identity fields bound on the logger too; a summary repeats only the line's own (the logger
     // writes its bindings itself).
