@@ -83,7 +83,11 @@ export async function runAlert(configPath: string | undefined, namedQueries?: Na
   const { config } = loadConfig(configPath);
   // The embedded log admits one process: beside a running hooklog, say so at once (it runs alerting itself).
   if (!config.stream.kafka) await refuseBesideRunningHooklog(config.data_dir, 'the embedded log');
-  const logger = createLogger({ level: config.log_level, format: config.log.format });
+  const logger = createLogger({
+    level: config.log_level,
+    format: config.log.format,
+    repeatIntervalS: config.log.repeat_interval_s,
+  });
   // A separate process must not share the main process's Kafka client (and transactional) id.
   const own: Config = config.stream.kafka
     ? {

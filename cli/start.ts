@@ -25,7 +25,11 @@ export async function runStart(
   const roles = rolesFlag === undefined ? config.roles : parseRoles(rolesFlag);
   // The same checks as check-config, before anything opens: a file start cannot read fails here, in those words.
   await preflight(config, roles);
-  const logger = createLogger({ level: config.log_level, format: config.log.format });
+  const logger = createLogger({
+    level: config.log_level,
+    format: config.log.format,
+    repeatIntervalS: config.log.repeat_interval_s,
+  });
   logger.info({ config: loaded.origin, roles }, 'starting hooklog');
   const running = await startHooklog(config, logger, roles);
   const store = running.store;

@@ -1,6 +1,7 @@
 import { pino, type Logger, type LoggerOptions } from 'pino';
 import pretty from 'pino-pretty';
 import { redactSecrets } from './config/secrets.js';
+import { LogRepeats } from './log-repeats.js';
 
 /**
  * Secrets reach log calls in config (hook secrets, API tokens, private keys,
@@ -46,10 +47,25 @@ export function resolveLogFormat(format: LogFormat, destination: NodeJS.Writable
   return (destination as NodeJS.WritableStream & { isTTY?: boolean }).isTTY === true ? 'pretty' : 'json';
 }
 
+/** How often a repeated warning is summarised by default (config: `log.repeat_interval_s`). */
+export const DEFAULT_REPEAT_INTERVAL_S = 10;
+
 export function createLogger(
-  opts: { level?: string; destination?: NodeJS.WritableStream; format?: LogFormat } = {},
-): Logger {
+  opts: {
+    level?: string;
+    destination?: NodeJS.WritableStream;
+    format?: LogFormat;
+    /** A repeated warning or error is written once, then summarised every this many seconds; 0 writes them all. */
+    repeatIntervalS?: number;
+    /** The repeat filter's clock, for tests. */
+    now?: () => number;
+  } = {},
+): Logger & { readonly repeats: LogRepeats } {
   const destination = opts.destination ?? process.stdout;
+  const repeats = new LogRepeats({
+    intervalMs: (opts.repeatIntervalS ?? DEFAULT_REPEAT_INTERVAL_S) * 1000,
+    ...(opts.now ? { now: opts.now } : {}),
+  });
   const options: LoggerOptions = {
     level: opts.level ?? process.env.HOOKLOG_LOG_LEVEL ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
@@ -57,8 +73,36 @@ export function createLogger(
     serializers: { err: serializeError },
     base: { service: 'hooklog' },
     timestamp: pino.stdTimeFunctions.isoTime,
+    hooks: {
+      // One place for every component (kafkajs's adapter, the stream's retry paths, the sink, pollers): a line
+      // repeating one written less than an interval ago is counted, not written (log-repeats.ts).
+      logMethod(args, method, level) {
+        // Info and debug lines (the hot paths) go straight through, without reading the bindings.
+        if (!repeats.filters(level)) return method.apply(this, args);
+        const [obj, msg] = logArgs(args);
+        const write = (o: Record<string, unknown>, m: string) =>
+          method.apply(this, [o, m] as Parameters<typeof method>);
+        if (repeats.admit(level, this.bindings(), obj, msg, write)) method.apply(this, args);
+      },
+    },
   };
-  if (resolveLogFormat(opts.format ?? 'auto', destination) === 'pretty') {
+  // Summaries fall due while nothing else is logged (and a repeat stops by going quiet): a sweep each second,
+  // unref'd so it never keeps a process alive.
+  if (opts.repeatIntervalS !== 0 && !opts.now) setInterval(() => repeats.sweep(), 1000).unref();
+  return Object.assign(build(options, destination, opts.format), { repeats });
+}
+
+/** A log call's arguments as pino reads them: `(obj, msg)`, `(err, msg)` or `(msg)`. */
+function logArgs(args: readonly unknown[]): [Record<string, unknown>, string] {
+  const [first, second] = args;
+  if (typeof first === 'string') return [{}, first];
+  if (first instanceof Error) return [{ err: first }, typeof second === 'string' ? second : first.message];
+  const obj = first !== null && typeof first === 'object' ? (first as Record<string, unknown>) : {};
+  return [obj, typeof second === 'string' ? second : ''];
+}
+
+function build(options: LoggerOptions, destination: NodeJS.WritableStream, format: LogFormat | undefined): Logger {
+  if (resolveLogFormat(format ?? 'auto', destination) === 'pretty') {
     // Secrets are redacted above (formatters.log and redact run before any output), so the pretty
     // printer only ever sees redacted objects. Synchronous: no worker thread to lose lines at exit.
     const colorize = (destination as NodeJS.WritableStream & { isTTY?: boolean }).isTTY === true;
@@ -67,7 +111,7 @@ export function createLogger(
       pretty({ destination, colorize, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'service' }),
     );
   }
-  return opts.destination ? pino(options, opts.destination as pino.DestinationStream) : pino(options);
+  return destination !== process.stdout ? pino(options, destination as pino.DestinationStream) : pino(options);
 }
 
 /** A logger that discards everything: for tests and benches that assert on data, not logs. */

@@ -200,6 +200,15 @@ export const logSchema = z
       .describe(
         'auto: human-readable lines when stdout is a terminal, JSON lines otherwise; pretty or json to choose. Secrets are redacted in both.',
       ),
+    repeat_interval_s: z
+      .number()
+      .int()
+      .min(0)
+      .max(3600)
+      .default(10)
+      .describe(
+        'A warning or error that repeats (same component, message and kind) is written once, then summarised with a count every this many seconds while it lasts, and once when it stops. Metrics still count each failure. 0 writes every line.',
+      ),
   })
   .prefault({})
   .describe('How log lines are written.');
