@@ -89,7 +89,9 @@ async function startServer(mode: Mode, dir: string, table: string): Promise<Serv
     script,
     ['--mode', mode, '--dir', join(dir, `${mode}-${Date.now()}`), '--table', table, '--risk', args.risk],
     {
-      execArgv: ['--import', 'tsx'],
+      // SERVER_NODE_ARGS (space-separated) go to every server's node, e.g. a CPU profile of each mode:
+      // SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (written when the server exits).
+      execArgv: ['--import', 'tsx', ...(process.env.SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)],
       stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     },
   );
