@@ -4,6 +4,7 @@
  * whose hooks register themselves with that org, served over TLS on a port
  * chosen before start (the registered URI names it), given as ${PORT}.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { HookManagementApi, SimulatedOrg } from '../simulated-org/index.js';
@@ -11,6 +12,7 @@ import type { SimulatedOrgOptions } from '../simulated-org/server.js';
 import { runCli, type CliResult } from '../support/cli.js';
 import { writeTestConfig, type TestInstance } from '../support/hooklog-config.js';
 import { makeTestCertificate, type TestCertificate } from '../support/tls.js';
+import { parse, stringify } from 'yaml';
 
 export const EVENT_TYPES = ['user.authentication.sso', 'user.session.start'];
 export const EVENT_SECRET = 'event-hook-secret-0123456789';
@@ -144,4 +146,17 @@ export async function registrationWorld(o: WorldOptions = {}): Promise<Registrat
     },
     stop: () => sim.stop(),
   };
+}
+
+/** A rotation's two secrets (the event hook's `auth.secrets` before and after). */
+export const OLD_SECRET = 'old-hook-secret-0123456789';
+export const NEW_SECRET = 'new-hook-secret-9876543210';
+
+/** The config file with the event hook's secrets replaced, written beside it. */
+export function withSecrets(path: string, name: string, secrets: string[]): string {
+  const cfg = parse(readFileSync(path, 'utf8')) as { event_hooks: Array<{ auth: { secrets: string[] } }> };
+  cfg.event_hooks[0]!.auth.secrets = secrets;
+  const out = path.replace(/hooklog\.yaml$/, `${name}.yaml`);
+  writeFileSync(out, stringify(cfg));
+  return out;
 }

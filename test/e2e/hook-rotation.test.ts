@@ -6,27 +6,21 @@
  * only then is the old one removed. The simulated org delivers all the while;
  * not one delivery is refused.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
 import { call } from '../simulated-org/hook-calls.js';
 import { logEvent } from '../simulated-org/index.js';
 import { runCli, startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
 import { total } from '../support/metrics.js';
 import { waitFor } from '../support/wait.js';
-import { EVENT_TYPES, cliEnv, registrationWorld, type RegistrationWorld } from './hook-registration.js';
-
-const OLD = 'old-hook-secret-0123456789';
-const NEW = 'new-hook-secret-9876543210';
-
-/** The config file with the event hook's secrets replaced, written beside it. */
-function withSecrets(path: string, name: string, secrets: string[]): string {
-  const cfg = parse(readFileSync(path, 'utf8')) as { event_hooks: Array<{ auth: { secrets: string[] } }> };
-  cfg.event_hooks[0]!.auth.secrets = secrets;
-  const out = path.replace(/hooklog\.yaml$/, `${name}.yaml`);
-  writeFileSync(out, stringify(cfg));
-  return out;
-}
+import {
+  EVENT_TYPES,
+  NEW_SECRET as NEW,
+  OLD_SECRET as OLD,
+  cliEnv,
+  registrationWorld,
+  withSecrets,
+  type RegistrationWorld,
+} from './hook-registration.js';
 
 describe('rotating an event hook secret', () => {
   let w: RegistrationWorld | undefined;
