@@ -32,6 +32,7 @@ import { registerHooksCommands } from './hooks-command.js';
 import { registerActionsCommand } from './actions-command.js';
 import { registerRiskCommand } from './risk-command.js';
 import { registerConsoleCommand } from './console-command.js';
+import { describeBackup, runBackup, runRestore } from './backup.js';
 
 export const program = new Command('hooklog')
   .description(
@@ -276,6 +277,30 @@ program
   .action(async (opts: { org: string; since: string; until?: string; format: 'table' | 'json' }) => {
     const { config } = configFor(READS_STORE);
     process.stdout.write(renderCoverage(await coverageReport(config, opts), opts.format));
+  });
+
+program
+  .command('backup')
+  .description(
+    'Back up the embedded default (ClickHouse tables, the embedded log with its committed offsets and cursors) into an empty directory, consistently, while hooklog runs (through its admin socket) or not. A ClickHouse server and Kafka are backed up with their own tools (docs/operate/backups.md).',
+  )
+  .argument('<dir>', 'where the backup goes: a new or empty directory outside data_dir')
+  .action(async (dir: string) => {
+    const { config } = configFor(READS_STORE);
+    const logger = createLogger({ level: 'warn', destination: process.stderr });
+    process.stdout.write(describeBackup(await runBackup(config, dir, logger), dir, 'written to'));
+  });
+
+program
+  .command('restore')
+  .description(
+    "Restore a backup into the config's data_dir, which must be empty or absent: the manifest's format and schema are checked, then every file's sha256, before anything is written. Then start hooklog as usual.",
+  )
+  .argument('<dir>', 'a directory hooklog backup wrote')
+  .action(async (dir: string) => {
+    const { config } = configFor(READS_STORE);
+    const logger = createLogger({ level: 'warn', destination: process.stderr });
+    process.stdout.write(describeBackup(await runRestore(config, dir, logger), dir, 'restored from'));
   });
 
 registerHooksCommands(program);
