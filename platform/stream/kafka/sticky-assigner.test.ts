@@ -66,6 +66,8 @@ describe('the sticky assigner beside a previous release', () => {
       groupId: group,
       sessionTimeout: 6_000,
       heartbeatInterval: 300,
+      // A rebalance is noticed between fetches: kafkajs's 5 s default wait would slow every join down.
+      maxWaitTimeInMs: 200,
     });
     raw.push(old);
     old.on(old.events.GROUP_JOIN, (e) => {
