@@ -112,8 +112,10 @@ describe('sticky ownership in a fleet (real CLI, real broker)', () => {
     const polledBy = (o: FleetOrg, name: string, since: number) =>
       o.sim.requests.some((r) => r.client === `SSWS tok-${name}` && r.at >= since);
 
-    const [a, b, c] = [await start('a'), await start('b'), await start('c')];
-    const three = [a!, b!, c!];
+    const a = await start('a');
+    const b = await start('b');
+    const c = await start('c');
+    const three = [a, b, c];
     const pollersBefore = await settled(
       'the pollers of three: two partitions each',
       three,
@@ -129,8 +131,8 @@ describe('sticky ownership in a fleet (real CLI, real broker)', () => {
 
     // b leaves.
     const stoppedAt = Date.now();
-    await b!.kill('SIGTERM');
-    const two = [a!, c!];
+    await b.kill('SIGTERM');
+    const two = [a, c];
     const pollersAfter = await settled(
       'the pollers of a and c: three each',
       two,
@@ -186,7 +188,7 @@ describe('sticky ownership in a fleet (real CLI, real broker)', () => {
     // d joins: it takes two (6 over 3), one from each of a and c (three each, the most); they only give.
     const joinedAt = Date.now();
     const d = await start('d');
-    const withD = [a!, c!, d];
+    const withD = [a, c, d];
     const pollersJoined = await settled(
       'the pollers of a, c and d: two each',
       withD,
