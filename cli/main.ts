@@ -98,10 +98,16 @@ rules
 
 rules
   .command('lint')
-  .description('Check rule files (any format) and print every problem with its file and line; exit 1 on errors.')
+  .description(
+    'Check rule files (any format), every field path they read against the LogEvent schema, and print every problem with its file and line; exit 1 on errors.',
+  )
   .argument('[paths...]', "rule files or directories (default: the config's alerting rule paths)")
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
-  .action((paths: string[], opts: { format: OutputFormat }) => {
+  .option(
+    '--strict',
+    'every field path that is not a LogEvent field is an error (without it, one the service may yet add is a warning)',
+  )
+  .action((paths: string[], opts: { format: OutputFormat; strict?: boolean }) => {
     let use = paths;
     let loaded: ReturnType<typeof loadConfig> | undefined;
     try {
@@ -115,7 +121,7 @@ rules
     // The config's risk for rules loaded as published; an unknown id is an error only for the config's own paths.
     const risk = a &&
       loaded && { file: loaded.origin, byId: a.risk.rules, inline: a.rules, strict: paths.length === 0 };
-    const { result, errors } = lintRuleFiles(use, risk);
+    const { result, errors } = lintRuleFiles(use, risk, { strict: opts.strict === true });
     process.stdout.write(render(result, opts.format));
     if (errors) process.exitCode = 1;
   });
