@@ -16,7 +16,7 @@ import { runSql } from './sql.js';
 import { runStart } from './start.js';
 import { preflight } from './preflight.js';
 import { collectParams, listQueries, runQueryCommand } from './query.js';
-import { runStatus, statusHeading, statusResultSet, type StatusLine } from './status.js';
+import { runStatus, statusHeading, statusLateFooter, statusResultSet, type StatusLine } from './status.js';
 import { statusViaAdminSocket } from './admin-socket.js';
 import { openStream } from '../platform/stream/open.js';
 import { openStore, storeOptions } from '../platform/store/index.js';
@@ -223,7 +223,7 @@ program
 program
   .command('status')
   .description(
-    "One line per org and source: last event by hooks and by pollers, the poller's last success beside its position's age (a quiet org succeeds while its position stays put; a stuck poller does neither), poller and sink lag, dead letters and refused hook deliveries in the last hour; and when it was checked.",
+    "One line per org and source: last event by hooks and by pollers, the poller's last success beside its position's age (a quiet org succeeds while its position stays put; a stuck poller does neither), poller and sink lag, dead letters and refused hook deliveries in the last hour, the org's events that came too late for a rule needing event order (per rule below the table: the last one and the watermark it missed); and when it was checked.",
   )
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
   .action(async (opts: { format: OutputFormat }) => {
@@ -243,7 +243,7 @@ program
         ? JSON.stringify(lines, null, 2) + '\n'
         : opts.format === 'csv'
           ? render(statusResultSet(lines, 'csv'), 'csv')
-          : statusHeading(lines) + render(statusResultSet(lines), 'table'),
+          : statusHeading(lines) + render(statusResultSet(lines), 'table') + statusLateFooter(lines),
     );
   });
 
