@@ -193,6 +193,29 @@ describe('rules lint: field paths against the LogEvent schema', () => {
     ]);
   });
 
+  it("checks the config's own rules (alerting.rules) at their line in the config", () => {
+    const config = join(dir, 'hooklog.yaml');
+    const inline = [
+      { id: 'ok', detection: 'eventType eq "a"' },
+      {
+        id: 'typo',
+        type: 'threshold',
+        window_ms: 60_000,
+        group_by: ['actor.alternateIdd'],
+        detection: 'eventType eq "a"',
+      },
+    ];
+    writeFileSync(config, stringify({ alerting: { rules: inline } }));
+    const risk = { file: config, byId: {}, inline, strict: true };
+    expect(lintPaths([], risk).map((p) => [`${p.file.split('/').pop()}:${p.line}`, p.severity, p.message])).toEqual([
+      [
+        'hooklog.yaml:9',
+        'error',
+        '"actor.alternateIdd" (in group_by) is not a LogEvent field: actor has no field "alternateIdd", so it is always null whatever the event; did you mean actor.alternateId?',
+      ],
+    ]);
+  });
+
   it('the shipped content passes strict', () => {
     expect(lintPaths([CONTENT_DIR], undefined, { strict: true })).toEqual([]);
   });

@@ -13,7 +13,8 @@
  * it (fields.ts: any case, `_` ignored, `okta.` and the ECS aliases): filters,
  * Sigma selections (and `|fieldref` values, correlations' group-by), `fields`,
  * `group_by`, `distinct_field`, and the paths title, severity and dedup
- * expressions read. A near miss names the field meant. A field the event
+ * expressions read; in rule files and, linting the config's paths, in the
+ * config's own `alerting.rules`. A near miss names the field meant. A field the event
  * itself, or an object the service adds to over time, does not have yet is a
  * warning (`strict`: an error); so is an aliased filter attribute (it says what
  * it reads), and a catalogue file with no filter (prose only).
@@ -318,6 +319,26 @@ function lintRiskMapping(files: readonly string[], m: RiskMapping, out: Problem[
   }
 }
 
+/** The field paths of the config's own rules (alerting.rules), each at the line of its id in the config file. */
+function lintInlineRules(m: RiskMapping, out: Problem[], o: LintOptions): void {
+  let text = '';
+  try {
+    text = readFileSync(m.file, 'utf8');
+  } catch {
+    // A config from the environment or built in: no file to point into; line 1.
+  }
+  for (const r of m.inline) {
+    let rule: CompiledRule;
+    try {
+      rule = compileRule(r, { source: m.file });
+    } catch {
+      continue; // check-config and start refuse it, saying why
+    }
+    const from = lineOf(text, `id: ${rule.id}`, lineOf(text, rule.id, 1));
+    checkPaths(m.file, text, rulePaths(r as Record<string, unknown>, rule), out, from, o);
+  }
+}
+
 /** Lints every rule file under `paths` (and the config's risk mapping); problems sorted by file and line. */
 export function lintPaths(paths: readonly string[], risk?: RiskMapping, o: LintOptions = {}): Problem[] {
   const out: Problem[] = [];
@@ -328,6 +349,8 @@ export function lintPaths(paths: readonly string[], risk?: RiskMapping, o: LintO
     return [{ file: String(paths[0] ?? ''), line: 1, severity: 'error', message: (err as Error).message }];
   }
   for (const f of files) lintFile(f, out, o);
+  // The config's own rules, when it is the config's rules that are linted.
+  if (risk?.strict) lintInlineRules(risk, out, o);
   // Across files: duplicate ids and correlations (only when every file loads).
   if (!out.some((p) => p.severity === 'error')) {
     try {
