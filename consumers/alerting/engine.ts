@@ -116,6 +116,11 @@ export class PartitionEngine {
     this.#hasKeyed = rules.some((r) => r.kind === 'stateful' || r.kind === 'first_seen');
     this.#periods = new Map(rules.flatMap((r) => (r.dedupPeriodMs !== undefined ? [[r.id, r.dedupPeriodMs]] : [])));
     this.#groupCounts = new GroupCounts(state.groups);
+    // Late counts are kept for the rules loaded: a rule taken out of the config takes its counts with it.
+    if (state.lateRules) {
+      const ids = new Set(rules.map((r) => r.id));
+      for (const id of Object.keys(state.lateRules)) if (!ids.has(id)) delete state.lateRules[id];
+    }
     this.#recomputeAbsenceDue();
   }
 

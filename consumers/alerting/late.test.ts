@@ -88,6 +88,11 @@ describe('late events', () => {
       'three-failures': { b: [1, 50_000, 99_000] },
       'failure-then-success': { b: [1, 50_000, 99_000], a: [1, 60_000, 99_000] },
     });
+    // Restarted with one rule fewer: its counts go with it (the state stays bounded by the rules loaded).
+    const state = JSON.parse(JSON.stringify(engine.state)) as typeof engine.state;
+    expect(
+      Object.keys(new PartitionEngine(rules.slice(1), { allowedLatenessMs: 1000 }, state).state.lateRules!),
+    ).toEqual(['three-failures', 'failure-then-success']);
   });
 
   it('are counted per rule, logged once per interval with the watermark they missed, and shown in status', async () => {
