@@ -145,14 +145,15 @@ async function main(): Promise<void> {
       .join(' ')}`,
   );
   const broker: KafkaBroker = await startKafkaBroker({ jvm: 'server', startTimeoutMs: 180_000 });
+  closers.push(() => broker.stop());
   const orgs: FleetOrg[] = await startOrgs(2, PARTITIONS, ['tok-0', 'tok-1', 'tok-2'], 500);
+  closers.push(async () => void (await Promise.all(orgs.map((o) => o.sim.stop()))));
   const inst = writeTestConfig({ kafkaBrokers: broker.brokers });
   const base = parse(readFileSync(inst.configPath, 'utf8')) as Record<string, Record<string, unknown>>;
   writeFileSync(
     inst.configPath,
     stringify({
       ...base,
-      log_level: 'warn',
       stream: {
         ...base.stream,
         partitions: PARTITIONS,
@@ -177,9 +178,14 @@ async function main(): Promise<void> {
   const sinkConfig = withOwnDataDir(inst.configPath, 'sink');
   const sinkDataDir = (parse(readFileSync(sinkConfig, 'utf8')) as { data_dir: string }).data_dir;
   const dataDirs = [sinkDataDir, (base as unknown as { data_dir: string }).data_dir];
-  const sql = async (q: string) => (await queryViaAdminSocket(sinkDataDir, q))?.rows as Array<Record<string, string>>;
+  const sql = async (q: string): Promise<Array<Record<string, string>>> => {
+    const answer = await queryViaAdminSocket(sinkDataDir, q);
+    if (!answer) throw new Error("the sink's instance does not answer on its admin socket");
+    return answer.rows as Array<Record<string, string>>;
+  };
 
   const slots: Array<{ p: Instance; url: string | null; startedAt: number }> = [];
+  closers.push(async () => void (await Promise.all(slots.map((s) => s.p.kill('SIGKILL')))));
   const spawnSlot = (i: number) =>
     spawnHooklog(
       `i${i}`,
@@ -312,10 +318,14 @@ async function main(): Promise<void> {
   clearInterval(arrivals);
   say('soak: traffic stopped, draining');
   const expectPolled = orgs.reduce((k, o) => k + o.sim.retained(o.sim.logs).length, 0);
-  const polledIn = async () =>
-    Number((await sql(`SELECT count() AS n FROM events FINAL WHERE org != '${inst.org}'`))[0]!.n);
-  const hooksIn = async () =>
-    Number((await sql(`SELECT count() AS n FROM events FINAL WHERE org = '${inst.org}'`))[0]!.n);
+  // -1 while the sink's instance is restarting (the last chaos may have just hit it).
+  const count = (where: string) => async () =>
+    sql(`SELECT count() AS n FROM events FINAL WHERE ${where}`).then(
+      (rows) => Number(rows[0]!.n),
+      () => -1,
+    );
+  const polledIn = count(`org != '${inst.org}'`);
+  const hooksIn = count(`org = '${inst.org}'`);
   await waitFor(polledIn, { until: (c) => c >= expectPolled, timeoutMs: 300_000, what: 'polled events landed' });
   await waitFor(hooksIn, { until: (c) => c >= acked.size, timeoutMs: 300_000, what: 'hook events landed' });
 
@@ -347,8 +357,6 @@ async function main(): Promise<void> {
   await reader.close();
 
   for (const s of slots) await s.p.kill('SIGTERM');
-  for (const o of orgs) await o.sim.stop();
-  await broker.stop();
 
   // Report.
   out('');
@@ -379,4 +387,10 @@ async function main(): Promise<void> {
   if (missing || extra || polledDup || sinkDup) process.exitCode = 1;
 }
 
-await main();
+/** What main started, stopped last first however it ends (a failed wait must not leave a fleet and a JVM behind). */
+const closers: Array<() => Promise<void>> = [];
+try {
+  await main();
+} finally {
+  for (const close of closers.reverse()) await close().catch((err: unknown) => say(`soak: clean-up: ${String(err)}`));
+}
