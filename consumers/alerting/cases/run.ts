@@ -23,6 +23,7 @@ import { PartitionEngine } from '../engine.js';
 import { runScheduledOnce, type QueryResolver } from '../scheduled.js';
 import type { CaseProblem, FeedEvent, LoadedCase, LoadedCases, RuleWithFile } from './load.js';
 import type { CaseSpec } from './schema.js';
+import { renderExplained } from '../rules/explain.js';
 
 /** A store for scheduled cases: `load` replaces the events it holds with a case's. */
 export interface CaseStore {
@@ -77,10 +78,15 @@ export function caseEndMs(c: LoadedCase, latenessMs: number): number {
 /** A stream case through the engine: its alerts, and how many of its events were late. */
 export function runStreamCase(c: LoadedCase, o: CaseRunOptions): { alerts: Alert[]; late: number } {
   const lateness = c.spec.lateness_ms ?? o.allowedLatenessMs;
-  const engine = new PartitionEngine([c.rule], {
-    allowedLatenessMs: lateness,
-    ...(o.dedupWindowMs !== undefined ? { dedupWindowMs: o.dedupWindowMs } : {}),
-  });
+  const engine = new PartitionEngine(
+    [c.rule],
+    {
+      allowedLatenessMs: lateness,
+      ...(o.dedupWindowMs !== undefined ? { dedupWindowMs: o.dedupWindowMs } : {}),
+    },
+    // The state the case's mocks give (cases/mocks.ts), a copy: the engine changes what it is given.
+    c.mocked.engine ? structuredClone(c.mocked.engine) : undefined,
+  );
   const alerts: Alert[] = [];
   c.feed.forEach((f, i) => {
     // The bytes the stream would carry, read back as the consumer reads them.
@@ -125,6 +131,34 @@ export function judge(spec: CaseSpec, alerts: readonly Alert[], late = 0): strin
   return null;
 }
 
+/**
+ * For a case that failed on its verdict: the rule's detection over the event that decided, each condition
+ * with the value the event had (rules/explain.ts). Expected an alert and got none: the last event the
+ * detection did not take (or, when it took them all, that it did); got an alert not expected: the last event
+ * behind the first alert. Empty when the rule has nothing to explain.
+ */
+export function explainFailure(c: LoadedCase, alerts: readonly Alert[]): string {
+  const explain = c.rule.explain;
+  if (!explain || c.feed.length === 0) return '';
+  const n = c.feed.length;
+  const at = (i: number) => (n > 1 ? `event ${i + 1} of ${n}: ` : '');
+  if (c.spec.alert && alerts.length === 0) {
+    const trees = c.feed.map((f) => explain(f.event));
+    const i = trees.map((t) => t.ok).lastIndexOf(false);
+    if (i < 0)
+      return n > 1
+        ? `; the detection took all ${n} events: what the ${c.rule.kind} rule needs beyond it (window, count, state) was not met`
+        : `; the detection took the event (${renderExplained(trees[0]!)}): what the ${c.rule.kind} rule needs beyond it was not met`;
+    return `: ${at(i)}${renderExplained(trees[i]!)}`;
+  }
+  if (!c.spec.alert && alerts.length > 0) {
+    const ids = alerts[0]!.event_ids;
+    const i = c.feed.findIndex((f) => f.event['uuid'] === ids[ids.length - 1]);
+    return i < 0 ? '' : `; ${at(i)}${renderExplained(explain(c.feed[i]!.event))}`;
+  }
+  return '';
+}
+
 function describe(a: Alert): string {
   const grouped = a.findings !== undefined ? `, ${a.findings} finding${a.findings === 1 ? '' : 's'}` : '';
   return `key ${a.key}, count ${a.count}${grouped}, at ${a.event_time}`;
@@ -139,7 +173,8 @@ export async function runCases(loaded: LoadedCases, o: CaseRunOptions): Promise<
     if (c.rule.kind === 'scheduled') continue;
     const t = performance.now();
     const { alerts, late } = runStreamCase(c, o);
-    results.push(result(c, judge(c.spec, alerts, late), alerts, performance.now() - t));
+    const failure = judge(c.spec, alerts, late);
+    results.push(result(c, failure && failure + explainFailure(c, alerts), alerts, performance.now() - t));
   }
   if (scheduled.length) {
     let cs: CaseStore | undefined;
@@ -156,7 +191,7 @@ export async function runCases(loaded: LoadedCases, o: CaseRunOptions): Promise<
           const { alerts } = await runScheduledOnce(
             cs.store,
             c.rule,
-            { last: 0, seen: {} },
+            { last: 0, seen: { ...c.mocked.scheduledSeen } },
             scheduledRunAt(c),
             o.resolveQuery,
           );
