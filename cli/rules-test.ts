@@ -40,13 +40,13 @@ interface Options {
   junit?: string;
   json?: string;
   requireCases?: boolean;
-  rule: string[];
-  tag: string[];
-  case: string[];
+  rule?: string[];
+  tag?: string[];
+  case?: string[];
 }
 
-/** A repeatable option's values, in order. */
-const collect = (v: string, all: string[]) => [...all, v];
+/** A repeatable option's values, in order (no default given: commander would print it in the help). */
+const collect = (v: string, all: string[] | undefined) => [...(all ?? []), v];
 
 /**
  * The rule files `--cases` tests when given none: the configured ones with the built-in rules
@@ -128,7 +128,7 @@ async function runBacktest(config: Config, targets: string[], o: Options): Promi
       'QUERY_INVALID',
       'rules test: a backtest takes one <file|dir|rule-id> and --since (or test the rules against their cases with --cases [paths…])',
     );
-  if (o.format === 'junit' || o.junit || o.json || o.requireCases || o.rule.length || o.tag.length || o.case.length)
+  if (o.format === 'junit' || o.junit || o.json || o.requireCases || o.rule || o.tag || o.case)
     throw new HooklogError(
       'QUERY_INVALID',
       '--junit, --json, --require-cases, --rule, --tag, --case and -f junit go with --cases',
@@ -174,19 +174,16 @@ export function addRulesTestCommand(rules: Command, configPath: () => string | u
       '--rule <id>',
       'with --cases: only rules whose id is this (exact, or a glob: * any characters, ? one); repeat for several',
       collect,
-      [],
     )
     .option(
       '--tag <tag>',
       "with --cases: only rules with this tag (exact or glob, any case; a Sigma rule's own tags); repeat for several",
       collect,
-      [],
     )
     .option(
       '--case <name>',
       'with --cases: only cases of this name (exact or glob, any case); repeat for several',
       collect,
-      [],
     )
     .option('--junit <file>', 'with --cases: also write a JUnit XML report to <file>')
     .option('--json <file>', 'with --cases: also write the JSON report to <file>')
