@@ -469,6 +469,41 @@ describe('a failure explains itself', () => {
     ]);
   });
 
+  it("a stateful rule's `when`, with the previous event it was judged against (mocked, or earlier in the case)", async () => {
+    const sydney = signin('bob@example.com', 'AU', { lat: -33.87, lon: 151.21 });
+    const d = folder('explain-stateful', {
+      'r.yaml': [
+        {
+          ...travel,
+          cases: [
+            {
+              name: 'Berlin two days before, mocked',
+              at: '0s',
+              alert: true,
+              mocks: { previous: [{ fields: { lat: 52.52, lon: 13.4 }, at: '-2d' }] },
+              event: sydney,
+            },
+            {
+              name: 'Sydney twice',
+              at: '0s',
+              alert: true,
+              events: [{ event: sydney }, { at: '1h', event: sydney }],
+            },
+            { name: 'nothing before', at: '0s', alert: true, event: sydney },
+          ],
+        },
+      ],
+    });
+    const when = `when ${travel.when.replaceAll('"', '\\"')}`;
+    expect((await outcomes(d)).map((r) => r[3])).toEqual([
+      `expected an alert, got none: all_of[ eventType eq 'user.session.start' → "user.session.start" ✓, ${when} → ` +
+        'time=2026-01-01T00:00:00.000Z, lat=-33.87, lon=151.21, prev.lat=52.52, prev.lon=13.4, prev.time=2025-12-30T00:00:00.000Z ✗ ]',
+      `expected an alert, got none: event 2 of 2: all_of[ eventType eq 'user.session.start' → "user.session.start" ✓, ${when} → ` +
+        'time=2026-01-01T01:00:00.000Z, lat=-33.87, lon=151.21, prev.lat=-33.87, prev.lon=151.21, prev.time=2026-01-01T00:00:00.000Z ✗ ]',
+      `expected an alert, got none: all_of[ eventType eq 'user.session.start' → "user.session.start" ✓, ${when} → lat=-33.87, lon=151.21, prev=null ✗ ]`,
+    ]);
+  });
+
   it('a sequence explains both steps; events the detection all took say so', async () => {
     const d = folder('explain-seq', {
       'r.yaml': [

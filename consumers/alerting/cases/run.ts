@@ -24,6 +24,9 @@ import { runScheduledOnce, type QueryResolver } from '../scheduled.js';
 import type { CaseProblem, FeedEvent, LoadedCase, LoadedCases, RuleWithFile } from './load.js';
 import type { CaseSpec } from './schema.js';
 import { renderExplained } from '../rules/explain.js';
+import { firstString } from '../fields.js';
+import type { Value } from '../state/expr.js';
+import { readFields } from '../state/values.js';
 
 /** A store for scheduled cases: `load` replaces the events it holds with a case's. */
 export interface CaseStore {
@@ -145,6 +148,11 @@ export function explainFailure(c: LoadedCase, alerts: readonly Alert[]): string 
   if (c.spec.alert && alerts.length === 0) {
     const trees = c.feed.map((f) => explain(f.event));
     const i = trees.map((t) => t.ok).lastIndexOf(false);
+    if (i < 0 && c.rule.kind === 'stateful') {
+      // Every event was taken: the last one's `when`, with the previous event of its group it was judged against.
+      const last = n - 1;
+      return `: ${at(last)}${renderExplained(explain(c.feed[last]!.event, previousOf(c, last)))}`;
+    }
     if (i < 0)
       return n > 1
         ? `; the detection took all ${n} events: what the ${c.rule.kind} rule needs beyond it (window, count, state) was not met`
@@ -157,6 +165,33 @@ export function explainFailure(c: LoadedCase, alerts: readonly Alert[]): string 
     return i < 0 ? '' : `; ${at(i)}${renderExplained(explain(c.feed[i]!.event))}`;
   }
   return '';
+}
+
+/**
+ * The previous event of event `i`'s group, as the engine would have it (state/keyed.ts): the latest earlier
+ * one in event time that the detection takes, else the case's mocked one; its fields and time, null for none.
+ */
+function previousOf(c: LoadedCase, i: number): Record<string, Value> | null {
+  const rule = c.rule;
+  const meta = (k: number) => eventMeta(c.feed[k]!.event as Record<string, unknown>, c.feed[k]!.org, 0, '');
+  const groupOf = (k: number) =>
+    JSON.stringify([c.feed[k]!.org, JSON.stringify(rule.groupBy.map((p) => firstString(c.feed[k]!.event, p)))]);
+  const t = meta(i).timeMs;
+  let best: number | null = null;
+  for (let k = 0; k < c.feed.length; k++) {
+    if (k === i || groupOf(k) !== groupOf(i) || !rule.where(c.feed[k]!.event)) continue;
+    const tk = meta(k).timeMs;
+    if (tk <= t && (best === null || tk >= meta(best).timeMs)) best = k;
+  }
+  if (best !== null) {
+    const tb = meta(best).timeMs;
+    if (t - tb > rule.ttlMs) return null;
+    // Its fields, then its time (as a mocked one reads: the order the explanation shows them in).
+    const { time, ...fields } = readFields(rule.fields, c.feed[best]!.event, tb);
+    return { ...fields, time: time ?? null };
+  }
+  const mocked = c.mocked.engine?.keyed?.[rule.id]?.k[groupOf(i)];
+  return mocked && t - mocked.t <= rule.ttlMs ? { ...mocked.v, time: mocked.t } : null;
 }
 
 function describe(a: Alert): string {

@@ -2,7 +2,7 @@ import { AlertingError } from '../errors.js';
 import { compilePath, type FieldPath } from '../fields.js';
 import { needsOf, withNeeds } from '../prefilter.js';
 import { compileFilter } from '../filter/evaluate.js';
-import { compileExpr, type Value } from '../state/expr.js';
+import { compileExpr, type Expr } from '../state/expr.js';
 import { eventTime, readFields } from '../state/values.js';
 import { compileDetection, type DetectionOptions, type Predicate } from '../sigma/detection.js';
 import { ruleSpecSchema, type CompiledRule, type RuleSpec } from './types.js';
@@ -86,7 +86,7 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
     );
   }
   const groupBy = spec.group_by.map(compilePath);
-  const explain = explainOf(spec, opts, stateful ? null : when, fields);
+  const explain = explainOf(spec, opts, when, fields);
   const grouping = compileGrouping(spec, where, opts);
   let risk;
   if (spec.risk) {
@@ -141,14 +141,15 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
 
 /**
  * The rule's detection as an explainer (rules/explain.ts), compiled on first use: only a failing test case
- * asks. A sequence explains both steps; a stateless `when` is one more condition beside the detection.
+ * asks. A sequence explains both steps; `when` is one more condition beside the detection — a stateful rule's
+ * only when the caller gives the previous event of the group (`prev`, null for none) it was judged with.
  */
 function explainOf(
   spec: RuleSpec,
   opts: CompileOptions,
-  when: ((ctx: { cur: Record<string, Value>; prev: null }) => Value) | null,
+  when: Expr | null,
   fields: readonly (readonly [string, FieldPath])[],
-): ((event: unknown) => Explained) | undefined {
+): CompiledRule['explain'] {
   const parts: Array<[string, string | Record<string, unknown>]> =
     spec.type === 'sequence'
       ? [
@@ -160,12 +161,17 @@ function explainOf(
         : [];
   if (parts.length === 0 && !when) return undefined;
   let built: Array<[string, (event: unknown) => Explained]> | undefined;
-  return (event) => {
+  return (event, prev) => {
     built ??= parts.map(([label, d]) => [label, explainer(d, opts)]);
     const items = built.map(([label, ex]) => (label ? { ...ex(event), label } : ex(event)));
-    if (when) {
+    const withPrev = spec.type === 'stateful';
+    if (when && (!withPrev || prev !== undefined)) {
       const cur = readFields(fields, event, eventTime(event));
-      items.push(whenLeaf(spec.when!, when({ cur, prev: null }) === true, cur));
+      const before = withPrev && prev ? prev : null;
+      const seen = { ...cur, ...Object.fromEntries(Object.entries(before ?? {}).map(([k, v]) => [`prev.${k}`, v])) };
+      items.push(
+        whenLeaf(spec.when!, when({ cur, prev: before }) === true, withPrev && !prev ? { ...seen, prev: null } : seen),
+      );
     }
     return allOf(items);
   };

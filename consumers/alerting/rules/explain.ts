@@ -156,9 +156,13 @@ export function explainer(
 
 /** A condition over named values (a rule's `when`) as a leaf: the values it read, and whether it held. */
 export function whenLeaf(text: string, ok: boolean, values: Readonly<Record<string, unknown>>): Explained {
+  // Times matter where a previous event is compared (speed, gaps): then both are shown, as instants.
+  const times = 'prev.time' in values;
+  const shown = (k: string, v: unknown) =>
+    k.endsWith('time') && typeof v === 'number' && Number.isFinite(v) ? new Date(v).toISOString() : shownValue(v, 40);
   const seen = Object.entries(values)
-    .filter(([k]) => k !== 'time' && !k.startsWith('$'))
-    .map(([k, v]) => `${k}=${shownValue(v, 40)}`)
+    .filter(([k]) => (times || k !== 'time') && !k.includes('$'))
+    .map(([k, v]) => `${k}=${shown(k, v)}`)
     .join(', ');
   return { op: 'leaf', ok, test: `when ${shownValue(text, 120).slice(1, -1)}`, seen: seen || 'no fields' };
 }

@@ -21,7 +21,7 @@
 import { z } from 'zod';
 import type { FieldPath } from '../fields.js';
 import type { Predicate } from '../sigma/detection.js';
-import type { Expr } from '../state/expr.js';
+import type { Expr, Value } from '../state/expr.js';
 import type { Explained } from './explain.js';
 import type { CompiledLabels, Severity } from '../grouping/labels.js';
 import { isDedupPeriod } from '../grouping/declaration.js';
@@ -198,9 +198,10 @@ export interface CompiledRule {
   readonly tags?: readonly string[];
   /**
    * The detection as a tree of conditions with what one event made of each (rules/explain.ts), for a
-   * failing test case; built on first use. Absent where a rule has no detection to explain.
+   * failing test case; built on first use. A stateful rule's `when` is in it when `prev` (the group's previous
+   * event's fields and time, null for none) is given. Absent where a rule has nothing to explain.
    */
-  readonly explain?: (event: unknown) => Explained;
+  readonly explain?: (event: unknown, prev?: Readonly<Record<string, Value>> | null) => Explained;
   readonly where: Predicate;
   /** The System Log filter text when `detection` was written as one (hunts compile it to SQL). */
   readonly filter?: string;
