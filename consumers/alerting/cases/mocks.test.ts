@@ -490,6 +490,13 @@ describe('a failure explains itself', () => {
               events: [{ event: sydney }, { at: '1h', event: sydney }],
             },
             { name: 'nothing before', at: '0s', alert: true, event: sydney },
+            {
+              name: 'Berlin an hour before, mocked, not expected',
+              at: '0s',
+              alert: false,
+              mocks: { previous: [{ fields: { lat: 52.52, lon: 13.4 }, at: '-1h' }] },
+              event: sydney,
+            },
           ],
         },
       ],
@@ -501,6 +508,9 @@ describe('a failure explains itself', () => {
       `expected an alert, got none: event 2 of 2: all_of[ eventType eq 'user.session.start' → "user.session.start" ✓, ${when} → ` +
         'time=2026-01-01T01:00:00.000Z, lat=-33.87, lon=151.21, prev.lat=-33.87, prev.lon=151.21, prev.time=2026-01-01T00:00:00.000Z ✗ ]',
       `expected an alert, got none: all_of[ eventType eq 'user.session.start' → "user.session.start" ✓, ${when} → lat=-33.87, lon=151.21, prev=null ✗ ]`,
+      expect.stringMatching(
+        /; all_of\[ .* → time=2026-01-01T00:00:00.000Z, lat=-33.87, lon=151.21, prev.lat=52.52, prev.lon=13.4, prev.time=2025-12-31T23:00:00.000Z ✓ \]$/,
+      ),
     ]);
   });
 

@@ -162,7 +162,9 @@ export function explainFailure(c: LoadedCase, alerts: readonly Alert[]): string 
   if (!c.spec.alert && alerts.length > 0) {
     const ids = alerts[0]!.event_ids;
     const i = c.feed.findIndex((f) => f.event['uuid'] === ids[ids.length - 1]);
-    return i < 0 ? '' : `; ${at(i)}${renderExplained(explain(c.feed[i]!.event))}`;
+    if (i < 0) return '';
+    const prev = c.rule.kind === 'stateful' ? previousOf(c, i) : undefined;
+    return `; ${at(i)}${renderExplained(explain(c.feed[i]!.event, prev))}`;
   }
   return '';
 }
