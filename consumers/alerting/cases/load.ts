@@ -187,9 +187,10 @@ function loadIsolated(files: readonly string[], opts: CompileOptions, problems: 
     try {
       return loadRulePaths(good, opts);
     } catch (err) {
-      // Each file loads alone, together they do not (a correlation naming a rule of a broken file): say so once.
+      // Each file loads alone, together they do not (a correlation naming a rule of a broken file): say so
+      // once, and run each file as it loads alone (its correlations unresolved) rather than none.
       problems.push({ file: good[0] ?? files[0] ?? '', line: 1, rule: '', name: '', message: errorText(err, '') });
-      return [];
+      return good.map((f) => loadAnyRuleFile(f, opts));
     }
   }
 }

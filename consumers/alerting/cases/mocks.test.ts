@@ -337,6 +337,29 @@ describe('one broken file is one error; the rest run', () => {
   });
 });
 
+describe('a correlation whose base rule is in a broken file', () => {
+  it('both are reported, and the other files still run', async () => {
+    const d = folder('broken-corr', {
+      'base.yml':
+        'title: Lock\nid: base-lock\nlogsource: { product: okta }\ndetection:\n  sel: { eventType|frob: user.account.lock }\n  condition: sel\n',
+      'corr.yml':
+        'title: Many locks\nid: corr-1\ncorrelation:\n  type: event_count\n  rules: [base-lock]\n  group-by: [actor.alternateId]\n  timespan: 10m\n  condition: { gte: 3 }\n',
+      'ok.yaml': [
+        {
+          id: 'ok.1',
+          detection: 'eventType eq "x"',
+          cases: [{ name: 'fires', at: '0s', alert: true, event: { eventType: 'x' } }],
+        },
+      ],
+    });
+    expect((await outcomes(d)).map((r) => [r[0], r[1], r[2], r[3]])).toEqual([
+      ['', '', 'error', 'the rule file does not load: rule base-lock.detection.sel: unsupported modifier |frob'],
+      ['', '', 'error', expect.stringMatching(/correlation corr-1: names rule "base-lock", which is not loaded/)],
+      ['ok.1', 'fires', 'passed', ''],
+    ]);
+  });
+});
+
 describe('choosing rules and cases', () => {
   const sigma = `title: Locked
 id: sigma-locked
