@@ -537,6 +537,41 @@ describe('a failure explains itself', () => {
     ]);
   });
 
+  it("a first_seen rule's value, and what its group had seen (mocked, or earlier in the case)", async () => {
+    const d = folder('explain-first-seen', {
+      'r.yaml': [
+        {
+          ...newCountry,
+          cases: [
+            {
+              name: 'France was seen',
+              at: '0s',
+              alert: true,
+              mocks: { seen: [{ values: ['US', 'FR'] }] },
+              event: signin('bob@example.com', 'FR'),
+            },
+            { name: 'learning', at: '0s', alert: true, event: signin('bob@example.com', 'FR') },
+            {
+              name: 'France earlier in the case',
+              at: '0s',
+              alert: true,
+              events: [
+                { event: signin('bob@example.com', 'FR') },
+                { at: '1d', event: signin('bob@example.com', 'fr') },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    const det = `eventType eq 'user.session.start' → "user.session.start" ✓, outcome.result eq 'SUCCESS' → "SUCCESS" ✓`;
+    expect((await outcomes(d)).map((r) => r[3])).toEqual([
+      `expected an alert, got none: all_of[ ${det}, client.geographicalContext.country new for the group → "fr", seen before ["us","fr"] ✗ ]`,
+      `expected an alert, got none: all_of[ ${det}, client.geographicalContext.country new for the group → "fr", nothing seen before (learning) ✗ ]`,
+      `expected an alert, got none: event 2 of 2: all_of[ ${det}, client.geographicalContext.country new for the group → "fr", seen before ["fr"] ✗ ]`,
+    ]);
+  });
+
   it('a sequence explains both steps; events the detection all took say so', async () => {
     const d = folder('explain-seq', {
       'r.yaml': [

@@ -23,8 +23,8 @@ import { PartitionEngine } from '../engine.js';
 import { runScheduledOnce, type QueryResolver } from '../scheduled.js';
 import type { CaseProblem, FeedEvent, LoadedCase, LoadedCases, RuleWithFile } from './load.js';
 import type { CaseSpec } from './schema.js';
-import { renderExplained } from '../rules/explain.js';
-import { firstString } from '../fields.js';
+import { allOf, renderExplained, shownValue, type Explained } from '../rules/explain.js';
+import { firstString, type FieldPath } from '../fields.js';
 import type { Value } from '../state/expr.js';
 import { readFields } from '../state/values.js';
 
@@ -153,6 +153,11 @@ export function explainFailure(c: LoadedCase, alerts: readonly Alert[]): string 
       const last = n - 1;
       return `: ${at(last)}${renderExplained(explain(c.feed[last]!.event, previousOf(c, last)))}`;
     }
+    if (i < 0 && c.rule.kind === 'first_seen') {
+      // Every event was taken: whether the last one's value was new for its group, and what the group had seen.
+      const last = n - 1;
+      return `: ${at(last)}${renderExplained(allOf([trees[last]!, newValueLeaf(c, last)]))}`;
+    }
     if (i < 0)
       return n > 1
         ? `; the detection took all ${n} events: what the ${c.rule.kind} rule needs beyond it (window, count, state) was not met`
@@ -194,6 +199,37 @@ function previousOf(c: LoadedCase, i: number): Record<string, Value> | null {
   }
   const mocked = c.mocked.engine?.keyed?.[rule.id]?.k[groupOf(i)];
   return mocked && t - mocked.t <= rule.ttlMs ? { ...mocked.v, time: mocked.t } : null;
+}
+
+/**
+ * A first_seen rule's own condition for event `i` as a leaf: its value, and the values its group had seen
+ * within window_ms before (earlier events of the case the detection took, and the mocked ones), as the engine
+ * compares them (lower-cased). A group that had seen none is learning: no alert.
+ */
+function newValueLeaf(c: LoadedCase, i: number): Explained {
+  const rule = c.rule;
+  const timeOf = (k: number) => eventMeta(c.feed[k]!.event as Record<string, unknown>, c.feed[k]!.org, 0, '').timeMs;
+  const groupOf = (k: number) =>
+    JSON.stringify([c.feed[k]!.org, JSON.stringify(rule.groupBy.map((p) => firstString(c.feed[k]!.event, p)))]);
+  const valueOf = (k: number) => firstString(c.feed[k]!.event, rule.distinct!).toLowerCase();
+  const t = timeOf(i);
+  const seen = new Set<string>();
+  const mocked = c.mocked.engine?.keyed?.[rule.id]?.k[groupOf(i)]?.seen ?? {};
+  for (const [v, at] of Object.entries(mocked)) if (at >= t - rule.windowMs) seen.add(v);
+  for (let k = 0; k < c.feed.length; k++) {
+    const tk = timeOf(k);
+    if (k === i || groupOf(k) !== groupOf(i) || tk > t || tk < t - rule.windowMs) continue;
+    if (rule.where(c.feed[k]!.event) && valueOf(k) !== '') seen.add(valueOf(k));
+  }
+  const v = valueOf(i);
+  const path = (rule.distinct as FieldPath).raw ?? rule.distinct!;
+  const before = seen.size ? `seen before ${shownValue([...seen].slice(0, 10))}` : 'nothing seen before (learning)';
+  return {
+    op: 'leaf',
+    ok: v !== '' && seen.size > 0 && !seen.has(v),
+    test: `${path.join('.')} new for the group`,
+    seen: `${shownValue(v)}, ${before}`,
+  };
 }
 
 function describe(a: Alert): string {

@@ -169,7 +169,9 @@ export function whenLeaf(text: string, ok: boolean, values: Readonly<Record<stri
 
 /** Combines explainers (a sequence's steps, a detection and its `when`): all must hold, each labelled. */
 export function allOf(parts: readonly Explained[]): Explained {
-  return parts.length === 1 ? parts[0]! : { op: 'all_of', ok: parts.every((p) => p.ok), items: [...parts] };
+  // An unlabelled all_of inside is the same condition one level up: one tree reads easier than nested ones.
+  const items = parts.flatMap((p) => (p.op === 'all_of' && !p.label ? p.items : [p]));
+  return items.length === 1 ? items[0]! : { op: 'all_of', ok: items.every((p) => p.ok), items };
 }
 
 /** `all_of[ outcome.result eq 'FAILURE' → "SUCCESS" ✗, … ]`, bounded. */
