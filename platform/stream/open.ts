@@ -5,6 +5,7 @@ import { topicNames, type Topics } from './headers.js';
 import { openKafkaStream } from './kafka/index.js';
 import { kafkaConsumerObserver } from './kafka/telemetry.js';
 import type { Stream } from './types.js';
+import { withRecordFormats } from './formats.js';
 import { riskTopics } from '../../schemas/risk.js';
 
 /**
@@ -16,6 +17,16 @@ export async function openStream(
   config: PlatformConfig,
   logger: Logger,
   opts: { transactionalId?: string } = {},
+): Promise<Stream> {
+  // Every record appended carries its format version, and every record read is checked against what this release
+  // reads (formats.ts).
+  return withRecordFormats(await openBareStream(config, logger, opts), { prefix: config.stream.topic_prefix, logger });
+}
+
+async function openBareStream(
+  config: PlatformConfig,
+  logger: Logger,
+  opts: { transactionalId?: string },
 ): Promise<Stream> {
   const s = config.stream;
   if (s.kafka) {
