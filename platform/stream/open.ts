@@ -6,6 +6,8 @@ import { openKafkaStream } from './kafka/index.js';
 import { kafkaConsumerObserver } from './kafka/telemetry.js';
 import type { Stream } from './types.js';
 import { withRecordFormats } from './formats.js';
+import { claimDataDir } from '../release/data-dir-marker.js';
+import { currentRelease } from '../release/current.js';
 import { riskTopics } from '../../schemas/risk.js';
 
 /**
@@ -46,6 +48,9 @@ async function openBareStream(
     });
   }
   const topics = topicNames(s.topic_prefix);
+  // Before the log opens (or creates) anything: a directory a newer release has made require a newer hooklog is
+  // refused here, untouched, and this start is recorded.
+  claimDataDir(config.data_dir, currentRelease());
   return openEmbeddedStream({
     dataDir: config.data_dir,
     segmentBytes: s.embedded.segment_bytes,
