@@ -104,8 +104,8 @@ export type FormatVerdict =
 export function checkFormat(family: TopicFamily, headers: Readonly<Record<string, string>>): FormatVerdict {
   const text = headers[Header.format];
   if (text === undefined) return { ok: true, version: UNVERSIONED };
-  const shown = JSON.stringify(text.slice(0, 16));
   if (!VERSION_TEXT.test(text)) {
+    const shown = JSON.stringify(text.slice(0, 16));
     return {
       ok: false,
       version: text.slice(0, 16),
@@ -134,9 +134,19 @@ const refused = counter({
   labelNames: ['family', 'action'],
 });
 
-function stamp(family: TopicFamily | null, record: StreamRecord): StreamRecord {
-  if (family === null || record.headers[Header.format] !== undefined) return record;
-  return { ...record, headers: { ...record.headers, [Header.format]: String(RECORD_FORMATS[family].writes) } };
+/**
+ * The records with the family's format header added where absent. Records sharing one headers object (a poller's
+ * page) share one stamped object: the embedded log encodes each distinct headers object once per frame, by identity.
+ */
+function stampRecords(family: TopicFamily, records: readonly StreamRecord[]): StreamRecord[] {
+  const version = String(RECORD_FORMATS[family].writes);
+  const stamped = new Map<Readonly<Record<string, string>>, Readonly<Record<string, string>>>();
+  return records.map((r) => {
+    if (r.headers[Header.format] !== undefined) return r;
+    let headers = stamped.get(r.headers);
+    if (!headers) stamped.set(r.headers, (headers = { ...r.headers, [Header.format]: version }));
+    return { ...r, headers };
+  });
 }
 
 /**
@@ -149,7 +159,7 @@ export function withRecordFormats(inner: Stream, opts: { prefix: string; logger:
   const family = (topic: string) => familyOf(topic, opts.prefix);
   const stampAll = (topic: string, records: readonly StreamRecord[]) => {
     const f = family(topic);
-    return f === null ? records : records.map((r) => stamp(f, r));
+    return f === null ? records : stampRecords(f, records);
   };
   const stampWrites = (writes: readonly TopicWrite[]): TopicWrite[] =>
     writes.map((w) => ({ topic: w.topic, records: stampAll(w.topic, w.records) }));
