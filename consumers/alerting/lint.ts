@@ -14,7 +14,13 @@ import { readFileSync } from 'node:fs';
 import { isSeq, parseAllDocuments } from 'yaml';
 import { compileRule } from './rules/compile.js';
 import type { CompiledRule } from './rules/types.js';
-import { FILTER_ALIASES, FilterSyntaxError, LOG_EVENT_FIELDS, filterPaths, parseFilter } from './filter/parse.js';
+import {
+  FILTER_ALIASES,
+  FilterSyntaxError,
+  LOG_EVENT_FIELDS,
+  filterPaths,
+  parseFilter,
+} from '../../platform/filter/parse.js';
 import { normalKey } from './fields.js';
 import { loadRulePaths, loadAnyRuleFile, ruleFilesUnder } from './rules/sources.js';
 import { compileRisk } from './risk/declaration.js';
