@@ -11,6 +11,7 @@ import { runNamedQuery } from '../analytics/run.js';
 import { approvalRoute } from './actions-command.js';
 import { riskRoute } from './risk-command.js';
 import { alertingAdminRoutes } from './alerting-commands.js';
+import { searchAdminRoutes } from './search.js';
 
 const SHUTDOWN_DEADLINE_MS = 60_000;
 
@@ -45,6 +46,7 @@ export async function runStart(
         '/status': () => collectStatus(config, running.stream, store),
         '/risk': riskRoute(config, running.stream, store),
         ...alertingAdminRoutes(config, store),
+        ...searchAdminRoutes(store),
         ...(config.response ? { '/actions/approve': approvalRoute(running.stream, config.stream.topic_prefix) } : {}),
         ...(config.console.enabled
           ? { '/console/revoke': revokeRoute(running.stream, config.stream.topic_prefix) }
