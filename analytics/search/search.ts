@@ -15,14 +15,8 @@
  */
 import { EVERY_ORG, mayReadOrgs, type Principal } from '../../platform/access.js';
 import { HooklogError } from '../../platform/errors.js';
-import {
-  FILTER_ALIASES,
-  FilterSyntaxError,
-  LOG_EVENT_FIELD_NAMES,
-  LOG_EVENT_FIELDS,
-  parseFilter,
-  type FilterNode,
-} from '../../platform/filter/parse.js';
+import { FILTER_ALIASES, FilterSyntaxError, parseFilter, type FilterNode } from '../../platform/filter/parse.js';
+import { lookupFieldPath } from '../../schemas/logevent-fields.js';
 import { FilterSqlBuilder } from '../../platform/filter/sql.js';
 import type { Store } from '../../platform/store/index.js';
 import { classifyClickHouseError } from '../../platform/store/errors.js';
@@ -132,27 +126,34 @@ function distance(a: string, b: string): number {
   return row[b.length]!;
 }
 
-/** The LogEvent field `head` most likely meant, when one is close. */
-function suggest(head: string): string | undefined {
+/** The name among `names` that `seg` most likely meant, when one is close. */
+function nearest(seg: string, names: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestD = Infinity;
-  for (const name of LOG_EVENT_FIELD_NAMES) {
-    const d = distance(head.toLowerCase(), name.toLowerCase());
+  for (const name of names) {
+    const d = distance(seg.toLowerCase(), name.toLowerCase());
     if (d < bestD) [best, bestD] = [name, d];
   }
-  return bestD <= Math.max(2, Math.floor(head.length / 3)) ? best : undefined;
+  return bestD <= Math.max(2, Math.floor(seg.length / 3)) ? best : undefined;
 }
 
-/** Refuses a path that reads nothing on a LogEvent, suggesting the field it most likely meant. */
+/**
+ * Refuses a path that reads nothing on a LogEvent (schemas/logevent-fields.ts): a first segment that is no
+ * LogEvent field, or a field a documented object never has (`outcome.reslt`), suggesting the field it most
+ * likely meant. Under an object the service extends (`securityContext.x`) or a free-form map
+ * (`debugContext.debugData.x`) any name is taken. Names compare case-insensitively, as the SQL reads them
+ * (not `_`-insensitively: `event_type` reads nothing in ClickHouse, so it is refused too).
+ */
 function checkPath(path: string, param: string, column?: number): void {
   const where = column === undefined ? '' : `, column ${column}`;
   const shown = JSON.stringify(path.slice(0, 200));
   if (!PATH.test(path)) throw new SearchError(param, `${param}${where}: ${shown} is not a field path`, { column });
   if (FILTER_ALIASES[path.toLowerCase()]) return;
-  const head = path.split('.')[0]!;
-  if (LOG_EVENT_FIELDS.has(head.toLowerCase())) return;
-  const near = suggest(head);
-  const fix = near ? `: did you mean "${[near, ...path.split('.').slice(1)].join('.')}"?` : '';
+  const segs = path.split('.');
+  const v = lookupFieldPath(segs.map((s) => s.toLowerCase()));
+  if (v.known || (!v.never && v.at > 0)) return;
+  const near = nearest(segs[v.at]!, v.siblings);
+  const fix = near ? `: did you mean "${[...v.prefix, near, ...segs.slice(v.at + 1)].join('.')}"?` : '';
   throw new SearchError(param, `${param}${where}: unknown field ${shown}${fix}`, { column });
 }
 
