@@ -202,6 +202,12 @@ describe('a mistake is pointed at', () => {
     ['(eventType eq "x"', 18, 'filter, column 18: missing )'],
     ['eventType equals "x"', 11, 'filter, column 11: unknown operator "equals" (eq ne co sw ew gt ge lt le pr in)'],
     ['zzzzzz pr', 1, 'filter, column 1: unknown field "zzzzzz"'],
+    [
+      'eventType pr and outcome.reslt eq "x"',
+      18,
+      'filter, column 18: unknown field "outcome.reslt": did you mean "outcome.result"?',
+    ],
+    ['event_type eq "x"', 1, 'filter, column 1: unknown field "event_type": did you mean "eventType"?'],
   ])('%s', (filter, column, message) => {
     const err = refusal(() => compileSearch(ADMIN, req(filter)));
     expect([err.param, err.column, err.message, err.code]).toEqual(['filter', column, message, 'QUERY_INVALID']);
