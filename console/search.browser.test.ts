@@ -5,13 +5,18 @@
  * And its API keeps orgs apart: another org, or `*` for a key scoped to
  * orgs, is 404; facet counts hold only the org's own events.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../test/support/browser.js';
+import { REPO_DIR } from '../test/support/cli.js';
 import { deliverAndAlert, failedSignIn, KEY_A, KEY_ALL, ORG_A, ORG_B, startConsoleWorld, USERS } from './testing.js';
 import type { ConsoleWorld } from './testing.js';
 
+/** As console.browser.test.ts: .cache/, and docs/screenshots/ with HOOKLOG_UPDATE_SCREENSHOTS=1. */
+const SHOTS = [join(REPO_DIR, '.cache', 'console-screenshots')];
+if (process.env.HOOKLOG_UPDATE_SCREENSHOTS === '1') SHOTS.push(join(REPO_DIR, 'docs', 'screenshots'));
 const VICTIM = 'frank@a.example';
 const OTHER = 'grace@a.example';
 const HOSTILE = `<img src=x onerror="window.__pwned='login'">@a.example`;
@@ -74,6 +79,11 @@ describe('the Search page', () => {
       .getByRole('row')
       .filter({ hasText: VICTIM });
     await expect.poll(() => victimRow.getByRole('cell').nth(1).innerText(), SLOW).toBe('3');
+
+    for (const dir of SHOTS) {
+      mkdirSync(dir, { recursive: true });
+      await page.screenshot({ path: join(dir, 'search.png'), fullPage: true });
+    }
 
     await page.getByRole('link', { name: `only actor.alternateId = ${VICTIM}` }).click();
     await page.waitForURL(/filter=.*frank/);
