@@ -5,6 +5,7 @@
  * together, or select all N matching and change them by filter on the server.
  */
 import { useState } from 'preact/hooks';
+import { keyTarget } from '../../display.js';
 import { getJson, ipHref, params, seg, userHref, withQuery, type Me } from '../api.js';
 import type { AlertStatus } from '../../lifecycle.js';
 import { ChangeForm, type ByFilter } from './change-form.js';
@@ -62,10 +63,6 @@ function listUrl(q: Record<string, string>): string {
   return `/console/api/alerts?${new URLSearchParams(q)}`;
 }
 
-const USER_FIELD = /alternateId$|(^|[._])(login|email|user_?name)$/i;
-const IP_FIELD = /ipAddress$|(^|[._])ip$/i;
-const IP_SHAPE = /^(\d{1,3}\.){3}\d{1,3}$|^[0-9a-f]*:[0-9a-f:.]*$/i;
-
 /**
  * An alert's key: the rule's group-by values, each a link to its user or IP
  * page when the rule's field says which (or, for a rule this process does not
@@ -91,19 +88,7 @@ export function KeyLinks({
   return (
     <>
       {(values as string[]).map((v, i) => {
-        const field = fields?.[i];
-        const kind =
-          field !== undefined
-            ? IP_FIELD.test(field)
-              ? 'ip'
-              : USER_FIELD.test(field)
-                ? 'user'
-                : 'value'
-            : IP_SHAPE.test(v)
-              ? 'ip'
-              : v.includes('@')
-                ? 'user'
-                : 'value';
+        const kind = keyTarget(fields?.[i], v);
         const href = kind === 'ip' ? ipHref(v, org) : kind === 'user' ? userHref(org, v) : undefined;
         return (
           <span class="key-part">
