@@ -16,7 +16,7 @@ import { runSql } from './sql.js';
 import { runStart } from './start.js';
 import { preflight } from './preflight.js';
 import { collectParams, listQueries, runQueryCommand } from './query.js';
-import { runStatus, statusHeading, statusResultSet, type StatusLine } from './status.js';
+import { runStatus, statusHeading, statusLateFooter, statusResultSet, type StatusLine } from './status.js';
 import { statusViaAdminSocket } from './admin-socket.js';
 import { openStream } from '../platform/stream/open.js';
 import { openStore, storeOptions } from '../platform/store/index.js';
@@ -98,10 +98,16 @@ rules
 
 rules
   .command('lint')
-  .description('Check rule files (any format) and print every problem with its file and line; exit 1 on errors.')
+  .description(
+    'Check rule files (any format), every field path they read against the LogEvent schema, and print every problem with its file and line; exit 1 on errors.',
+  )
   .argument('[paths...]', "rule files or directories (default: the config's alerting rule paths)")
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
-  .action((paths: string[], opts: { format: OutputFormat }) => {
+  .option(
+    '--strict',
+    'every field path that is not a LogEvent field is an error (without it, one the service may yet add is a warning)',
+  )
+  .action((paths: string[], opts: { format: OutputFormat; strict?: boolean }) => {
     let use = paths;
     let loaded: ReturnType<typeof loadConfig> | undefined;
     try {
@@ -115,7 +121,7 @@ rules
     // The config's risk for rules loaded as published; an unknown id is an error only for the config's own paths.
     const risk = a &&
       loaded && { file: loaded.origin, byId: a.risk.rules, inline: a.rules, strict: paths.length === 0 };
-    const { result, errors } = lintRuleFiles(use, risk);
+    const { result, errors } = lintRuleFiles(use, risk, { strict: opts.strict === true });
     process.stdout.write(render(result, opts.format));
     if (errors) process.exitCode = 1;
   });
@@ -217,7 +223,7 @@ program
 program
   .command('status')
   .description(
-    "One line per org and source: last event by hooks and by pollers, the poller's last success beside its position's age (a quiet org succeeds while its position stays put; a stuck poller does neither), poller and sink lag, dead letters and refused hook deliveries in the last hour; and when it was checked.",
+    "One line per org and source: last event by hooks and by pollers, the poller's last success beside its position's age (a quiet org succeeds while its position stays put; a stuck poller does neither), poller and sink lag, dead letters and refused hook deliveries in the last hour, the org's events that came too late for a rule needing event order (per rule below the table: the last one and the watermark it missed); and when it was checked.",
   )
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
   .action(async (opts: { format: OutputFormat }) => {
@@ -237,7 +243,7 @@ program
         ? JSON.stringify(lines, null, 2) + '\n'
         : opts.format === 'csv'
           ? render(statusResultSet(lines, 'csv'), 'csv')
-          : statusHeading(lines) + render(statusResultSet(lines), 'table'),
+          : statusHeading(lines) + render(statusResultSet(lines), 'table') + statusLateFooter(lines),
     );
   });
 

@@ -272,7 +272,7 @@ describe('grouped alerts, and titles and severities from the event', () => {
       [
         12,
         'warning',
-        '"actr.alternateId" (in title, severity or dedup) is not a LogEvent field nor one of the rule\'s fields: it is always null',
+        '"actr.alternateId" (in title, severity or dedup) is not a LogEvent field nor one of the rule\'s fields: it is always null on a real event; did you mean actor.alternateId?',
       ],
       [14, 'error', 'rule long: dedup_period: expected a duration from 1s to 7d: 30s, 15m, 1h, 1d, or milliseconds'],
       [
