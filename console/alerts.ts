@@ -77,8 +77,11 @@ export interface AlertRow {
 const TIME = "DateTime64(3, 'UTC')";
 export const MAX_TEXT_FILTER = 200;
 
-/** Alerts with their current state; the state filter applies after the fold. */
-function alertsSql(db: string, scope: Scope, where: string, outer: string): string {
+/**
+ * Alerts with their current state; the state filter applies after the fold.
+ * `stateWhere` narrows the fold (default: the scope's orgs).
+ */
+function alertsSql(db: string, scope: Scope, where: string, outer: string, stateWhere?: string): string {
   return `SELECT * FROM (
   SELECT a.alert_id AS alert_id, a.org AS org, a.rule_id AS rule_id, a.rule_title AS rule_title, a.severity AS severity,
          a.kind AS kind, a.group_key AS group_key, toString(a.event_count) AS event_count, a.event_ids AS event_ids,
@@ -86,14 +89,16 @@ function alertsSql(db: string, scope: Scope, where: string, outer: string): stri
          if(s.state_status = '', 'open', s.state_status) AS status, s.state_resolution AS resolution,
          s.state_assignee AS assignee, if(s.state_updated_at = '', NULL, s.state_updated_at) AS updated_at,
          toUnixTimestamp64Milli(a.event_time) AS sort_time, a.event_count AS sort_count,
-         multiIf(a.severity = 'critical', 5, a.severity = 'high', 4, a.severity = 'medium', 3, a.severity = 'low', 2,
-                 a.severity = 'informational', 1, 0) AS sort_severity,
+         ${SEVERITY_RANK} AS sort_severity,
          ${SNAPSHOT} AS in_snapshot
   FROM ${db}.alerts AS a FINAL
-  LEFT JOIN (${currentStateSql(db, orgCondition('org', scope))}) AS s ON s.org = a.org AND s.alert_id = a.alert_id
+  LEFT JOIN (${currentStateSql(db, stateWhere ?? orgCondition('org', scope))}) AS s ON s.org = a.org AND s.alert_id = a.alert_id
   WHERE ${orgCondition('a.org', scope)} AND ${where}
 ) WHERE ${outer}`;
 }
+
+const SEVERITY_RANK = `multiIf(a.severity = 'critical', 5, a.severity = 'high', 4, a.severity = 'medium', 3,
+  a.severity = 'low', 2, a.severity = 'informational', 1, 0)`;
 
 /**
  * In the snapshot at {asof}: inserted by then. A grouped alert's revisions are
@@ -162,11 +167,40 @@ export async function listAlerts(store: Store, f: AlertFilter): Promise<AlertRow
     ...(f.asOf !== undefined ? ['in_snapshot'] : []),
     ...(at ? [`(${key}, alert_id) ${desc ? '<' : '>'} ({ck:Int64}, {cid:String})`] : []),
   ];
-  const rows = await store.query<AlertRow>(
-    `SELECT * EXCEPT (sort_time, sort_count, sort_severity, in_snapshot), toString(${key}) AS sort_value FROM (${alertsSql(store.database, f.scope, where, conds.length ? conds.join(' AND ') : '1')})
-ORDER BY ${key} ${desc ? 'DESC' : 'ASC'}, alert_id ${desc ? 'DESC' : 'ASC'} LIMIT {limit:UInt32}`,
-    { ...params, limit: f.limit, ...(at ? { ck: at[0], cid: at[1] } : {}) },
+  const order = `ORDER BY ${key} ${desc ? 'DESC' : 'ASC'}, alert_id ${desc ? 'DESC' : 'ASC'} LIMIT {limit:UInt32}`;
+  const bound = { ...params, limit: f.limit, ...(at ? { ck: at[0], cid: at[1] } : {}) };
+  // First the page's ids, reading only what the filter and the sort need: without a state filter or sort, the
+  // alerts alone (joining every alert with its state costs most of a list of 100,000); then the page's rows whole.
+  const needsState = outer.length > 0 || sort.by === 'status';
+  const picked = await store.query<{ alert_id: string; sort_value: string }>(
+    needsState
+      ? `SELECT alert_id, toString(${key}) AS sort_value
+FROM (${alertsSql(store.database, f.scope, where, conds.length ? conds.join(' AND ') : '1')}) ${order}`
+      : `SELECT alert_id, toString(${key}) AS sort_value FROM (
+  SELECT a.alert_id AS alert_id, toUnixTimestamp64Milli(a.event_time) AS sort_time, a.event_count AS sort_count,
+         ${SEVERITY_RANK} AS sort_severity, ${SNAPSHOT} AS in_snapshot
+  FROM ${store.database}.alerts AS a FINAL
+  WHERE ${orgCondition('a.org', f.scope)} AND ${where}
+) WHERE ${conds.length ? conds.join(' AND ') : '1'} ${order}`,
+    bound,
   );
+  if (picked.length === 0) return [];
+  const ids = picked.map((r) => r.alert_id);
+  const whole = await store.query<AlertRow>(
+    `SELECT * EXCEPT (sort_time, sort_count, sort_severity, in_snapshot) FROM (${alertsSql(
+      store.database,
+      f.scope,
+      'a.alert_id IN {ids:Array(String)}',
+      '1',
+      `${orgCondition('org', f.scope)} AND alert_id IN {ids:Array(String)}`,
+    )})`,
+    { orgs: params.orgs, ids, asof: params.asof },
+  );
+  const byId = new Map(whole.map((r) => [r.alert_id, r]));
+  const rows = picked.flatMap((p) => {
+    const r = byId.get(p.alert_id);
+    return r ? [{ ...r, sort_value: p.sort_value }] : [];
+  });
   return backwards ? rows.reverse() : rows;
 }
 
