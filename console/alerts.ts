@@ -220,21 +220,49 @@ export async function countAlerts(
   live: { readonly until: string; readonly snapshotUntilMs: number },
 ): Promise<AlertCounts> {
   const { where, outer, params } = filterSql({ ...f, until: live.until }, asOf);
-  const [row] = await store.query<Record<string, string>>(
-    `SELECT countIf(in_snapshot AND sort_time < {snapUntil:Int64}) AS total,
+  const bound = { ...params, snapUntil: live.snapshotUntilMs };
+  const n = (row: Record<string, string> | undefined, k: string) => Number(row?.[k] ?? 0);
+  if (outer.length > 0) {
+    // A state filter: every alert with its state.
+    const [row] = await store.query<Record<string, string>>(
+      `SELECT countIf(in_snapshot AND sort_time < {snapUntil:Int64}) AS total,
        countIf(in_snapshot AND sort_time < {snapUntil:Int64} AND status = 'open') AS open,
        countIf(in_snapshot AND sort_time < {snapUntil:Int64} AND status = 'acknowledged') AS acknowledged,
        countIf(in_snapshot AND sort_time < {snapUntil:Int64} AND status = 'closed') AS closed,
        countIf(NOT in_snapshot) AS newer
-FROM (${alertsSql(store.database, f.scope, where, outer.length ? outer.join(' AND ') : '1')})`,
-    { ...params, snapUntil: live.snapshotUntilMs },
-  );
-  const n = (k: string) => Number(row?.[k] ?? 0);
-  return {
-    total: n('total'),
-    byStatus: { open: n('open'), acknowledged: n('acknowledged'), closed: n('closed') },
-    newer: n('newer'),
-  };
+FROM (${alertsSql(store.database, f.scope, where, outer.join(' AND '))})`,
+      bound,
+    );
+    return {
+      total: n(row, 'total'),
+      byStatus: { open: n(row, 'open'), acknowledged: n(row, 'acknowledged'), closed: n(row, 'closed') },
+      newer: n(row, 'newer'),
+    };
+  }
+  // No state filter: the totals from the alerts alone, and the acknowledged and closed among them from the states
+  // of those alerts (the rest are open), without joining every alert with its state.
+  const inSnapshot = `${orgCondition('a.org', f.scope)} AND ${where} AND ${SNAPSHOT}
+  AND toUnixTimestamp64Milli(a.event_time) < {snapUntil:Int64}`;
+  const [[totals], states] = await Promise.all([
+    store.query<Record<string, string>>(
+      `SELECT countIf(${SNAPSHOT} AND toUnixTimestamp64Milli(a.event_time) < {snapUntil:Int64}) AS total,
+       countIf(NOT ${SNAPSHOT}) AS newer
+FROM ${store.database}.alerts AS a FINAL WHERE ${orgCondition('a.org', f.scope)} AND ${where}`,
+      bound,
+    ),
+    store.query<{ state_status: string; n: string }>(
+      `SELECT state_status, count() AS n FROM (${currentStateSql(
+        store.database,
+        `${orgCondition('org', f.scope)} AND alert_id IN (SELECT a.alert_id FROM ${store.database}.alerts AS a FINAL WHERE ${inSnapshot})`,
+      )}) GROUP BY state_status`,
+      bound,
+    ),
+  ]);
+  const of = (status: string) => Number(states.find((r) => r.state_status === status)?.n ?? 0);
+  const total = n(totals, 'total');
+  const acknowledged = of('acknowledged');
+  const closed = of('closed');
+  return { total, byStatus: { open: total - acknowledged - closed, acknowledged, closed }, newer: n(totals, 'newer') };
 }
 
 /** Every alert matching the filter in its snapshot (id, org, status): what a change by filter applies to. */
