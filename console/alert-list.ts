@@ -21,6 +21,8 @@ export const MINE = 'mine';
 /** The most rows a page holds. */
 export const MAX_PAGE = 500;
 export const DEFAULT_PAGE = 50;
+/** How far ahead of this instance's clock a snapshot may be (made by another instance of a fleet). */
+const CLOCK_SKEW_MS = 60_000;
 /** A token longer than this is not one of ours (a key is a number and an id of at most 128 characters). */
 const MAX_TOKEN_CHARS = 600;
 
@@ -101,7 +103,8 @@ export function parseListQuery(
     if (at === null) throw new ParamError('as_of', 'must be an ISO-8601 timestamp');
     asOf = at;
   }
-  if (asOf > now) throw new ParamError(token ? 'page' : 'as_of', 'is in the future');
+  // Another instance of a fleet made the token: its clock may be a little ahead of this one's.
+  if (asOf > now + CLOCK_SKEW_MS) throw new ParamError(token ? 'page' : 'as_of', 'is in the future');
   // The default range ends at the snapshot (inclusive), so the snapshot's newest alert is in it.
   const range = parseRange(q, asOf + 1, 30);
   const liveUntil = q.until ? range.until : formatDateTime64(Math.max(now, asOf) + 1);
