@@ -190,6 +190,20 @@ export async function deliverAndAlert(
   if (status !== 204) throw new Error(`delivery answered ${status}`);
   const store = w.hooklog.store!;
   const ids = events.map((e) => String(e.uuid));
+  // The alerts and the events land by different consumers (alerting, the sink): a page that shows both (a user's
+  // alerts beside their events) is only asked once both are in, or it races the sink.
+  await waitFor(
+    async () =>
+      Number(
+        (
+          await store.query<{ n: string }>(
+            `SELECT count() AS n FROM ${store.database}.events WHERE org = {org:String} AND uuid IN {ids:Array(String)}`,
+            { org, ids },
+          )
+        )[0]?.n,
+      ),
+    { until: (n) => n >= new Set(ids).size, what: `events of ${org} in ClickHouse`, timeoutMs: 60_000 },
+  );
   return waitFor(
     async () => {
       const rows = await store.query<{ alert_id: string }>(
