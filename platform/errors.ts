@@ -28,6 +28,11 @@ export const ErrorCodes = [
   'IDP_RATE_LIMITED',
   'IDP_AUTH_FAILED',
   'IDP_API_NOT_ENABLED',
+  // hooklog backup / restore (platform/backup/): a precondition unmet (a non-empty target, a server store), a
+  // backup that is incomplete or changed, one written in a format this hooklog does not read.
+  'BACKUP_REFUSED',
+  'BACKUP_INVALID',
+  'BACKUP_FORMAT_UNSUPPORTED',
   'INTERNAL',
 ] as const;
 

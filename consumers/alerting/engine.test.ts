@@ -265,8 +265,12 @@ describe('unfollowed', () => {
     expect(run([deactivatedNotBack], [on(1), off(2), tick(40)]).alerts).toHaveLength(1);
   });
   it('a late re-activation (behind the watermark) does not clear it; a late deactivation is not taken', () => {
-    expect(run([deactivatedNotBack], [off(0), tick(25), on(20), tick(40)], MIN).alerts).toHaveLength(1);
-    expect(run([deactivatedNotBack], [tick(25), off(0), tick(60)], MIN).alerts).toHaveLength(0);
+    const lateOn = run([deactivatedNotBack], [off(0), tick(25), on(20), tick(40)], MIN);
+    expect(lateOn.alerts).toHaveLength(1);
+    const lateOff = run([deactivatedNotBack], [tick(25), off(0), tick(60)], MIN);
+    expect(lateOff.alerts).toHaveLength(0);
+    // Both are counted as late for the rule (what hooklog status and the late-events metric show).
+    for (const { engine } of [lateOn, lateOff]) expect(engine.state.lateRules?.['unf']?.['acme']?.[0]).toBe(1);
   });
   it('advanceTo decides what is due; the state holds nothing after', () => {
     const { engine, alerts } = run([deactivatedNotBack], [off(0), on(1), off(2)]);

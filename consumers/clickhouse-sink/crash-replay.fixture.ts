@@ -95,6 +95,9 @@ function mortalStore(real: Store, afterInsert: (table: string) => boolean): Stor
       }
     },
     readOnlyQuery: (sql) => real.readOnlyQuery(sql),
+    holdWrites: () => real.holdWrites(),
+    backupDatabase: (dir) => real.backupDatabase(dir),
+    restoreDatabase: (dir, from) => real.restoreDatabase(dir, from),
     ping: () => real.ping(),
     close: async () => undefined,
   };
