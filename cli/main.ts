@@ -33,12 +33,18 @@ import { registerActionsCommand } from './actions-command.js';
 import { registerRiskCommand } from './risk-command.js';
 import { registerConsoleCommand } from './console-command.js';
 import { describeBackup, runBackup, runRestore } from './backup.js';
+import { versionText } from '../platform/release/current.js';
 
 export const program = new Command('hooklog')
   .description(
     'Receives identity-provider event hooks and streams every event through Kafka (or an embedded log) into ClickHouse, exactly once per event.',
   )
   .showHelpAfterError()
+  .version(
+    versionText(),
+    '-V, --version',
+    'print the version, the ClickHouse schema version (highest migration) and the record format versions it reads and writes per topic',
+  )
   .addOption(
     new Option(
       '-c, --config <path>',

@@ -20,6 +20,10 @@ export const ErrorCodes = [
   // A named query (analytics/) asked for with an unknown name or a wrong parameter.
   'QUERY_INVALID',
   'RECORD_INVALID',
+  // A stream record in a format newer than this release reads (platform/stream/formats.ts): dead-lettered whole.
+  'RECORD_FORMAT_UNKNOWN',
+  // A data directory or database used by a release that needs a newer hooklog than this one (platform/release/).
+  'RELEASE_REFUSED',
   'TIMEOUT',
   'OVERLOADED',
   // The identity service's APIs (ingest/client classifies its replies into these).

@@ -28,8 +28,15 @@ export interface Instance {
   kill(signal: NodeJS.Signals): Promise<void>;
 }
 
-export function spawnHooklog(name: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Instance {
-  const child = spawn(process.execPath, hooklogArgs(['start', ...args]), {
+/** `bin`: another build's `bin/hooklog.js` to run instead of this one (the previous release, previous-release.ts). */
+export function spawnHooklog(
+  name: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  o: { bin?: string } = {},
+): Instance {
+  const argv = o.bin ? [o.bin, 'start', ...args] : hooklogArgs(['start', ...args]);
+  const child = spawn(process.execPath, argv, {
     cwd: REPO_DIR,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
