@@ -7,10 +7,22 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { maySeeOrg, visibleOrgs } from '../platform/access.js';
-import { alertEvents, alertFacets, alertHistory, getAlert, isStatus, listAlerts, orgsOfAlerts } from './alerts.js';
+import { encodePage, parseListQuery } from './alert-list.js';
+import {
+  alertAssignees,
+  alertEvents,
+  alertFacets,
+  alertHistory,
+  countAlerts,
+  getAlert,
+  listAlerts,
+  orgsOfAlerts,
+  type AlertRow,
+  type SortKey,
+} from './alerts.js';
 import type { Authenticated } from './auth.js';
 import { toCsv } from './csv.js';
-import type { ConsoleContext } from './context.js';
+import type { ConsoleContext, SearchQuery } from './context.js';
 import { ipFigures, resolveRef, userFigures } from './entities.js';
 import { findEvents, rawEvent, riskChanges, unknownFilter } from './events.js';
 import { badRequest, notFound } from './http.js';
@@ -24,6 +36,9 @@ const limitOf = (q: Record<string, string>, max: number, dflt: number): number =
     throw new ParamError('limit', `must be a whole number from 1 to ${max}`);
   return n;
 };
+
+/** The fields whose top values the Search page shows when the URL names none. */
+const SEARCH_FACETS = ['eventType', 'actor.alternateId', 'client.ipAddress', 'outcome.result'];
 
 export function mountApi(router: Router, c: ConsoleContext): void {
   const get = (path: string, h: Handler) => router.get(path, apiRoute(c, h));
@@ -49,20 +64,56 @@ export function mountApi(router: Router, c: ConsoleContext): void {
 
   get('/console/api/alerts', async (ctx, who, q) => {
     if (q.org && !sees(ctx, who, q.org)) return notFound(ctx);
-    if (q.status && !isStatus(q.status)) throw new ParamError('status', 'must be open, acknowledged or closed');
     const scope = q.org ? oneOrg(q.org) : scopeOf(who.principal);
-    const range = parseRange(q, c.now(), 30);
-    const rows = await listAlerts(c.store, {
-      scope,
-      since: range.since,
-      until: range.until,
-      limit: limitOf(q, 1000, 200),
-      ...(q.rule ? { rule: q.rule } : {}),
-      ...(q.severity ? { severity: q.severity } : {}),
-      ...(isStatus(q.status) ? { status: q.status } : {}),
-      ...(q.assignee !== undefined ? { assignee: q.assignee } : {}),
-    });
-    ctx.body = { alerts: rows, facets: await alertFacets(c.store, scope) };
+    const now = c.now();
+    const lq = parseListQuery(q, who.principal, scope, now);
+    const f = lq.filter;
+    // One row more than the page, in the direction of travel: whether there is a page beyond it.
+    const [fetched, counts, facets, assignees] = await Promise.all([
+      listAlerts(c.store, { ...f, limit: f.limit + 1 }),
+      countAlerts(c.store, f, f.asOf, { until: lq.liveUntil, snapshotUntilMs: lq.snapshotUntilMs }),
+      alertFacets(c.store, scope),
+      alertAssignees(c.store, scope),
+    ]);
+    const backwards = f.before !== undefined;
+    const more = fetched.length > f.limit;
+    const rows = more ? (backwards ? fetched.slice(1) : fetched.slice(0, f.limit)) : fetched;
+    // Walking back to the head of the list: the first page, whatever the offset said.
+    const offset = backwards && !more ? 0 : lq.offset;
+    const token = (o: number, k?: SortKey, b?: boolean) =>
+      encodePage({
+        v: 1,
+        a: f.asOf,
+        s: f.sort.by,
+        d: f.sort.desc,
+        o,
+        ...(k ? { k: [k[0], k[1]] as [number, string] } : {}),
+        ...(b ? { b } : {}),
+      });
+    const keyOf = (r: AlertRow): SortKey => [Number(r.sort_value), r.alert_id];
+    const first = rows[0];
+    const last = rows.at(-1);
+    const hasNext = backwards ? last !== undefined : more;
+    const hasPrev = offset > 0 && first !== undefined;
+    const rules: Record<string, { group_by: unknown }> = {};
+    for (const r of rows)
+      if (!(r.rule_id in rules)) rules[r.rule_id] = { group_by: c.rules(r.rule_id)?.group_by ?? null };
+    ctx.body = {
+      alerts: rows,
+      total: counts.total,
+      counts: counts.byStatus,
+      newer: counts.newer,
+      as_of: new Date(f.asOf).toISOString(),
+      offset,
+      page: {
+        first: token(0),
+        next: hasNext && last ? token(offset + rows.length, keyOf(last)) : null,
+        prev: hasPrev && first ? token(Math.max(0, offset - f.limit), keyOf(first), true) : null,
+      },
+      facets,
+      assignees,
+      rules,
+    };
   });
 
   get('/console/api/alerts/:id', async (ctx, who) => {
@@ -146,6 +197,46 @@ export function mountApi(router: Router, c: ConsoleContext): void {
     const raw = await rawEvent(c.store, org, ctx.params.uuid ?? '');
     if (raw === undefined) return notFound(ctx);
     ctx.body = { org, uuid: ctx.params.uuid, raw };
+  });
+
+  /** The URL's search: `fields` and `facets` comma-separated; the engine checks each (and who may read the org). */
+  const searchOf = (q: Record<string, string>, histogram: boolean, limit: number): SearchQuery => {
+    const range = parseRange(q, c.now(), 1);
+    const list = (s: string | undefined) => (s ? s.split(',').filter((x) => x !== '') : undefined);
+    const fields = list(q.fields);
+    const facets = list(q.facets) ?? SEARCH_FACETS;
+    return {
+      filter: q.filter ?? '',
+      org: q.org ?? '',
+      since: range.sinceMs,
+      until: range.untilMs,
+      ...(fields ? { fields } : {}),
+      ...(histogram ? { facets, histogram: true } : {}),
+      limit: limitOf(q, 1000, limit),
+      ...(q.after ? { after: q.after } : {}),
+    };
+  };
+  /** Runs it; an org the principal may not read is recorded and answers 404, as everywhere. */
+  const runSearch = async (ctx: Context, who: Authenticated, sq: SearchQuery) => {
+    try {
+      return await c.search(who.principal, sq);
+    } catch (err) {
+      if ((err as { notFound?: unknown }).notFound !== true) throw err;
+      c.auth.refused(ctx, who, 'other_org', sq.org);
+      return undefined;
+    }
+  };
+  get('/console/api/search', async (ctx, who, q) => {
+    const result = await runSearch(ctx, who, searchOf(q, true, 50));
+    if (!result) return notFound(ctx);
+    ctx.body = result;
+  });
+  get('/console/api/search/csv', async (ctx, who, q) => {
+    const result = await runSearch(ctx, who, searchOf(q, false, 1000));
+    if (!result) return notFound(ctx);
+    ctx.type = 'text/csv; charset=utf-8';
+    ctx.set('content-disposition', 'attachment; filename="search.csv"');
+    ctx.body = toCsv(result.columns, result.rows);
   });
 
   get('/console/api/queries', async (ctx) => {

@@ -5,6 +5,7 @@ import { csvCell } from './csv.js';
 import {
   fromVisible,
   isRef,
+  keyTarget,
   label,
   linkValue,
   MAX_LINKED,
@@ -143,5 +144,22 @@ describe('offered actions', () => {
     expect(offeredActions(['closed'])).toEqual(['reopen', 'assign', 'comment']);
     expect(offeredActions(['open', 'closed'])).toEqual(['assign', 'comment']);
     expect(offeredActions([])).toEqual(['acknowledge', 'close', 'reopen', 'assign', 'comment']);
+  });
+});
+
+describe('alert keys as links', () => {
+  it("links a key's value to its user or IP page by the rule's group-by field, else by its shape", () => {
+    expect(keyTarget('actor.alternateId', 'frank@a.example')).toBe('user');
+    expect(keyTarget('target.alternateId', 'x')).toBe('user');
+    expect(keyTarget('client.ipAddress', '203.0.113.7')).toBe('ip');
+    expect(keyTarget('client_ip', '2001:db8::1')).toBe('ip');
+    // A field that is neither: shown, not linked (a country is not a user because it has no @).
+    expect(keyTarget('client.geographicalContext.country', 'France')).toBe('value');
+    expect(keyTarget('eventType', '203.0.113.7')).toBe('value');
+    // A rule this process does not know: by shape.
+    expect(keyTarget(undefined, '198.51.100.9')).toBe('ip');
+    expect(keyTarget(undefined, '2001:db8::1')).toBe('ip');
+    expect(keyTarget(undefined, 'rtl\u202Emoc.elpmaxe-a@nimda')).toBe('user');
+    expect(keyTarget(undefined, 'France')).toBe('value');
   });
 });

@@ -118,6 +118,21 @@ export function label(v: unknown, max = MAX_SHOWN): string {
   return s.clipped ? `${s.text}…` : s.text;
 }
 
+const USER_FIELD = /alternateId$|(^|[._])(login|email|user_?name)$/i;
+const IP_FIELD = /ipAddress$|(^|[._])ip$/i;
+const IP_SHAPE = /^(\d{1,3}\.){3}\d{1,3}$|^[0-9a-f]*:[0-9a-f:.]*$/i;
+
+/**
+ * Which page a value of an alert's key links to: by the rule's group-by field
+ * when known (`actor.alternateId` → its user page, `client.ipAddress` → its IP
+ * page, anything else → no link), else by the value's shape (an IP address, a
+ * login with `@`).
+ */
+export function keyTarget(field: string | undefined, value: string): 'user' | 'ip' | 'value' {
+  if (field !== undefined) return IP_FIELD.test(field) ? 'ip' : USER_FIELD.test(field) ? 'user' : 'value';
+  return IP_SHAPE.test(value) ? 'ip' : value.includes('@') ? 'user' : 'value';
+}
+
 const REF = /^sha256:[0-9a-f]{64}$/;
 
 /** Whether a URL value is a reference (`sha256:<hex>`) rather than the value itself. */

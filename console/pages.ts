@@ -58,6 +58,7 @@ const PAGES: ReadonlyArray<{ path: string; org?: (ctx: Context, c: ConsoleContex
   { path: '/console/users/:org/:user', org: async (ctx) => ctx.params.org ?? null },
   { path: '/console/ips/:ip' },
   { path: '/console/events' },
+  { path: '/console/search' },
   { path: '/console/queries' },
   {
     path: '/console/queries/:name',
@@ -110,7 +111,8 @@ export function mountPages(router: Router, c: ConsoleContext): void {
       }
       const queryOrgs = ctx.query.org;
       if (Array.isArray(queryOrgs)) return notFoundPage(ctx);
-      if (queryOrgs !== undefined && !maySeeOrg(who.principal, queryOrgs)) {
+      // `org=` (a filter form's "any") names no org: the page reads all the principal's, as its API does.
+      if (queryOrgs !== undefined && queryOrgs !== '' && !maySeeOrg(who.principal, queryOrgs)) {
         c.auth.refused(ctx, who, 'other_org', queryOrgs);
         return notFoundPage(ctx);
       }

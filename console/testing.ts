@@ -250,3 +250,46 @@ export function postChange(
     body: JSON.stringify(body),
   });
 }
+
+/** A time as ClickHouse's DateTime64 text (UTC). */
+export const chTime = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+
+let alertSeq = 0;
+/**
+ * `n` alert rows of `rule` in `org` as alerting's ClickHouse output writes them
+ * (consumers/alerting/outputs/clickhouse.ts), spread over the last hour, keyed
+ * by a user each: for lists of thousands of alerts (the rule path has tests of
+ * its own). `over` sets fields of the i-th.
+ */
+export function alertRows(
+  org: string,
+  rule: string,
+  title: string,
+  n: number,
+  over: (i: number) => object = () => ({}),
+): Array<Record<string, unknown>> {
+  const now = Date.now();
+  return Array.from({ length: n }, (_, i) => {
+    const id = `${org}-${rule}-${String(alertSeq++).padStart(8, '0')}`;
+    return {
+      event_time: chTime(now - 3_600_000 + Math.floor((i * 7919) % 3_000_000)),
+      first_event_time: chTime(now - 3_600_000),
+      alert_id: id,
+      rule_id: rule,
+      rule_title: title,
+      severity: 'medium',
+      kind: 'match',
+      org,
+      group_key: JSON.stringify([`user${i}@${org}.example`]),
+      event_count: 1 + (i % 13),
+      event_ids: [`e-${id}`],
+      ...over(i),
+    };
+  });
+}
+
+/** Inserts alert rows into the world's store, as the output's inserts do. */
+export async function insertAlerts(w: ConsoleWorld, rows: readonly object[]): Promise<void> {
+  const store = w.hooklog.store!;
+  for (let i = 0; i < rows.length; i += 5000) await store.insertJson('alerts', rows.slice(i, i + 5000));
+}

@@ -106,6 +106,8 @@ export interface Column<R> {
   /** How to show the cell; default: its text. A link for numbers that have events behind them. */
   readonly render?: (row: R) => ComponentChildren;
   readonly numeric?: boolean;
+  /** The column's heading when it is more than its label (a sort link). */
+  readonly header?: ComponentChildren;
 }
 
 export function Table<R extends Record<string, unknown>>({
@@ -133,7 +135,7 @@ export function Table<R extends Record<string, unknown>>({
           <tr>
             {columns.map((c) => (
               <th scope="col" class={c.numeric ? 'num' : undefined}>
-                {label(c.label, 100)}
+                {c.header ?? label(c.label, 100)}
               </th>
             ))}
           </tr>
@@ -200,6 +202,17 @@ export function RangeForm({ p, children }: { p: Record<string, string>; children
       <button type="submit">Show</button>
     </form>
   );
+}
+
+/**
+ * A time from the store (ClickHouse `2026-01-05 10:00:00.123`, or ISO-8601),
+ * always UTC, shown with its zone: `2026-01-05 10:00:00 UTC`.
+ */
+export function utc(t: string | null | undefined): string {
+  if (!t) return '';
+  const ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(t) ? t : `${t.replace(' ', 'T')}Z`);
+  if (Number.isNaN(ms)) return t;
+  return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
 
 /** Hidden inputs that keep the URL's other parameters when a form is submitted. */

@@ -1,8 +1,9 @@
 /** One alert: what fired, the events behind it (each linked to its user and IP), its rule, its history. */
 import { eventsHref, getJson, ipHref, seg, userHref, withQuery, type Me } from '../api.js';
 import { ChangeForm } from './change-form.js';
-import type { AlertRow } from './alerts.js';
-import { ErrorBox, label, Loading, Table, text, useData, Value } from '../ui.js';
+import type { ComponentChildren } from 'preact';
+import { KeyLinks, type AlertRow } from './alerts.js';
+import { ErrorBox, label, Loading, Table, useData, utc, Value } from '../ui.js';
 
 interface Detail {
   alert: AlertRow & { first_event_time: string; kind: string; event_ids: string[] };
@@ -19,14 +20,15 @@ export function AlertPage({ id, me }: { id: string; me: Me }) {
   // The events of the alert lie within its span (its first and last event).
   const iso = (t: string, deltaMs: number) => new Date(Date.parse(`${t.replace(' ', 'T')}Z`) + deltaMs).toISOString();
   const span = { since: iso(a.first_event_time, -86_400_000), until: iso(a.event_time, 1000) };
-  const facts: Array<[string, string]> = [
+  const groupBy = Array.isArray(data.rule?.group_by) ? (data.rule.group_by as string[]) : null;
+  const facts: Array<[string, string | ComponentChildren]> = [
     ['Org', a.org],
     ['Rule', `${a.rule_title} (${a.rule_id})`],
     ['Severity', a.severity],
     ['Kind', a.kind],
-    ['Key', text(a.group_key)],
-    ['First event', a.first_event_time],
-    ['Last event', a.event_time],
+    ['Key', <KeyLinks org={a.org} groupKey={a.group_key} fields={groupBy} />],
+    ['First event', utc(a.first_event_time)],
+    ['Last event', utc(a.event_time)],
     ['Events', a.event_count],
     ['Status', `${a.status}${a.resolution ? ` (${a.resolution})` : ''}`],
     ['Assignee', a.assignee ?? ''],
@@ -38,9 +40,7 @@ export function AlertPage({ id, me }: { id: string; me: Me }) {
         {facts.map(([k, v]) => (
           <>
             <dt>{k}</dt>
-            <dd>
-              <Value v={v} />
-            </dd>
+            <dd>{typeof v === 'string' ? <Value v={v} /> : v}</dd>
           </>
         ))}
       </dl>
@@ -52,7 +52,7 @@ export function AlertPage({ id, me }: { id: string; me: Me }) {
         caption="Events behind the alert"
         rows={data.events}
         columns={[
-          { key: 'published', label: 'Time' },
+          { key: 'published', label: 'Time', render: (e) => utc(String(e.published ?? '')) },
           { key: 'event_type', label: 'Type' },
           {
             key: 'actor',
@@ -95,7 +95,7 @@ export function AlertPage({ id, me }: { id: string; me: Me }) {
         empty="no changes yet: open since it fired."
         rows={data.history}
         columns={[
-          { key: 'at', label: 'When' },
+          { key: 'at', label: 'When', render: (h) => utc(String(h.at ?? '')) },
           { key: 'actor_name', label: 'Who' },
           { key: 'action', label: 'What' },
           { key: 'status', label: 'Status' },

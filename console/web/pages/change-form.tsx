@@ -17,27 +17,46 @@ const ACTION_LABELS: Readonly<Record<Action, string>> = {
   comment: 'Comment',
 };
 
-/** The message of a failed change: the server's error, and for a refusal each distinct reason with its count. */
+/**
+ * The message of a failed change: the server's error, and for a refusal each
+ * distinct reason with its count (a change by filter sends the counts in
+ * `reasons`, and only some of the alerts in `refused`).
+ */
 export function refusalText(err: unknown): string {
   if (!(err instanceof ApiError)) return String(err);
   const refused = Array.isArray(err.body.refused) ? (err.body.refused as Array<{ why?: unknown }>) : [];
   const counts = new Map<string, number>();
-  for (const r of refused) counts.set(String(r.why), (counts.get(String(r.why)) ?? 0) + 1);
+  if (Array.isArray(err.body.reasons))
+    for (const r of err.body.reasons as Array<{ why?: unknown; n?: unknown }>) counts.set(String(r.why), Number(r.n));
+  else for (const r of refused) counts.set(String(r.why), (counts.get(String(r.why)) ?? 0) + 1);
   if (counts.size === 0) return err.message;
-  const reasons = [...counts].map(([why, n]) => (refused.length > 1 ? `${why} (${n} of ${refused.length})` : why));
+  // Out of how many the change asked for (a change by filter says; otherwise the refused are all listed).
+  const of = typeof err.body.asked === 'number' ? err.body.asked : refused.length;
+  const reasons = [...counts].map(([why, n]) =>
+    of > 1 ? `${why} (${n.toLocaleString('en')} of ${of.toLocaleString('en')})` : why,
+  );
   return `${err.message}: ${reasons.join('; ')}`;
+}
+
+/** A change by filter: the list's filter and snapshot, and the count the analyst is shown and confirms. */
+export interface ByFilter {
+  readonly filter: Readonly<Record<string, string>>;
+  readonly expected: number;
 }
 
 export function ChangeForm({
   me,
   ids,
   statuses,
+  byFilter,
   onDone,
 }: {
   me: Me;
   ids: readonly string[];
-  /** The selected alerts' statuses, as the page last read them. */
+  /** The selected alerts' statuses, as the page last read them (with `byFilter`: the statuses among them). */
   statuses: readonly AlertStatus[];
+  /** Change every alert the list's filter matches, on the server, after the analyst confirms the count. */
+  byFilter?: ByFilter;
   onDone: () => void;
 }) {
   const offered = offeredActions(statuses);
@@ -49,13 +68,21 @@ export function ChangeForm({
   const [note, setNote] = useState('');
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
+  /** A change by filter waits for this: the count, confirmed. */
+  const [confirming, setConfirming] = useState(false);
+  const count = byFilter ? byFilter.expected : ids.length;
   const submit = async (e: Event) => {
     e.preventDefault();
+    if (byFilter && !confirming) {
+      setConfirming(true);
+      return;
+    }
+    setConfirming(false);
     setBusy(true);
     setError(undefined);
     try {
       await postJson('/console/api/alerts/changes', me, {
-        alert_ids: ids,
+        ...(byFilter ? { filter: byFilter.filter, expected: byFilter.expected } : { alert_ids: ids }),
         action,
         ...(action === 'close' ? { resolution } : {}),
         ...(action === 'assign' ? { assignee } : {}),
@@ -71,9 +98,11 @@ export function ChangeForm({
   };
   return (
     <form class="change" onSubmit={submit} aria-label="Change alerts">
-      <fieldset disabled={busy || ids.length === 0}>
+      <fieldset disabled={busy || count === 0}>
         <legend>
-          Change {ids.length} selected alert{ids.length === 1 ? '' : 's'}
+          {byFilter
+            ? `Change all ${count.toLocaleString('en')} matching alerts`
+            : `Change ${count} selected alert${count === 1 ? '' : 's'}`}
         </legend>
         <Field id="c-action" label="Action">
           <select
@@ -120,7 +149,17 @@ export function ChangeForm({
             onInput={(e) => setNote(e.currentTarget.value)}
           />
         </Field>
-        <button type="submit">Apply</button>
+        {confirming && byFilter ? (
+          <p class="confirm" role="alert">
+            {ACTION_LABELS[action]} all {count.toLocaleString('en')} alerts that match this filter?{' '}
+            <button type="submit">Confirm: change {count.toLocaleString('en')} alerts</button>{' '}
+            <button type="button" onClick={() => setConfirming(false)}>
+              Cancel
+            </button>
+          </p>
+        ) : (
+          <button type="submit">{byFilter ? `Apply to all ${count.toLocaleString('en')}` : 'Apply'}</button>
+        )}
       </fieldset>
       {error && <ErrorBox error={error} />}
     </form>

@@ -1,7 +1,7 @@
 /** One user of one org: sign-ins over time, where from, with what, what they changed, their alerts and risk. */
 import { eventsHref, getJson, ipHref, params, seg } from '../api.js';
 import { Chart, epochS } from '../chart.js';
-import { ErrorBox, Loading, RangeForm, Table, useData, Value } from '../ui.js';
+import { ErrorBox, Loading, RangeForm, Table, useData, utc, Value } from '../ui.js';
 import type { AlertRow } from './alerts.js';
 import { Breakdown, type Figure, type TimePoint } from './figures.js';
 
@@ -108,7 +108,7 @@ export function UserPage({ org, user }: { org: string; user: string }) {
             caption="Alerts"
             rows={data.alerts}
             columns={[
-              { key: 'event_time', label: 'Time' },
+              { key: 'event_time', label: 'Time', render: (r) => utc(r.event_time) },
               {
                 key: 'rule_title',
                 label: 'Rule',
