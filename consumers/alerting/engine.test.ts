@@ -66,6 +66,23 @@ const resetThenGrant = compileRule({
   then: { s: { eventType: 'user.account.privilege.grant' }, condition: 's' },
 });
 const silent = compileRule({ id: 'silent', type: 'absence', window_ms: 60 * MIN });
+const deactivatedNotBack = compileRule({
+  id: 'unf',
+  type: 'unfollowed',
+  group_by: ['actor.alternateId'],
+  window_ms: 30 * MIN,
+  first: { s: { eventType: 'user.mfa.factor.deactivate' }, condition: 's' },
+  then: { s: { eventType: 'user.mfa.factor.activate' }, condition: 's' },
+});
+const deniedThenAccepted = compileRule({
+  id: 'bomb',
+  type: 'sequence',
+  group_by: ['actor.alternateId'],
+  window_ms: 10 * MIN,
+  threshold: 3,
+  first: { s: { eventType: 'user.mfa.okta_verify.deny_push' }, condition: 's' },
+  then: { s: { eventType: 'user.authentication.auth_via_mfa' }, condition: 's' },
+});
 
 describe('threshold', () => {
   it('fires once for 3 failures from one IP within 5 min, even out of order', () => {
@@ -183,6 +200,104 @@ describe('sequence', () => {
   });
 });
 
+describe('sequence with a first-step count (threshold)', () => {
+  const deny = (m: number, who = 'alice@example.com') =>
+    ev('user.mfa.okta_verify.deny_push', m, { actor: { alternateId: who } });
+  const accept = (m: number, who = 'alice@example.com') =>
+    ev('user.authentication.auth_via_mfa', m, { actor: { alternateId: who } });
+  it('fires once when three denials precede the accepted push within the window, taking all of them', () => {
+    const evs = [deny(1), deny(2), deny(3), deny(4), accept(5)];
+    const { alerts } = run([deniedThenAccepted], evs);
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]!.count).toBe(5);
+    expect(alerts[0]!.event_ids).toEqual(evs.map((e) => e.uuid));
+    expect(alerts[0]!.first_event_time).toBe(evs[0]!.published);
+  });
+  it('fires when the accepted push is read before the last denial (within lateness)', () => {
+    const [d1, d2, d3, a] = [deny(1), deny(2), deny(3), accept(4)];
+    expect(run([deniedThenAccepted], [d1, d2, a, d3], 5 * MIN).alerts).toHaveLength(1);
+  });
+  it('does not fire on two denials, denials after the accept, another user, or outside the window', () => {
+    expect(run([deniedThenAccepted], [deny(1), deny(2), accept(3)]).alerts).toHaveLength(0);
+    expect(run([deniedThenAccepted], [accept(1), deny(2), deny(3), deny(4)], 10 * MIN).alerts).toHaveLength(0);
+    expect(run([deniedThenAccepted], [deny(1), deny(2), deny(3), accept(4, 'bob')]).alerts).toHaveLength(0);
+    expect(run([deniedThenAccepted], [deny(1), deny(2), deny(3), accept(12)]).alerts).toHaveLength(0);
+  });
+  it('is refused unordered (Sigma near) with a count', () => {
+    expect(() =>
+      compileRule(
+        { id: 'x', type: 'sequence', window_ms: 1000, threshold: 2, first: failures, then: failures },
+        { order: 'any' },
+      ),
+    ).toThrow(/must be ordered/);
+  });
+});
+
+describe('unfollowed', () => {
+  const off = (m: number, who = 'alice@example.com') =>
+    ev('user.mfa.factor.deactivate', m, { actor: { alternateId: who } });
+  const on = (m: number, who = 'alice@example.com') =>
+    ev('user.mfa.factor.activate', m, { actor: { alternateId: who } });
+  const tick = (m: number) => ev('user.session.start', m, { actor: { alternateId: 'someone-else' } });
+  it('alerts once the window has closed behind the watermark with no re-activation, not before', () => {
+    const first = off(0);
+    const early = run([deactivatedNotBack], [first, tick(31)], 2 * MIN);
+    expect(early.alerts).toHaveLength(0);
+    const { alerts } = run([deactivatedNotBack], [first, tick(31), tick(33)], 2 * MIN);
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]).toMatchObject({
+      rule_id: 'unf',
+      kind: 'unfollowed',
+      key: '["alice@example.com"]',
+      count: 1,
+      event_ids: [first.uuid],
+      first_event_time: first.published,
+      event_time: new Date(T0 + 30 * MIN).toISOString(),
+    });
+  });
+  it('does not alert when re-activated within the window, even read before the deactivation', () => {
+    expect(run([deactivatedNotBack], [off(0), on(20), tick(40)]).alerts).toHaveLength(0);
+    expect(run([deactivatedNotBack], [on(5), off(3), tick(40)], 5 * MIN).alerts).toHaveLength(0);
+  });
+  it('alerts when the re-activation is too late, by another user, or came before the deactivation', () => {
+    expect(run([deactivatedNotBack], [off(0), on(31), tick(40)]).alerts).toHaveLength(1);
+    expect(run([deactivatedNotBack], [off(0), on(10, 'bob'), tick(40)]).alerts).toHaveLength(1);
+    expect(run([deactivatedNotBack], [on(1), off(2), tick(40)]).alerts).toHaveLength(1);
+  });
+  it('a late re-activation (behind the watermark) does not clear it; a late deactivation is not taken', () => {
+    const lateOn = run([deactivatedNotBack], [off(0), tick(25), on(20), tick(40)], MIN);
+    expect(lateOn.alerts).toHaveLength(1);
+    const lateOff = run([deactivatedNotBack], [tick(25), off(0), tick(60)], MIN);
+    expect(lateOff.alerts).toHaveLength(0);
+    // Both are counted as late for the rule (what hooklog status and the late-events metric show).
+    for (const { engine } of [lateOn, lateOff]) expect(engine.state.lateRules?.['unf']?.['acme']?.[0]).toBe(1);
+  });
+  it('advanceTo decides what is due; the state holds nothing after', () => {
+    const { engine, alerts } = run([deactivatedNotBack], [off(0), on(1), off(2)]);
+    expect(alerts).toHaveLength(0);
+    expect(engine.advanceTo(T0 + 40 * MIN)).toHaveLength(1);
+    engine.prune();
+    expect(engine.state.unf?.['unf']).toEqual({});
+  });
+  it('keeps at most max_keys groups, forgetting the oldest', () => {
+    const small = compileRule({ ...deactivatedSpec(), max_keys: 2 });
+    const { engine } = run([small], [off(0, 'a'), off(1, 'b'), off(2, 'c')]);
+    expect(Object.keys(engine.state.unf!['unf']!)).toHaveLength(2);
+    expect(engine.state.unfEvicted).toBe(1);
+  });
+});
+
+function deactivatedSpec() {
+  return {
+    id: 'unf',
+    type: 'unfollowed',
+    group_by: ['actor.alternateId'],
+    window_ms: 30 * MIN,
+    first: { s: { eventType: 'user.mfa.factor.deactivate' }, condition: 's' },
+    then: { s: { eventType: 'user.mfa.factor.activate' }, condition: 's' },
+  };
+}
+
 describe('absence', () => {
   const from = (org: string, e: Ev) => ({ ...e, org });
   it('alerts once when an org is silent for 60 min while others keep the watermark moving', () => {
@@ -227,12 +342,20 @@ describe('suppression and determinism', () => {
     expect(engine.state.suppressed).toBe(1);
   });
   it('a snapshot restored mid-stream yields exactly the remaining alerts with the same ids', () => {
-    const rules = [bruteForce, spray, resetThenGrant, silent];
+    const rules = [bruteForce, spray, resetThenGrant, silent, deactivatedNotBack, deniedThenAccepted];
     const evs: Ev[] = [];
     for (let i = 0; i < 200; i++) {
-      const kinds = ['user.session.start', 'user.mfa.factor.reset_all', 'user.account.privilege.grant'];
+      const kinds = [
+        'user.session.start',
+        'user.mfa.factor.reset_all',
+        'user.account.privilege.grant',
+        'user.mfa.factor.deactivate',
+        'user.mfa.factor.activate',
+        'user.mfa.okta_verify.deny_push',
+        'user.authentication.auth_via_mfa',
+      ];
       evs.push(
-        ev(kinds[i % 3]!, i * 0.7 - (i % 4), {
+        ev(kinds[i % 7]!, i * 0.7 - (i % 4), {
           actor: { alternateId: `u${i % 5}` },
           client: { ipAddress: `ip${i % 3}` },
         }),
@@ -251,6 +374,40 @@ describe('suppression and determinism', () => {
       .flatMap((e) => second.process(e, { org: 'acme', timeMs: Date.parse(e.published), id: e.uuid }));
     expect([...part1, ...part2].map((a) => a.alert_id)).toEqual(whole);
     expect(new Set(whole).size).toBe(whole.length);
+  });
+});
+
+describe('restarts of the counted sequence and unfollowed kinds', () => {
+  it('restoring a snapshot taken after any event yields exactly the alerts of one uninterrupted run', () => {
+    const rules = [deactivatedNotBack, deniedThenAccepted];
+    const evs: Ev[] = [];
+    for (let i = 0; i < 60; i++) {
+      const who = { actor: { alternateId: `u${i % 4}` } };
+      // Per user: deactivations, re-activations only for some; bursts of denials, then an accepted push.
+      evs.push(ev(i % 3 === 0 ? 'user.mfa.factor.activate' : 'user.mfa.factor.deactivate', i * 7, who));
+      for (let d = 0; d < (i % 5) + 1; d++) evs.push(ev('user.mfa.okta_verify.deny_push', i * 7 + 1 + d * 0.5, who));
+      evs.push(ev('user.authentication.auth_via_mfa', i * 7 + 4 - (i % 2) * 2, who));
+    }
+    const lateness = 3 * MIN;
+    const end = T0 + 60 * 7 * MIN + 60 * MIN;
+    const uninterrupted = run(rules, evs, lateness);
+    const whole = [...uninterrupted.alerts, ...uninterrupted.engine.advanceTo(end)];
+    const byRule = (id: string) => whole.filter((a) => a.rule_id === id).length;
+    expect(byRule('unf')).toBeGreaterThan(3);
+    expect(byRule('bomb')).toBeGreaterThan(3);
+    for (let cut = 1; cut < evs.length; cut += 7) {
+      const first = new PartitionEngine(rules, { allowedLatenessMs: lateness });
+      const part1 = evs
+        .slice(0, cut)
+        .flatMap((e) => first.process(e, { org: 'acme', timeMs: Date.parse(e.published), id: e.uuid }));
+      const saved = JSON.parse(JSON.stringify(first.state)) as EngineState;
+      const second = new PartitionEngine(rules, { allowedLatenessMs: lateness }, saved);
+      const part2 = evs
+        .slice(cut)
+        .flatMap((e) => second.process(e, { org: 'acme', timeMs: Date.parse(e.published), id: e.uuid }));
+      const ids = [...part1, ...part2, ...second.advanceTo(end)].map((a) => a.alert_id);
+      expect(ids, `cut after ${cut} events`).toEqual(whole.map((a) => a.alert_id));
+    }
   });
 });
 

@@ -58,6 +58,14 @@ export interface EngineState extends GroupingState {
   /** Temporal correlations: per rule, per group, one sorted entry list per step. */
   corr?: Record<string, Record<string, StepLists>>;
   /**
+   * Unfollowed rules: per rule, per group, the first-step events still waiting for their window to close
+   * (`a`, the third element holding the finding's labels and user as JSON) and recent `then` events (`b`,
+   * kept for a first step read after them). Absent in checkpoints from before the kind existed.
+   */
+  unf?: Record<string, Record<string, SeqState>>;
+  /** Unfollowed groups forgotten at `max_keys` (their waiting first steps are never decided). */
+  unfEvicted?: number;
+  /**
    * Late events a rule needing event order did not take, per rule id and org: [count, the last one's event
    * time, the watermark it missed] (ms). Bounded by the rules and orgs; absent in older checkpoints.
    */
@@ -88,7 +96,7 @@ const PRUNE_EVERY = 1024;
 
 /** What an event must carry for `rule` to do anything with it (prefilter.ts). */
 function ruleNeeds(rule: CompiledRule): Needs {
-  if (rule.kind === 'sequence') return anyOf([rule.where, rule.then]);
+  if (rule.kind === 'sequence' || rule.kind === 'unfollowed') return anyOf([rule.where, rule.then]);
   if (rule.kind === 'temporal') return anyOf((rule.steps ?? []).map((s) => s.where));
   return needsOf(rule.where);
 }
@@ -102,6 +110,8 @@ export class PartitionEngine {
   readonly #s: EngineState;
   #sincePrune = 0;
   #nextAbsenceDue = Infinity;
+  /** Earliest event time at which an unfollowed rule's waiting first step is decided (its time + window). */
+  #nextUnfollowedDue = Infinity;
   readonly #hasKeyed: boolean;
   /** Grouped rules' dedup_period by rule id, and their open groups per rule (grouping/groups.ts). */
   readonly #periods: ReadonlyMap<string, number>;
@@ -122,6 +132,7 @@ export class PartitionEngine {
       for (const id of Object.keys(state.lateRules)) if (!ids.has(id)) delete state.lateRules[id];
     }
     this.#recomputeAbsenceDue();
+    this.#recomputeUnfollowedDue();
   }
 
   get state(): Readonly<EngineState> {
@@ -139,6 +150,7 @@ export class PartitionEngine {
     if (meta.timeMs > s.maxEventMs) {
       s.maxEventMs = meta.timeMs;
       if (this.watermark >= this.#nextAbsenceDue) this.#checkAbsence(out);
+      if (this.watermark > this.#nextUnfollowedDue) this.#checkUnfollowed(out);
       if (this.#hasKeyed) this.#drainKeyed(out);
     }
     const late = meta.timeMs < this.watermark;
@@ -169,6 +181,9 @@ export class PartitionEngine {
         case 'sequence':
           this.#sequence(out, rule, event, meta);
           break;
+        case 'unfollowed':
+          this.#unfollowed(rule, event, meta);
+          break;
         case 'absence':
           if (rule.where(event)) this.#seen(rule, meta);
           break;
@@ -188,7 +203,7 @@ export class PartitionEngine {
 
   /** Whether a rule needing event order would have taken `event` had it come in time. */
   #wouldTake(rule: CompiledRule, event: unknown): boolean {
-    if (rule.kind === 'sequence') return rule.where(event) || rule.then(event);
+    if (rule.kind === 'sequence' || rule.kind === 'unfollowed') return rule.where(event) || rule.then(event);
     if (rule.kind === 'temporal') return (rule.steps ?? []).some((st) => st.where(event));
     return rule.where(event);
   }
@@ -212,6 +227,7 @@ export class PartitionEngine {
     if (timeMs <= this.#s.maxEventMs) return out;
     this.#s.maxEventMs = timeMs;
     if (this.watermark >= this.#nextAbsenceDue) this.#checkAbsence(out);
+    if (this.watermark > this.#nextUnfollowedDue) this.#checkUnfollowed(out);
     if (this.#hasKeyed) this.#drainKeyed(out);
     return out;
   }
@@ -302,6 +318,11 @@ export class PartitionEngine {
     const st = (byKey[gk] ??= { a: [], b: [] });
     const e: Entry = [meta.timeMs, meta.id, ''];
     if (st.a.some((x) => x[1] === meta.id) || st.b.some((x) => x[1] === meta.id)) return;
+    if (rule.threshold > 1) {
+      this.#sequenceCounted(out, rule, event, meta, key, st, e, isA, isB);
+      if (st.a.length === 0 && st.b.length === 0) delete byKey[gk];
+      return;
+    }
     for (const [mine, others, first] of [
       [isA, st.b, true],
       [isB, st.a, false],
@@ -327,6 +348,146 @@ export class PartitionEngine {
       break;
     }
     if (st.a.length === 0 && st.b.length === 0) delete byKey[gk];
+  }
+
+  /**
+   * A sequence whose first step must happen `threshold` times (push denials, then the push accepted): a
+   * `then` event completes it when at least that many first steps lie in the window before it. Either may be
+   * read first (out of order within the lateness); a first step read after `then` events looks for the
+   * earliest of them it completes. The first steps taken are all those in the window, so a longer run is one
+   * finding, not several.
+   */
+  #sequenceCounted(
+    out: Alert[],
+    rule: CompiledRule,
+    event: unknown,
+    meta: EventMeta,
+    key: string,
+    st: SeqState,
+    e: Entry,
+    isA: boolean,
+    isB: boolean,
+  ): void {
+    const firstsBefore = (t: number): [number, number] => {
+      let i = 0;
+      while (i < st.a.length && st.a[i]![0] < t - rule.windowMs) i++;
+      let j = i;
+      while (j < st.a.length && st.a[j]![0] <= t) j++;
+      return [i, j];
+    };
+    const fire = (b: Entry, i: number, j: number): void => {
+      const taken = st.a.splice(i, j - i);
+      const ids = [...taken.map((x) => x[1]), b[1]];
+      const labels = labelsOf(rule, event, meta.timeMs);
+      this.#emit(
+        out,
+        rule,
+        makeAlert(
+          rule,
+          meta.org,
+          key,
+          `${taken[0]![1]}..${taken[taken.length - 1]![1]}>${b[1]}`,
+          taken[0]![0],
+          b[0],
+          ids.length,
+          ids,
+          labels,
+        ),
+        rule.risk?.entityOf(event),
+        labels,
+      );
+    };
+    if (isA) {
+      insertSorted(st.a, e);
+      for (let k = 0; k < st.b.length; k++) {
+        const b = st.b[k]!;
+        if (b[0] < e[0] || b[0] - e[0] > rule.windowMs) continue;
+        const [i, j] = firstsBefore(b[0]);
+        if (j - i < rule.threshold) continue;
+        st.b.splice(k, 1);
+        fire(b, i, j);
+        return;
+      }
+    }
+    if (isB) {
+      const [i, j] = firstsBefore(e[0]);
+      if (j - i >= rule.threshold) fire(e, i, j);
+      else insertSorted(st.b, e);
+    }
+  }
+
+  /**
+   * Unfollowed: a first step waits (in `a`) until its window has closed behind the watermark — only then can
+   * no on-time `then` event still come — and alerts unless a `then` event of its group at or after it, within
+   * the window, was seen. A `then` event clears the first steps it follows and is kept (in `b`) for first
+   * steps read after it. What the finding says (title, severity, user) is taken from the first step's event.
+   */
+  #unfollowed(rule: CompiledRule, event: unknown, meta: EventMeta): void {
+    const isA = rule.where(event);
+    const isB = rule.then(event);
+    if (!isA && !isB) return;
+    const gk = JSON.stringify([meta.org, this.#key(rule, event)]);
+    const byKey = ((this.#s.unf ??= {})[rule.id] ??= {});
+    let st = byKey[gk];
+    if (!st) {
+      // Bounded like the stateful kinds: the least recently created group is forgotten first.
+      let over = Object.keys(byKey).length + 1 - rule.maxKeys;
+      for (const old in byKey) {
+        if (over-- <= 0) break;
+        delete byKey[old];
+        this.#s.unfEvicted = (this.#s.unfEvicted ?? 0) + 1;
+      }
+      st = byKey[gk] = { a: [], b: [] };
+    }
+    if (st.a.some((x) => x[1] === meta.id) || st.b.some((x) => x[1] === meta.id)) return;
+    if (isB) {
+      st.a = st.a.filter((a) => !(a[0] <= meta.timeMs && meta.timeMs - a[0] <= rule.windowMs));
+      insertSorted(st.b, [meta.timeMs, meta.id, '']);
+    }
+    if (isA && !st.b.some((b) => b[0] >= meta.timeMs && b[0] - meta.timeMs <= rule.windowMs)) {
+      const labels = labelsOf(rule, event, meta.timeMs);
+      const user = rule.risk?.entityOf(event);
+      const said = labels || user ? JSON.stringify({ l: labels ?? null, u: user ?? null }) : '';
+      insertSorted(st.a, [meta.timeMs, meta.id, said]);
+      this.#nextUnfollowedDue = Math.min(this.#nextUnfollowedDue, meta.timeMs + rule.windowMs);
+    }
+    if (st.a.length === 0 && st.b.length === 0) delete byKey[gk];
+  }
+
+  /** First steps whose window closed behind the watermark with no `then`: one alert each. */
+  #checkUnfollowed(out: Alert[]): void {
+    const wm = this.watermark;
+    for (const rule of this.#rules) {
+      if (rule.kind !== 'unfollowed') continue;
+      const byKey = this.#s.unf?.[rule.id];
+      if (!byKey) continue;
+      for (const [gk, st] of Object.entries(byKey)) {
+        while (st.a.length > 0 && st.a[0]![0] + rule.windowMs < wm) {
+          const [t, id, said] = st.a.shift()!;
+          const [org, key] = JSON.parse(gk) as [string, string];
+          const { l, u } = said ? (JSON.parse(said) as { l: Labels | null; u: RiskUser | null }) : { l: null, u: null };
+          this.#emit(
+            out,
+            rule,
+            makeAlert(rule, org, key, `unfollowed:${id}`, t, t + rule.windowMs, 1, [id], l ?? undefined),
+            u,
+            l,
+          );
+        }
+        if (st.a.length === 0 && st.b.length === 0) delete byKey[gk];
+      }
+    }
+    this.#recomputeUnfollowedDue();
+  }
+
+  #recomputeUnfollowedDue(): void {
+    let due = Infinity;
+    for (const rule of this.#rules) {
+      if (rule.kind !== 'unfollowed') continue;
+      for (const st of Object.values(this.#s.unf?.[rule.id] ?? {}))
+        if (st.a.length > 0) due = Math.min(due, st.a[0]![0] + rule.windowMs);
+    }
+    this.#nextUnfollowedDue = due;
   }
 
   #temporal(out: Alert[], rule: CompiledRule, event: unknown, meta: EventMeta): void {
@@ -420,6 +581,11 @@ export class PartitionEngine {
         pruneBefore(st.a, horizon);
         pruneBefore(st.b, horizon);
         if (st.a.length === 0 && st.b.length === 0) delete this.#s.seq[rule.id]![gk];
+      }
+      // An unfollowed rule's `then` events matter only to first steps at or before them: none on time is.
+      for (const [gk, st] of Object.entries(this.#s.unf?.[rule.id] ?? {})) {
+        pruneBefore(st.b, wm);
+        if (st.a.length === 0 && st.b.length === 0) delete this.#s.unf![rule.id]![gk];
       }
     }
     for (const rule of this.#rules) {

@@ -53,7 +53,7 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
   }
   if (spec.type === 'stateful') need(spec.when, '`when`');
   if (spec.type === 'first_seen') need(spec.distinct_field, 'distinct_field (the value that is new or not)');
-  if (spec.type === 'sequence') need(spec.first && spec.then, '`first` and `then`');
+  if (spec.type === 'sequence' || spec.type === 'unfollowed') need(spec.first && spec.then, '`first` and `then`');
   else if (!['absence', 'stateful', 'first_seen', 'scheduled', 'temporal'].includes(spec.type))
     need(spec.detection, '`detection`');
   if (spec.type === 'distinct') need(spec.distinct_field, 'distinct_field');
@@ -76,7 +76,15 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
         where: `${where}.when`,
       })
     : null;
-  let wherePred = spec.type === 'sequence' ? det(spec.first, never, 'first') : det(spec.detection, always, 'detection');
+  if (spec.type === 'sequence' && spec.threshold > 1 && opts.order === 'any')
+    throw new AlertingError(
+      'rule_invalid',
+      `${where}: a sequence counting first steps (threshold > 1) must be ordered`,
+    );
+  let wherePred =
+    spec.type === 'sequence' || spec.type === 'unfollowed'
+      ? det(spec.first, never, 'first')
+      : det(spec.detection, always, 'detection');
   if (when && !stateful) {
     // A stateless rule's `when` is one more condition on each event.
     const base = wherePred;
@@ -151,7 +159,7 @@ function explainOf(
   fields: readonly (readonly [string, FieldPath])[],
 ): CompiledRule['explain'] {
   const parts: Array<[string, string | Record<string, unknown>]> =
-    spec.type === 'sequence'
+    spec.type === 'sequence' || spec.type === 'unfollowed'
       ? [
           ['first', spec.first!],
           ['then', spec.then!],

@@ -6,7 +6,10 @@
  * - match: every matching event is a finding;
  * - threshold: ≥ `threshold` matching events per group within `window_ms`;
  * - distinct: ≥ `threshold` distinct values of `distinct_field` per group within `window_ms`;
- * - sequence: an event matching `first` then one matching `then`, same group, within `window_ms`;
+ * - sequence: an event matching `first` then one matching `then`, same group, within `window_ms`
+ *   (`threshold` first-step events before the `then` one, when it is above 1);
+ * - unfollowed: an event matching `first` with no event matching `then` of the same group
+ *   within `window_ms` after it (a factor deactivated and not re-activated);
  * - absence: no matching event from an org for `window_ms` (the silent org);
  * - stateful: each matching event is compared with the previous one of its
  *   group (`when:` over `fields` and `prev.*`, see state/expr.ts);
@@ -54,22 +57,44 @@ export const ruleSpecSchema = z.strictObject({
       "Severity carried by alerts: informational, low, medium, high or critical, or an expression over the event naming one (`if(actor.type == 'SuperAdmin', 'critical', 'high')`; any other value gives medium).",
     ),
   type: z
-    .enum(['match', 'threshold', 'distinct', 'sequence', 'absence', 'stateful', 'first_seen', 'scheduled', 'temporal'])
+    .enum([
+      'match',
+      'threshold',
+      'distinct',
+      'sequence',
+      'unfollowed',
+      'absence',
+      'stateful',
+      'first_seen',
+      'scheduled',
+      'temporal',
+    ])
     .default('match')
     .describe('Rule kind (see module doc).'),
   detection: detection
     .optional()
     .describe('Which events count (match, threshold, distinct, absence). Absence defaults to every event.'),
-  first: detection.optional().describe('Sequence: the first step.'),
-  then: detection.optional().describe('Sequence: the step that must follow `first` within window_ms.'),
+  first: detection.optional().describe('Sequence and unfollowed: the first step.'),
+  then: detection
+    .optional()
+    .describe(
+      'Sequence: the step that must follow `first` within window_ms; unfollowed: the step whose absence alerts.',
+    ),
   group_by: z.array(z.string().min(1)).default([]).describe('Field paths forming the group key (beside the org).'),
   window_ms: z
     .number()
     .int()
     .min(1)
     .optional()
-    .describe('Window length in event time (threshold, distinct, sequence, absence).'),
-  threshold: z.number().int().min(1).default(1).describe('Events (or distinct values) needed within the window.'),
+    .describe('Window length in event time (threshold, distinct, sequence, unfollowed, absence).'),
+  threshold: z
+    .number()
+    .int()
+    .min(1)
+    .default(1)
+    .describe(
+      'Events (or distinct values) needed within the window; sequence: first-step events before the `then` one.',
+    ),
   distinct_field: z.string().min(1).optional().describe('Distinct: the field whose distinct values are counted.'),
   fields: z
     .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().min(1))
