@@ -13,6 +13,7 @@ import { migrate, openStore, type Store, storeOptions } from '../platform/store/
 import { ensureHooklogTopics, openStream } from '../platform/stream/open.js';
 import { loadAllRules, startAlerting, type Alerting } from '../consumers/alerting/index.js';
 import type { QueryResolver } from '../consumers/alerting/scheduled.js';
+import { openIpLists } from './ip-lists.js';
 
 /** Named analytics queries for a database (the CLI passes analytics' prepareQuery). */
 export type NamedQueries = (
@@ -30,6 +31,7 @@ export async function startAlertingFromConfig(
 ): Promise<Alerting> {
   const a = config.alerting;
   if (!a) throw new HooklogError('CONFIG_INVALID', 'no `alerting:` section in the config');
+  const lists = openIpLists(config, logger);
   const stream = await openStream(config, logger);
   let ownStore: Store | undefined;
   try {
@@ -40,7 +42,7 @@ export async function startAlertingFromConfig(
       a.scheduled &&
       loadAllRules(
         { rules: a.rules, ruleFiles: a.rule_files, sigmaPaths: a.sigma_paths, rulePaths: a.rule_paths },
-        { placeholders: a.sigma_placeholders },
+        { placeholders: a.sigma_placeholders, lists },
       ).some((r) => r.kind === 'scheduled');
     if ((a.clickhouse || scheduled) && !store) {
       ownStore = openStore(storeOptions(config, logger));
@@ -48,6 +50,7 @@ export async function startAlertingFromConfig(
     }
     const alerting = await startAlerting({
       config: a,
+      lists,
       stream,
       topicPrefix: config.stream.topic_prefix,
       partitions: config.stream.partitions,
@@ -69,9 +72,11 @@ export async function startAlertingFromConfig(
         await alerting.stop();
         await ownStore?.close();
         await stream.close();
+        lists.stop();
       },
     };
   } catch (err) {
+    lists.stop();
     await ownStore?.close();
     await stream.close();
     throw err;

@@ -23,6 +23,7 @@ import { BUILTIN_RULE_FILES, loadAllRules } from '../consumers/alerting/index.js
 import { collectStatus } from './status.js';
 import { coverageReport } from './coverage.js';
 import { configuredOrgs } from './config/orgs.js';
+import { openIpLists } from './ip-lists.js';
 
 /** The configured rules by id (loaded once, lazily; none when alerting is off or the rules do not load). */
 function ruleInfo(config: Config, logger: Logger): RuleInfo {
@@ -44,7 +45,7 @@ function ruleInfo(config: Config, logger: Logger): RuleInfo {
               sigmaPaths: a.sigma_paths,
               rulePaths: a.rule_paths,
             },
-            { placeholders: a.sigma_placeholders, defaultSuppressMs: a.suppression_ms },
+            { placeholders: a.sigma_placeholders, defaultSuppressMs: a.suppression_ms, lists: openIpLists(config) },
           );
           for (const r of rules)
             byId.set(r.id, {

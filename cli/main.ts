@@ -35,6 +35,7 @@ import { registerRiskCommand } from './risk-command.js';
 import { registerConsoleCommand } from './console-command.js';
 import { describeBackup, runBackup, runRestore } from './backup.js';
 import { versionText } from '../platform/release/current.js';
+import { IpLists } from '../platform/iplists/lists.js';
 
 export const program = new Command('hooklog')
   .description(
@@ -129,7 +130,10 @@ rules
     // The config's risk for rules loaded as published; an unknown id is an error only for the config's own paths.
     const risk = a &&
       loaded && { file: loaded.origin, byId: a.risk.rules, inline: a.rules, strict: paths.length === 0 };
-    const { result, errors } = lintRuleFiles(use, risk, { strict: opts.strict === true });
+    const { result, errors } = lintRuleFiles(use, risk, {
+      strict: opts.strict === true,
+      ...(loaded ? { lists: new IpLists(loaded.config.enrichment) } : {}),
+    });
     process.stdout.write(render(result, opts.format));
     if (errors) process.exitCode = 1;
   });

@@ -15,6 +15,7 @@ import { checkTokenHooks } from '../receivers/token-hook/index.js';
 import { checkOrgKeys } from '../platform/identity/authenticator.js';
 import { loadConfiguredRules } from '../consumers/alerting/index.js';
 import { loadSetSigner } from '../consumers/response/index.js';
+import { openIpLists } from './ip-lists.js';
 
 /** One check: its name (for the report) and what it does; throws what start would. */
 interface Check {
@@ -61,7 +62,7 @@ function checks(config: Config, roles: readonly Role[]): Check[] {
       ? [{ what: 'response.transmitter', run: () => loadSetSigner(config.response!.transmitter!) }]
       : []),
     ...(alerting?.enabled && (has('alerting') || (has('sink') && alerting.clickhouse))
-      ? [{ what: 'alerting', run: () => void loadConfiguredRules(alerting) }]
+      ? [{ what: 'alerting', run: () => void loadConfiguredRules(alerting, openIpLists(config)) }]
       : []),
   ];
 }

@@ -178,3 +178,47 @@ describe('hooklog rules test --cases', () => {
     expect(backtest.stderr).toContain('--rule, --tag, --case and -f junit go with --cases');
   });
 });
+
+describe('hooklog rules test --cases with the config’s IP lists', () => {
+  it('a rule testing `in list()` runs with the lists of enrichment.ip_lists, and a case may bring its own', async () => {
+    const d = join(dir, 'ip-lists');
+    mkdirSync(d, { recursive: true });
+    const listFile = join(d, 'anonymizers.txt');
+    writeFileSync(listFile, '# exit nodes\n198.51.100.0/24\n2001:db8:a::/48\n');
+    const withLists = join(d, 'hooklog.yaml');
+    writeFileSync(
+      withLists,
+      `log_level: warn\nenrichment:\n  ip_lists:\n    - { name: anonymizers, path: ${JSON.stringify(listFile)} }\n`,
+    );
+    const rules = join(d, 'anon.yaml');
+    writeFileSync(
+      rules,
+      [
+        '- id: anon.signin',
+        '  detection: eventType eq "user.session.start" and client.ipAddress in list("anonymizers")',
+        '  cases:',
+        '    - { name: an exit node, at: 0s, alert: true, event: { eventType: user.session.start, client: { ipAddress: "198.51.100.9" } } }',
+        '    - { name: mapped IPv6, at: 0s, alert: true, event: { eventType: user.session.start, client: { ipAddress: "::ffff:198.51.100.9" } } }',
+        '    - { name: an office, at: 0s, alert: false, event: { eventType: user.session.start, client: { ipAddress: "192.0.2.1" } } }',
+        '    - name: the case’s own list',
+        '      at: 0s',
+        '      alert: true',
+        '      lists: { anonymizers: [192.0.2.0/24] }',
+        '      event: { eventType: user.session.start, client: { ipAddress: "192.0.2.1" } }',
+        '',
+      ].join('\n'),
+    );
+    const r = await runCli(['--config', withLists, 'rules', 'test', '--cases', rules]);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(r.stdout).toMatch(/1 rules?, 4 cases: 4 passed/);
+    // Without the config's list, the cases that need it cannot run, and say which list is missing.
+    const bare = await cli(['rules', 'test', '--cases', rules]);
+    expect(bare.code).toBe(1);
+    expect(bare.stdout).toContain('unknown IP list "anonymizers"');
+    // And lint says so too, against the config it is given.
+    expect((await runCli(['--config', withLists, 'rules', 'lint', rules])).code).toBe(0);
+    const lint = await cli(['rules', 'lint', rules]);
+    expect(lint.code).toBe(1);
+    expect(lint.stdout).toContain('unknown IP list "anonymizers"');
+  });
+});

@@ -29,6 +29,7 @@ import { loadConfig } from './config/load.js';
 import { READS_STORE } from './config/needs.js';
 import type { Config } from './config/schema.js';
 import { render, type OutputFormat } from './format.js';
+import { openIpLists } from './ip-lists.js';
 
 interface Options {
   cases?: boolean;
@@ -104,7 +105,11 @@ async function runCaseCommand(config: Config, paths: string[], o: Options): Prom
   const a = config.alerting;
   const loaded = loadCases(
     paths.length ? paths : defaultCasePaths(config),
-    { placeholders: a?.sigma_placeholders ?? {}, defaultSuppressMs: a?.suppression_ms ?? 0 },
+    {
+      placeholders: a?.sigma_placeholders ?? {},
+      defaultSuppressMs: a?.suppression_ms ?? 0,
+      lists: openIpLists(config),
+    },
     { rules: o.rule, tags: o.tag, cases: o.case },
   );
   const logger = createLogger({ level: 'warn', destination: process.stderr });

@@ -30,6 +30,7 @@ import { alertStatesPipeline, alertStatesTopic, consoleSessionsTopic } from '../
 import { consoleDeps } from './console.js';
 import { desiredHooks } from '../receivers/registration/desired.js';
 import { startHookWatch } from '../receivers/registration/watch.js';
+import { openIpLists } from './ip-lists.js';
 
 export interface Running {
   readonly stream: Stream;
@@ -196,8 +197,11 @@ export async function startHooklog(
     // role).
     if (config.alerting?.enabled && (has('alerting') || (has('sink') && config.alerting.clickhouse))) {
       const alertStore = current();
+      const lists = openIpLists(config, logger);
+      closers.push(async () => lists.stop());
       const alerting = await startAlerting({
         config: config.alerting,
+        lists,
         stream,
         ...(alertStore
           ? { store: alertStore, resolveQuery: (name, params) => prepareQuery(name, alertStore.database, params) }

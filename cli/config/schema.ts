@@ -20,6 +20,7 @@ import { sinkSchema } from '../../consumers/clickhouse-sink/config.js';
 import { responseSchema } from '../../consumers/response/config.js';
 import { consoleSchema } from '../../console/config.js';
 import { hookRegistrationSchema } from '../../receivers/registration/config.js';
+import { ipListsSchema } from '../../platform/iplists/lists.js';
 import { registrationIssues } from '../../receivers/registration/desired.js';
 
 /**
@@ -44,6 +45,7 @@ export const configSchema = z
     token_hooks: tokenHooksSchema,
     ssf_receivers: ssfReceiversSchema,
     hook_registration: hookRegistrationSchema,
+    enrichment: ipListsSchema,
     alerting: alertingSchema.optional(),
     response: responseSchema.optional(),
     api: apiSchema,

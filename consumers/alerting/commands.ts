@@ -17,6 +17,7 @@ import type { QueryResolver } from './scheduled.js';
 import { loadAllRules } from './rules/load.js';
 import { loadAnyRuleFile, loadRulePaths } from './rules/sources.js';
 import type { CompiledRule } from './rules/types.js';
+import { IpLists } from '../../platform/iplists/lists.js';
 
 /** What the commands read of the whole config (composed in cli/). */
 type Config = PlatformConfig & { readonly alerting?: AlertingConfig | undefined };
@@ -191,6 +192,7 @@ function ruleOptions(config: Config) {
   return {
     placeholders: config.alerting?.sigma_placeholders ?? {},
     defaultSuppressMs: config.alerting?.suppression_ms ?? 0,
+    ...(config.enrichment ? { lists: new IpLists(config.enrichment) } : {}),
   };
 }
 

@@ -26,6 +26,7 @@ import { riskTopics } from '../../schemas/risk.js';
 import { attachRisk } from './risk/declaration.js';
 import { startRiskFold } from './risk/consumer.js';
 import { createRiskTelemetry, type RiskCounters } from './risk/telemetry.js';
+import type { IpListLookup } from '../../platform/iplists/lists.js';
 
 export type { AlertingConfig } from './config.js';
 
@@ -54,6 +55,8 @@ export interface AlertingOptions {
   readonly webhookRetryPolicy?: RetryPolicy;
   /** Named analytics queries for scheduled rules with `query:` (wired by the process that has them). */
   readonly resolveQuery?: QueryResolver;
+  /** The IP lists rules test with `in list("name")` (enrichment.ip_lists); the caller reloads them. */
+  readonly lists?: IpListLookup;
 }
 
 export interface Alerting {
@@ -88,14 +91,14 @@ export const BUILTIN_RULE_FILES: readonly string[] = [join(CONTENT_DIR, 'hook-de
  * it twice is a duplicate id. `hooklog check-config` calls this too, so a rule
  * that would stop `start` fails the check.
  */
-export function loadConfiguredRules(c: AlertingConfig): CompiledRule[] {
+export function loadConfiguredRules(c: AlertingConfig, lists?: IpListLookup): CompiledRule[] {
   const configured = new Set(
     [...c.rule_files, ...ruleFilesUnder([...c.rule_paths, ...c.sigma_paths])].map((f) => resolve(f)),
   );
   const ruleFiles = [...BUILTIN_RULE_FILES.filter((f) => !configured.has(f)), ...c.rule_files];
   const rules = loadAllRules(
     { rules: c.rules, ruleFiles, sigmaPaths: c.sigma_paths, rulePaths: c.rule_paths },
-    { placeholders: c.sigma_placeholders, defaultSuppressMs: c.suppression_ms },
+    { placeholders: c.sigma_placeholders, defaultSuppressMs: c.suppression_ms, ...(lists ? { lists } : {}) },
   );
   try {
     return attachRisk(rules, c.risk.rules);
@@ -106,7 +109,7 @@ export function loadConfiguredRules(c: AlertingConfig): CompiledRule[] {
 
 export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
   const c = o.config;
-  const rules = loadConfiguredRules(c);
+  const rules = loadConfiguredRules(c, o.lists);
   const telemetry = createAlertingTelemetry(o.logger);
   const riskTelemetry = createRiskTelemetry(o.logger);
   const topics = alertingTopics(o.topicPrefix);

@@ -29,6 +29,7 @@ import { allFieldPaths, lookupFieldPath } from '../../schemas/logevent-fields.js
 import { loadRulePaths, loadAnyRuleFile, ruleFilesUnder } from './rules/sources.js';
 import { compileRisk } from './risk/declaration.js';
 import { loadCases } from './cases/load.js';
+import type { IpListLookup } from '../../platform/iplists/lists.js';
 
 export interface Problem {
   readonly file: string;
@@ -61,7 +62,11 @@ function filterTextOf(docs: ReturnType<typeof parseAllDocuments>, rule: string |
 export interface LintOptions {
   /** Every unknown field is an error, also one the service may yet add (`rules lint --strict`). */
   readonly strict?: boolean;
+  /** The configured IP lists (enrichment.ip_lists): a filter's `in list("x")` naming another is an error. */
+  readonly lists?: IpListLookup;
 }
+
+const compileOpts = (o: LintOptions) => (o.lists ? { lists: o.lists } : {});
 
 /** A field path a rule reads, and where: `filter` paths select events, `value` paths are read for their value. */
 interface ReadPath {
@@ -239,7 +244,7 @@ function lintFile(file: string, out: Problem[], o: LintOptions): void {
       const r = (first.toJS() as unknown[])[i];
       const start = lineAt((node as { range?: [number, number, number] }).range?.[0]);
       try {
-        const rule = compileRule(r, { source: file });
+        const rule = compileRule(r, { ...compileOpts(o), source: file });
         checkPaths(file, text, rulePaths(r as Record<string, unknown>, rule), out, start, o);
       } catch (err) {
         let line = start;
@@ -255,7 +260,7 @@ function lintFile(file: string, out: Problem[], o: LintOptions): void {
   // Sigma drafts may start with a prose line; the loader copes, so only report what it cannot.
   let loaded;
   try {
-    loaded = loadAnyRuleFile(file);
+    loaded = loadAnyRuleFile(file, compileOpts(o));
   } catch (err) {
     const msg = (err as Error).message.replace(`${file}: `, '');
     const yamlErr = yamlErrors[0];
@@ -292,17 +297,17 @@ export interface RiskMapping {
   readonly strict: boolean;
 }
 
-function lintRiskMapping(files: readonly string[], m: RiskMapping, out: Problem[]): void {
+function lintRiskMapping(files: readonly string[], m: RiskMapping, out: Problem[], o: LintOptions): void {
   const rules = new Map<string, Parameters<typeof compileRisk>[1]>();
   for (const r of m.inline) {
     try {
-      const c = compileRule(r, { source: m.file });
+      const c = compileRule(r, { ...compileOpts(o), source: m.file });
       rules.set(c.id, c);
     } catch {
       // Reported by check-config; here only the mapping is linted.
     }
   }
-  for (const l of loadRulePaths(files)) for (const r of l.rules) rules.set(r.id, r);
+  for (const l of loadRulePaths(files, compileOpts(o))) for (const r of l.rules) rules.set(r.id, r);
   for (const [id, decl] of Object.entries(m.byId)) {
     const rule = rules.get(id);
     const where = `alerting.risk.rules.${id}`;
@@ -330,7 +335,7 @@ function lintInlineRules(m: RiskMapping, out: Problem[], o: LintOptions): void {
   for (const r of m.inline) {
     let rule: CompiledRule;
     try {
-      rule = compileRule(r, { source: m.file });
+      rule = compileRule(r, { ...compileOpts(o), source: m.file });
     } catch {
       continue; // check-config and start refuse it, saying why
     }
@@ -355,7 +360,7 @@ export function lintPaths(paths: readonly string[], risk?: RiskMapping, o: LintO
   if (!out.some((p) => p.severity === 'error')) {
     try {
       const seen = new Map<string, string>();
-      for (const l of loadRulePaths(files)) {
+      for (const l of loadRulePaths(files, compileOpts(o))) {
         for (const r of l.rules) {
           const prev = seen.get(r.id);
           if (prev)
@@ -374,12 +379,12 @@ export function lintPaths(paths: readonly string[], risk?: RiskMapping, o: LintO
       out.push({ file, line: 1, severity: 'error', message: msg.replace(`${file}: `, '') });
     }
     if (risk && Object.keys(risk.byId).length > 0 && !out.some((p) => p.severity === 'error'))
-      lintRiskMapping(files, risk, out);
+      lintRiskMapping(files, risk, out, o);
   }
   // Test cases (inline and sidecars) that cannot run, once the rules load.
   if (!out.some((p) => p.severity === 'error')) {
     try {
-      for (const p of loadCases(paths).problems)
+      for (const p of loadCases(paths, compileOpts(o)).problems)
         out.push({ file: p.file, line: p.line, severity: 'error', message: `case ${p.name || '?'}: ${p.message}` });
     } catch (err) {
       out.push({ file: String(paths[0] ?? ''), line: 1, severity: 'error', message: (err as Error).message });

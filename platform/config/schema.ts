@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { secret } from './secrets.js';
+import type { IpListsConfig } from '../iplists/lists.js';
 
 /**
  * The ground floor's part of hooklog's configuration schema: the sections
@@ -232,4 +233,6 @@ export interface PlatformConfig {
   readonly server: z.output<typeof serverSchema>;
   readonly stream: z.output<typeof streamSchema>;
   readonly store: z.output<typeof storeSchema>;
+  /** enrichment.ip_lists (platform/iplists/); absent in configs built by hand (tests). */
+  readonly enrichment?: IpListsConfig | undefined;
 }

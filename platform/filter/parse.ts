@@ -7,6 +7,7 @@
  *
  * - attribute operators `eq ne co sw ew gt ge lt le` with a value, `pr` without;
  *   `in [v, …]` (used by the catalogue, not SCIM: true when `eq` holds for one);
+ * - `in list("name")`: the address is in the named IP list (platform/iplists/, hooklog's own, not SCIM);
  * - logical `and`, `or`, `not`, parentheses; precedence not > and > or (SCIM);
  * - operators and keywords are case-insensitive (`AND` = `and`), as SCIM says;
  * - values: "strings" (JSON escapes: `\"`, `\\`, `\u00e9`), numbers, true, false, null;
@@ -29,6 +30,7 @@ export type FilterNode =
   | { readonly op: 'not'; readonly item: FilterNode }
   | { readonly op: 'cmp'; readonly cmp: CompareOp; readonly path: string; readonly value: Literal; readonly at: number }
   | { readonly op: 'in'; readonly path: string; readonly values: readonly Literal[]; readonly at: number }
+  | { readonly op: 'inlist'; readonly path: string; readonly list: string; readonly at: number }
   | { readonly op: 'pr'; readonly path: string; readonly at: number };
 
 const COMPARE = new Set<string>(['eq', 'ne', 'co', 'sw', 'ew', 'gt', 'ge', 'lt', 'le']);
@@ -132,6 +134,20 @@ export function parseFilter(src: string): FilterNode {
     if (op === 'pr') return { op: 'pr', path: t.v, at: t.at };
     if (COMPARE.has(op)) return { op: 'cmp', cmp: op as CompareOp, path: t.v, value: literal(), at: t.at };
     if (op === 'in') {
+      const fn = toks[i];
+      if (fn?.t === 'word' && fn.v.toLowerCase() === 'list') {
+        i++;
+        const open = toks[i];
+        if (!open || open.t !== 'punct' || open.v !== '(') return fail('`list` needs a name: list("anonymizers")');
+        i++;
+        const name = toks[i];
+        if (!name || name.t !== 'str') return fail('expected the list\'s name as a "string"');
+        i++;
+        const close = toks[i];
+        if (!close || close.t !== 'punct' || close.v !== ')') return fail('missing ) after the list name');
+        i++;
+        return { op: 'inlist', path: t.v, list: name.v, at: t.at };
+      }
       const open = toks[i];
       if (!open || open.t !== 'punct' || (open.v !== '[' && open.v !== '('))
         return fail('`in` needs a list: [ "a", "b" ]');
@@ -195,6 +211,21 @@ export function parseFilter(src: string): FilterNode {
   const tree = orExpr();
   if (i !== toks.length) fail(`unexpected ${JSON.stringify(String(toks[i]!.v))}`);
   return tree;
+}
+
+/** Every IP list the filter names (`in list("x")`), in order of appearance. */
+export function filterLists(node: FilterNode): string[] {
+  switch (node.op) {
+    case 'and':
+    case 'or':
+      return node.items.flatMap(filterLists);
+    case 'not':
+      return filterLists(node.item);
+    case 'inlist':
+      return [node.list];
+    default:
+      return [];
+  }
 }
 
 /** Every attribute path the filter reads, in order of appearance. */

@@ -15,7 +15,14 @@
  * Known difference: keys match case-insensitively but, unlike the stream,
  * not with `_` ignored (`event_type` does not read `eventType` here).
  */
-import { parseFilter, resolveFilterPath, type CompareOp, type FilterNode, type Literal } from './parse.js';
+import {
+  FilterSyntaxError,
+  parseFilter,
+  resolveFilterPath,
+  type CompareOp,
+  type FilterNode,
+  type Literal,
+} from './parse.js';
 
 export interface CompiledSql {
   /** A boolean expression; `{name:Type}` placeholders only. */
@@ -130,6 +137,12 @@ export class FilterSqlBuilder {
         const some = `arrayExists(x -> x IS NOT NULL AND lowerUTF8(x) IN ${this.bind(vals, 'Array(String)')}, ${vs})`;
         return hasNull ? `(${some} OR NOT arrayExists(x -> x IS NOT NULL, ${vs}))` : some;
       }
+      case 'inlist':
+        // The lists live in the processes that load them (platform/iplists/), not in ClickHouse yet.
+        throw new FilterSyntaxError(
+          `in list(${JSON.stringify(n.list)}) is for rules; searches cannot test IP lists yet`,
+          n.at,
+        );
       case 'cmp': {
         const ordered = n.cmp === 'gt' || n.cmp === 'ge' || n.cmp === 'lt' || n.cmp === 'le';
         const vs = this.values(n.path, ordered);

@@ -14,6 +14,7 @@ import { loadCases } from './load.js';
 import { failed, renderJson, renderJunit, renderTable } from './report.js';
 import { judge, runCases, runStreamCase } from './run.js';
 import type { CaseSpec } from './schema.js';
+import { staticIpLists } from '../../../platform/iplists/lists.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hooklog-cases-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -374,6 +375,77 @@ describe('reports for CI', () => {
     expect(json.cases.map((c) => [c.where, c.status])).toEqual([
       ['r.yaml:4', 'failed'],
       ['r.yaml:9', 'passed'],
+    ]);
+  });
+});
+
+describe('rules testing IP lists (in list("name"))', () => {
+  const rule = {
+    id: 'anon.signin',
+    detection: 'eventType eq "user.session.start" and client.ipAddress in list("anonymizers")',
+  };
+  const from = (ip: string) => ({ eventType: 'user.session.start', client: { ipAddress: ip } });
+  const withLists = {
+    at: '0s',
+    name: 'an exit node, from the case’s list',
+    alert: true,
+    lists: { anonymizers: ['198.51.100.0/24'] },
+    event: from('198.51.100.9'),
+  };
+  const outside = {
+    at: '0s',
+    name: 'an office, IPv6, not in the case’s list',
+    alert: false,
+    lists: { anonymizers: ['198.51.100.0/24'] },
+    event: from('2001:db8::1'),
+  };
+
+  it('a case gives the lists it needs; one that gives none when the config has none cannot run, and says why', async () => {
+    const bare = { at: '0s', name: 'no list anywhere', alert: true, event: from('198.51.100.9') };
+    const d = folder('lists', { 'rules.yaml': stringify([{ ...rule, cases: [withLists, outside, bare] }]) });
+    const loaded = loadCases([d]);
+    expect(loaded.problems.map((p) => [p.name, p.message])).toEqual([
+      [bare.name, expect.stringContaining('unknown IP list "anonymizers"')],
+    ]);
+    const report = await runCases(loaded, opts);
+    expect(report.results.map((r) => [r.name, r.status, r.message])).toEqual([
+      [withLists.name, 'passed', ''],
+      [outside.name, 'passed', ''],
+      [bare.name, 'error', expect.stringContaining('unknown IP list "anonymizers"')],
+    ]);
+  });
+
+  it("the config's lists serve every case; a case's list of the same name replaces it", async () => {
+    const config = staticIpLists({ anonymizers: ['2001:db8::/32'] });
+    const fromConfig = { at: '0s', name: 'from the config’s list', alert: true, event: from('2001:db8::1') };
+    const d = folder('lists-config', {
+      'rules.yaml': stringify([{ ...rule, cases: [fromConfig, withLists, outside] }]),
+    });
+    expect(lintPaths([d], undefined, { lists: config })).toEqual([]);
+    const report = await runCases(loadCases([d], { lists: config }), opts);
+    expect(report.results.map((r) => [r.name, r.status, r.message])).toEqual([
+      [fromConfig.name, 'passed', ''],
+      [withLists.name, 'passed', ''],
+      [outside.name, 'passed', ''],
+    ]);
+  });
+
+  it('lint refuses a list name the config does not have, at its rule', () => {
+    const d = folder('lists-lint', {
+      'rules.yaml': stringify([
+        { id: 'a.ok', detection: 'eventType eq "x"' },
+        { ...rule, cases: [withLists] },
+      ]),
+    });
+    const problems = lintPaths([d], undefined, { lists: staticIpLists({ offices: ['192.0.2.0/24'] }) });
+    expect(problems).toEqual([
+      expect.objectContaining({
+        line: 3,
+        severity: 'error',
+        message: expect.stringContaining(
+          'rule anon.signin.detection: unknown IP list "anonymizers" at 38 (configured: offices)',
+        ),
+      }),
     ]);
   });
 });

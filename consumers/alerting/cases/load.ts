@@ -30,6 +30,7 @@ import type { CompiledRule } from '../rules/types.js';
 import { shownValue } from '../rules/explain.js';
 import { mockedState, type MockedState } from './mocks.js';
 import { caseIssues, caseSchema, durationMs, instantMs, type CaseSpec } from './schema.js';
+import { staticIpLists, type IpListLookup } from '../../../platform/iplists/lists.js';
 
 /** One event as a case sends it: its org and the LogEvent, with `published` and `uuid` set. */
 export interface FeedEvent {
@@ -140,7 +141,11 @@ export function loadCases(paths: readonly string[], opts: CompileOptions = {}, f
     name: '',
     message: 'a cases file without a rule file beside it (x.cases.yaml goes beside x.yaml or x.yml)',
   }));
-  const loaded = loadIsolated(files, opts, problems);
+  // Rules load with every list name allowed (a case may give the list); each case's rule is compiled again
+  // below, strictly, with the lists it runs with.
+  const missing = new Set<string>();
+  const loaded = loadIsolated(files, { ...opts, lists: lenientLists(opts.lists, missing) }, problems);
+  const caseOpts = missing.size ? { ...opts, strictLists: true } : opts;
   const ruleOk = matcher(filter.rules, false);
   const tagOk = matcher(filter.tags, true);
   const caseOk = matcher(filter.cases, true);
@@ -153,7 +158,7 @@ export function loadCases(paths: readonly string[], opts: CompileOptions = {}, f
       ...sidecarsOf(l.file).flatMap((s) => readCases(s, false, problems)),
     ];
     for (const r of raw) {
-      const got = toCase(r, l.rules, l.file, opts);
+      const got = toCase(r, l.rules, l.file, caseOpts);
       if ('message' in got) {
         // A case that cannot run is shown when it could be one of those chosen.
         const rule = l.rules.find((x) => x.id === got.rule);
@@ -250,11 +255,26 @@ function readCases(file: string, inline: boolean, problems: CaseProblem[]): RawC
   return out;
 }
 
+/**
+ * Lists that know every name (an unknown one is empty), noting the unknown names in `missing`: rule files
+ * load once for all their cases, before a case's own `lists:` are known.
+ */
+function lenientLists(over: IpListLookup | undefined, missing: Set<string>): IpListLookup {
+  return {
+    has: (name) => {
+      if (!over?.has(name)) missing.add(name);
+      return true;
+    },
+    names: () => over?.names() ?? [],
+    contains: (name, address) => over?.contains(name, address) ?? false,
+  };
+}
+
 function toCase(
   r: RawCase,
   fileRules: readonly CompiledRule[],
   ruleFile: string,
-  opts: CompileOptions,
+  opts: CompileOptions & { readonly strictLists?: boolean },
 ): LoadedCase | CaseProblem {
   const named = (r.value as { name?: unknown } | null)?.name;
   const problem = (message: string, rule = r.inRule ?? ''): CaseProblem => ({
@@ -275,12 +295,26 @@ function toCase(
       `the file yields ${fileRules.length} rules (${fileRules.map((x) => x.id).join(', ') || 'none'}): say which with \`rule:\``,
     );
   let rule = fileRules.find((x) => x.id === id);
-  if (rule && spec.placeholders) {
-    // The rule as it compiles with this case's placeholders (Sigma |expand).
-    const withThem = { ...opts, placeholders: { ...opts.placeholders, ...spec.placeholders } };
-    rule = loadRulePaths([ruleFile], withThem)
-      .flatMap((l) => l.rules)
-      .find((x) => x.id === id);
+  if (rule && (spec.placeholders || spec.lists || opts.strictLists)) {
+    // The rule as it compiles with this case's placeholders (Sigma |expand) and IP lists.
+    let lists;
+    try {
+      lists = spec.lists ? staticIpLists(spec.lists, opts.lists) : opts.lists;
+    } catch (err) {
+      return problem(`lists: ${(err as Error).message}`, id);
+    }
+    const withThem = {
+      ...opts,
+      placeholders: { ...opts.placeholders, ...spec.placeholders },
+      ...(lists ? { lists } : {}),
+    };
+    try {
+      rule = loadRulePaths([ruleFile], withThem)
+        .flatMap((l) => l.rules)
+        .find((x) => x.id === id);
+    } catch (err) {
+      return problem(errorText(err, ruleFile), id);
+    }
   }
   if (!rule) return problem(`no rule ${id} in ${ruleFile}`, id);
   const start = instantMs(spec.start)!;

@@ -239,6 +239,12 @@ export const caseSchema = z
       .record(z.string(), z.array(z.string()))
       .optional()
       .describe("Sigma |expand placeholders for this case, over the config's alerting.sigma_placeholders."),
+    lists: z
+      .record(z.string(), z.array(z.string().max(100)).max(10_000))
+      .optional()
+      .describe(
+        'IP lists for this case by name, each a list of addresses and CIDR ranges, over (replacing by name) the config\'s enrichment.ip_lists: `lists: { anonymizers: ["198.51.100.0/24"] }`.',
+      ),
   })
   .refine((c) => (c.event === undefined) !== (c.events === undefined), {
     message: 'give exactly one of `event` and `events`',

@@ -26,6 +26,9 @@ function constraints(node: FilterNode, positive: boolean, out: Constraint[]): vo
       if (positive) constraints(node.items[0]!, true, out);
       else for (const i of node.items) constraints(i, false, out);
       return;
+    case 'inlist':
+      // The catalogue's filters are the vendor's: they name no hooklog IP list.
+      return;
     default:
       out.push({ path: resolveFilterPath(node.path), node, positive });
   }

@@ -19,7 +19,8 @@
  */
 import { compilePath, visit, type FieldPath } from '../fields.js';
 import { everyOf, needOne, someOf, withNeeds } from '../prefilter.js';
-import type { Predicate } from '../sigma/detection.js';
+import type { DetectionOptions, Predicate } from '../sigma/detection.js';
+import { AlertingError } from '../errors.js';
 import {
   parseFilter,
   resolveFilterPath,
@@ -97,14 +98,14 @@ function present(v: unknown): boolean {
 }
 
 /** One node of a parsed filter as a predicate (rules/explain.ts evaluates a tree node by node). */
-export function compileFilterNode(node: FilterNode): Predicate {
+export function compileFilterNode(node: FilterNode, opts: DetectionOptions = {}): Predicate {
   switch (node.op) {
     case 'and':
-      return everyOf(node.items.map(compileFilterNode));
+      return everyOf(node.items.map((n) => compileFilterNode(n, opts)));
     case 'or':
-      return someOf(node.items.map(compileFilterNode));
+      return someOf(node.items.map((n) => compileFilterNode(n, opts)));
     case 'not': {
-      const p = compileFilterNode(node.item);
+      const p = compileFilterNode(node.item, opts);
       return (e) => !p(e);
     }
     case 'pr':
@@ -128,6 +129,19 @@ export function compileFilterNode(node: FilterNode): Predicate {
         ),
       );
     }
+    case 'inlist': {
+      const lists = opts.lists;
+      if (!lists?.has(node.list)) {
+        const known = lists?.names() ?? [];
+        throw new AlertingError(
+          'rule_invalid',
+          `unknown IP list ${JSON.stringify(node.list)} at ${node.at} (configured: ${known.length ? known.join(', ') : 'none; see enrichment.ip_lists'})`,
+        );
+      }
+      const name = node.list;
+      // Looked up per event, not captured: a reloaded list applies to the next event.
+      return any(compilePath(resolveFilterPath(node.path)), (v) => lists.contains(name, v));
+    }
     case 'cmp': {
       const segs = compilePath(resolveFilterPath(node.path));
       if (node.value === null) {
@@ -146,6 +160,6 @@ export function compileFilterNode(node: FilterNode): Predicate {
 }
 
 /** Parses and compiles a filter expression. */
-export function compileFilter(src: string): Predicate {
-  return compileFilterNode(parseFilter(src));
+export function compileFilter(src: string, opts: DetectionOptions = {}): Predicate {
+  return compileFilterNode(parseFilter(src), opts);
 }

@@ -61,7 +61,7 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
     if (d === undefined) return fallback;
     if (typeof d !== 'string') return compileDetection(d, opts, `${where}.${part}`);
     try {
-      return compileFilter(d);
+      return compileFilter(d, opts);
     } catch (err) {
       throw new AlertingError('rule_invalid', `${where}.${part}: ${(err as Error).message}`, { cause: err });
     }

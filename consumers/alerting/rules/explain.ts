@@ -51,14 +51,18 @@ function seenAt(event: unknown, path: string): string {
 
 const lit = (l: Literal) => (typeof l === 'string' ? `'${shownValue(l, VALUE_CHARS).slice(1, -1)}'` : String(l));
 
-function filterTree(node: FilterNode, event: unknown): Explained {
-  const ok = compileFilterNode(node)(event);
+function filterTree(node: FilterNode, event: unknown, opts: DetectionOptions): Explained {
+  const ok = compileFilterNode(node, opts)(event);
   switch (node.op) {
     case 'and':
     case 'or':
-      return { op: node.op === 'and' ? 'all_of' : 'any_of', ok, items: node.items.map((n) => filterTree(n, event)) };
+      return {
+        op: node.op === 'and' ? 'all_of' : 'any_of',
+        ok,
+        items: node.items.map((n) => filterTree(n, event, opts)),
+      };
     case 'not':
-      return { op: 'not', ok, item: filterTree(node.item, event) };
+      return { op: 'not', ok, item: filterTree(node.item, event, opts) };
     case 'pr':
       return { op: 'leaf', ok, test: `${node.path} pr`, seen: seenAt(event, resolveFilterPath(node.path)) };
     case 'in':
@@ -66,6 +70,13 @@ function filterTree(node: FilterNode, event: unknown): Explained {
         op: 'leaf',
         ok,
         test: `${node.path} in [${node.values.map(lit).join(', ')}]`,
+        seen: seenAt(event, resolveFilterPath(node.path)),
+      };
+    case 'inlist':
+      return {
+        op: 'leaf',
+        ok,
+        test: `${node.path} in list(${lit(node.list)})`,
         seen: seenAt(event, resolveFilterPath(node.path)),
       };
     case 'cmp':
@@ -140,7 +151,7 @@ export function explainer(
 ): (event: unknown) => Explained {
   if (typeof detection === 'string') {
     const tree = parseFilter(detection);
-    return (event) => filterTree(tree, event);
+    return (event) => filterTree(tree, event, opts);
   }
   const sels = Object.fromEntries(
     Object.entries(detection).filter(([k]) => k !== 'condition' && k !== 'timeframe'),

@@ -14,6 +14,7 @@ import { AlertingError } from '../errors.js';
 import { compilePath, resolve, visit } from '../fields.js';
 import { everyOf, needOne, someOf, withNeeds } from '../prefilter.js';
 import { expandPattern, parseCondition, type ConditionNode } from './condition.js';
+import type { IpListLookup } from '../../../platform/iplists/lists.js';
 
 export type Predicate = (event: unknown) => boolean;
 type Matcher = (value: unknown) => boolean;
@@ -21,6 +22,8 @@ type Matcher = (value: unknown) => boolean;
 export interface DetectionOptions {
   /** Values for `%name%` placeholders used with `|expand`. */
   readonly placeholders?: Readonly<Record<string, readonly string[]>>;
+  /** The IP lists a filter's `in list("name")` tests; a name not here fails the rule. */
+  readonly lists?: IpListLookup;
 }
 
 const RESERVED = new Set(['condition', 'timeframe']);
