@@ -28,8 +28,13 @@ export interface Instance {
   kill(signal: NodeJS.Signals): Promise<void>;
 }
 
-export function spawnHooklog(name: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Instance {
-  const child = spawn(process.execPath, hooklogArgs(['start', ...args]), {
+export function spawnHooklog(
+  name: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  o: { built?: boolean } = {},
+): Instance {
+  const child = spawn(process.execPath, hooklogArgs(['start', ...args], o.built), {
     cwd: REPO_DIR,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
