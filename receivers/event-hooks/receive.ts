@@ -142,6 +142,9 @@ export class DeliveryReceiver {
             )
           : undefined;
       if (seen?.state === 'done' || prior === 'ok') {
+        // A retry that waited on the earlier append is bound by its own budget too (see below).
+        if (this.#remaining(started) < 0)
+          return this.#unavailable(facts, 'not-durable', 'an earlier copy became durable after the budget');
         this.#d.telemetry.duplicate(
           facts,
           parsed.deliveryId!,

@@ -123,6 +123,25 @@ describe('event hook receiver (embedded stream, in process)', () => {
     expect(res.headers.get('retry-after')).toBe('7');
   });
 
+  it('answers a retry that joined a pending append 503, never 204, when that append completes only after its budget', async () => {
+    const release = h.stream.hold();
+    const d = delivery('acme', 'h1', events.slice(44, 46), 'late-retry');
+    const first = await post(h, d);
+    expect(first.status).toBe(503);
+    // The service's retry waits on the first copy's append, which is still held.
+    const retry = post(h, d);
+    await waitFor(async () => sample(await metrics(h), 'hooklog_event_hook_in_flight_deliveries') >= 2 || undefined, {
+      timeoutMs: 5000,
+      what: 'the retry in flight beside the held append',
+    });
+    const heldUntil = performance.now() + 600;
+    while (performance.now() < heldUntil);
+    release();
+    const res = await retry;
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('7');
+  });
+
   it('forgets a delivery whose append failed, so the retry appends it', async () => {
     const d = delivery('acme', 'h1', events.slice(20, 22), 'failed-once');
     const before = h.stream.appended.get(h.topics.logs) ?? 0;
