@@ -94,7 +94,8 @@ export async function startHooklog(
       store = opened;
       closers.push(() => opened.close());
     }
-    // From here on, nothing of significance runs synchronously (start.test.ts measures the loop until started).
+    // From here on, nothing of significance runs synchronously (test/e2e/restart.test.ts bounds the loop until
+    // started).
     // Until the stream behind the hooks is ready, every hook route answers 503 with Retry-After at once.
     const http = await listenStarting(config, logger);
     closers.push(() => closeServer(http.server));
@@ -127,7 +128,8 @@ export async function startHooklog(
     };
     if (apiOn && store) await migrateTheStore(store);
 
-    // Lookup tables loaded and key sets fetched before HTTP; stopped after it, flushing the audit queue.
+    // Lookup tables loaded and key sets fetched before the app is served; stopped after HTTP, flushing the audit
+    // queue.
     const tokenHooks = has('receivers')
       ? await startTokenHooks({
           hooks: config.token_hooks,
@@ -139,7 +141,8 @@ export async function startHooklog(
         })
       : undefined;
     if (tokenHooks) closers.push(() => tokenHooks.stop());
-    // Each transmitter's SSF configuration and keys are read before HTTP (an unreachable one is retried by pushes).
+    // Each transmitter's SSF configuration and keys are read before the app is served (an unreachable one is
+    // retried by pushes).
     const ssf =
       has('receivers') && config.ssf_receivers.length > 0
         ? await startSsfReceivers(config.ssf_receivers, logger)
@@ -156,7 +159,7 @@ export async function startHooklog(
       },
     });
     collectProcessMetrics();
-    // The console refuses sessions until it knows every revocation in force: read before HTTP.
+    // The console refuses sessions until it knows every revocation in force: read before the app is served.
     const consoleParts =
       consoleOn && has('receivers') && store ? consoleDeps(config, stream, store, logger) : undefined;
     if (consoleParts) {
