@@ -16,7 +16,7 @@ import { runSql } from './sql.js';
 import { runStart } from './start.js';
 import { preflight } from './preflight.js';
 import { collectParams, listQueries, runQueryCommand } from './query.js';
-import { runStatus, statusHeading, statusResultSet, type StatusLine } from './status.js';
+import { runStatus, statusHeading, statusLateFooter, statusResultSet, type StatusLine } from './status.js';
 import { statusViaAdminSocket } from './admin-socket.js';
 import { openStream } from '../platform/stream/open.js';
 import { openStore, storeOptions } from '../platform/store/index.js';
@@ -32,12 +32,19 @@ import { registerHooksCommands } from './hooks-command.js';
 import { registerActionsCommand } from './actions-command.js';
 import { registerRiskCommand } from './risk-command.js';
 import { registerConsoleCommand } from './console-command.js';
+import { describeBackup, runBackup, runRestore } from './backup.js';
+import { versionText } from '../platform/release/current.js';
 
 export const program = new Command('hooklog')
   .description(
     'Receives identity-provider event hooks and streams every event through Kafka (or an embedded log) into ClickHouse, exactly once per event.',
   )
   .showHelpAfterError()
+  .version(
+    versionText(),
+    '-V, --version',
+    'print the version, the ClickHouse schema version (highest migration) and the record format versions it reads and writes per topic',
+  )
   .addOption(
     new Option(
       '-c, --config <path>',
@@ -98,10 +105,16 @@ rules
 
 rules
   .command('lint')
-  .description('Check rule files (any format) and print every problem with its file and line; exit 1 on errors.')
+  .description(
+    'Check rule files (any format), every field path they read against the LogEvent schema, and print every problem with its file and line; exit 1 on errors.',
+  )
   .argument('[paths...]', "rule files or directories (default: the config's alerting rule paths)")
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
-  .action((paths: string[], opts: { format: OutputFormat }) => {
+  .option(
+    '--strict',
+    'every field path that is not a LogEvent field is an error (without it, one the service may yet add is a warning)',
+  )
+  .action((paths: string[], opts: { format: OutputFormat; strict?: boolean }) => {
     let use = paths;
     let loaded: ReturnType<typeof loadConfig> | undefined;
     try {
@@ -115,7 +128,7 @@ rules
     // The config's risk for rules loaded as published; an unknown id is an error only for the config's own paths.
     const risk = a &&
       loaded && { file: loaded.origin, byId: a.risk.rules, inline: a.rules, strict: paths.length === 0 };
-    const { result, errors } = lintRuleFiles(use, risk);
+    const { result, errors } = lintRuleFiles(use, risk, { strict: opts.strict === true });
     process.stdout.write(render(result, opts.format));
     if (errors) process.exitCode = 1;
   });
@@ -217,7 +230,7 @@ program
 program
   .command('status')
   .description(
-    "One line per org and source: last event by hooks and by pollers, the poller's last success beside its position's age (a quiet org succeeds while its position stays put; a stuck poller does neither), poller and sink lag, dead letters and refused hook deliveries in the last hour; and when it was checked.",
+    "One line per org and source: last event by hooks and by pollers, the poller's last success beside its position's age (a quiet org succeeds while its position stays put; a stuck poller does neither), poller and sink lag, dead letters and refused hook deliveries in the last hour, the org's events that came too late for a rule needing event order (per rule below the table: the last one and the watermark it missed); and when it was checked.",
   )
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
   .action(async (opts: { format: OutputFormat }) => {
@@ -237,7 +250,7 @@ program
         ? JSON.stringify(lines, null, 2) + '\n'
         : opts.format === 'csv'
           ? render(statusResultSet(lines, 'csv'), 'csv')
-          : statusHeading(lines) + render(statusResultSet(lines), 'table'),
+          : statusHeading(lines) + render(statusResultSet(lines), 'table') + statusLateFooter(lines),
     );
   });
 
@@ -276,6 +289,30 @@ program
   .action(async (opts: { org: string; since: string; until?: string; format: 'table' | 'json' }) => {
     const { config } = configFor(READS_STORE);
     process.stdout.write(renderCoverage(await coverageReport(config, opts), opts.format));
+  });
+
+program
+  .command('backup')
+  .description(
+    'Back up the embedded default (ClickHouse tables, the embedded log with its committed offsets and cursors) into an empty directory, consistently, while hooklog runs (through its admin socket) or not. A ClickHouse server and Kafka are backed up with their own tools (docs/operate/backups.md).',
+  )
+  .argument('<dir>', 'where the backup goes: a new or empty directory outside data_dir')
+  .action(async (dir: string) => {
+    const { config } = configFor(READS_STORE);
+    const logger = createLogger({ level: 'warn', destination: process.stderr });
+    process.stdout.write(describeBackup(await runBackup(config, dir, logger), dir, 'written to'));
+  });
+
+program
+  .command('restore')
+  .description(
+    "Restore a backup into the config's data_dir, which must be empty or absent: the manifest's format and schema are checked, then every file's sha256, before anything is written. Then start hooklog as usual.",
+  )
+  .argument('<dir>', 'a directory hooklog backup wrote')
+  .action(async (dir: string) => {
+    const { config } = configFor(READS_STORE);
+    const logger = createLogger({ level: 'warn', destination: process.stderr });
+    process.stdout.write(describeBackup(await runRestore(config, dir, logger), dir, 'restored from'));
   });
 
 registerHooksCommands(program);

@@ -4,7 +4,7 @@
  * wrong expectation fails with one line naming rule, case, place and what
  * happened, exit 1; JUnit XML and JSON reports are written beside the table.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -63,16 +63,18 @@ describe('hooklog rules test --cases', () => {
     const file = join(dir, 'panther-okta.yaml');
     const text = readFileSync(join(CONTENT_DIR, 'panther-okta.yaml'), 'utf8');
     const planted = text.replace(
-      '    - name: four failures and a success\n      alert: false',
-      '    - name: four failures and a success\n      alert: true',
+      '    - name: four failures and a success\n      at: 0s\n      alert: false',
+      '    - name: four failures and a success\n      at: 0s\n      alert: true',
     );
     expect(planted).not.toBe(text);
     writeFileSync(file, planted);
     const line = planted.split('\n').indexOf('    - name: four failures and a success') + 1;
     const r = await cli(['rules', 'test', '--cases', file]);
     expect(r.code).toBe(1);
+    // The failure explains itself: the event that decided, each condition with the value it saw.
     expect(r.stdout.split('\n')[0]).toBe(
-      `FAIL Okta.BruteForceLogins › four failures and a success (${file}:${line}): expected an alert, got none`,
+      `FAIL Okta.BruteForceLogins › four failures and a success (${file}:${line}): expected an alert, got none: event 5 of 5: ` +
+        'sel: all_of[ eventType: "user.session.start" → "user.session.start" ✓, outcome.result: "FAILURE" → "SUCCESS" ✗ ]',
     );
     expect(r.stdout).toMatch(/30 rules, \d+ cases: \d+ passed, 1 failed/);
   });
@@ -85,7 +87,7 @@ describe('hooklog rules test --cases', () => {
     );
     writeFileSync(
       join(dir, 'locked.cases.yaml'),
-      '- { name: a lock, alert: true, event: { eventType: user.account.lock } }\n- { name: an unlock, alert: true, event: { eventType: user.account.unlock } }\n',
+      '- { name: a lock, at: 0s, alert: true, event: { eventType: user.account.lock } }\n- { name: an unlock, at: 0s, alert: true, event: { eventType: user.account.unlock } }\n',
     );
     const r = await cli(['rules', 'test', '--cases', sigma, '-f', 'junit']);
     expect(r.code).toBe(1);
@@ -103,5 +105,76 @@ describe('hooklog rules test --cases', () => {
     const backtest = await cli(['rules', 'test', sigma]);
     expect(backtest.code).toBe(1);
     expect(backtest.stderr).toContain('a backtest takes one <file|dir|rule-id> and --since');
+  });
+  it('--rule, --tag and --case choose; a broken file is one JUnit error while the rest run; a scheduled rule from mocks', async () => {
+    const d = join(dir, 'choose');
+    mkdirSync(d, { recursive: true });
+    const rows = (day: string) =>
+      `{ at: 0s, event: { eventType: user.session.start, published: '${day}T00:10:00Z', actor: { alternateId: bob@example.com } } }`;
+    writeFileSync(
+      join(d, 'rules.yaml'),
+      [
+        '- id: acme.lock',
+        '  tags: [lockout]',
+        '  detection: \'eventType eq "user.account.lock"\'',
+        '  cases:',
+        '    - { name: a lock, at: 0s, alert: true, event: { eventType: user.account.lock } }',
+        '    - { name: an unlock, at: 0s, alert: false, event: { eventType: user.account.unlock } }',
+        '- id: acme.signins',
+        '  type: scheduled',
+        '  every_ms: 3600000',
+        '  lookback_ms: 3600000',
+        '  key: [actor]',
+        '  sql: |',
+        '    SELECT org, actor_alternate_id AS actor, count() AS count FROM {db}.events_v4 FINAL',
+        "    WHERE published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')} GROUP BY org, actor",
+        '  cases:',
+        `    - { name: bob signs in, alert: true, key: [bob@example.com], events: [${rows('2026-01-01')}] }`,
+        `    - { name: bob was alerted on before, alert: false, mocks: { alerted: [{ key: [bob@example.com] }] }, events: [${rows('2026-01-01')}] }`,
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(d, 'broken.yaml'),
+      "- { id: acme.broken, detection: 'eventType eq \"x\"', severity: 'frobnicate(actor.type)' }\n",
+    );
+    const junit = join(d, 'out.xml');
+    const all = await cli(['rules', 'test', '--cases', d, '--junit', junit]);
+    expect(all.code).toBe(1);
+    expect(all.stdout).toMatch(/^ERROR \(file\) \(\S*broken\.yaml:1\): the rule file does not load: .*frobnicate/m);
+    expect(all.stdout).toContain('2 rules, 5 cases: 4 passed, 0 failed, 1 could not run');
+    const xml = readFileSync(junit, 'utf8');
+    expect(xml).toContain('broken.yaml" tests="1" failures="0" errors="1"');
+    expect(xml).toContain('classname="acme.signins" name="bob was alerted on before"');
+    const some = await cli([
+      'rules',
+      'test',
+      '--cases',
+      join(d, 'rules.yaml'),
+      '--tag',
+      'LOCK*',
+      '--case',
+      'an unlock',
+    ]);
+    expect([some.code, some.stdout.split('\n').at(-2)]).toEqual([
+      0,
+      expect.stringMatching(/^1 rules, 1 cases: 1 passed, 0 failed;/),
+    ]);
+    const none = await cli([
+      'rules',
+      'test',
+      '--cases',
+      join(d, 'rules.yaml'),
+      '--rule',
+      'acme.sign*',
+      '--case',
+      'bob*',
+    ]);
+    expect([none.code, none.stdout.split('\n').at(-2)]).toEqual([
+      0,
+      expect.stringMatching(/^1 rules, 2 cases: 2 passed/),
+    ]);
+    const backtest = await cli(['rules', 'test', d, '--since', '1d', '--rule', 'x']);
+    expect(backtest.stderr).toContain('--rule, --tag, --case and -f junit go with --cases');
   });
 });

@@ -40,7 +40,13 @@ interface Options {
   junit?: string;
   json?: string;
   requireCases?: boolean;
+  rule?: string[];
+  tag?: string[];
+  case?: string[];
 }
+
+/** A repeatable option's values, in order (no default given: commander would print it in the help). */
+const collect = (v: string, all: string[] | undefined) => [...(all ?? []), v];
 
 /**
  * The rule files `--cases` tests when given none: the configured ones with the built-in rules
@@ -96,10 +102,11 @@ export async function openCaseStore(logger: Logger): Promise<CaseStore> {
 async function runCaseCommand(config: Config, paths: string[], o: Options): Promise<void> {
   if (o.format === 'csv') throw new HooklogError('QUERY_INVALID', '--cases prints table, json or junit');
   const a = config.alerting;
-  const loaded = loadCases(paths.length ? paths : defaultCasePaths(config), {
-    placeholders: a?.sigma_placeholders ?? {},
-    defaultSuppressMs: a?.suppression_ms ?? 0,
-  });
+  const loaded = loadCases(
+    paths.length ? paths : defaultCasePaths(config),
+    { placeholders: a?.sigma_placeholders ?? {}, defaultSuppressMs: a?.suppression_ms ?? 0 },
+    { rules: o.rule, tags: o.tag, cases: o.case },
+  );
   const logger = createLogger({ level: 'warn', destination: process.stderr });
   const report = await runCases(loaded, {
     allowedLatenessMs: a?.allowed_lateness_ms ?? 300_000,
@@ -121,8 +128,11 @@ async function runBacktest(config: Config, targets: string[], o: Options): Promi
       'QUERY_INVALID',
       'rules test: a backtest takes one <file|dir|rule-id> and --since (or test the rules against their cases with --cases [paths…])',
     );
-  if (o.format === 'junit' || o.junit || o.json || o.requireCases)
-    throw new HooklogError('QUERY_INVALID', '--junit, --json, --require-cases and -f junit go with --cases');
+  if (o.format === 'junit' || o.junit || o.json || o.requireCases || o.rule || o.tag || o.case)
+    throw new HooklogError(
+      'QUERY_INVALID',
+      '--junit, --json, --require-cases, --rule, --tag, --case and -f junit go with --cases',
+    );
   const bar = progress(process.stderr);
   // Through the running hooklog when it holds embedded ClickHouse (cli/alerting-commands.ts).
   const r = await rulesTestCommand(
@@ -160,6 +170,21 @@ export function addRulesTestCommand(rules: Command, configPath: () => string | u
     )
     .option('--cases', "run the rules' test cases offline (no stream, no store)")
     .option('--require-cases', 'with --cases: also fail when a rule lacks a case that alerts or one that does not')
+    .option(
+      '--rule <id>',
+      'with --cases: only rules whose id is this (exact, or a glob: * any characters, ? one); repeat for several',
+      collect,
+    )
+    .option(
+      '--tag <tag>',
+      "with --cases: only rules with this tag (exact or glob, any case; a Sigma rule's own tags); repeat for several",
+      collect,
+    )
+    .option(
+      '--case <name>',
+      'with --cases: only cases of this name (exact or glob, any case); repeat for several',
+      collect,
+    )
     .option('--junit <file>', 'with --cases: also write a JUnit XML report to <file>')
     .option('--json <file>', 'with --cases: also write the JSON report to <file>')
     .option('--since <time>', 'backtest start: ISO-8601, or a duration back from now (30d, 12h)')

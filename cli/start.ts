@@ -11,6 +11,7 @@ import { runNamedQuery } from '../analytics/run.js';
 import { approvalRoute } from './actions-command.js';
 import { riskRoute } from './risk-command.js';
 import { alertingAdminRoutes } from './alerting-commands.js';
+import { backupHere } from './backup.js';
 
 const SHUTDOWN_DEADLINE_MS = 60_000;
 
@@ -43,6 +44,7 @@ export async function runStart(
           return runNamedQuery(store, name, params);
         },
         '/status': () => collectStatus(config, running.stream, store),
+        '/backup': (body) => backupHere(config, running.stream, store, logger, String((body as { dir?: unknown }).dir)),
         '/risk': riskRoute(config, running.stream, store),
         ...alertingAdminRoutes(config, store),
         ...(config.response ? { '/actions/approve': approvalRoute(running.stream, config.stream.topic_prefix) } : {}),

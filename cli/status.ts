@@ -12,6 +12,13 @@
  * record and says `mode: reconcile`, so the watch is not taken for a poller
  * that never ran.
  *
+ * With alerting configured, each line also says how many of its org's events
+ * came too late for a rule needing event order (behind the watermark: the
+ * newest event time minus `alerting.allowed_lateness_ms`), read from the
+ * engine's checkpoints, and per rule the last one's time and the watermark it
+ * missed: such an event is not lost (it is stored, match rules saw it) but a
+ * threshold, sequence or stateful rule decided without it.
+ *
  * It needs both the stream and the store. While `hooklog start` runs on the
  * embedded log and chdb (each admits one process), the running process
  * answers through its admin socket; otherwise this process opens them.
@@ -24,6 +31,17 @@ import type { Stream } from '../platform/stream/types.js';
 import type { ResultSet } from './format.js';
 import { sinkGroup } from '../consumers/clickhouse-sink/index.js';
 import { legacyEventsPipeline } from '../ingest/legacy-events/rows.js';
+import { alertingTopics } from '../consumers/alerting/index.js';
+import { readCheckpoints } from '../consumers/alerting/checkpoint.js';
+
+/** Late events of one org for one rule, over every partition's checkpoint. */
+export interface LateRuleStatus {
+  readonly rule: string;
+  readonly events: number;
+  /** The event time of the latest late event (ISO), and the watermark it missed. */
+  readonly last_event_at: string;
+  readonly missed_watermark: string;
+}
 
 export interface StatusLine {
   readonly org: string;
@@ -54,6 +72,13 @@ export interface StatusLine {
   readonly dead_letters_1h: number;
   /** Hook deliveries (or events in them) this org's hooks refused in the last hour (dead letters of the receiver). */
   readonly hook_failures_1h: number | null;
+  /**
+   * The org's events (by any path: the same on each of its lines) that a rule needing event order did not take
+   * because they came behind the watermark, since the alerting checkpoints began; null without alerting.
+   */
+  readonly late_events: number | null;
+  /** The same by rule, most late events first; empty without alerting or late events. */
+  readonly late_rules: readonly LateRuleStatus[];
 }
 
 /** Name of the event-hook receiver in dead letters' origin header (receivers/event-hooks/delivery.ts). */
@@ -145,6 +170,8 @@ export async function collectStatus(
     ],
   ]);
 
+  const late = await lateByOrg(config, stream);
+
   return wanted.map(({ org, source, mode }): StatusLine => {
     // The reconcile watch's record says source `reconcile` (its key is `reconcile:<org>`, ingest/reconcile).
     const cursor = mode === null ? undefined : cursors.get(`${org}/${mode === 'reconcile' ? 'reconcile' : source}`);
@@ -163,8 +190,51 @@ export async function collectStatus(
       sink_lag_records: lagByTopic.get(source === 'legacy-events' ? topics.legacyEvents : topics.logs) ?? null,
       dead_letters_1h: letters.get(org)?.all ?? 0,
       hook_failures_1h: source === 'hook' ? (letters.get(org)?.hook ?? 0) : null,
+      late_events: late ? (late.get(org) ?? []).reduce((n, r) => n + r.events, 0) : null,
+      late_rules: late?.get(org) ?? [],
     };
   });
+}
+
+/** Late events per org and rule from the alerting checkpoints (engine.ts `lateRules`); null without alerting. */
+async function lateByOrg(config: Config, stream: Stream): Promise<Map<string, LateRuleStatus[]> | null> {
+  const a = config.alerting;
+  if (!a || !a.enabled) return null;
+  const prefix = config.stream.topic_prefix;
+  let checkpoints;
+  try {
+    checkpoints = await readCheckpoints(stream, alertingTopics(prefix).state, a.group, topicNames(prefix).logs);
+  } catch {
+    return new Map(); // no state topic yet: alerting has evaluated nothing
+  }
+  const sum = new Map<string, Map<string, [number, number, number]>>();
+  for (const { state } of checkpoints.values()) {
+    for (const [rule, byOrg] of Object.entries(state.lateRules ?? {})) {
+      for (const [org, [n, lastMs, watermarkMs]] of Object.entries(byOrg)) {
+        const rules = sum.get(org) ?? new Map<string, [number, number, number]>();
+        sum.set(org, rules);
+        const c = rules.get(rule);
+        if (!c) rules.set(rule, [n, lastMs, watermarkMs]);
+        else {
+          c[0] += n;
+          if (lastMs > c[1]) [c[1], c[2]] = [lastMs, watermarkMs];
+        }
+      }
+    }
+  }
+  return new Map(
+    [...sum].map(([org, rules]) => [
+      org,
+      [...rules]
+        .map(([rule, [events, lastMs, watermarkMs]]) => ({
+          rule,
+          events,
+          last_event_at: new Date(lastMs).toISOString(),
+          missed_watermark: new Date(watermarkMs).toISOString(),
+        }))
+        .sort((x, y) => y.events - x.events || x.rule.localeCompare(y.rule)),
+    ]),
+  );
 }
 
 /** The lines as a result set for the table and CSV formats (the table says `checked_at` once, above: statusHeading). */
@@ -181,6 +251,7 @@ export function statusResultSet(lines: readonly StatusLine[], format: 'table' | 
     'sink_lag_records',
     'dead_letters_1h',
     'hook_failures_1h',
+    'late_events',
   ] as const;
   return { columns, rows: lines.map((l) => Object.fromEntries(columns.map((c) => [c, l[c] ?? '-']))) };
 }
@@ -188,6 +259,24 @@ export function statusResultSet(lines: readonly StatusLine[], format: 'table' | 
 /** The line above the table: when it was checked, which every age in it counts to. */
 export function statusHeading(lines: readonly StatusLine[], now = Date.now()): string {
   return `Status checked at ${lines[0]?.checked_at ?? new Date(now).toISOString()}\n`;
+}
+
+/**
+ * The lines below the table: per org and rule with late events, how many and which watermark the last one missed.
+ * Rule ids are the config's; org ids too.
+ */
+export function statusLateFooter(lines: readonly StatusLine[]): string {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const l of lines) {
+    if (seen.has(l.org)) continue;
+    seen.add(l.org);
+    for (const r of l.late_rules)
+      out.push(
+        `Late for rule ${r.rule} (org ${l.org}): ${r.events} event${r.events === 1 ? '' : 's'} behind the watermark; the last, of ${r.last_event_at}, missed ${r.missed_watermark} by ${Math.round((Date.parse(r.missed_watermark) - Date.parse(r.last_event_at)) / 1000)} s`,
+      );
+  }
+  return out.length ? `${out.join('\n')}\n` : '';
 }
 
 /** For the CLI: through the running process's admin socket, else with a stream and store of its own. */

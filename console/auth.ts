@@ -76,6 +76,8 @@ export class ConsoleAuth {
     if (header) {
       if (!allowKeys) return undefined;
       const p = this.#d.keys.principalFor(bearerToken(header));
+      // A key that is none of ours (a guess, a key since removed) leaves a trace as the query API's does.
+      if (!p) recordRefusal(this.#d.log, ctx, undefined, 'wrong_key');
       return p ? { principal: p } : undefined;
     }
     const now = this.#d.now();

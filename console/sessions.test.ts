@@ -70,6 +70,8 @@ const get = (path: string, auth: Signed | string) =>
 const metric = async (reason: string) =>
   total(await (await fetch(`${w.url}/metrics`)).text(), 'hooklog_console_refusals_total', { reason });
 
+const WRONG_KEY = 'not-a-key-of-this-console-0123';
+
 /** The refusal lines logged since `from` (an index into the captured lines). */
 const refusalsSince = (from: number) =>
   logs
@@ -189,6 +191,7 @@ describe('refusals', () => {
       other_org: await metric('other_org'),
       viewer_change: await metric('viewer_change'),
       csrf: await metric('csrf'),
+      wrong_key: await metric('wrong_key'),
     };
     const from = logs.lines().length;
 
@@ -214,21 +217,34 @@ describe('refusals', () => {
       ).status,
     ).toBe(403);
 
+    // A key that is not one (a guess, a revoked key): 401, and a trace with no principal and never the key.
+    expect((await get('/console/api/me', WRONG_KEY)).status).toBe(401);
+
     const refused = refusalsSince(from);
-    expect(refused.map((l) => [l.reason, l.route, (l.principal as { name: string }).name, l.org ?? null])).toEqual([
+    const nameOf = (l: Record<string, unknown>) => (l.principal as { name: string } | null)?.name ?? null;
+    expect(refused.map((l) => [l.reason, l.route, nameOf(l), l.org ?? null])).toEqual([
       ['other_org', '/console/api/users/:org/:user', USERS.alice.login, ORG_B],
       ['other_org', '/console/api/alerts/:id', USERS.alice.login, ORG_B],
       ['other_org', '/console/api/users/:org/:user', 'org-a-tool', ORG_B],
       ['viewer_change', '/console/api/alerts/changes', USERS.vera.login, ORG_A],
       ['csrf', '/console/api/alerts/changes', USERS.alice.login, null],
       ['csrf', '/console/api/alerts/changes', USERS.alice.login, null],
+      ['wrong_key', '/console/api/me', null, null],
     ]);
     expect(await metric('other_org')).toBe(before.other_org + 3);
     expect(await metric('viewer_change')).toBe(before.viewer_change + 1);
     expect(await metric('csrf')).toBe(before.csrf + 2);
+    expect(await metric('wrong_key')).toBe(before.wrong_key + 1);
     // Never a secret: no cookie, CSRF token or key in any line logged.
     const text = JSON.stringify(logs.lines());
-    for (const secret of [alice.cookie.split('=')[1]!, alice.csrf, vera.cookie.split('=')[1]!, KEY_A, KEY_ALL])
+    for (const secret of [
+      alice.cookie.split('=')[1]!,
+      alice.csrf,
+      vera.cookie.split('=')[1]!,
+      KEY_A,
+      KEY_ALL,
+      WRONG_KEY,
+    ])
       expect(text).not.toContain(secret);
     expect(await historyOf(alertsA[1]!)).toEqual([]);
   });

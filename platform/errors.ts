@@ -20,6 +20,10 @@ export const ErrorCodes = [
   // A named query (analytics/) asked for with an unknown name or a wrong parameter.
   'QUERY_INVALID',
   'RECORD_INVALID',
+  // A stream record in a format newer than this release reads (platform/stream/formats.ts): dead-lettered whole.
+  'RECORD_FORMAT_UNKNOWN',
+  // A data directory or database used by a release that needs a newer hooklog than this one (platform/release/).
+  'RELEASE_REFUSED',
   'TIMEOUT',
   'OVERLOADED',
   // The identity service's APIs (ingest/client classifies its replies into these).
@@ -28,6 +32,11 @@ export const ErrorCodes = [
   'IDP_RATE_LIMITED',
   'IDP_AUTH_FAILED',
   'IDP_API_NOT_ENABLED',
+  // hooklog backup / restore (platform/backup/): a precondition unmet (a non-empty target, a server store), a
+  // backup that is incomplete or changed, one written in a format this hooklog does not read.
+  'BACKUP_REFUSED',
+  'BACKUP_INVALID',
+  'BACKUP_FORMAT_UNSUPPORTED',
   'INTERNAL',
 ] as const;
 

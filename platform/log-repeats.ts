@@ -12,7 +12,7 @@
  */
 
 /** Fields that tell one kind of failure from another; everything else varies per occurrence. */
-export const REPEAT_FIELDS = ['namespace', 'reason', 'why', 'code', 'hook', 'org', 'poller', 'api'] as const;
+export const REPEAT_FIELDS = ['namespace', 'reason', 'why', 'code', 'hook', 'org', 'poller', 'api', 'rule'] as const;
 
 /** pino's numeric levels: warn and error are summarised; fatal (and below warn) always written. */
 const WARN = 40;

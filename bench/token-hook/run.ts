@@ -34,6 +34,7 @@ import { parseArgs } from 'node:util';
 import { BUSY_STEAL, describeSteal, stealMeter, stealPercent } from '../machine.js';
 import { summarize } from '../pipeline/stats.js';
 import { quantile, runLoad } from './load.js';
+import type { ServerSample } from './sample.js';
 import { BENCH_SECRET, RISK_USERS, TABLE_ROWS, benchRequest, writeTable } from './workload.js';
 
 const { values: args } = parseArgs({
@@ -79,7 +80,7 @@ const say = (msg: string) => process.stderr.write(`${msg}\n`);
 
 interface Server {
   readonly port: number;
-  cpuUs(): Promise<number>;
+  sample(): Promise<ServerSample>;
   stop(): Promise<void>;
 }
 
@@ -108,9 +109,9 @@ async function startServer(mode: Mode, dir: string, table: string): Promise<Serv
   });
   return {
     port,
-    cpuUs: () =>
+    sample: () =>
       new Promise((resolve) => {
-        child.once('message', (m) => resolve((m as { cpuUs: number }).cpuUs));
+        child.once('message', (m) => resolve(m as ServerSample));
         child.send('cpu');
       }),
     stop: () =>
@@ -145,6 +146,22 @@ interface Measurement {
   readonly sliceP99Ms: number;
   readonly cpuPerRequestUs: number;
   readonly lost: number;
+  /** The server's GC pause time over the slices, per second of load, ms. */
+  readonly gcMsPerS: number;
+  /** The server's longest GC pause and longest event-loop stall during any slice, ms. */
+  readonly gcMaxMs: number;
+  readonly stallMaxMs: number;
+}
+
+interface Pool {
+  lat: Float64Array[];
+  ok: number;
+  ms: number;
+  cpuUs: number;
+  lost: number;
+  gcMs: number;
+  gcMaxMs: number;
+  stallMaxMs: number;
 }
 
 /** One rate of one run: warm-up, then SLICES alternating slices per mode, latencies pooled per mode. */
@@ -166,14 +183,21 @@ async function measureRate(
     });
   for (const mode of MODES) if (WARMUP_MS > 0) await load(mode, WARMUP_MS);
   const pooled = Object.fromEntries(
-    MODES.map((m) => [m, { lat: [] as Float64Array[], ok: 0, ms: 0, cpuUs: 0, lost: 0 }]),
-  ) as Record<Mode, { lat: Float64Array[]; ok: number; ms: number; cpuUs: number; lost: number }>;
+    MODES.map((m) => [
+      m,
+      { lat: [] as Float64Array[], ok: 0, ms: 0, cpuUs: 0, lost: 0, gcMs: 0, gcMaxMs: 0, stallMaxMs: 0 },
+    ]),
+  ) as Record<Mode, Pool>;
   for (let slice = 0; slice < SLICES; slice++) {
     for (const mode of slice % 2 === 0 ? MODES : [...MODES].reverse()) {
-      const cpu0 = await servers[mode]!.cpuUs();
+      const before = await servers[mode]!.sample();
       const r = await load(mode, SLICE_MS);
       const p = pooled[mode];
-      p.cpuUs += (await servers[mode]!.cpuUs()) - cpu0;
+      const after = await servers[mode]!.sample();
+      p.cpuUs += after.cpuUs - before.cpuUs;
+      p.gcMs += after.gcMs - before.gcMs;
+      p.gcMaxMs = Math.max(p.gcMaxMs, after.gcMaxMs);
+      p.stallMaxMs = Math.max(p.stallMaxMs, after.stallMaxMs);
       p.lat.push(r.latencies);
       p.ok += r.ok;
       p.ms += SLICE_MS; // answered per second of offered load (a backlog shows in latency and `lost`)
@@ -199,6 +223,9 @@ async function measureRate(
       sliceP99Ms: summarize(sliceP99s).median,
       cpuPerRequestUs: p.cpuUs / Math.max(1, p.ok),
       lost: p.lost,
+      gcMsPerS: (p.gcMs * 1000) / p.ms,
+      gcMaxMs: p.gcMaxMs,
+      stallMaxMs: p.stallMaxMs,
     };
   }
   return result;
@@ -245,7 +272,7 @@ async function main(): Promise<void> {
             results.set(`${mode}@${rate}`, [...(results.get(`${mode}@${rate}`) ?? []), m[mode]]);
             const x = m[mode];
             say(
-              `run ${run} ${mode.padEnd(8)} ${String(rate).padStart(5)} req/s: ${Math.round(x.throughput)} ok/s, p50 ${x.p50Ms.toFixed(2)} ms, p99 ${x.p99Ms.toFixed(2)} ms (slice median ${x.sliceP99Ms.toFixed(2)}), max ${x.maxMs.toFixed(1)} ms, ${Math.round(x.cpuPerRequestUs)} µs CPU/req, lost ${x.lost} (load ${loadavg()[0]!.toFixed(2)}, ${describeSteal(stole)})`,
+              `run ${run} ${mode.padEnd(8)} ${String(rate).padStart(5)} req/s: ${Math.round(x.throughput)} ok/s, p50 ${x.p50Ms.toFixed(2)} ms, p99 ${x.p99Ms.toFixed(2)} ms (slice median ${x.sliceP99Ms.toFixed(2)}), max ${x.maxMs.toFixed(1)} ms, ${Math.round(x.cpuPerRequestUs)} µs CPU/req, lost ${x.lost}; server: GC ${x.gcMsPerS.toFixed(1)} ms/s, longest GC ${x.gcMaxMs.toFixed(1)} ms, longest loop stall ${x.stallMaxMs.toFixed(1)} ms (load ${loadavg()[0]!.toFixed(2)}, ${describeSteal(stole)})`,
             );
           }
         }

@@ -20,6 +20,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { parseConfig } from '../../cli/config/load.js';
 import { createLogger } from '../../platform/log.js';
 import { ensureHooklogTopics, openStream } from '../../platform/stream/open.js';
@@ -27,6 +28,7 @@ import { createApp } from '../../cli/app.js';
 import { decide, startTokenHooks } from '../../receivers/token-hook/index.js';
 import { BENCH_ORG, benchHook, benchRequest, riskRecords } from './workload.js';
 import { riskTopics } from '../../schemas/risk.js';
+import type { ServerSample } from './sample.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -102,10 +104,25 @@ if (app) {
 
 const server = createServer({ keepAliveTimeout: 30_000 }, handler);
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+// Where a slow slice comes from: the largest event-loop stall and GC pause since the last ask, and GC time in all.
+// A request that waited 30 ms beside a 30 ms stall and a 1 ms pause was held up by synchronous work, not by GC.
+const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+loopDelay.enable();
+let gcMs = 0;
+let gcMaxMs = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    gcMs += e.duration;
+    gcMaxMs = Math.max(gcMaxMs, e.duration);
+  }
+}).observe({ entryTypes: ['gc'] });
 process.on('message', (msg) => {
   if (msg === 'cpu') {
     const u = process.cpuUsage();
-    process.send?.({ cpuUs: u.user + u.system });
+    const sample: ServerSample = { cpuUs: u.user + u.system, gcMs, gcMaxMs, stallMaxMs: loopDelay.max / 1e6 };
+    gcMaxMs = 0;
+    loopDelay.reset();
+    process.send?.(sample);
   }
 });
 process.on('SIGTERM', () => {

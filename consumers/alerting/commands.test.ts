@@ -221,7 +221,11 @@ describe('hooklog hunt and hooklog rules', () => {
     expect(rows).toEqual([
       ['catalogue.yml:7', 'error', expect.stringContaining('unknown operator "equals"')],
       ['own.yaml:2', 'warning', '"result" is not a LogEvent field; read as outcome.result'],
-      ['own.yaml:2', 'warning', '"actorr.id" is not a LogEvent field: it matches nothing on a real event'],
+      [
+        'own.yaml:2',
+        'warning',
+        '"actorr.id" is not a LogEvent field: it matches nothing on a real event; did you mean actor.id?',
+      ],
       ['own.yaml:3', 'error', expect.stringContaining('unsupported modifier |sounds_like')],
       ['yaml.yml:2', 'error', expect.stringContaining('not YAML')],
     ]);
@@ -231,6 +235,22 @@ describe('hooklog hunt and hooklog rules', () => {
     for (const where of ['catalogue.yml:7', 'own.yaml:2', 'own.yaml:3', 'yaml.yml:2'])
       expect(table.stdout).toContain(`${lintDir}/${where}`);
     expect(table.stdout).not.toContain('…');
+    // --strict: a field the service may yet add is an error too.
+    const strict = await runCli([
+      '--config',
+      t.configPath,
+      'rules',
+      'lint',
+      join(lintDir, 'own.yaml'),
+      '--strict',
+      '-f',
+      'json',
+    ]);
+    expect(
+      (JSON.parse(strict.stdout) as Array<{ severity: string; problem: string }>)
+        .filter((x) => x.problem.startsWith('"actorr.id"'))
+        .map((x) => x.severity),
+    ).toEqual(['error']);
   });
 
   it('rules lint checks risk declarations: in rule files with their line, and the config’s by rule id', async () => {

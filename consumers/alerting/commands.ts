@@ -12,7 +12,7 @@ import { huntQuery } from './filter/sql.js';
 import { parseFilter, type FilterNode } from './filter/parse.js';
 import { existsSync } from 'node:fs';
 import { backtest } from './backtest.js';
-import { lintPaths, type RiskMapping } from './lint.js';
+import { lintPaths, type LintOptions, type RiskMapping } from './lint.js';
 import type { QueryResolver } from './scheduled.js';
 import { loadAllRules } from './rules/load.js';
 import { loadAnyRuleFile, loadRulePaths } from './rules/sources.js';
@@ -114,8 +114,12 @@ export function runHunt(config: Config, file: string, o: HuntOptions): Promise<R
 }
 
 /** `hooklog rules lint`: one row per problem, with file and line, never shortened (a lint report is read whole). */
-export function lintRuleFiles(paths: readonly string[], risk?: RiskMapping): { result: ResultSet; errors: number } {
-  const problems = lintPaths(paths, risk);
+export function lintRuleFiles(
+  paths: readonly string[],
+  risk?: RiskMapping,
+  o: LintOptions = {},
+): { result: ResultSet; errors: number } {
+  const problems = lintPaths(paths, risk, o);
   return {
     result: {
       columns: ['where', 'severity', 'problem'],

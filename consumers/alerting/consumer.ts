@@ -105,6 +105,16 @@ function metaOf(rec: ConsumedRecord, event: Record<string, unknown>): EventMeta 
 interface Slot {
   engine: PartitionEngine;
   nextOffset: number;
+  /** Late events per rule and org as of the last durable checkpoint: what is new after a batch is reported. */
+  lateReported: Map<string, number>;
+}
+
+/** The late counts of an engine state, by rule and org. */
+function lateCounts(state: Readonly<EngineState>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [rule, byOrg] of Object.entries(state.lateRules ?? {}))
+    for (const [org, c] of Object.entries(byOrg)) out.set(JSON.stringify([rule, org]), c[0]);
+  return out;
 }
 
 export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Consumer> {
@@ -122,7 +132,31 @@ export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Con
         state,
       ),
       nextOffset: cp.nextOffset,
+      lateReported: lateCounts(state),
     };
+  };
+  const kinds = new Map(o.rules.map((r) => [r.id, r.kind]));
+  /** Late events the batch just made durable: counted and logged (the logger summarises repeats). */
+  const reportLate = (slot: Slot, partition: number) => {
+    const state = slot.engine.state;
+    for (const [rule, byOrg] of Object.entries(state.lateRules ?? {})) {
+      for (const [org, [n, lastMs, watermarkMs]] of Object.entries(byOrg)) {
+        const k = JSON.stringify([rule, org]);
+        const fresh = n - (slot.lateReported.get(k) ?? 0);
+        if (fresh <= 0) continue;
+        slot.lateReported.set(k, n);
+        o.telemetry.late({
+          rule,
+          kind: kinds.get(rule) ?? 'unknown',
+          org,
+          partition,
+          events: fresh,
+          lastEventMs: lastMs,
+          watermarkMs,
+          allowedLatenessMs: o.allowedLatenessMs,
+        });
+      }
+    }
   };
 
   // One claim per logs partition (transactional id `<clientId>.<state topic>.<group>.<partition>`): the
@@ -181,6 +215,7 @@ export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Con
       throw err;
     }
     slot.nextOffset = nextOffset;
+    reportLate(slot, batch.partition);
     o.telemetry.evaluated(batch.partition, fresh.length, alerts.length);
   };
 

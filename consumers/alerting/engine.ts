@@ -7,7 +7,11 @@
  * Event time: the watermark is the highest event time seen minus
  * allowed_lateness_ms. An event older than the watermark is "late": match
  * rules still see it (a match needs no window), window rules do not (their
- * windows behind the watermark are closed and pruned); `late` counts them.
+ * windows behind the watermark are closed and pruned); `late` counts them,
+ * and `lateRules` counts per rule and org the late events a rule needing event
+ * order would have taken (its condition held), with the last one's time and the
+ * watermark it missed: what `hooklog status`, the log and
+ * hooklog_alerting_late_events_total show (telemetry.ts).
  */
 import { makeAlert, withRisk, type Alert } from './alert.js';
 import type { RiskUser } from './risk/declaration.js';
@@ -53,7 +57,15 @@ export interface EngineState extends GroupingState {
   keyed?: Record<string, KeyedRuleState>;
   /** Temporal correlations: per rule, per group, one sorted entry list per step. */
   corr?: Record<string, Record<string, StepLists>>;
+  /**
+   * Late events a rule needing event order did not take, per rule id and org: [count, the last one's event
+   * time, the watermark it missed] (ms). Bounded by the rules and orgs; absent in older checkpoints.
+   */
+  lateRules?: Record<string, Record<string, LateCount>>;
 }
+
+/** [late events, the last one's event time, the watermark it missed] (epoch ms). */
+export type LateCount = [number, number, number];
 
 export function emptyState(): EngineState {
   return {
@@ -104,6 +116,11 @@ export class PartitionEngine {
     this.#hasKeyed = rules.some((r) => r.kind === 'stateful' || r.kind === 'first_seen');
     this.#periods = new Map(rules.flatMap((r) => (r.dedupPeriodMs !== undefined ? [[r.id, r.dedupPeriodMs]] : [])));
     this.#groupCounts = new GroupCounts(state.groups);
+    // Late counts are kept for the rules loaded: a rule taken out of the config takes its counts with it.
+    if (state.lateRules) {
+      const ids = new Set(rules.map((r) => r.id));
+      for (const id of Object.keys(state.lateRules)) if (!ids.has(id)) delete state.lateRules[id];
+    }
     this.#recomputeAbsenceDue();
   }
 
@@ -127,6 +144,10 @@ export class PartitionEngine {
     const late = meta.timeMs < this.watermark;
     if (late) s.late++;
     for (const rule of this.#index.candidates(event)) {
+      if (late && rule.kind !== 'match' && rule.kind !== 'absence') {
+        if (this.#wouldTake(rule, event)) this.#lateFor(rule, meta);
+        continue;
+      }
       switch (rule.kind) {
         case 'match':
           if (rule.where(event)) {
@@ -143,26 +164,43 @@ export class PartitionEngine {
           break;
         case 'threshold':
         case 'distinct':
-          if (!late && rule.where(event)) this.#window(out, rule, event, meta);
+          if (rule.where(event)) this.#window(out, rule, event, meta);
           break;
         case 'sequence':
-          if (!late) this.#sequence(out, rule, event, meta);
+          this.#sequence(out, rule, event, meta);
           break;
         case 'absence':
           if (rule.where(event)) this.#seen(rule, meta);
           break;
         case 'temporal':
-          if (!late) this.#temporal(out, rule, event, meta);
+          this.#temporal(out, rule, event, meta);
           break;
         case 'stateful':
         case 'first_seen':
           // Held until the watermark passes them, then taken in event-time order (state/keyed.ts).
-          if (!late && rule.where(event)) enqueueKeyed((s.keyed ??= {}), rule, event, meta, this.#key(rule, event));
+          if (rule.where(event)) enqueueKeyed((s.keyed ??= {}), rule, event, meta, this.#key(rule, event));
           break;
       }
     }
     if (++this.#sincePrune >= PRUNE_EVERY) this.prune();
     return out;
+  }
+
+  /** Whether a rule needing event order would have taken `event` had it come in time. */
+  #wouldTake(rule: CompiledRule, event: unknown): boolean {
+    if (rule.kind === 'sequence') return rule.where(event) || rule.then(event);
+    if (rule.kind === 'temporal') return (rule.steps ?? []).some((st) => st.where(event));
+    return rule.where(event);
+  }
+
+  #lateFor(rule: CompiledRule, meta: EventMeta): void {
+    const byOrg = ((this.#s.lateRules ??= {})[rule.id] ??= {});
+    const c = byOrg[meta.org];
+    if (c) {
+      c[0]++;
+      c[1] = meta.timeMs;
+      c[2] = this.watermark;
+    } else byOrg[meta.org] = [1, meta.timeMs, this.watermark];
   }
 
   /**

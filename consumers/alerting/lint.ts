@@ -4,18 +4,28 @@
  *
  * Errors: YAML that does not parse, a rule that does not compile (unknown
  * modifier, a filter that does not parse, a `when` naming an unknown field…),
- * a rule id defined twice, a test case that cannot run (cases/load.ts).
- * Warnings: a filter attribute that is not a LogEvent field (it reads nothing
- * on a real event; aliased ones say what they read), an event path in a
- * title, severity or dedup expression that is not one, a catalogue file with
- * no filter (prose only).
+ * a rule id defined twice, a test case that cannot run (cases/load.ts), and a
+ * field path that can never match (a field a documented object does not have,
+ * `outcome.reslt`; a path going on past a single value).
+ *
+ * Every field path a rule reads is checked against the LogEvent's fields
+ * (schemas/logevent-fields.ts), nested segments included, as the engine reads
+ * it (fields.ts: any case, `_` ignored, `okta.` and the ECS aliases): filters,
+ * Sigma selections (and `|fieldref` values, correlations' group-by), `fields`,
+ * `group_by`, `distinct_field`, and the paths title, severity and dedup
+ * expressions read; in rule files and, linting the config's paths, in the
+ * config's own `alerting.rules`. A near miss names the field meant. A field the event
+ * itself, or an object the service adds to over time, does not have yet is a
+ * warning (`strict`: an error); so is an aliased filter attribute (it says what
+ * it reads), and a catalogue file with no filter (prose only).
  */
 import { readFileSync } from 'node:fs';
 import { isSeq, parseAllDocuments } from 'yaml';
 import { compileRule } from './rules/compile.js';
 import type { CompiledRule } from './rules/types.js';
-import { FILTER_ALIASES, FilterSyntaxError, LOG_EVENT_FIELDS, filterPaths, parseFilter } from './filter/parse.js';
-import { normalKey } from './fields.js';
+import { FILTER_ALIASES, FilterSyntaxError, filterPaths, parseFilter } from './filter/parse.js';
+import { compilePath } from './fields.js';
+import { allFieldPaths, lookupFieldPath } from '../../schemas/logevent-fields.js';
 import { loadRulePaths, loadAnyRuleFile, ruleFilesUnder } from './rules/sources.js';
 import { compileRisk } from './risk/declaration.js';
 import { loadCases } from './cases/load.js';
@@ -47,7 +57,170 @@ function filterTextOf(docs: ReturnType<typeof parseAllDocuments>, rule: string |
   return typeof v === 'string' ? v : undefined;
 }
 
-function lintFile(file: string, out: Problem[]): void {
+/** Options of a lint run. */
+export interface LintOptions {
+  /** Every unknown field is an error, also one the service may yet add (`rules lint --strict`). */
+  readonly strict?: boolean;
+}
+
+/** A field path a rule reads, and where: `filter` paths select events, `value` paths are read for their value. */
+interface ReadPath {
+  readonly path: string;
+  readonly use: 'filter' | 'value';
+  /** What reads it, when not the rule's detection (`group_by`, `fields.lat`, `title, severity or dedup`…). */
+  readonly in?: string;
+}
+
+/** Field paths of a Sigma-style detection (selections and their `|fieldref` values), or of a filter expression. */
+function detectionPaths(d: unknown): ReadPath[] {
+  if (typeof d === 'string') {
+    try {
+      return filterPaths(parseFilter(d)).map((path) => ({ path, use: 'filter' }));
+    } catch {
+      return []; // reported where the rule is compiled
+    }
+  }
+  if (!d || typeof d !== 'object' || Array.isArray(d)) return [];
+  const out: ReadPath[] = [];
+  const ofMap = (m: Record<string, unknown>) => {
+    for (const [key, v] of Object.entries(m)) {
+      const [field, ...mods] = key.split('|');
+      if (field) out.push({ path: field, use: 'filter' });
+      if (mods.some((x) => x.toLowerCase() === 'fieldref'))
+        for (const f of Array.isArray(v) ? v : [v]) out.push({ path: String(f), use: 'filter' });
+    }
+  };
+  for (const [name, sel] of Object.entries(d)) {
+    if (name === 'condition' || name === 'timeframe') continue;
+    // A list of strings is keywords (searched anywhere in the event): no field.
+    if (Array.isArray(sel)) for (const m of sel) if (m && typeof m === 'object') ofMap(m as Record<string, unknown>);
+    if (sel && typeof sel === 'object' && !Array.isArray(sel)) ofMap(sel as Record<string, unknown>);
+  }
+  return out;
+}
+
+/** Every field path a hooklog rule (its spec as written, and as compiled) reads. */
+function rulePaths(spec: Record<string, unknown>, rule: CompiledRule): ReadPath[] {
+  if (rule.kind === 'scheduled') return []; // SQL over tables: its names are columns, not event paths
+  const out = [spec['detection'], spec['first'], spec['then']].flatMap(detectionPaths);
+  const fields = spec['fields'];
+  if (fields && typeof fields === 'object')
+    for (const [name, p] of Object.entries(fields)) out.push({ path: String(p), use: 'value', in: `fields.${name}` });
+  if (Array.isArray(spec['group_by']))
+    for (const p of spec['group_by']) out.push({ path: String(p), use: 'value', in: 'group_by' });
+  if (typeof spec['distinct_field'] === 'string')
+    out.push({ path: spec['distinct_field'], use: 'value', in: 'distinct_field' });
+  for (const [p] of rule.labels?.paths ?? []) out.push({ path: p, use: 'value', in: 'title, severity or dedup' });
+  return out;
+}
+
+/** Field paths of a Sigma document: a rule's selections, a correlation's group-by and aliased fields. */
+function sigmaPaths(doc: Record<string, unknown>): ReadPath[] {
+  const c = doc['correlation'];
+  if (c && typeof c === 'object') {
+    const corr = c as Record<string, unknown>;
+    const aliases = (corr['aliases'] ?? {}) as Record<string, unknown>;
+    const out: ReadPath[] = [];
+    for (const g of Array.isArray(corr['group-by']) ? corr['group-by'] : []) {
+      const a = aliases[String(g)];
+      if (a && typeof a === 'object')
+        for (const f of Object.values(a)) out.push({ path: String(f), use: 'value', in: 'aliases' });
+      else out.push({ path: String(g), use: 'value', in: 'group-by' });
+    }
+    const cond = corr['condition'] as Record<string, unknown> | undefined;
+    if (typeof cond?.['field'] === 'string') out.push({ path: cond['field'], use: 'value', in: 'condition.field' });
+    return out;
+  }
+  return detectionPaths(doc['detection']);
+}
+
+/** Edit distance (Levenshtein) of two short names. */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++)
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+const norm = (s: string) => s.toLowerCase().replaceAll('_', '');
+/** Every LogEvent field path, in normal form → the service's spelling (for suggestions across levels). */
+const ALL_PATHS = new Map(allFieldPaths().map((p) => [norm(p), p]));
+
+/**
+ * The path the author likely meant: a field beside the unknown one within a small edit distance
+ * (`outcome.reslt` → `outcome.result`), else a known path the written one ends (`debugData.x` →
+ * `debugContext.debugData.x`).
+ */
+function suggestion(raw: readonly string[], at: number, prefix: readonly string[], siblings: readonly string[]) {
+  const seg = norm(raw[at]!);
+  const rest = raw.slice(at + 1);
+  let best: string | undefined;
+  let bestD = Math.max(1, Math.floor(seg.length / 3)) + 1;
+  for (const s of siblings) {
+    const d = distance(seg, norm(s));
+    // Only a field the rest of the path goes on from (not `authenticationStep` for `authenticatorContext.x`).
+    if (d < bestD && lookupFieldPath(compilePath([...prefix, s, ...rest].join('.'))).known) [best, bestD] = [s, d];
+  }
+  if (best !== undefined) return [...prefix, best, ...rest].join('.');
+  // A path written from the middle: the shortest known path that ends with what was written, up to a free-form map.
+  for (let take = raw.length - at; take >= 1; take--) {
+    const tail = norm(raw.slice(at, at + take).join('.'));
+    const hit = [...ALL_PATHS].filter(([n]) => n.endsWith(`.${tail}`)).sort((x, y) => x[0].length - y[0].length)[0];
+    if (hit) return [hit[1], ...raw.slice(at + take)].join('.');
+  }
+  return undefined;
+}
+
+/** The problem with one path a rule reads, or null when it is a LogEvent field (or under a free-form one). */
+function pathProblem(r: ReadPath, strict: boolean): { severity: Problem['severity']; message: string } | null {
+  const p = r.path.trim();
+  const where = r.in ? ` (in ${r.in})` : '';
+  if (r.use === 'filter' && !r.in) {
+    const alias = FILTER_ALIASES[p.toLowerCase()];
+    if (alias) return { severity: 'warning', message: `"${p}" is not a LogEvent field; read as ${alias}` };
+  }
+  const segs = compilePath(p);
+  const v = lookupFieldPath(segs);
+  if (v.known) return null;
+  const raw = segs.raw ?? segs;
+  const outcome = r.use === 'filter' ? 'it matches nothing' : 'it is always null';
+  const why = !v.never
+    ? `${outcome} on a real event`
+    : v.siblings.length === 0
+      ? `${v.prefix.join('.')} is a single value with no fields, so ${outcome} whatever the event`
+      : `${v.prefix.join('.') || 'a LogEvent'} has no field "${raw[v.at]}", so ${outcome} whatever the event`;
+  const meant = suggestion(raw, v.at, v.prefix, v.siblings);
+  const fieldsToo = r.in === 'title, severity or dedup' ? " nor one of the rule's fields" : '';
+  return {
+    severity: v.never || strict ? 'error' : 'warning',
+    message: `"${p}"${where} is not a LogEvent field${fieldsToo}: ${why}${meant ? `; did you mean ${meant}?` : ''}`,
+  };
+}
+
+/** Problems with the field paths one rule (or document) reads, each at the first line from `from` naming it. */
+function checkPaths(
+  file: string,
+  text: string,
+  paths: readonly ReadPath[],
+  out: Problem[],
+  from: number,
+  o: LintOptions,
+): void {
+  const seen = new Set<string>();
+  for (const r of paths) {
+    const k = `${r.path}\u0000${r.in ?? ''}`;
+    if (seen.has(k)) continue;
+    seen.add(k);
+    const problem = pathProblem(r, o.strict === true);
+    if (problem) out.push({ file, line: lineOf(text, r.path.trim(), from, from), ...problem });
+  }
+}
+
+function lintFile(file: string, out: Problem[], o: LintOptions): void {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -67,8 +240,7 @@ function lintFile(file: string, out: Problem[]): void {
       const start = lineAt((node as { range?: [number, number, number] }).range?.[0]);
       try {
         const rule = compileRule(r, { source: file });
-        if (rule.filter) warnPaths(file, text, rule.filter, out, start);
-        if (rule.labels && rule.kind !== 'scheduled') warnLabelPaths(file, text, rule.labels.paths, out, start);
+        checkPaths(file, text, rulePaths(r as Record<string, unknown>, rule), out, start, o);
       } catch (err) {
         let line = start;
         const cause = (err as { cause?: unknown }).cause;
@@ -104,52 +276,9 @@ function lintFile(file: string, out: Problem[]): void {
     return;
   }
   for (const note of loaded.notes) out.push({ file, line: 1, severity: 'warning', message: note });
-  const filters: string[] = [];
-  if (loaded.catalogue?.filter) filters.push(loaded.catalogue.filter);
-  for (const r of loaded.rules) if (r.filter) filters.push(r.filter);
-  for (const f of filters) warnPaths(file, text, f, out, 1);
-}
-
-/** Warnings for filter attributes that are not LogEvent fields. */
-function warnPaths(file: string, text: string, filter: string, out: Problem[], from: number): void {
-  let paths: string[];
-  try {
-    paths = filterPaths(parseFilter(filter));
-  } catch {
-    return;
-  }
-  for (const p of new Set(paths)) {
-    const head = normalKey(p.split('.')[0]!);
-    if (LOG_EVENT_FIELDS.has(head)) continue;
-    const alias = FILTER_ALIASES[p.toLowerCase()];
-    out.push({
-      file,
-      line: lineOf(text, p, from, from),
-      severity: 'warning',
-      message: alias
-        ? `"${p}" is not a LogEvent field; read as ${alias}`
-        : `"${p}" is not a LogEvent field: it matches nothing on a real event`,
-    });
-  }
-}
-
-/** Warnings for event paths read by a title, severity or dedup expression that are not LogEvent fields. */
-function warnLabelPaths(
-  file: string,
-  text: string,
-  paths: NonNullable<CompiledRule['labels']>['paths'],
-  out: Problem[],
-  from: number,
-): void {
-  for (const [p] of paths) {
-    if (LOG_EVENT_FIELDS.has(normalKey(p.split('.')[0]!))) continue;
-    out.push({
-      file,
-      line: lineOf(text, p, from, from),
-      severity: 'warning',
-      message: `"${p}" (in title, severity or dedup) is not a LogEvent field nor one of the rule's fields: it is always null`,
-    });
-  }
+  if (loaded.catalogue?.filter) checkPaths(file, text, detectionPaths(loaded.catalogue.filter), out, 1, o);
+  const sigmaDocs = [...(loaded.sigmaBases ?? []), ...(loaded.correlations ?? [])].map((b) => b.doc);
+  for (const d of sigmaDocs) checkPaths(file, text, sigmaPaths(d), out, 1, o);
 }
 
 /**
@@ -190,8 +319,28 @@ function lintRiskMapping(files: readonly string[], m: RiskMapping, out: Problem[
   }
 }
 
+/** The field paths of the config's own rules (alerting.rules), each at the line of its id in the config file. */
+function lintInlineRules(m: RiskMapping, out: Problem[], o: LintOptions): void {
+  let text = '';
+  try {
+    text = readFileSync(m.file, 'utf8');
+  } catch {
+    // A config from the environment or built in: no file to point into; line 1.
+  }
+  for (const r of m.inline) {
+    let rule: CompiledRule;
+    try {
+      rule = compileRule(r, { source: m.file });
+    } catch {
+      continue; // check-config and start refuse it, saying why
+    }
+    const from = lineOf(text, `id: ${rule.id}`, lineOf(text, rule.id, 1));
+    checkPaths(m.file, text, rulePaths(r as Record<string, unknown>, rule), out, from, o);
+  }
+}
+
 /** Lints every rule file under `paths` (and the config's risk mapping); problems sorted by file and line. */
-export function lintPaths(paths: readonly string[], risk?: RiskMapping): Problem[] {
+export function lintPaths(paths: readonly string[], risk?: RiskMapping, o: LintOptions = {}): Problem[] {
   const out: Problem[] = [];
   let files: string[];
   try {
@@ -199,7 +348,9 @@ export function lintPaths(paths: readonly string[], risk?: RiskMapping): Problem
   } catch (err) {
     return [{ file: String(paths[0] ?? ''), line: 1, severity: 'error', message: (err as Error).message }];
   }
-  for (const f of files) lintFile(f, out);
+  for (const f of files) lintFile(f, out, o);
+  // The config's own rules, when it is the config's rules that are linted.
+  if (risk?.strict) lintInlineRules(risk, out, o);
   // Across files: duplicate ids and correlations (only when every file loads).
   if (!out.some((p) => p.severity === 'error')) {
     try {

@@ -65,6 +65,11 @@ function cell(v: unknown): string {
   return v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
 }
 
+/** What a scheduled rule remembers of a result row it alerted on: its org and key columns, hashed. */
+export function rowIdentity(org: string, key: string): string {
+  return createHash('sha256').update(`${org}\n${key}`).digest('hex').slice(0, 24);
+}
+
 /** One run of one rule over [until − lookback, until): the alerts for rows not alerted before, and the new state. */
 export async function runScheduledOnce(
   store: Store,
@@ -106,7 +111,7 @@ export async function runScheduledOnce(
   for (const row of rows) {
     const org = cell(row['org']);
     const key = JSON.stringify(s.key.map((c) => cell(row[c])));
-    const identity = createHash('sha256').update(`${org}\n${key}`).digest('hex').slice(0, 24);
+    const identity = rowIdentity(org, key);
     const known = seen[identity] !== undefined;
     seen[identity] = until;
     if (known) continue;

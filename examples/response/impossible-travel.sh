@@ -1,6 +1,9 @@
 #!/bin/sh
 # ann signs in from Paris, then from New York ten minutes later (an impossible trip), then one more
 # event moves the rule's watermark past both. Timestamps are now, so the 24 h risk is current.
+# With hooklog.yaml's allowed_lateness_ms: 0, a second run (another user) half a minute later sends sign-ins
+# older than the first run's last event: they are late, so the stateful rule does not take them; hooklog logs
+# and counts them and `hooklog status` shows them (docs/respond/response.md, "Lateness").
 # Usage: HOOK_SECRET=… ./impossible-travel.sh [user] [hooklog URL]   (default URL: hooklog.yaml's, by HOOKLOG_PORT)
 user=${1:-ann}
 url=${2:-http://127.0.0.1:${HOOKLOG_PORT:-8080}}

@@ -5,6 +5,8 @@ import { assetPath } from '../assets.js';
 import { HooklogError, errorMessage, isRetriable } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Store } from './store.js';
+import { currentRelease, type ReleaseFacts } from '../release/current.js';
+import { checkStoreRelease, recordStoreRelease } from './release-marker.js';
 
 /**
  * Schema migrations: `schemas/clickhouse/NNN_name.sql`, applied in version order
@@ -103,20 +105,25 @@ interface AppliedRow {
 }
 
 /**
- * Brings the store's schema up to date: creates the database and the
- * migrations table if missing, refuses to start (MIGRATION_FAILED naming the
- * file) when an applied migration's file changed since, then applies and
- * records the pending files in order. Running it again applies nothing.
+ * Brings the store's schema up to date: refuses (RELEASE_REFUSED, before writing anything) a database a newer
+ * release has made require a newer hooklog than `opts.release` (this one), records this release in it
+ * (release-marker.ts), creates the database and the migrations table if missing, refuses to start
+ * (MIGRATION_FAILED naming the file) when an applied migration's file changed since, then applies and records the
+ * pending files in order. Running it again applies nothing.
  */
 export async function migrate(
   store: Store,
   logger: Logger,
-  opts: { dir?: string } = {},
+  opts: { dir?: string; release?: ReleaseFacts } = {},
 ): Promise<{ applied: string[] }> {
   const log = logger.child({ component: 'migrate', database: store.database });
   const migrations = loadMigrations(opts.dir ?? defaultMigrationsDir());
+  const release = opts.release ?? currentRelease();
   const db = store.database;
+  await checkStoreRelease(store, release);
   await store.command(`CREATE DATABASE IF NOT EXISTS ${db}`);
+  // Before the migrations: an older release must refuse even a database whose migration this start did not finish.
+  await recordStoreRelease(store, release);
   await store.command(
     `CREATE TABLE IF NOT EXISTS ${db}.schema_migrations (
        version UInt32,
@@ -142,6 +149,7 @@ export async function migrate(
   }
   const known = new Set(migrations.map((m) => m.version));
   for (const r of rows) {
+    // A newer release's migration that this release may run beside (its marker allowed this start): an expansion.
     if (!known.has(Number(r.version)))
       log.warn({ version: Number(r.version), name: r.name }, 'migration_applied_but_unknown_to_this_version');
   }

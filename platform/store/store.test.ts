@@ -49,6 +49,40 @@ describe('store (embedded chdb)', () => {
     expect(row!.path.startsWith(join(dataDir, 'clickhouse'))).toBe(true);
   });
 
+  it('holds writes for a backup: a running insert ends first, later ones wait for the release, reads go on', async () => {
+    const table = await freshTable('n UInt32');
+    const running = store.insertJson(table, [{ n: 1 }]);
+    const release = await store.holdWrites();
+    // The insert that was running has landed once the hold is in place.
+    await running;
+    expect(await count(table)).toBe(1);
+    let landed = false;
+    const held = store.insertJson(table, [{ n: 2 }]).then(() => (landed = true));
+    // A write that waits never lands while the hold lasts, however long the reads around it take.
+    for (let i = 0; i < 5; i++) expect(await count(table)).toBe(1);
+    expect(landed).toBe(false);
+    release();
+    await held;
+    expect(await count(table)).toBe(2);
+  });
+
+  it('backs up and restores a database only inside its backup directory', async () => {
+    const table = await freshTable('n UInt32');
+    await store.insertJson(table, [{ n: 7 }]);
+    const staging = join(dataDir, 'backup-staging', randomName('b'));
+    await store.backupDatabase(staging);
+    await expect(store.backupDatabase(join(tmpdir(), randomName('elsewhere')))).rejects.toThrow(/not allowed/);
+    const restored = openStore({ database: randomName('restored'), dataDir, logger: silentLogger() });
+    try {
+      await restored.restoreDatabase(staging, store.database);
+      const [row] = await restored.query<{ n: string }>(`SELECT sum(n) AS n FROM ${restored.database}.${table}`);
+      expect(Number(row!.n)).toBe(7);
+    } finally {
+      await restored.command(`DROP DATABASE IF EXISTS ${restored.database}`);
+      await restored.close();
+    }
+  });
+
   it('refuses a database name that is not an identifier, before touching ClickHouse', () => {
     expect(() => openStore({ database: 'x; DROP DATABASE y', dataDir, logger: silentLogger() })).toThrow(/must match/);
     expect(() => openStore({ database: '1abc', dataDir, logger: silentLogger() })).toThrow(

@@ -62,6 +62,21 @@ export interface Store {
    * names resolve to `database`. For `hooklog sql` and the admin socket.
    */
   readOnlyQuery(sql: string): Promise<ReadOnlyResult>;
+  /**
+   * Holds every later write (`command`, `insertJson`, `insertTsv`) until the returned release is called, once the
+   * writes already running have ended: what the store holds then stays as it is (merges aside) while a backup is
+   * taken (platform/backup/). Writers wait, they are not refused; reads go on.
+   */
+  holdWrites(): Promise<() => void>;
+  /**
+   * Embedded only: `BACKUP DATABASE <database> TO File(dir)`, `dir` inside the directory the engine allows backups
+   * in (`OpenStoreOptions.backupDir`). Runs whether or not writes are held.
+   */
+  backupDatabase(dir: string): Promise<void>;
+  /**
+   * Embedded only: `RESTORE DATABASE <from> AS <database> FROM File(dir)`, `dir` inside `OpenStoreOptions.backupDir`.
+   */
+  restoreDatabase(dir: string, from: string): Promise<void>;
   /** Throws a classified error when the store cannot answer a query. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -89,6 +104,18 @@ export interface OpenStoreOptions {
   /** Per-request timeout against a server. Default 30 000 ms. */
   readonly requestTimeoutMs?: number;
   readonly logger: Logger;
+  /**
+   * Embedded only: the one directory (and below) the engine may write backups to and restore them from
+   * (ClickHouse's `backups.allowed_path`). Default `<dataDir>/backup-staging`. It is server configuration, fixed
+   * when the process's first connection to the directory opens, and `readonly` does not refuse a BACKUP: so it
+   * is a directory of hooklog's own, never the whole disk, and `hooklog sql` can at most write a copy there.
+   */
+  readonly backupDir?: string;
+}
+
+/** Where the embedded engine may write backups when `OpenStoreOptions.backupDir` is not given. */
+export function defaultBackupDir(dataDir: string): string {
+  return resolve(dataDir, 'backup-staging');
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -171,6 +198,12 @@ export function openStore(opts: OpenStoreOptions): Store {
   // chdb is loaded here, not at import: its library maps ~180 MB and allocates more when it loads, which a
   // process that never opens embedded ClickHouse (receivers, pollers, a server store) should not carry.
   const { createChdbConnection } = loadChdb();
+  // The engine is one per process and takes its configuration from the first connection to the directory: this
+  // one, kept open as long as the store, is that first connection (chdb/connection cannot pass arguments).
+  const { Session } = createRequire(import.meta.url)('chdb') as typeof import('chdb');
+  const holder = new Session(path, {
+    connectionArgs: [`--backups.allowed_path=${opts.backupDir ?? defaultBackupDir(opts.dataDir)}/`],
+  });
   const chdb = () =>
     createChdbConnection({ path }) as unknown as NonNullable<ClickHouseClientConfigOptions['connection']>;
   const client = createClient({ connection: chdb(), clickhouse_settings: COMMON_SETTINGS, log });
@@ -178,7 +211,7 @@ export function openStore(opts: OpenStoreOptions): Store {
   // before every query, which readonly=1 refuses.
   const readOnly = () => createClient({ connection: chdb(), log });
   const inserters = new ChdbInserters(() => createChdbConnection({ path }), EMBEDDED_INSERT_CONNECTIONS);
-  return new ClickHouseStore(client, 'embedded', database, opts.logger, readOnly, inserters);
+  return new ClickHouseStore(client, 'embedded', database, opts.logger, readOnly, inserters, () => holder.close());
 }
 
 function loadChdb(): typeof import('chdb/connection') {
@@ -222,6 +255,12 @@ class ClickHouseStore implements Store {
   #insertTail: Promise<unknown> = Promise.resolve();
   /** Embedded only: connections for raw inserts. */
   readonly #inserters: ChdbInserters | null;
+  /** Embedded only: closes the connection that configured the engine, last. */
+  readonly #closeHolder: () => void;
+  /** Writes running now, and the hold that makes new ones wait (see `holdWrites`). */
+  #writing = 0;
+  #writesDrained: (() => void) | null = null;
+  #hold: Promise<void> | null = null;
 
   constructor(
     client: ClickHouseClient,
@@ -230,8 +269,10 @@ class ClickHouseStore implements Store {
     logger: Logger,
     readOnly: () => ClickHouseClient,
     inserters: ChdbInserters | null,
+    closeHolder: () => void = () => undefined,
   ) {
     this.#inserters = inserters;
+    this.#closeHolder = closeHolder;
     this.client = client;
     this.kind = kind;
     this.database = database;
@@ -243,7 +284,59 @@ class ClickHouseStore implements Store {
     return this.#readOnly.query(sql);
   }
 
-  async command(sql: string, params?: QueryParams): Promise<void> {
+  /** Runs a write once no hold is in place, counted so that a hold can wait for it. */
+  async #write<T>(run: () => Promise<T>): Promise<T> {
+    while (this.#hold) await this.#hold;
+    this.#writing++;
+    try {
+      return await run();
+    } finally {
+      this.#writing--;
+      if (this.#writing === 0) this.#writesDrained?.();
+    }
+  }
+
+  async holdWrites(): Promise<() => void> {
+    while (this.#hold) await this.#hold;
+    let release!: () => void;
+    this.#hold = new Promise<void>((ok) => (release = ok));
+    if (this.#writing > 0) await new Promise<void>((ok) => (this.#writesDrained = ok));
+    this.#writesDrained = null;
+    return () => {
+      this.#hold = null;
+      release();
+    };
+  }
+
+  async backupDatabase(dir: string): Promise<void> {
+    await this.#backupStatement(`BACKUP DATABASE ${this.database} TO`, dir);
+  }
+
+  async restoreDatabase(dir: string, from: string): Promise<void> {
+    const source = assertIdentifier(from, 'backed-up database');
+    await this.#backupStatement(`RESTORE DATABASE ${source} AS ${this.database} FROM`, dir);
+  }
+
+  async #backupStatement(statement: string, dir: string): Promise<void> {
+    if (this.kind !== 'embedded')
+      throw new HooklogError(
+        'CONFIG_INVALID',
+        "a ClickHouse server's backups are taken with its own BACKUP statement (docs/operate/backups.md)",
+      );
+    try {
+      // File() takes a literal, not a bound parameter: the path is quoted here as a ClickHouse string.
+      const literal = `'${dir.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+      await this.client.command({ query: `${statement} File(${literal})` });
+    } catch (err) {
+      throw classifyClickHouseError(err);
+    }
+  }
+
+  command(sql: string, params?: QueryParams): Promise<void> {
+    return this.#write(() => this.#command(sql, params));
+  }
+
+  async #command(sql: string, params?: QueryParams): Promise<void> {
     try {
       await this.client.command({ query: sql, query_params: params as Record<string, unknown> | undefined });
     } catch (err) {
@@ -264,7 +357,11 @@ class ClickHouseStore implements Store {
     }
   }
 
-  async insertJson(table: string, rows: readonly object[], opts: { dedupToken?: string } = {}): Promise<void> {
+  insertJson(table: string, rows: readonly object[], opts: { dedupToken?: string } = {}): Promise<void> {
+    return this.#write(() => this.#insertJson(table, rows, opts));
+  }
+
+  async #insertJson(table: string, rows: readonly object[], opts: { dedupToken?: string }): Promise<void> {
     assertIdentifier(table, 'table');
     if (rows.length === 0) return;
     // The token is always sent, empty when there is none: chdb applies
@@ -292,7 +389,11 @@ class ClickHouseStore implements Store {
     return result;
   }
 
-  async insertTsv(table: string, columns: readonly string[], body: Buffer, opts: TsvInsertOptions = {}): Promise<void> {
+  insertTsv(table: string, columns: readonly string[], body: Buffer, opts: TsvInsertOptions = {}): Promise<void> {
+    return this.#write(() => this.#insertTsv(table, columns, body, opts));
+  }
+
+  async #insertTsv(table: string, columns: readonly string[], body: Buffer, opts: TsvInsertOptions): Promise<void> {
     assertIdentifier(table, 'table');
     for (const c of columns) assertIdentifier(c, 'column');
     if (body.length === 0) return;
@@ -338,6 +439,8 @@ class ClickHouseStore implements Store {
       await this.client.close();
     } catch (err) {
       this.#log.warn({ err }, 'store_close_failed');
+    } finally {
+      this.#closeHolder();
     }
   }
 }

@@ -21,6 +21,13 @@ export const Header = {
   originalTopic: 'hooklog-original-topic',
   originalPartition: 'hooklog-original-partition',
   originalOffset: 'hooklog-original-offset',
+  /**
+   * The record's format version on its topic (formats.ts): an integer, stamped on every append. A record without it
+   * was written by a release before 0.2.0, which wrote what is now format 1.
+   */
+  format: 'hooklog-format',
+  /** For dead letters refused for their format: the format version the record carried. */
+  originalFormat: 'hooklog-original-format',
   /** For dead letters too large to store whole: the value's full size in bytes (the value is its first 64 KiB). */
   truncatedFromBytes: 'hooklog-truncated-from-bytes',
 } as const;

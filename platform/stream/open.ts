@@ -5,6 +5,9 @@ import { topicNames, type Topics } from './headers.js';
 import { openKafkaStream } from './kafka/index.js';
 import { kafkaConsumerObserver } from './kafka/telemetry.js';
 import type { Stream } from './types.js';
+import { withRecordFormats } from './formats.js';
+import { claimDataDir } from '../release/data-dir-marker.js';
+import { currentRelease } from '../release/current.js';
 import { riskTopics } from '../../schemas/risk.js';
 
 /**
@@ -16,6 +19,16 @@ export async function openStream(
   config: PlatformConfig,
   logger: Logger,
   opts: { transactionalId?: string } = {},
+): Promise<Stream> {
+  // Every record appended carries its format version, and every record read is checked against what this release
+  // reads (formats.ts).
+  return withRecordFormats(await openBareStream(config, logger, opts), { prefix: config.stream.topic_prefix, logger });
+}
+
+async function openBareStream(
+  config: PlatformConfig,
+  logger: Logger,
+  opts: { transactionalId?: string },
 ): Promise<Stream> {
   const s = config.stream;
   if (s.kafka) {
@@ -35,6 +48,9 @@ export async function openStream(
     });
   }
   const topics = topicNames(s.topic_prefix);
+  // Before the log opens (or creates) anything: a directory a newer release has made require a newer hooklog is
+  // refused here, untouched, and this start is recorded.
+  claimDataDir(config.data_dir, currentRelease());
   return openEmbeddedStream({
     dataDir: config.data_dir,
     segmentBytes: s.embedded.segment_bytes,

@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { durationsFromReport, knownSlowMs, readDurations, slowestFirst } from './durations.js';
+import { REPO_DIR } from './cli.js';
 
 const root = '/clone';
 const report = {
@@ -44,7 +45,9 @@ describe('slowest files first', () => {
   });
 
   it('has the slow files of a fresh clone, and a missing or broken report is no report', () => {
-    expect(knownSlowMs().get('consumers/alerting/kill-grouped.test.ts')).toBeGreaterThan(60_000);
+    // Every file named is one the run has (a renamed file would silently start last again).
+    expect(knownSlowMs().size).toBeGreaterThan(5);
+    for (const file of knownSlowMs().keys()) expect(existsSync(join(REPO_DIR, file)), file).toBe(true);
     const dir = mkdtempSync(join(tmpdir(), 'hooklog-durations-'));
     try {
       expect(readDurations(join(dir, 'missing.json'), dir).size).toBe(0);

@@ -28,13 +28,18 @@ export interface Instance {
   kill(signal: NodeJS.Signals): Promise<void>;
 }
 
+/**
+ * `bin`: another build's `bin/hooklog.js` to run instead of this one (the previous release, previous-release.ts);
+ * `built`: this tree's build rather than the source through tsx (default: HOOKLOG_CLI).
+ */
 export function spawnHooklog(
   name: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv = {},
-  o: { built?: boolean } = {},
+  o: { bin?: string; built?: boolean } = {},
 ): Instance {
-  const child = spawn(process.execPath, hooklogArgs(['start', ...args], o.built), {
+  const argv = o.bin ? [o.bin, 'start', ...args] : hooklogArgs(['start', ...args], o.built);
+  const child = spawn(process.execPath, argv, {
     cwd: REPO_DIR,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -21,6 +21,7 @@ export function StatusPage() {
     'sink_lag_records',
     'dead_letters_1h',
     'hook_failures_1h',
+    'late_events',
   ];
   return (
     <section>

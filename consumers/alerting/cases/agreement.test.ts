@@ -192,7 +192,10 @@ async function live(cases: readonly LoadedCase[], latenessMs: number): Promise<R
 
 describe('offline cases and the live consumer agree', () => {
   it('same alerts, same group keys, for every stream case of the shipped content', { timeout: 180_000 }, async () => {
-    const all = loadCases([CONTENT_DIR]).cases.filter((c) => c.rule.kind !== 'scheduled' && !c.spec.placeholders);
+    // A case with mocks starts from state the live engine only builds from earlier events: nothing live to compare.
+    const all = loadCases([CONTENT_DIR]).cases.filter(
+      (c) => c.rule.kind !== 'scheduled' && !c.spec.placeholders && c.spec.mocks === undefined,
+    );
     const byLateness = new Map<number, LoadedCase[]>();
     let from = Date.parse('2031-01-06T00:00:00Z');
     all.forEach((c, k) => {

@@ -47,12 +47,13 @@ describe('where cases live', () => {
   const d = folder('formats', {
     'locked.yml': SIGMA,
     'locked.cases.yaml': stringify([
-      { name: 'a lock', alert: true, severity: 'high', event: lock },
-      { name: 'an unlock', alert: false, event: { eventType: 'user.account.unlock' } },
+      { at: '0s', name: 'a lock', alert: true, severity: 'high', event: lock },
+      { at: '0s', name: 'an unlock', alert: false, event: { eventType: 'user.account.unlock' } },
     ]),
     'new_api_token_created.yml': CATALOGUE,
     'new_api_token_created.cases.yml': stringify([
       {
+        at: '0s',
         name: 'a token',
         rule: 'f0d9c641e55c89527c263090ed2ea0c8',
         alert: true,
@@ -64,7 +65,7 @@ describe('where cases live', () => {
         id: 'own.lock',
         detection: 'eventType eq "user.account.lock"',
         group_by: ['actor.alternateId'],
-        cases: [{ name: 'keyed by user', alert: true, key: ['bob@example.com'], event: lock }],
+        cases: [{ at: '0s', name: 'keyed by user', alert: true, key: ['bob@example.com'], event: lock }],
       },
       { id: 'own.uncovered', detection: 'eventType eq "x"' },
     ]),
@@ -106,19 +107,19 @@ describe('cases that cannot run say where and why, and do not stop the others', 
         { id: 'b', detection: 'eventType eq "b"', cases: [{ name: 'other rule', rule: 'a', alert: true, event: {} }] },
       ]),
       'two.cases.yaml': stringify([
-        { name: 'which rule?', alert: true, event: { eventType: 'a' } },
-        { name: 'no such rule', rule: 'zzz', alert: true, event: { eventType: 'a' } },
-        { name: 'fine', rule: 'b', alert: true, event: { eventType: 'b' } },
+        { at: '0s', name: 'which rule?', alert: true, event: { eventType: 'a' } },
+        { at: '0s', name: 'no such rule', rule: 'zzz', alert: true, event: { eventType: 'a' } },
+        { at: '0s', name: 'fine', rule: 'b', alert: true, event: { eventType: 'b' } },
       ]),
-      'nobody.cases.yaml': stringify([{ name: 'x', alert: true, event: {} }]),
+      'nobody.cases.yaml': stringify([{ at: '0s', name: 'x', alert: true, event: {} }]),
     });
     const report = await runCases(loadCases([d]), opts);
     const rows = report.results.map((r) => [r.file.split('/').pop(), r.line, r.status, r.message]);
     expect(rows).toEqual([
       ['nobody.cases.yaml', 1, 'error', expect.stringContaining('without a rule file beside it')],
       ['two.cases.yaml', 1, 'error', expect.stringContaining('the file yields 2 rules (a, b)')],
-      ['two.cases.yaml', 5, 'error', expect.stringContaining('no rule zzz')],
-      ['two.cases.yaml', 10, 'passed', ''],
+      ['two.cases.yaml', 6, 'error', expect.stringContaining('no rule zzz')],
+      ['two.cases.yaml', 12, 'passed', ''],
       ['two.yaml', 4, 'error', 'invalid case: alert: Invalid input: expected boolean, received undefined'],
       ['two.yaml', 10, 'error', 'a case inside rule b names rule a'],
     ]);
@@ -128,7 +129,7 @@ describe('cases that cannot run say where and why, and do not stop the others', 
     expect(lintPaths([d]).map((p) => `${p.file.split('/').pop()}:${p.line} ${p.severity}`)).toEqual([
       'nobody.cases.yaml:1 error',
       'two.cases.yaml:1 error',
-      'two.cases.yaml:5 error',
+      'two.cases.yaml:6 error',
       'two.yaml:4 error',
       'two.yaml:10 error',
     ]);
@@ -150,7 +151,7 @@ describe('events, times and the end of a case', () => {
     ]),
   });
   const loadOne = (rule: string, spec: Record<string, unknown>) => {
-    writeFileSync(join(d, 'r.cases.yaml'), stringify([{ rule, name: 'c', ...spec }]));
+    writeFileSync(join(d, 'r.cases.yaml'), stringify([{ rule, name: 'c', at: '0s', ...spec }]));
     const l = loadCases([d]);
     expect(l.problems).toEqual([]);
     return l.cases[0]!;
@@ -222,6 +223,7 @@ describe('grouped alerts, and titles and severities from the event', () => {
     severity: "if(actor.type == 'SuperAdmin', 'critical', 'medium')",
   };
   const flood = {
+    at: '0s',
     name: 'a flood within the hour is one alert of 5,000',
     alert: true,
     alerts: 1,
@@ -231,6 +233,7 @@ describe('grouped alerts, and titles and severities from the event', () => {
     events: [{ event: failure('alice@example.com'), repeat: 5000, every: '500ms' }],
   };
   const admin = {
+    at: '0s',
     name: "a super admin's failure is critical, with its own title",
     alert: true,
     severity: 'critical',
@@ -238,6 +241,7 @@ describe('grouped alerts, and titles and severities from the event', () => {
     event: failure('root@example.com', 'SuperAdmin'),
   };
   const periods = {
+    at: '0s',
     name: 'a failure past the period opens a second alert',
     alert: true,
     alerts: 2,
@@ -272,7 +276,7 @@ describe('grouped alerts, and titles and severities from the event', () => {
       [
         12,
         'warning',
-        '"actr.alternateId" (in title, severity or dedup) is not a LogEvent field nor one of the rule\'s fields: it is always null',
+        '"actr.alternateId" (in title, severity or dedup) is not a LogEvent field nor one of the rule\'s fields: it is always null on a real event; did you mean actor.alternateId?',
       ],
       [14, 'error', 'rule long: dedup_period: expected a duration from 1s to 7d: 30s, 15m, 1h, 1d, or milliseconds'],
       [
@@ -343,8 +347,8 @@ describe('reports for CI', () => {
           id: 'r.1',
           detection: 'eventType eq "x"',
           cases: [
-            { name: 'fires "quoted" & <tagged>', alert: false, event: { eventType: 'x' } },
-            { name: 'silent', alert: false, event: { eventType: 'y' } },
+            { at: '0s', name: 'fires "quoted" & <tagged>', alert: false, event: { eventType: 'x' } },
+            { at: '0s', name: 'silent', alert: false, event: { eventType: 'y' } },
           ],
         },
       ]),
@@ -369,7 +373,7 @@ describe('reports for CI', () => {
     expect(json.summary).toMatchObject({ rules: 1, cases: 2, passed: 1, failed: 1, errors: 0 });
     expect(json.cases.map((c) => [c.where, c.status])).toEqual([
       ['r.yaml:4', 'failed'],
-      ['r.yaml:8', 'passed'],
+      ['r.yaml:9', 'passed'],
     ]);
   });
 });

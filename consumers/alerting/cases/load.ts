@@ -17,8 +17,18 @@ import { LineCounter, isMap, isSeq, parseDocument, type Node } from 'yaml';
 import { eventTimeMs } from '../consumer.js';
 import { AlertingError } from '../errors.js';
 import type { CompileOptions } from '../rules/compile.js';
-import { caseFilesUnder, isCaseFile, loadRulePaths, ruleFileOf, ruleFilesUnder } from '../rules/sources.js';
+import {
+  caseFilesUnder,
+  isCaseFile,
+  loadAnyRuleFile,
+  loadRulePaths,
+  ruleFileOf,
+  ruleFilesUnder,
+  type LoadedFile,
+} from '../rules/sources.js';
 import type { CompiledRule } from '../rules/types.js';
+import { shownValue } from '../rules/explain.js';
+import { mockedState, type MockedState } from './mocks.js';
 import { caseIssues, caseSchema, durationMs, instantMs, type CaseSpec } from './schema.js';
 
 /** One event as a case sends it: its org and the LogEvent, with `published` and `uuid` set. */
@@ -38,6 +48,33 @@ export interface LoadedCase {
   readonly feed: readonly FeedEvent[];
   /** Event time the case moves on to at its end, when it says (`until`). */
   readonly untilMs: number | null;
+  /** The state the rule starts from (`mocks:`). */
+  readonly mocked: MockedState;
+}
+
+/**
+ * Which rules and cases to run (`rules test --cases --rule … --tag … --case …`). Each value is an exact
+ * text or a glob (`*` any characters, `?` one); several values of one filter: any of them; several filters:
+ * all of them. Rule ids compare exactly, tags and case names without regard to case.
+ */
+export interface CaseFilter {
+  readonly rules?: readonly string[];
+  readonly tags?: readonly string[];
+  readonly cases?: readonly string[];
+}
+
+function globRe(glob: string, flags: string): RegExp {
+  const body = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
+  return new RegExp(`^${body}$`, flags);
+}
+
+function matcher(globs: readonly string[] | undefined, caseless: boolean): ((s: string) => boolean) | null {
+  if (!globs || globs.length === 0) return null;
+  const res = globs.map((g) => globRe(g, caseless ? 'i' : ''));
+  return (s) => res.some((r) => r.test(s));
 }
 
 /** A case that cannot run (invalid, or naming no rule of its file). */
@@ -94,11 +131,8 @@ export function sidecarsOf(ruleFile: string): string[] {
 }
 
 /** The cases of every rule under `paths`, with the rules (compiled with `opts`) they test. */
-export function loadCases(paths: readonly string[], opts: CompileOptions = {}): LoadedCases {
+export function loadCases(paths: readonly string[], opts: CompileOptions = {}, filter: CaseFilter = {}): LoadedCases {
   const { files, orphans } = ruleFilesFor(paths);
-  const loaded = loadRulePaths(files, opts);
-  const rules: RuleWithFile[] = loaded.flatMap((l) => l.rules.map((rule) => ({ rule, file: l.file })));
-  const cases: LoadedCase[] = [];
   const problems: CaseProblem[] = orphans.map((file) => ({
     file,
     line: 1,
@@ -106,6 +140,13 @@ export function loadCases(paths: readonly string[], opts: CompileOptions = {}): 
     name: '',
     message: 'a cases file without a rule file beside it (x.cases.yaml goes beside x.yaml or x.yml)',
   }));
+  const loaded = loadIsolated(files, opts, problems);
+  const ruleOk = matcher(filter.rules, false);
+  const tagOk = matcher(filter.tags, true);
+  const caseOk = matcher(filter.cases, true);
+  const chosen = (r: CompiledRule) => (!ruleOk || ruleOk(r.id)) && (!tagOk || (r.tags ?? []).some(tagOk));
+  let rules: RuleWithFile[] = loaded.flatMap((l) => l.rules.filter(chosen).map((rule) => ({ rule, file: l.file })));
+  const cases: LoadedCase[] = [];
   for (const l of loaded) {
     const raw = [
       ...(l.format === 'hooklog' ? readCases(l.file, true, problems) : []),
@@ -113,11 +154,57 @@ export function loadCases(paths: readonly string[], opts: CompileOptions = {}): 
     ];
     for (const r of raw) {
       const got = toCase(r, l.rules, l.file, opts);
-      if ('message' in got) problems.push(got);
-      else cases.push(got);
+      if ('message' in got) {
+        // A case that cannot run is shown when it could be one of those chosen.
+        const rule = l.rules.find((x) => x.id === got.rule);
+        if ((!rule || chosen(rule)) && (!caseOk || caseOk(got.name))) problems.push(got);
+      } else if (chosen(got.rule) && (!caseOk || caseOk(got.name))) cases.push(got);
     }
   }
+  // With --case, the rules are those with a chosen case: the others were not asked about.
+  if (caseOk) rules = rules.filter((r) => cases.some((c) => c.rule.id === r.rule.id));
   return { rules, cases, problems };
+}
+
+/**
+ * The rule files, each that does not load reported once as a problem (its file, the loader's message) while
+ * the others load: one broken file must not hide the results of the rest. Together first, so Sigma
+ * correlations resolve across files; one by one only when that fails, to find the broken ones.
+ */
+function loadIsolated(files: readonly string[], opts: CompileOptions, problems: CaseProblem[]): LoadedFile[] {
+  try {
+    return loadRulePaths(files, opts);
+  } catch {
+    const good: string[] = [];
+    for (const f of files) {
+      try {
+        loadAnyRuleFile(f, opts);
+        good.push(f);
+      } catch (err) {
+        problems.push({ file: f, line: lineOfError(err), rule: '', name: '', message: errorText(err, f) });
+      }
+    }
+    try {
+      return loadRulePaths(good, opts);
+    } catch (err) {
+      // Each file loads alone, together they do not (a correlation naming a rule of a broken file): say so
+      // once, and run each file as it loads alone (its correlations unresolved) rather than none.
+      problems.push({ file: good[0] ?? files[0] ?? '', line: 1, rule: '', name: '', message: errorText(err, '') });
+      return good.map((f) => loadAnyRuleFile(f, opts));
+    }
+  }
+}
+
+/** The loader's message without the file name it starts with (the report shows the file). */
+function errorText(err: unknown, file: string): string {
+  const m = err instanceof Error ? err.message : String(err);
+  const rest = file && m.startsWith(`${file}: `) ? m.slice(file.length + 2) : m;
+  return `the rule file does not load: ${rest}`;
+}
+
+function lineOfError(err: unknown): number {
+  const pos = (err as { linePos?: { line: number }[] } | null)?.linePos;
+  return pos?.[0]?.line ?? 1;
 }
 
 /** Raw cases of a file with their lines: a hooklog rule list's `cases:` (inline), or a sidecar's list. */
@@ -198,25 +285,47 @@ function toCase(
   if (!rule) return problem(`no rule ${id} in ${ruleFile}`, id);
   const start = instantMs(spec.start)!;
   const at = (v: string | number) => instantMs(v) ?? start + durationMs(v)!;
+  const feed = feedOf(spec, rule.id, start, at);
+  if (typeof feed === 'string') return problem(feed, rule.id);
+  const mocked = mockedState(spec, rule, feed[0]?.event, start);
+  if ('error' in mocked) return problem(mocked.error, rule.id);
   return {
     file: r.file,
     line: r.line,
     name: spec.name,
     rule,
     spec,
-    feed: feedOf(spec, rule.id, start, at),
+    feed,
     untilMs: spec.until === undefined ? null : at(spec.until),
+    mocked,
   };
 }
 
-/** The case's events in arrival order, each with `published` and a `uuid` (derived from the case, so stable). */
-function feedOf(spec: CaseSpec, ruleId: string, start: number, at: (v: string | number) => number): FeedEvent[] {
+/**
+ * The case's events in arrival order, each with `published` and a `uuid` (derived from the case, so stable);
+ * or, for an event whose time nothing gives (no `at`, no valid `published`, no case `at`), why not: its time
+ * is never made up in silence.
+ */
+function feedOf(
+  spec: CaseSpec,
+  ruleId: string,
+  start: number,
+  at: (v: string | number) => number,
+): FeedEvent[] | string {
   const items = spec.events ?? [{ event: spec.event!, repeat: 1, every: '1s' }];
   const out: FeedEvent[] = [];
   let prev: number | null = null;
-  items.forEach((item, i) => {
-    const own = typeof item.event['published'] === 'string' ? eventTimeMs(item.event, NaN) : NaN;
-    const base = item.at !== undefined ? at(item.at) : Number.isFinite(own) ? own : prev === null ? start : prev + 1000;
+  for (const [i, item] of items.entries()) {
+    const published = item.event['published'];
+    const own = typeof published === 'string' ? eventTimeMs(item.event, NaN) : NaN;
+    if (item.at === undefined && !Number.isFinite(own) && spec.at === undefined) {
+      const which = spec.events ? `event ${i + 1}` : 'the event';
+      const got =
+        published === undefined ? 'has no `published`' : `has \`published\` ${shownValue(published)}, not a time`;
+      return `${which} ${got}: give it a valid \`published\` (ISO-8601) or \`at:\`, or give the case \`at:\` (events without a time then follow it 1 s apart)`;
+    }
+    const base: number =
+      item.at !== undefined ? at(item.at) : Number.isFinite(own) ? own : prev === null ? at(spec.at!) : prev + 1000;
     const every = durationMs(item.every)!;
     for (let k = 0; k < item.repeat; k++) {
       const t = base + k * every;
@@ -228,7 +337,7 @@ function feedOf(spec: CaseSpec, ruleId: string, start: number, at: (v: string | 
       out.push({ org: item.org ?? spec.org, event });
       prev = t;
     }
-  });
+  }
   return out;
 }
 

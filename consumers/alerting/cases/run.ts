@@ -23,6 +23,10 @@ import { PartitionEngine } from '../engine.js';
 import { runScheduledOnce, type QueryResolver } from '../scheduled.js';
 import type { CaseProblem, FeedEvent, LoadedCase, LoadedCases, RuleWithFile } from './load.js';
 import type { CaseSpec } from './schema.js';
+import { allOf, renderExplained, shownValue, type Explained } from '../rules/explain.js';
+import { firstString, type FieldPath } from '../fields.js';
+import type { Value } from '../state/expr.js';
+import { readFields } from '../state/values.js';
 
 /** A store for scheduled cases: `load` replaces the events it holds with a case's. */
 export interface CaseStore {
@@ -77,10 +81,15 @@ export function caseEndMs(c: LoadedCase, latenessMs: number): number {
 /** A stream case through the engine: its alerts, and how many of its events were late. */
 export function runStreamCase(c: LoadedCase, o: CaseRunOptions): { alerts: Alert[]; late: number } {
   const lateness = c.spec.lateness_ms ?? o.allowedLatenessMs;
-  const engine = new PartitionEngine([c.rule], {
-    allowedLatenessMs: lateness,
-    ...(o.dedupWindowMs !== undefined ? { dedupWindowMs: o.dedupWindowMs } : {}),
-  });
+  const engine = new PartitionEngine(
+    [c.rule],
+    {
+      allowedLatenessMs: lateness,
+      ...(o.dedupWindowMs !== undefined ? { dedupWindowMs: o.dedupWindowMs } : {}),
+    },
+    // The state the case's mocks give (cases/mocks.ts), a copy: the engine changes what it is given.
+    c.mocked.engine ? structuredClone(c.mocked.engine) : undefined,
+  );
   const alerts: Alert[] = [];
   c.feed.forEach((f, i) => {
     // The bytes the stream would carry, read back as the consumer reads them.
@@ -125,6 +134,104 @@ export function judge(spec: CaseSpec, alerts: readonly Alert[], late = 0): strin
   return null;
 }
 
+/**
+ * For a case that failed on its verdict: the rule's detection over the event that decided, each condition
+ * with the value the event had (rules/explain.ts). Expected an alert and got none: the last event the
+ * detection did not take (or, when it took them all, that it did); got an alert not expected: the last event
+ * behind the first alert. Empty when the rule has nothing to explain.
+ */
+export function explainFailure(c: LoadedCase, alerts: readonly Alert[]): string {
+  const explain = c.rule.explain;
+  if (!explain || c.feed.length === 0) return '';
+  const n = c.feed.length;
+  const at = (i: number) => (n > 1 ? `event ${i + 1} of ${n}: ` : '');
+  if (c.spec.alert && alerts.length === 0) {
+    const trees = c.feed.map((f) => explain(f.event));
+    const i = trees.map((t) => t.ok).lastIndexOf(false);
+    if (i < 0 && c.rule.kind === 'stateful') {
+      // Every event was taken: the last one's `when`, with the previous event of its group it was judged against.
+      const last = n - 1;
+      return `: ${at(last)}${renderExplained(explain(c.feed[last]!.event, previousOf(c, last)))}`;
+    }
+    if (i < 0 && c.rule.kind === 'first_seen') {
+      // Every event was taken: whether the last one's value was new for its group, and what the group had seen.
+      const last = n - 1;
+      return `: ${at(last)}${renderExplained(allOf([trees[last]!, newValueLeaf(c, last)]))}`;
+    }
+    if (i < 0)
+      return n > 1
+        ? `; the detection took all ${n} events: what the ${c.rule.kind} rule needs beyond it (window, count, state) was not met`
+        : `; the detection took the event (${renderExplained(trees[0]!)}): what the ${c.rule.kind} rule needs beyond it was not met`;
+    return `: ${at(i)}${renderExplained(trees[i]!)}`;
+  }
+  if (!c.spec.alert && alerts.length > 0) {
+    const ids = alerts[0]!.event_ids;
+    const i = c.feed.findIndex((f) => f.event['uuid'] === ids[ids.length - 1]);
+    if (i < 0) return '';
+    const prev = c.rule.kind === 'stateful' ? previousOf(c, i) : undefined;
+    return `; ${at(i)}${renderExplained(explain(c.feed[i]!.event, prev))}`;
+  }
+  return '';
+}
+
+/**
+ * The previous event of event `i`'s group, as the engine would have it (state/keyed.ts): the latest earlier
+ * one in event time that the detection takes, else the case's mocked one; its fields and time, null for none.
+ */
+function previousOf(c: LoadedCase, i: number): Record<string, Value> | null {
+  const rule = c.rule;
+  const meta = (k: number) => eventMeta(c.feed[k]!.event as Record<string, unknown>, c.feed[k]!.org, 0, '');
+  const groupOf = (k: number) =>
+    JSON.stringify([c.feed[k]!.org, JSON.stringify(rule.groupBy.map((p) => firstString(c.feed[k]!.event, p)))]);
+  const t = meta(i).timeMs;
+  let best: number | null = null;
+  for (let k = 0; k < c.feed.length; k++) {
+    if (k === i || groupOf(k) !== groupOf(i) || !rule.where(c.feed[k]!.event)) continue;
+    const tk = meta(k).timeMs;
+    if (tk <= t && (best === null || tk >= meta(best).timeMs)) best = k;
+  }
+  if (best !== null) {
+    const tb = meta(best).timeMs;
+    if (t - tb > rule.ttlMs) return null;
+    // Its fields, then its time (as a mocked one reads: the order the explanation shows them in).
+    const { time, ...fields } = readFields(rule.fields, c.feed[best]!.event, tb);
+    return { ...fields, time: time ?? null };
+  }
+  const mocked = c.mocked.engine?.keyed?.[rule.id]?.k[groupOf(i)];
+  return mocked && t - mocked.t <= rule.ttlMs ? { ...mocked.v, time: mocked.t } : null;
+}
+
+/**
+ * A first_seen rule's own condition for event `i` as a leaf: its value, and the values its group had seen
+ * within window_ms before (earlier events of the case the detection took, and the mocked ones), as the engine
+ * compares them (lower-cased). A group that had seen none is learning: no alert.
+ */
+function newValueLeaf(c: LoadedCase, i: number): Explained {
+  const rule = c.rule;
+  const timeOf = (k: number) => eventMeta(c.feed[k]!.event as Record<string, unknown>, c.feed[k]!.org, 0, '').timeMs;
+  const groupOf = (k: number) =>
+    JSON.stringify([c.feed[k]!.org, JSON.stringify(rule.groupBy.map((p) => firstString(c.feed[k]!.event, p)))]);
+  const valueOf = (k: number) => firstString(c.feed[k]!.event, rule.distinct!).toLowerCase();
+  const t = timeOf(i);
+  const seen = new Set<string>();
+  const mocked = c.mocked.engine?.keyed?.[rule.id]?.k[groupOf(i)]?.seen ?? {};
+  for (const [v, at] of Object.entries(mocked)) if (at >= t - rule.windowMs) seen.add(v);
+  for (let k = 0; k < c.feed.length; k++) {
+    const tk = timeOf(k);
+    if (k === i || groupOf(k) !== groupOf(i) || tk > t || tk < t - rule.windowMs) continue;
+    if (rule.where(c.feed[k]!.event) && valueOf(k) !== '') seen.add(valueOf(k));
+  }
+  const v = valueOf(i);
+  const path = (rule.distinct as FieldPath).raw ?? rule.distinct!;
+  const before = seen.size ? `seen before ${shownValue([...seen].slice(0, 10))}` : 'nothing seen before (learning)';
+  return {
+    op: 'leaf',
+    ok: v !== '' && seen.size > 0 && !seen.has(v),
+    test: `${path.join('.')} new for the group`,
+    seen: `${shownValue(v)}, ${before}`,
+  };
+}
+
 function describe(a: Alert): string {
   const grouped = a.findings !== undefined ? `, ${a.findings} finding${a.findings === 1 ? '' : 's'}` : '';
   return `key ${a.key}, count ${a.count}${grouped}, at ${a.event_time}`;
@@ -139,7 +246,8 @@ export async function runCases(loaded: LoadedCases, o: CaseRunOptions): Promise<
     if (c.rule.kind === 'scheduled') continue;
     const t = performance.now();
     const { alerts, late } = runStreamCase(c, o);
-    results.push(result(c, judge(c.spec, alerts, late), alerts, performance.now() - t));
+    const failure = judge(c.spec, alerts, late);
+    results.push(result(c, failure && failure + explainFailure(c, alerts), alerts, performance.now() - t));
   }
   if (scheduled.length) {
     let cs: CaseStore | undefined;
@@ -156,7 +264,7 @@ export async function runCases(loaded: LoadedCases, o: CaseRunOptions): Promise<
           const { alerts } = await runScheduledOnce(
             cs.store,
             c.rule,
-            { last: 0, seen: {} },
+            { last: 0, seen: { ...c.mocked.scheduledSeen } },
             scheduledRunAt(c),
             o.resolveQuery,
           );

@@ -67,6 +67,99 @@ export const caseEventSchema = z
   })
   .describe('One event of an ordered case, with its time.');
 
+/** A mock's time: an instant, a duration after the case's `start`, or `-1h` (a duration before it). */
+export function mockTimeMs(v: unknown, startMs: number): number | null {
+  if (typeof v === 'string' && v.trim().startsWith('-')) {
+    const d = durationMs(v.trim().slice(1));
+    return d === null ? null : startMs - d;
+  }
+  const i = instantMs(v);
+  if (i !== null) return i;
+  const d = durationMs(v);
+  return d === null ? null : startMs + d;
+}
+
+const mockWhen = z
+  .union([z.number(), z.string()])
+  .refine(
+    (v) => mockTimeMs(v, 0) !== null,
+    'expected an instant, a duration after the case start (5m), or one before it (-1d)',
+  );
+const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+const mockKey = z
+  .array(scalar)
+  .max(32)
+  .optional()
+  .describe("The group: the rule's group_by values in order. Default: the group of the case's first event.");
+const mockOrg = z.string().min(1).optional().describe("The group's org. Default: the case's `org`.");
+
+/**
+ * The state a rule reads, set before the case's first event: what earlier
+ * events (or earlier runs) would have left behind. Each kind applies to the
+ * rule kinds that read it (cases/mocks.ts); one a rule does not read is an
+ * error, not ignored.
+ */
+export const mocksSchema = z
+  .strictObject({
+    seen: z
+      .array(
+        z.strictObject({
+          key: mockKey,
+          org: mockOrg,
+          values: z.array(scalar).min(1).max(100_000).describe('Values of distinct_field already seen for the group.'),
+          at: mockWhen.optional().describe("When they were last seen. Default: the case's `start`."),
+        }),
+      )
+      .max(10_000)
+      .optional()
+      .describe('first_seen rules: the values each group has seen (a group with none is still learning).'),
+    previous: z
+      .array(
+        z.strictObject({
+          key: mockKey,
+          org: mockOrg,
+          fields: z
+            .record(z.string(), scalar)
+            .describe("The previous event's named values (the rule's `fields`; `prev.x` in `when`)."),
+          at: mockWhen.optional().describe("The previous event's time (`prev.time`). Default: the case's `start`."),
+        }),
+      )
+      .max(10_000)
+      .optional()
+      .describe("stateful rules: each group's previous event."),
+    alerted: z
+      .array(z.strictObject({ key: z.array(scalar).max(32).describe("The rule's `key` columns."), org: mockOrg }))
+      .max(10_000)
+      .optional()
+      .describe('scheduled rules: result rows already alerted by an earlier run (not alerted again).'),
+    enrichment: z
+      .unknown()
+      .optional()
+      .describe(
+        'Reserved for enrichment results (GeoIP, IP lists, identity context) once hooklog enriches events; an error until then.',
+      ),
+    lookups: z
+      .unknown()
+      .optional()
+      .describe('Reserved for lookup-table rows once rules can read lookup tables; an error until then.'),
+  })
+  .describe("The state the rule reads before the case's first event (first-seen sets, previous values, alerted rows).");
+
+/** The anchor's (Panther's) form: the names of the rule's state lookups and what each returns. */
+export const pantherMocksSchema = z
+  .array(
+    z
+      .object({
+        objectName: z.string().min(1).max(200),
+        returnValue: z.unknown(),
+      })
+      .describe('One state lookup of a Panther rule and its value (often JSON in a string).'),
+  )
+  .max(100)
+  .describe(
+    "Panther's `Mocks:` list, converted by rule kind (cases/mocks.ts): a list is the seen set, an object the previous values, an empty value a write stub.",
+  );
+
 const severity = z.enum(['informational', 'low', 'medium', 'high', 'critical']);
 
 export const caseSchema = z
@@ -115,6 +208,17 @@ export const caseSchema = z
       .optional()
       .describe('The case as ordered events: sent in this order, each with its event time.'),
     org: z.string().min(1).default('acme').describe('The org the events come from.'),
+    at: when
+      .optional()
+      .describe(
+        "Event time of the case's events that carry no time of their own (no `at`, no valid `published`): the first at this instant or duration after `start`, each next 1 s after the one before. Without it such an event is an error.",
+      ),
+    mocks: z
+      .union([mocksSchema, pantherMocksSchema])
+      .optional()
+      .describe(
+        "The state the rule reads before the first event: { seen, previous, alerted }, or Panther's list of { objectName, returnValue }.",
+      ),
     start: z
       .string()
       .default('2026-01-01T00:00:00Z')

@@ -17,6 +17,7 @@ import { CORPORA_DIR } from '../../../test/support/corpus.js';
 import { randomName } from '../../../test/support/wait.js';
 import { PartitionEngine } from '../engine.js';
 import { huntQuery } from '../filter/sql.js';
+import { lintPaths } from '../lint.js';
 import { loadRulePaths, type LoadedFile } from '../rules/sources.js';
 import { witness, type Witness } from './witness.js';
 
@@ -75,6 +76,15 @@ describe('the vendor catalogue, as published', () => {
         expect(engine.process(w.miss, { org: 'acme', timeMs: Date.parse(BASE.published), id: 'm' })).toHaveLength(0);
       }
     });
+  });
+
+  it('every field path its filters read is a LogEvent field: rules lint --strict finds no error', () => {
+    // FastPass detections read authenticationContext.authenticatorContext.*, which the OpenAPI schema lacks.
+    const problems = lintPaths([CATALOGUE], undefined, { strict: true });
+    expect(problems.filter((p) => p.severity === 'error')).toEqual([]);
+    expect(problems.filter((p) => p.message.startsWith('"')).map((p) => p.message)).toEqual([
+      '"result" is not a LogEvent field; read as outcome.result',
+    ]);
   });
 
   it('every prose-only detection has a content pack rule named after it', () => {

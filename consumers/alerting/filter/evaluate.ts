@@ -90,14 +90,15 @@ function present(v: unknown): boolean {
   return true;
 }
 
-function build(node: FilterNode): Predicate {
+/** One node of a parsed filter as a predicate (rules/explain.ts evaluates a tree node by node). */
+export function compileFilterNode(node: FilterNode): Predicate {
   switch (node.op) {
     case 'and':
-      return everyOf(node.items.map(build));
+      return everyOf(node.items.map(compileFilterNode));
     case 'or':
-      return someOf(node.items.map(build));
+      return someOf(node.items.map(compileFilterNode));
     case 'not': {
-      const p = build(node.item);
+      const p = compileFilterNode(node.item);
       return (e) => !p(e);
     }
     case 'pr':
@@ -135,5 +136,5 @@ function build(node: FilterNode): Predicate {
 
 /** Parses and compiles a filter expression. */
 export function compileFilter(src: string): Predicate {
-  return build(parseFilter(src));
+  return compileFilterNode(parseFilter(src));
 }

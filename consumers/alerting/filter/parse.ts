@@ -205,32 +205,6 @@ export function filterPaths(node: FilterNode): string[] {
 }
 
 /**
- * LogEvent's top-level fields (protocols.md §5). A filter path starting
- * elsewhere reads nothing on a real event; `FILTER_ALIASES` maps the few the
- * catalogue uses anyway to what they mean, and lint reports the rest.
- */
-export const LOG_EVENT_FIELDS = new Set([
-  'uuid',
-  'published',
-  'eventtype',
-  'version',
-  'severity',
-  'legacyeventtype',
-  'displaymessage',
-  'actor',
-  'client',
-  'device',
-  'outcome',
-  'target',
-  'transaction',
-  'debugcontext',
-  'authenticationcontext',
-  'securitycontext',
-  'request',
-  'insertiontimestamp',
-]);
-
-/**
  * `result` is not a LogEvent field, yet the vendor's own AiTM detection says
  * `result eq "FAILURE"` beside `outcome.reason`: the only `result` an event
  * has is `outcome.result`, so that is what it reads (hooklog rules lint notes it).

@@ -1,13 +1,14 @@
 import { AlertingError } from '../errors.js';
-import { compilePath } from '../fields.js';
+import { compilePath, type FieldPath } from '../fields.js';
 import { needsOf, withNeeds } from '../prefilter.js';
 import { compileFilter } from '../filter/evaluate.js';
-import { compileExpr } from '../state/expr.js';
+import { compileExpr, type Expr } from '../state/expr.js';
 import { eventTime, readFields } from '../state/values.js';
 import { compileDetection, type DetectionOptions, type Predicate } from '../sigma/detection.js';
 import { ruleSpecSchema, type CompiledRule, type RuleSpec } from './types.js';
 import { compileRisk } from '../risk/declaration.js';
 import { compileGrouping } from '../grouping/declaration.js';
+import { allOf, explainer, whenLeaf, type Explained } from './explain.js';
 
 const always: Predicate = () => true;
 const never: Predicate = () => false;
@@ -85,6 +86,7 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
     );
   }
   const groupBy = spec.group_by.map(compilePath);
+  const explain = explainOf(spec, opts, when, fields);
   const grouping = compileGrouping(spec, where, opts);
   let risk;
   if (spec.risk) {
@@ -102,6 +104,8 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
     source,
     where: wherePred,
     ...(typeof spec.detection === 'string' ? { filter: spec.detection } : {}),
+    ...(spec.tags.length ? { tags: spec.tags } : {}),
+    ...(explain ? { explain } : {}),
     then: det(spec.then, never, 'then'),
     groupBy,
     windowMs: spec.window_ms ?? 0,
@@ -132,5 +136,43 @@ export function compileRule(input: unknown, opts: CompileOptions = {}): Compiled
           },
         }
       : {}),
+  };
+}
+
+/**
+ * The rule's detection as an explainer (rules/explain.ts), compiled on first use: only a failing test case
+ * asks. A sequence explains both steps; `when` is one more condition beside the detection — a stateful rule's
+ * only when the caller gives the previous event of the group (`prev`, null for none) it was judged with.
+ */
+function explainOf(
+  spec: RuleSpec,
+  opts: CompileOptions,
+  when: Expr | null,
+  fields: readonly (readonly [string, FieldPath])[],
+): CompiledRule['explain'] {
+  const parts: Array<[string, string | Record<string, unknown>]> =
+    spec.type === 'sequence'
+      ? [
+          ['first', spec.first!],
+          ['then', spec.then!],
+        ]
+      : spec.detection !== undefined
+        ? [['', spec.detection]]
+        : [];
+  if (parts.length === 0 && !when) return undefined;
+  let built: Array<[string, (event: unknown) => Explained]> | undefined;
+  return (event, prev) => {
+    built ??= parts.map(([label, d]) => [label, explainer(d, opts)]);
+    const items = built.map(([label, ex]) => (label ? { ...ex(event), label } : ex(event)));
+    const withPrev = spec.type === 'stateful';
+    if (when && (!withPrev || prev !== undefined)) {
+      const cur = readFields(fields, event, eventTime(event));
+      const before = withPrev && prev ? prev : null;
+      const seen = { ...cur, ...Object.fromEntries(Object.entries(before ?? {}).map(([k, v]) => [`prev.${k}`, v])) };
+      items.push(
+        whenLeaf(spec.when!, when({ cur, prev: before }) === true, withPrev && !prev ? { ...seen, prev: null } : seen),
+      );
+    }
+    return allOf(items);
   };
 }

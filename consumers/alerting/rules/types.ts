@@ -21,7 +21,8 @@
 import { z } from 'zod';
 import type { FieldPath } from '../fields.js';
 import type { Predicate } from '../sigma/detection.js';
-import type { Expr } from '../state/expr.js';
+import type { Expr, Value } from '../state/expr.js';
+import type { Explained } from './explain.js';
 import type { CompiledLabels, Severity } from '../grouping/labels.js';
 import { isDedupPeriod } from '../grouping/declaration.js';
 import { riskDeclarationSchema, type CompiledRisk } from '../risk/declaration.js';
@@ -140,6 +141,13 @@ export const ruleSpecSchema = z.strictObject({
     .string()
     .default('event_time')
     .describe("Scheduled: result column giving the finding's event time (default: the run time)."),
+  tags: z
+    .array(z.string().min(1).max(200))
+    .max(100)
+    .default([])
+    .describe(
+      'Labels for selecting rules (`hooklog rules test --cases --tag credential-access`); Sigma rules keep their own `tags:`.',
+    ),
   cases: z
     .array(z.unknown())
     .optional()
@@ -186,6 +194,14 @@ export interface CompiledRule {
   readonly kind: RuleKind;
   /** Where the rule came from (file path or `config`), for error messages and alerts. */
   readonly source: string;
+  /** The rule's `tags:` (Sigma's own), for selecting rules; absent or empty when it has none. */
+  readonly tags?: readonly string[];
+  /**
+   * The detection as a tree of conditions with what one event made of each (rules/explain.ts), for a
+   * failing test case; built on first use. A stateful rule's `when` is in it when `prev` (the group's previous
+   * event's fields and time, null for none) is given. Absent where a rule has nothing to explain.
+   */
+  readonly explain?: (event: unknown, prev?: Readonly<Record<string, Value>> | null) => Explained;
   readonly where: Predicate;
   /** The System Log filter text when `detection` was written as one (hunts compile it to SQL). */
   readonly filter?: string;

@@ -56,6 +56,10 @@ export function sigmaToSpec(
     id,
     title: typeof doc['title'] === 'string' ? doc['title'].trim() : '',
     severity: LEVELS[String(doc['level'] ?? '').toLowerCase()] ?? 'medium',
+    // Sigma's tags (attack.credential_access, …) select rules in `rules test --tag`; non-text entries are left out.
+    tags: Array.isArray(doc['tags'])
+      ? doc['tags'].filter((t): t is string => typeof t === 'string' && t !== '' && t.length <= 200).slice(0, 100)
+      : [],
   };
   const cond = det['condition'];
   if (typeof cond !== 'string' || !cond.includes('|'))

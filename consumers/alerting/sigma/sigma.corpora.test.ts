@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CORPORA_DIR } from '../../../test/support/corpus.js';
 import { loadSigmaPaths } from './load.js';
+import { lintPaths } from '../lint.js';
 
 const CORPUS = join(CORPORA_DIR, 'sigma');
 
@@ -176,6 +177,10 @@ describe('Sigma Okta corpus', () => {
     const grant = (alt: string) => ev({ eventType: 'user.session.impersonation.grant', actor: { alternateId: alt } });
     expect(l!.rule.where(grant('admin@corp.example'))).toBe(false);
     expect(l!.rule.where(grant('mallory@evil.example'))).toBe(true);
+  });
+
+  it('reads only LogEvent fields, as the engine maps Sigma names: rules lint --strict finds no field problem', () => {
+    expect(lintPaths([CORPUS], undefined, { strict: true }).filter((p) => p.message.startsWith('"'))).toEqual([]);
   });
 
   it('notes the prose line before a draft document', () => {

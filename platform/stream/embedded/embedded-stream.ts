@@ -498,6 +498,11 @@ export class EmbeddedStream implements Stream {
   }
 
   /** Stops live consumers (they commit what they finished), flushes, closes files, releases the lock. */
+  /** The log's segment files and their durable lengths now, retention paused until `release` (a backup's copy). */
+  holdSegments(): { segments: Array<{ path: string; size: number }>; release: () => void } {
+    return this.#log.holdSegments();
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

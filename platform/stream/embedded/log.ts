@@ -95,6 +95,8 @@ export class EmbeddedLog {
   #retaining = false;
   #overCap = false;
   #lastPinnedLog = 0;
+  /** Backups copying segments now: retention deletes none meanwhile. */
+  #holds = 0;
 
   private constructor(o: LogOptions, segments: SegmentInfo[], index: OffsetIndex, active: FileHandle, nextSeq: number) {
     this.#o = o;
@@ -306,6 +308,26 @@ export class EmbeddedLog {
     return null;
   }
 
+  /**
+   * The log as it is durable now, for a backup: every segment's path and its synced length (appended frames grow
+   * only the last segment, past that length, and a new segment's first frame is a snapshot, so the lengths are a
+   * log that opens as the state of this moment). Retention deletes nothing until `release`, so the files can be
+   * copied afterwards, up to those lengths, while appends go on.
+   */
+  holdSegments(): { segments: Array<{ path: string; size: number }>; release: () => void } {
+    if (this.#closed) throw new HooklogError('STREAM_CLOSED', 'embedded log is closed');
+    this.#holds++;
+    let released = false;
+    return {
+      segments: this.#segments.map((seg) => ({ path: seg.path, size: seg.size })),
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#holds--;
+      },
+    };
+  }
+
   /** Changes with every durable frame; pass it to `waitForAppend`. */
   get version(): number {
     return this.#version;
@@ -412,6 +434,8 @@ export class EmbeddedLog {
           }
           break;
         }
+        // A backup listed the segments and copies them now: deleting one would lose its copy's bytes.
+        if (this.#holds > 0) break;
         // Out of the list first, so readers move on before the file goes.
         this.#segments.shift();
         this.#index.dropBefore(this.#segments[0]!.base);

@@ -1,4 +1,5 @@
-import { rmSync, utimesSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync, truncateSync, utimesSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/wait.js';
 import { silentLogger } from '../../log.js';
@@ -8,7 +9,9 @@ import { freshDir, readAll, segmentFiles } from './testing.js';
 
 const dataDir = freshDir();
 const youngDir = freshDir();
-afterAll(() => [dataDir, youngDir].forEach((d) => rmSync(d, { recursive: true, force: true })));
+const heldDir = freshDir();
+const copyDir = freshDir();
+afterAll(() => [dataDir, youngDir, heldDir, copyDir].forEach((d) => rmSync(d, { recursive: true, force: true })));
 const open = (dir = dataDir) => openEmbeddedStream({ dataDir: dir, segmentBytes: 1024, logger: silentLogger() });
 const events = (from: number, n: number): StreamRecord[] =>
   Array.from({ length: n }, (_, i) => ({
@@ -185,5 +188,34 @@ describe('segment roll and retention', () => {
     expect(segmentFiles(youngDir)).toEqual(files);
     expect(await s.enforceRetention(Date.now() + 8 * DAY)).toBe(files.length - 1);
     await s.close();
+  });
+
+  it('a backup hold keeps every segment through retention, and its lengths open as the log of that moment', async () => {
+    const s = await openEmbeddedStream({ dataDir: heldDir, segmentBytes: 1024, logger: silentLogger() });
+    await s.ensureTopics([{ name: 'held', partitions: 1 }]);
+    for (let i = 0; i < 30; i += 2) await s.append('held', events(i, 2));
+    const hold = s.holdSegments();
+    expect(hold.segments.map((x) => x.path)).toEqual(segmentFiles(heldDir));
+    // Appends go on past the hold; retention, however overdue, deletes nothing while it lasts.
+    for (let i = 30; i < 40; i += 2) await s.append('held', events(i, 2));
+    expect(await s.enforceRetention(Date.now() + 30 * DAY)).toBe(0);
+    for (const x of hold.segments) {
+      mkdirSync(join(copyDir, 'stream'), { recursive: true });
+      const to = join(copyDir, 'stream', basename(x.path));
+      copyFileSync(x.path, to);
+      truncateSync(to, x.size);
+    }
+    hold.release();
+    expect(await s.enforceRetention(Date.now() + 30 * DAY)).toBeGreaterThan(0);
+    await s.close();
+    const copy = await openEmbeddedStream({ dataDir: copyDir, segmentBytes: 1024, logger: silentLogger() });
+    try {
+      expect(copy.endOffsets('held')).toEqual(new Map([[0, 30]]));
+      expect((await readAll(copy, 'held')).map((r) => r.value.toString())).toEqual(
+        events(0, 30).map((r) => r.value.toString()),
+      );
+    } finally {
+      await copy.close();
+    }
   });
 });

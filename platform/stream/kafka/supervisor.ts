@@ -18,6 +18,8 @@ import type { Kafka, Consumer as KafkaJSConsumer } from 'kafkajs';
 import type { Logger } from '../../log.js';
 import { RetryPolicies, backoffDelay } from '../../retry.js';
 import type { ResolvedKafkaOptions } from './options.js';
+import type { Holdings } from './sticky.js';
+import { groupAssigners } from './sticky-assigner.js';
 
 export interface SupervisorOptions {
   readonly kafka: Kafka;
@@ -41,6 +43,11 @@ export class ConsumerSupervisor {
   #failures = 0;
   #timer: NodeJS.Timeout | null = null;
   #stopped = false;
+  /**
+   * What the group last gave this member, sent with each join so the leader keeps it here (sticky-assigner.ts).
+   * Kept across a replacement: the new consumer asks for its predecessor's partitions back.
+   */
+  #held: Holdings = new Map();
 
   constructor(o: SupervisorOptions) {
     this.#o = o;
@@ -80,12 +87,15 @@ export class ConsumerSupervisor {
           }
         : {}),
       allowAutoTopicCreation: false,
+      partitionAssigners: groupAssigners(() => this.#held, this.#o.log),
       // read_committed is kafkajs's default: records of aborted transactions are never delivered.
     });
     this.#o.wire(consumer);
     const ev = consumer.events;
-    consumer.on(ev.GROUP_JOIN, () => {
-      if (consumer === this.#consumer) this.#failures = 0;
+    consumer.on(ev.GROUP_JOIN, (e) => {
+      if (consumer !== this.#consumer) return;
+      this.#failures = 0;
+      this.#held = new Map(Object.entries(e.payload.memberAssignment));
     });
     consumer.on(ev.CRASH, (e) => {
       if (e.payload.restart || consumer !== this.#consumer) return;

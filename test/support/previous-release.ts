@@ -1,0 +1,57 @@
+/**
+ * The previous release, built from git history at the commit CHANGELOG.md names for it, for tests that run it beside
+ * this build (the rolling upgrade): `git worktree add --detach` of that commit into the temp directory, this clone's
+ * node_modules linked in (the dependencies of two consecutive releases are the same; a release that changes them
+ * says so in CHANGELOG.md), and `tsc -p tsconfig.build.json`. Kept between runs, keyed by commit.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HOOKLOG_VERSION } from '../../platform/release/release.js';
+import { REPO_DIR } from './cli.js';
+
+export interface PreviousRelease {
+  readonly version: string;
+  readonly commit: string;
+  /** `node <bin> start …` runs it. */
+  readonly bin: string;
+}
+
+/** The release before this one in CHANGELOG.md, and its commit. */
+export function previousReleaseEntry(): { version: string; commit: string } {
+  const changelog = readFileSync(join(REPO_DIR, 'CHANGELOG.md'), 'utf8');
+  const sections = changelog.split(/^## /m).slice(1);
+  const i = sections.findIndex((s) => s.startsWith(`${HOOKLOG_VERSION}\n`));
+  const prev = sections[i + 1];
+  if (i < 0 || !prev) throw new Error(`CHANGELOG.md has no release before ${HOOKLOG_VERSION}`);
+  const version = prev.split('\n', 1)[0]!.trim();
+  const commit = /Commit: `([0-9a-f]{40})`/.exec(prev)?.[1];
+  if (!commit) throw new Error(`CHANGELOG.md names no commit for ${version}`);
+  return { version, commit };
+}
+
+/** Builds (once per commit) and returns the previous release. */
+export function buildPreviousRelease(): PreviousRelease {
+  const { version, commit } = previousReleaseEntry();
+  const dir = join(tmpdir(), `hooklog-release-${version}-${commit.slice(0, 12)}`);
+  const bin = join(dir, 'bin', 'hooklog.js');
+  const built = join(dir, 'dist', 'cli', 'hooklog.js');
+  if (existsSync(built)) return { version, commit, bin };
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: REPO_DIR, stdio: 'pipe' });
+  if (existsSync(dir)) {
+    rmSync(dir, { recursive: true, force: true });
+    git('worktree', 'prune');
+  }
+  git('worktree', 'add', '--detach', dir, commit);
+  symlinkSync(join(REPO_DIR, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  execFileSync(
+    process.execPath,
+    [join(REPO_DIR, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+    {
+      cwd: dir,
+      stdio: 'pipe',
+    },
+  );
+  return { version, commit, bin };
+}
