@@ -10,7 +10,7 @@ import type { ResultSet } from './format.js';
  * directory, mode 0600, so only the user running hooklog can reach it and no
  * secret is needed. It exists because embedded ClickHouse takes an exclusive
  * lock on its directory: while `hooklog start` runs, `hooklog sql`, `query`,
- * `status`, `coverage`, `rules test` and `hunt` ask the running process
+ * `search`, `status`, `coverage`, `rules test` and `hunt` ask the running process
  * instead of opening the store themselves (routes in cli/start.ts).
  */
 export { adminSocketPath };

@@ -4,6 +4,7 @@
  * status and coverage reports (`hooklog status`, `hooklog coverage`) and what
  * the configured rules say about themselves.
  */
+import { search } from '../analytics/search/search.js';
 import { resolve } from 'node:path';
 import type { Config } from './config/schema.js';
 import type { Logger } from '../platform/log.js';
@@ -81,6 +82,7 @@ export function consoleDeps(config: Config, stream: Stream, store: Store, logger
       list: describeQueries,
       run: (name, params) => runNamedQuery(store, name, params),
     },
+    search: (principal, q) => search(store, principal, q),
     operations: {
       status: async () => (await collectStatus(config, stream, store)).map((line) => ({ ...line })),
       coverage: (org, since, until) =>

@@ -27,6 +27,7 @@ import { backfillCommand } from '../ingest/backfill/run.js';
 import { prepareQuery } from '../analytics/run.js';
 import { describeRuleFiles, lintRuleFiles } from '../consumers/alerting/commands.js';
 import { huntCommand } from './alerting-commands.js';
+import { pointAt, renderSearch, runSearch, searchRequest, type SearchFlags } from './search.js';
 import { addRulesTestCommand } from './rules-test.js';
 import { registerHooksCommands } from './hooks-command.js';
 import { registerActionsCommand } from './actions-command.js';
@@ -165,6 +166,39 @@ program
       );
     },
   );
+
+program
+  .command('search')
+  .description(
+    'Search the events in ClickHouse with a filter in the rules\' language (eventType eq "user.session.start" and client.ipAddress sw "203."), newest first; a blank filter is every event.',
+  )
+  .argument('<filter>', "the filter (SCIM syntax, as `match` rules write it); '' for every event")
+  .requiredOption('--org <org>', "the org, or '*' for every org")
+  .requiredOption('--since <time>', 'start: ISO-8601, or a duration back from now (30d, 12h)')
+  .option('--until <time>', 'end, exclusive (default: now)')
+  .option(
+    '--fields <list>',
+    'comma-separated fields to show (default eventType,actor.alternateId,client.ipAddress,outcome.result,displayMessage)',
+  )
+  .option('--facets <list>', 'comma-separated fields whose top values to count over every matching event')
+  .option('--histogram', 'count matching events per time bucket')
+  .option('--limit <n>', 'events per page (1 to 1000)', '100')
+  .option('--after <cursor>', 'the next page: the cursor the previous page printed')
+  .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+  .action(async (filter: string, opts: SearchFlags & { format: OutputFormat }) => {
+    const { config } = configFor(READS_STORE);
+    let page;
+    try {
+      page = await runSearch(config, searchRequest(filter, opts));
+    } catch (err) {
+      const caret = pointAt(filter, err);
+      if (caret) process.stderr.write(caret);
+      throw err;
+    }
+    process.stdout.write(renderSearch(page, opts.format));
+    // The cursor goes to stderr, so stdout stays the result a script reads (JSON carries it as `next`).
+    if (page.next && opts.format !== 'json') process.stderr.write(`more: --after ${page.next}\n`);
+  });
 
 program
   .command('sql')

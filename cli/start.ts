@@ -12,6 +12,7 @@ import { approvalRoute } from './actions-command.js';
 import { riskRoute } from './risk-command.js';
 import { alertingAdminRoutes } from './alerting-commands.js';
 import { backupHere } from './backup.js';
+import { searchAdminRoutes } from './search.js';
 
 const SHUTDOWN_DEADLINE_MS = 60_000;
 
@@ -47,6 +48,7 @@ export async function runStart(
         '/backup': (body) => backupHere(config, running.stream, store, logger, String((body as { dir?: unknown }).dir)),
         '/risk': riskRoute(config, running.stream, store),
         ...alertingAdminRoutes(config, store),
+        ...searchAdminRoutes(store),
         ...(config.response ? { '/actions/approve': approvalRoute(running.stream, config.stream.topic_prefix) } : {}),
         ...(config.console.enabled
           ? { '/console/revoke': revokeRoute(running.stream, config.stream.topic_prefix) }

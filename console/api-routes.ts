@@ -10,7 +10,7 @@ import { maySeeOrg, visibleOrgs } from '../platform/access.js';
 import { alertEvents, alertFacets, alertHistory, getAlert, isStatus, listAlerts, orgsOfAlerts } from './alerts.js';
 import type { Authenticated } from './auth.js';
 import { toCsv } from './csv.js';
-import type { ConsoleContext } from './context.js';
+import type { ConsoleContext, SearchQuery } from './context.js';
 import { ipFigures, resolveRef, userFigures } from './entities.js';
 import { findEvents, rawEvent, riskChanges, unknownFilter } from './events.js';
 import { badRequest, notFound } from './http.js';
@@ -24,6 +24,9 @@ const limitOf = (q: Record<string, string>, max: number, dflt: number): number =
     throw new ParamError('limit', `must be a whole number from 1 to ${max}`);
   return n;
 };
+
+/** The fields whose top values the Search page shows when the URL names none. */
+const SEARCH_FACETS = ['eventType', 'actor.alternateId', 'client.ipAddress', 'outcome.result'];
 
 export function mountApi(router: Router, c: ConsoleContext): void {
   const get = (path: string, h: Handler) => router.get(path, apiRoute(c, h));
@@ -146,6 +149,46 @@ export function mountApi(router: Router, c: ConsoleContext): void {
     const raw = await rawEvent(c.store, org, ctx.params.uuid ?? '');
     if (raw === undefined) return notFound(ctx);
     ctx.body = { org, uuid: ctx.params.uuid, raw };
+  });
+
+  /** The URL's search: `fields` and `facets` comma-separated; the engine checks each (and who may read the org). */
+  const searchOf = (q: Record<string, string>, histogram: boolean, limit: number): SearchQuery => {
+    const range = parseRange(q, c.now(), 1);
+    const list = (s: string | undefined) => (s ? s.split(',').filter((x) => x !== '') : undefined);
+    const fields = list(q.fields);
+    const facets = list(q.facets) ?? SEARCH_FACETS;
+    return {
+      filter: q.filter ?? '',
+      org: q.org ?? '',
+      since: range.sinceMs,
+      until: range.untilMs,
+      ...(fields ? { fields } : {}),
+      ...(histogram ? { facets, histogram: true } : {}),
+      limit: limitOf(q, 1000, limit),
+      ...(q.after ? { after: q.after } : {}),
+    };
+  };
+  /** Runs it; an org the principal may not read is recorded and answers 404, as everywhere. */
+  const runSearch = async (ctx: Context, who: Authenticated, sq: SearchQuery) => {
+    try {
+      return await c.search(who.principal, sq);
+    } catch (err) {
+      if ((err as { notFound?: unknown }).notFound !== true) throw err;
+      c.auth.refused(ctx, who, 'other_org', sq.org);
+      return undefined;
+    }
+  };
+  get('/console/api/search', async (ctx, who, q) => {
+    const result = await runSearch(ctx, who, searchOf(q, true, 50));
+    if (!result) return notFound(ctx);
+    ctx.body = result;
+  });
+  get('/console/api/search/csv', async (ctx, who, q) => {
+    const result = await runSearch(ctx, who, searchOf(q, false, 1000));
+    if (!result) return notFound(ctx);
+    ctx.type = 'text/csv; charset=utf-8';
+    ctx.set('content-disposition', 'attachment; filename="search.csv"');
+    ctx.body = toCsv(result.columns, result.rows);
   });
 
   get('/console/api/queries', async (ctx) => {

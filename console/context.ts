@@ -1,9 +1,10 @@
 /**
  * What the console's routes share: the pieces cli/ hands in (store, stream,
- * the query library and the operations reports, which live in other
+ * the query library, the search engine and the operations reports, which live in other
  * components and reach the console only through these functions) and the
  * console's own (sign-in, sessions, keys).
  */
+import type { Principal } from '../platform/access.js';
 import type { Logger } from '../platform/log.js';
 import type { Store } from '../platform/store/index.js';
 import type { Stream } from '../platform/stream/types.js';
@@ -42,6 +43,36 @@ export interface Operations {
   coverage(org: string, since: string, until: string): Promise<unknown>;
 }
 
+/** A search as the search engine (analytics/search/) takes it: the console passes the URL's parameters on. */
+export interface SearchQuery {
+  readonly filter: string;
+  readonly org: string;
+  readonly since: number;
+  readonly until: number;
+  readonly fields?: readonly string[];
+  readonly facets?: readonly string[];
+  readonly limit?: number;
+  readonly after?: string;
+  readonly histogram?: boolean;
+}
+
+export interface SearchResult {
+  readonly columns: readonly string[];
+  readonly rows: ReadonlyArray<Record<string, unknown>>;
+  readonly next?: string;
+  readonly histogram?: { readonly bucketSeconds: number; readonly buckets: ReadonlyArray<{ t: string; n: number }> };
+  readonly facets?: ReadonlyArray<{
+    readonly field: string;
+    readonly values: ReadonlyArray<{ value: string; n: number }>;
+  }>;
+}
+
+/**
+ * The search engine, deciding for `principal` (platform/access.ts). It throws a QUERY_INVALID HooklogError
+ * naming a wrong parameter (`param`), with `notFound: true` for an org the principal may not read.
+ */
+export type SearchEngine = (principal: Principal, q: SearchQuery) => Promise<SearchResult>;
+
 /** What is known about a rule by id (title, kind, description, its file), when the process has the rules. */
 export type RuleInfo = (ruleId: string) => Readonly<Record<string, unknown>> | undefined;
 
@@ -55,6 +86,7 @@ export interface ConsoleContext {
   readonly knownOrgs: readonly string[];
   readonly queries: QueryLibrary;
   readonly operations: Operations;
+  readonly search: SearchEngine;
   readonly rules: RuleInfo;
   readonly auth: ConsoleAuth;
   readonly log: Logger;

@@ -15,7 +15,7 @@ import { mountApi } from './api-routes.js';
 import { ConsoleAuth } from './auth.js';
 import { mountChanges } from './changes.js';
 import type { ConsoleConfig } from './config.js';
-import type { ConsoleContext, Operations, QueryLibrary, RuleInfo } from './context.js';
+import type { ConsoleContext, Operations, QueryLibrary, RuleInfo, SearchEngine } from './context.js';
 import { OidcClient } from './oidc.js';
 import { mountPages } from './pages.js';
 import { AttemptLimiter } from './rate-limit.js';
@@ -50,6 +50,7 @@ export interface ConsoleDeps {
   readonly knownOrgs: readonly string[];
   readonly queries: QueryLibrary;
   readonly operations: Operations;
+  readonly search: SearchEngine;
   readonly rules?: RuleInfo;
   readonly logger: Logger;
   /** The clock (tests move it to expire sessions). */
@@ -88,6 +89,7 @@ export function mountConsole(router: Router, d: ConsoleDeps): void {
     knownOrgs: d.knownOrgs,
     queries: d.queries,
     operations: d.operations,
+    search: d.search,
     rules: d.rules ?? (() => undefined),
     auth,
     log,

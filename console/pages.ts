@@ -58,6 +58,7 @@ const PAGES: ReadonlyArray<{ path: string; org?: (ctx: Context, c: ConsoleContex
   { path: '/console/users/:org/:user', org: async (ctx) => ctx.params.org ?? null },
   { path: '/console/ips/:ip' },
   { path: '/console/events' },
+  { path: '/console/search' },
   { path: '/console/queries' },
   {
     path: '/console/queries/:name',

@@ -30,6 +30,17 @@ export function maySeeOrg(p: Principal, org: string): boolean {
   return p.orgs === 'all' || p.orgs.includes(org);
 }
 
+/** The org a query names when it means every org (`org=*`). */
+export const EVERY_ORG = '*';
+
+/**
+ * May `p` read what a query names as its org: one org it may see, or `*` (every org) only when it may see
+ * every org. A principal scoped to orgs never reads `*`, not even one scoped to an org named "*".
+ */
+export function mayReadOrgs(p: Principal, org: string): boolean {
+  return org === EVERY_ORG ? p.orgs === 'all' : maySeeOrg(p, org);
+}
+
 /** May `p` change things (alert states) of `org`? Seeing it and holding the analyst role. */
 export function mayChangeOrg(p: Principal, org: string): boolean {
   return maySeeOrg(p, org) && p.role === 'analyst';

@@ -12,11 +12,13 @@ import { AlertPage } from './pages/alert.js';
 import { UserPage } from './pages/user.js';
 import { IpPage } from './pages/ip.js';
 import { EventsPage } from './pages/events.js';
+import { SearchPage } from './pages/search.js';
 import { QueriesPage, QueryPage } from './pages/queries.js';
 import { CoveragePage, StatusPage } from './pages/operations.js';
 
 const NAV: ReadonlyArray<[string, string]> = [
   ['/console/alerts', 'Alerts'],
+  ['/console/search', 'Search'],
   ['/console/queries', 'Queries'],
   ['/console/status', 'Status'],
   ['/console/coverage', 'Coverage'],
@@ -34,6 +36,8 @@ function route(path: string, me: Me): ComponentChildren {
       return <IpPage ip={a ?? ''} me={me} />;
     case 'events':
       return <EventsPage />;
+    case 'search':
+      return <SearchPage me={me} />;
     case 'queries':
       return a ? <QueryPage name={a} me={me} /> : <QueriesPage />;
     case 'status':

@@ -23,7 +23,7 @@ import { readFileSync } from 'node:fs';
 import { isSeq, parseAllDocuments } from 'yaml';
 import { compileRule } from './rules/compile.js';
 import type { CompiledRule } from './rules/types.js';
-import { FILTER_ALIASES, FilterSyntaxError, filterPaths, parseFilter } from './filter/parse.js';
+import { FILTER_ALIASES, FilterSyntaxError, filterPaths, parseFilter } from '../../platform/filter/parse.js';
 import { compilePath } from './fields.js';
 import { allFieldPaths, lookupFieldPath } from '../../schemas/logevent-fields.js';
 import { loadRulePaths, loadAnyRuleFile, ruleFilesUnder } from './rules/sources.js';

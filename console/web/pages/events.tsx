@@ -6,7 +6,7 @@ import { ErrorBox, label, Loading, Table, useData, Value } from '../ui.js';
 
 type Ev = Record<string, unknown> & { org: string; uuid: string; actor: string | null; ip: string | null };
 
-function Raw({ org, uuid }: { org: string; uuid: string }) {
+export function Raw({ org, uuid }: { org: string; uuid: string }) {
   const [raw, setRaw] = useState<string | undefined>();
   // The raw JSON escapes controls itself (\u0000), but not bidi or zero-width characters: drawn like every value.
   if (raw !== undefined) return <pre class="raw">{visible(raw)}</pre>;

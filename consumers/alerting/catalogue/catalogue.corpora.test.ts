@@ -16,7 +16,7 @@ import { migrate, openStore, type Store } from '../../../platform/store/index.js
 import { CORPORA_DIR } from '../../../test/support/corpus.js';
 import { randomName } from '../../../test/support/wait.js';
 import { PartitionEngine } from '../engine.js';
-import { huntQuery } from '../filter/sql.js';
+import { huntQuery } from '../filter/hunt.js';
 import { lintPaths } from '../lint.js';
 import { loadRulePaths, type LoadedFile } from '../rules/sources.js';
 import { witness, type Witness } from './witness.js';

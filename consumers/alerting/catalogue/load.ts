@@ -2,7 +2,7 @@
  * The identity vendor's detection catalogue (okta/customer-detections), read
  * as published: one YAML document per detection or hunt, with the logic
  * under `detection.okta_systemlog.OIE` in the System Log filter language
- * (filter/parse.ts) or, for the rest, described in prose beside a Splunk or
+ * (platform/filter/parse.ts) or, for the rest, described in prose beside a Splunk or
  * Datadog query under `detection.explanation` / `detection.splunk`.
  *
  * A filter file becomes a match rule (its id is the file's `id`, its title the
@@ -12,7 +12,7 @@
  */
 import { basename } from 'node:path';
 import { AlertingError } from '../errors.js';
-import { parseFilter, type FilterNode } from '../filter/parse.js';
+import { parseFilter, type FilterNode } from '../../../platform/filter/parse.js';
 import { compileRule, type CompileOptions } from '../rules/compile.js';
 import type { CompiledRule } from '../rules/types.js';
 

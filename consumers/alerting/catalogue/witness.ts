@@ -4,7 +4,7 @@
  * with the filter's last positive condition broken). Used by the catalogue
  * conformance suite and by `hooklog rules lint` to check a filter can match at all.
  */
-import { resolveFilterPath, type FilterNode, type Literal } from '../filter/parse.js';
+import { resolveFilterPath, type FilterNode, type Literal } from '../../../platform/filter/parse.js';
 
 interface Constraint {
   readonly path: string;

@@ -1,5 +1,5 @@
 /**
- * A parsed filter (parse.ts) → a predicate on a LogEvent, with the System Log
+ * A parsed filter (platform/filter/parse.ts) → a predicate on a LogEvent, with the System Log
  * API's `filter` meaning (SCIM, RFC 7644 §3.4.2.2):
  *
  * - string comparisons are case-insensitive (SCIM: unless the attribute is
@@ -20,7 +20,13 @@
 import { compilePath, visit, type FieldPath } from '../fields.js';
 import { everyOf, needOne, someOf, withNeeds } from '../prefilter.js';
 import type { Predicate } from '../sigma/detection.js';
-import { parseFilter, resolveFilterPath, type CompareOp, type FilterNode, type Literal } from './parse.js';
+import {
+  parseFilter,
+  resolveFilterPath,
+  type CompareOp,
+  type FilterNode,
+  type Literal,
+} from '../../../platform/filter/parse.js';
 
 function text(v: unknown): string | undefined {
   if (v === null || v === undefined) return undefined;
@@ -105,10 +111,15 @@ export function compileFilterNode(node: FilterNode): Predicate {
       return any(compilePath(resolveFilterPath(node.path)), present);
     case 'in': {
       const segs = compilePath(resolveFilterPath(node.path));
-      const tests = node.values.map((l) => valueTest('eq', l));
+      const tests = node.values.filter((l) => l !== null).map((l) => valueTest('eq', l));
       const p = any(segs, (v) => tests.some((t) => t(v)));
+      if (node.values.some((l) => l === null)) {
+        // `in` holds when `eq` holds for one value, and `eq null` holds when the attribute is absent or null.
+        const isPresent = any(segs, (v) => v !== null && v !== undefined);
+        return (e) => p(e) || !isPresent(e);
+      }
       // Which events can match at all (prefilter.ts): `eq` compares lower-cased text, as needText does.
-      if (node.values.length === 0 || node.values.some((l) => l === null)) return p;
+      if (node.values.length === 0) return p;
       return withNeeds(
         p,
         needOne(

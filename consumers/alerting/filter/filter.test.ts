@@ -12,8 +12,8 @@ import { silentLogger } from '../../../platform/log.js';
 import { migrate, openStore, type Store } from '../../../platform/store/index.js';
 import { randomName } from '../../../test/support/wait.js';
 import { compileFilter } from './evaluate.js';
-import { FilterSyntaxError, parseFilter } from './parse.js';
-import { compileFilterSql } from './sql.js';
+import { FilterSyntaxError, parseFilter } from '../../../platform/filter/parse.js';
+import { compileFilterSql } from '../../../platform/filter/sql.js';
 import { EVENTS_TABLE } from '../../../schemas/tables.js';
 
 function ev(uuid: string, over: Record<string, unknown>): Record<string, unknown> {
@@ -85,7 +85,15 @@ const CASES: Array<[string, string[]]> = [
     ['risky'],
   ],
   ['eventType in ["user.risk.detect", "policy.rule.update"]', ['risky', 'policyJson']],
+  // `in` is `eq` for one value, and `eq null` holds on an absent attribute too.
+  [
+    'outcome.reason in [null, "INVALID_CREDENTIALS"]',
+    ['plain', 'failed', 'proxy', 'twoTargets', 'risky', 'noOutcome', 'policyJson', 'quoted'],
+  ],
+  ['client.userAgent.os in [null]', ['plain', 'failed', 'proxy', 'twoTargets', 'risky', 'policyJson', 'quoted']],
   ['result eq "FAILURE"', ['failed']],
+  // An object is no scalar: it orders against nothing (its JSON text once compared as text in ClickHouse).
+  ['outcome gt "a" or target gt "a" or securityContext le "z"', []],
   ['target.changeDetails.to.policyRuleActionJson.appSignOn.verificationMethod.factorMode eq "1FA"', ['policyJson']],
   ['debugContext.debugData.logOnlySecurityData co "\\"New Device\\":\\"POSITIVE\\""', ['quoted']],
   ['client.userAgent.os eq "mac os x" or (eventType eq "policy.rule.update" and not target.id eq "p")', ['noOutcome']],

@@ -13,7 +13,7 @@
  */
 import { compilePath, resolve } from '../fields.js';
 import { compileFilterNode } from '../filter/evaluate.js';
-import { parseFilter, resolveFilterPath, type FilterNode, type Literal } from '../filter/parse.js';
+import { parseFilter, resolveFilterPath, type FilterNode, type Literal } from '../../../platform/filter/parse.js';
 import { expandPattern, parseCondition, type ConditionNode } from '../sigma/condition.js';
 import { compileDetection, type DetectionOptions } from '../sigma/detection.js';
 

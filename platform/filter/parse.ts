@@ -13,11 +13,13 @@
  * - attribute paths are dotted (`debugContext.debugData.risk`); a numeric
  *   segment is a list position (`target.0.displayName`, the first target).
  *
- * Parsing only: evaluate.ts turns the tree into a predicate on an event,
- * sql.ts into parameterised ClickHouse SQL. Errors carry the offset of the
+ * It lives on the ground floor because two components speak it: alerting
+ * (consumers/alerting/filter/evaluate.ts turns the tree into a predicate on an
+ * event) and search (analytics/search/, through sql.ts here, which turns it
+ * into parameterised ClickHouse SQL); one parser means one meaning. Errors carry the offset of the
  * offending token so `hooklog rules lint` can point at it.
  */
-import { AlertingError } from '../errors.js';
+import { HooklogError } from '../errors.js';
 
 export type Literal = string | number | boolean | null;
 export type CompareOp = 'eq' | 'ne' | 'co' | 'sw' | 'ew' | 'gt' | 'ge' | 'lt' | 'le';
@@ -31,11 +33,15 @@ export type FilterNode =
 
 const COMPARE = new Set<string>(['eq', 'ne', 'co', 'sw', 'ew', 'gt', 'ge', 'lt', 'le']);
 
-/** A filter that does not parse: `offset` is where in the text (0-based). */
-export class FilterSyntaxError extends AlertingError {
+/**
+ * A filter that does not parse: `offset` is where in the text (0-based). CONFIG_INVALID, as a rule that does
+ * not load is; a search (analytics/search/) reports it as a query's mistake, with the column.
+ */
+export class FilterSyntaxError extends HooklogError {
   readonly offset: number;
   constructor(message: string, offset: number) {
-    super('rule_invalid', message);
+    super('CONFIG_INVALID', message);
+    this.name = 'FilterSyntaxError';
     this.offset = offset;
   }
 }

@@ -15,7 +15,6 @@
  * Known difference: keys match case-insensitively but, unlike the stream,
  * not with `_` ignored (`event_type` does not read `eventType` here).
  */
-import { EVENTS_TABLE } from '../../../schemas/tables.js';
 import { parseFilter, resolveFilterPath, type CompareOp, type FilterNode, type Literal } from './parse.js';
 
 export interface CompiledSql {
@@ -41,7 +40,12 @@ const COLUMNS: Readonly<Record<string, string>> = {
 
 const ISO_RE = /^\d{4}-\d\d-\d\d[T ]\d\d:\d\d/;
 
-class Builder {
+/**
+ * Binds as it compiles: `node` a filter, `values` an attribute's values (search's columns and facets read
+ * fields the way the filter does, so a facet value clicked into `eq` matches the events it counted).
+ * Parameter names are `f<n>`; callers name theirs otherwise.
+ */
+export class FilterSqlBuilder {
   readonly params: Record<string, string | number | string[]> = {};
   #n = 0;
 
@@ -51,8 +55,12 @@ class Builder {
     return `{${name}:${type}}`;
   }
 
-  /** Array(Nullable(String)): every value of the attribute at `path`. */
-  values(path: string): string {
+  /**
+   * Array(Nullable(String)): every value of the attribute at `path`. With `scalars`, an object or list value
+   * is NULL: evaluate.ts orders only scalars (`outcome gt "m"` is false on an object), while an object's JSON
+   * text would compare as text.
+   */
+  values(path: string, scalars = false): string {
     const resolved = resolveFilterPath(path);
     const col = COLUMNS[resolved.toLowerCase()];
     if (col) return `[nullIf(toString(${col}), '')]`;
@@ -73,7 +81,8 @@ class Builder {
     }
     // Leaves: a list leaf is its elements; JSON text → the value's text, absent or null → NULL.
     const leaves = `arrayFlatten(arrayMap(j -> if(startsWith(j, '['), JSONExtractArrayRaw(j), [j]), ${list}))`;
-    return `arrayMap(j -> if(j = '' OR j = 'null', NULL, if(startsWith(j, '"'), JSONExtractString(j), j)), ${leaves})`;
+    const empty = scalars ? `j = '' OR j = 'null' OR startsWith(j, '{') OR startsWith(j, '[')` : `j = '' OR j = 'null'`;
+    return `arrayMap(j -> if(${empty}, NULL, if(startsWith(j, '"'), JSONExtractString(j), j)), ${leaves})`;
   }
 
   test(cmp: CompareOp, lit: Exclude<Literal, null>): string {
@@ -122,7 +131,8 @@ class Builder {
         return hasNull ? `(${some} OR NOT arrayExists(x -> x IS NOT NULL, ${vs}))` : some;
       }
       case 'cmp': {
-        const vs = this.values(n.path);
+        const ordered = n.cmp === 'gt' || n.cmp === 'ge' || n.cmp === 'lt' || n.cmp === 'le';
+        const vs = this.values(n.path, ordered);
         if (n.value === null) {
           const present = `arrayExists(x -> x IS NOT NULL, ${vs})`;
           return n.cmp === 'eq' ? `(NOT ${present})` : n.cmp === 'ne' ? present : '0';
@@ -136,7 +146,7 @@ class Builder {
 
 /** Compiles a parsed filter to a parameterised boolean expression over the events table. */
 export function filterToSql(node: FilterNode): CompiledSql {
-  const b = new Builder();
+  const b = new FilterSqlBuilder();
   const where = b.node(node);
   return { where, params: b.params };
 }
@@ -144,22 +154,4 @@ export function filterToSql(node: FilterNode): CompiledSql {
 /** Parses and compiles a filter expression. */
 export function compileFilterSql(src: string): CompiledSql {
   return filterToSql(parseFilter(src));
-}
-
-/**
- * A hunt: the matching events of one org in [since, until), newest last.
- * `{db}` is the store's database (a validated identifier); the rest is bound.
- */
-export function huntQuery(node: FilterNode): CompiledSql & { sql: string } {
-  const { where, params } = filterToSql(node);
-  const sql = `SELECT published, uuid, event_type, actor_alternate_id AS actor,
-       client_ip AS ip,
-       outcome_result AS outcome, arrayStringConcat(arrayFilter(v -> v != '', target_display_name), ', ') AS targets,
-       display_message
-FROM {db}.${EVENTS_TABLE} FINAL
-WHERE org = {org:String} AND published >= {since:DateTime64(3, 'UTC')} AND published < {until:DateTime64(3, 'UTC')}
-  AND ${where}
-ORDER BY published, uuid
-LIMIT {limit:UInt32}`;
-  return { where, params, sql };
 }

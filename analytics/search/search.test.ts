@@ -1,0 +1,227 @@
+/**
+ * The search engine (analytics/search/search.ts) on real chdb: it finds what
+ * a match rule with the same filter fires on, binds every value, keeps each
+ * org's events to who may read it, pages, counts and buckets.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertChunk } from '../../bench/analytics/load.js';
+import type { Principal } from '../../platform/access.js';
+import type { Store } from '../../platform/store/index.js';
+import { migratedStore } from '../testing.js';
+import { HOSTILE, disagreements, generatedEvents, generatedFilters, prng } from './agreement.fixture.js';
+import { compileSearch, search, SearchError, type CompiledSearch, type SearchRequest } from './search.js';
+
+const ADMIN: Principal = { kind: 'key', id: 'admin', name: 'admin', orgs: 'all', role: 'viewer' };
+const BASE = Date.parse('2026-03-02T10:00:00Z');
+const RANGE = { since: BASE - 3_600_000, until: BASE + 8 * 3_600_000 };
+const ACME_ONLY: Principal = { kind: 'user', id: 'a', name: 'a', orgs: ['acme'], role: 'analyst' };
+
+function refusal(fn: () => unknown): SearchError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof SearchError) return err;
+    throw err;
+  }
+  throw new Error('not refused');
+}
+
+const allQueries = (c: CompiledSearch) => [c.events, ...(c.histogram ? [c.histogram] : []), ...c.facets];
+
+describe('every value is a parameter', () => {
+  // Hostile values carry a marker that no SQL the compiler writes contains.
+  const MARK = 'Qz7';
+  const PATHS = ['eventType', 'actor.alternateId', 'target.displayName', 'debugContext.debugData.risk', 'target.0.id'];
+  const OPS = ['eq', 'ne', 'co', 'sw', 'ew', 'gt', 'ge', 'lt', 'le'];
+  /** A filter of the shape `seed` draws, with values from `value`. */
+  function fuzzed(seed: number, value: () => string): string {
+    const g = prng(seed);
+    const pick = <T>(xs: readonly T[]) => xs[Math.floor(g() * xs.length)]!;
+    const leaf = (): string => {
+      const c = g();
+      const path = pick(PATHS);
+      if (c < 0.15) return `${path} in [${JSON.stringify(value())}, ${JSON.stringify(value())}]`;
+      if (c < 0.2) return `${path} pr`;
+      return `${path} ${pick(OPS)} ${JSON.stringify(value())}`;
+    };
+    const tree = (d: number): string =>
+      d === 0 || g() < 0.3 ? leaf() : `(${tree(d - 1)} ${pick(['and', 'or'])} not ${tree(d - 1)})`;
+    return tree(3);
+  }
+
+  it("500 fuzzed filters: no value in the SQL, which depends on the filter's shape only", () => {
+    const r = prng(37);
+    const hostileValue = () =>
+      `${MARK}${HOSTILE[Math.floor(r() * HOSTILE.length)]}${MARK}${HOSTILE[Math.floor(r() * HOSTILE.length)]}`;
+    const req = (filter: string): SearchRequest => ({
+      filter,
+      org: `${MARK}${HOSTILE[Math.floor(r() * HOSTILE.length)]}`,
+      ...RANGE,
+      fields: ['actor.displayName', 'target.0.displayName'],
+      facets: ['eventType', 'client.ipAddress'],
+      histogram: true,
+      after: Buffer.from(JSON.stringify(['2026-03-02 10:00:00.000', `${MARK}'--`, `${MARK}\\`])).toString('base64url'),
+    });
+    for (let i = 0; i < 500; i++) {
+      const seed = Math.floor(r() * 1e9);
+      const hostile = fuzzed(seed, hostileValue);
+      const h = allQueries(compileSearch(ADMIN, req(hostile)));
+      const p = allQueries(compileSearch(ADMIN, req(fuzzed(seed, () => 'plain'))));
+      expect(
+        h.map((q) => q.sql),
+        hostile,
+      ).toEqual(p.map((q) => q.sql));
+      for (const q of h) {
+        expect(q.sql, hostile).not.toMatch(new RegExp(MARK, 'i'));
+        // Every placeholder is bound, and every bound value is used.
+        const names = [...q.sql.matchAll(/\{(\w+):[^}]+\}/g)].map((m) => m[1]!);
+        expect(new Set(names), hostile).toEqual(new Set(Object.keys(q.params)));
+        expect(JSON.stringify(q.params)).toMatch(new RegExp(MARK, 'i'));
+      }
+    }
+  });
+});
+
+describe('search agrees with the alerting engine', () => {
+  let store: Store;
+  const acme = generatedEvents(1, 300, 'acme', BASE);
+  const other = generatedEvents(2, 100, 'other', BASE);
+  beforeAll(async () => {
+    store = await migratedStore('search');
+    await insertChunk(store, [...acme, ...other]);
+  });
+  afterAll(async () => store?.close());
+
+  it('on every operator, over generated events', async () => {
+    const events = acme.map((g) => g.event);
+    const { filters, used } = generatedFilters(3, 300, events);
+    const bad = await disagreements(store, ADMIN, 'acme', RANGE, events, filters);
+    expect(bad.slice(0, 5)).toEqual([]);
+    expect([...used.keys()].sort()).toEqual([
+      'co',
+      'eq',
+      'eqnull',
+      'ew',
+      'ge',
+      'gt',
+      'in',
+      'le',
+      'lt',
+      'ne',
+      'nenull',
+      'pr',
+      'sw',
+    ]);
+  }, 120_000);
+
+  it('hostile values run as data', async () => {
+    for (const v of HOSTILE) {
+      const page = await search(store, ADMIN, {
+        filter: `actor.displayName eq ${JSON.stringify(v)}`,
+        org: 'acme',
+        ...RANGE,
+        limit: 1000,
+      });
+      const want = acme.filter(
+        (g) => (g.event.actor as { displayName: string }).displayName.toLowerCase() === v.toLowerCase(),
+      );
+      expect(page.rows.map((x) => String(x.uuid)).sort(), v).toEqual(want.map((g) => String(g.event.uuid)).sort());
+    }
+  });
+
+  it('keeps org B out of org A: events, facets, histogram; * only for who sees every org', async () => {
+    const broad = { filter: '', ...RANGE, limit: 1000, facets: ['eventType', 'actor.displayName'], histogram: true };
+    const mine = await search(store, ACME_ONLY, { ...broad, org: 'acme' });
+    expect(mine.rows).toHaveLength(acme.length);
+    expect(mine.rows.every((x) => String(x.uuid).startsWith('acme-'))).toBe(true);
+    const counts = new Map<string, number>();
+    for (const g of acme) counts.set(String(g.event.eventType), (counts.get(String(g.event.eventType)) ?? 0) + 1);
+    expect(mine.facets![0]!.values.map((v) => [v.value, v.n]).sort()).toEqual([...counts].sort());
+    expect(mine.histogram!.buckets.reduce((n, b) => n + b.n, 0)).toBe(acme.length);
+    for (const org of ['other', '*']) {
+      const err = refusal(() => compileSearch(ACME_ONLY, { ...broad, org }));
+      expect([err.notFound, err.message]).toEqual([true, 'not found']);
+    }
+    // Scoped to an org literally named "*" is still not every org.
+    const star: Principal = { ...ACME_ONLY, orgs: ['*'] };
+    expect(refusal(() => compileSearch(star, { ...broad, org: '*' })).notFound).toBe(true);
+    const every = await search(store, ADMIN, { ...broad, org: '*' });
+    expect(every.columns[0]).toBe('org');
+    expect(every.rows).toHaveLength(acme.length + other.length);
+    expect(new Set(every.rows.map((x) => x.org))).toEqual(new Set(['acme', 'other']));
+    expect(every.facets![0]!.values.reduce((n, v) => n + v.n, 0)).toBe(acme.length + other.length);
+  });
+
+  it('pages newest first without a gap or a repeat, and buckets the range', async () => {
+    const seen: string[] = [];
+    const times: string[] = [];
+    let after: string | undefined;
+    do {
+      const page = await search(store, ADMIN, {
+        filter: 'eventType ne "policy.rule.update"',
+        org: 'acme',
+        ...RANGE,
+        limit: 17,
+        ...(after ? { after } : {}),
+      });
+      for (const x of page.rows) {
+        seen.push(String(x.uuid));
+        times.push(String(x.published));
+      }
+      after = page.next;
+    } while (after);
+    const want = acme.filter((g) => g.event.eventType !== 'policy.rule.update');
+    expect(new Set(seen).size).toBe(seen.length);
+    expect([...seen].sort()).toEqual(want.map((g) => String(g.event.uuid)).sort());
+    expect(times).toEqual([...times].sort().reverse());
+    const h = await search(store, ADMIN, { filter: '', org: 'acme', ...RANGE, limit: 1, histogram: true });
+    // 9 hours: 5-minute buckets (108), each event in the bucket of its time.
+    expect(h.histogram!.bucketSeconds).toBe(300);
+    expect(h.histogram!.buckets).toHaveLength(108);
+    const at = (t: string) => Math.floor(Date.parse(t) / 300_000) * 300_000;
+    const per = new Map<number, number>();
+    for (const g of acme) per.set(at(String(g.event.published)), (per.get(at(String(g.event.published))) ?? 0) + 1);
+    for (const b of h.histogram!.buckets) expect(b.n, b.t).toBe(per.get(Date.parse(b.t)) ?? 0);
+  });
+});
+
+describe('a mistake is pointed at', () => {
+  const req = (filter: string, more: Partial<SearchRequest> = {}): SearchRequest => ({
+    filter,
+    org: 'acme',
+    ...RANGE,
+    ...more,
+  });
+  it.each([
+    ['eventType eq', 13, 'filter, column 13: expected a value, got the end'],
+    [
+      'eventType eq "x" and actr.alternateId eq "a"',
+      22,
+      'filter, column 22: unknown field "actr.alternateId": did you mean "actor.alternateId"?',
+    ],
+    ['(eventType eq "x"', 18, 'filter, column 18: missing )'],
+    ['eventType equals "x"', 11, 'filter, column 11: unknown operator "equals" (eq ne co sw ew gt ge lt le pr in)'],
+    ['zzzzzz pr', 1, 'filter, column 1: unknown field "zzzzzz"'],
+    [
+      'eventType pr and outcome.reslt eq "x"',
+      18,
+      'filter, column 18: unknown field "outcome.reslt": did you mean "outcome.result"?',
+    ],
+    ['event_type eq "x"', 1, 'filter, column 1: unknown field "event_type": did you mean "eventType"?'],
+  ])('%s', (filter, column, message) => {
+    const err = refusal(() => compileSearch(ADMIN, req(filter)));
+    expect([err.param, err.column, err.message, err.code]).toEqual(['filter', column, message, 'QUERY_INVALID']);
+  });
+
+  it('fields, facets, limits and cursors are checked too', () => {
+    expect(refusal(() => compileSearch(ADMIN, req('', { fields: ['clinet.ipAddress'] }))).message).toBe(
+      'fields: unknown field "clinet.ipAddress": did you mean "client.ipAddress"?',
+    );
+    expect(refusal(() => compileSearch(ADMIN, req('', { facets: ["x') --"] }))).message).toBe(
+      `facets: "x') --" is not a field path`,
+    );
+    expect(refusal(() => compileSearch(ADMIN, req('', { limit: 1001 }))).param).toBe('limit');
+    expect(refusal(() => compileSearch(ADMIN, req('', { after: 'bm90IGEgY3Vyc29y' }))).param).toBe('after');
+    expect(refusal(() => compileSearch(ADMIN, req('', { since: RANGE.until }))).param).toBe('until');
+  });
+});
