@@ -333,6 +333,30 @@ export const SECTIONS: readonly Section[] = [
     },
   },
   {
+    name: 'enrichment (a named IP list from a file)',
+    config: (s) => {
+      const offices = join(s.dir, 'offices.txt');
+      writeFileSync(offices, '# the offices\n198.51.100.0/24\n2001:db8:1::/48\n');
+      return { enrichment: { ip_lists: [{ name: 'offices', path: offices }], reload_interval_ms: 1000 } };
+    },
+    check: async (p) => {
+      // The CLI reads the configured lists: a rule naming one lints clean, one naming no configured list is refused.
+      const rules = join(p.dir, 'list-rules.yaml');
+      writeFileSync(
+        rules,
+        stringify([
+          { id: 'from-office', title: 'From an office', detection: 'client.ipAddress in list("offices")' },
+          { id: 'from-nowhere', title: 'From nowhere', detection: 'client.ipAddress in list("nowhere")' },
+        ]),
+      );
+      const lint = await p.cli('rules', 'lint', rules, '-f', 'json');
+      const problems = JSON.parse(lint.stdout) as Array<{ rule?: string; severity: string; problem: string }>;
+      expect(lint.code).toBe(1);
+      expect(problems.filter((x) => x.severity === 'error').map((x) => x.rule)).toEqual(['from-nowhere']);
+      expect(problems.find((x) => x.rule === 'from-nowhere')?.problem).toContain('offices');
+    },
+  },
+  {
     name: 'api (the query API)',
     config: () => ({ api: { keys: [API_KEY] } }),
     check: async (p) => {
