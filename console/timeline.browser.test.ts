@@ -14,11 +14,14 @@ const VICTIM = 'wendy@a.example';
 const NEIGHBOUR = 'xavier@a.example';
 const IP = '192.0.2.88';
 const HOSTILE_SESSION = `<img src=x onerror="window.__pwned='session'">`;
+/** Too long for a URL: shown bounded, never put into a filter. */
+const LONG_LOGIN = `${'l'.repeat(5000)}@a.example`;
 
 let w: ConsoleWorld;
 let browser: BrowserContext;
 let page: Page;
 let alertId: string;
+let longAlertId: string;
 const neighbourEvent = {
   ...failedSignIn(NEIGHBOUR, { ip: IP }),
   eventType: 'user.authentication.sso',
@@ -30,6 +33,7 @@ beforeAll(async () => {
   await deliverEvents(w, ORG_A, [neighbourEvent]);
   const fired = { ...failedSignIn(VICTIM, { ip: IP }), authenticationContext: { externalSessionId: 'sess-w' } };
   alertId = (await deliverAndAlert(w, ORG_A, [fired]))[0]!;
+  longAlertId = (await deliverAndAlert(w, ORG_A, [failedSignIn(LONG_LOGIN, { ip: '192.0.2.99' })]))[0]!;
   await deliverEvents(w, ORG_B, [{ ...failedSignIn(NEIGHBOUR, { ip: IP }), eventType: 'user.authentication.sso' }]);
   browser = await launchChromium();
   page = await browser.newPage();
@@ -111,5 +115,15 @@ describe("an alert's timeline", () => {
     await page.waitForURL(/\/console\/search\?/);
     expect(new URL(page.url()).searchParams.get('filter')).toBe(`client.ipAddress eq "${IP}"`);
     await expect.poll(searchRows, SLOW).toBe(2);
+  });
+
+  it('shows a login too long for a URL bounded, and keeps it out of every link', async () => {
+    await page.goto(`${w.url}/console/alerts/${longAlertId}`);
+    const region = page.getByRole('region', { name: 'Timeline' });
+    await expect.poll(() => region.innerText(), SLOW).toContain('(login too long to search by)');
+    expect((await region.innerText()).length).toBeLessThan(4000);
+    const hrefs = await region.locator('a[href]').evaluateAll((as) => as.map((a) => a.getAttribute('href') ?? ''));
+    expect(hrefs.length).toBeGreaterThan(0);
+    for (const h of hrefs) expect(h.length, h.slice(0, 100)).toBeLessThan(1000);
   });
 });

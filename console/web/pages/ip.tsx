@@ -54,7 +54,7 @@ export function IpPage({ ip, me }: { ip: string; me: Me }) {
           />
           <p>
             <SearchThese org={org} filter={eqFilter('client.ipAddress', data.ip)} range={range} />
-            {p.org ? '' : <span class="muted"> (in org {org}; choose another with ?org=)</span>}
+            {p.org ? '' : <span class="muted"> (in org {org})</span>}
           </p>
           <div class="grid">
             <Breakdown caption="Orgs" rows={data.org} link={(v) => events(v, {})} />
