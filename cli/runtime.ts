@@ -18,6 +18,7 @@ import { prepareQuery } from '../analytics/run.js';
 import { startIngest } from '../ingest/index.js';
 import { legacyEventsPipeline } from '../ingest/legacy-events/rows.js';
 import { createApp, type AppDeps } from './app.js';
+import { watchLoopStalls } from './loop-stalls.js';
 import { servedUrls } from './routes.js';
 import { startTokenHooks, tokenDecisionsPipeline } from '../receivers/token-hook/index.js';
 import { startSsfReceivers } from '../receivers/ssf/routes.js';
@@ -46,13 +47,19 @@ export interface Running {
 
 /**
  * Starts the components of the configured roles (`roles`, or `--roles`) in one
- * process, in dependency order: stream and topics; the store and migrations
- * when a role needs them; token hooks; HTTP; then the group consumers (sink,
- * alerting) and the pollers. HTTP comes before the consumer groups on purpose:
- * a hook needs only the stream behind it, and a group join can take seconds
- * (a restarted instance must take hooks again at once). `stop` undoes it in
- * reverse: stop taking requests, stop the pollers and consumers (leaving their
- * groups, so others take over at once), close.
+ * process, in dependency order: the embedded log (it waits for the previous
+ * owner of data_dir); embedded ClickHouse's library and data directory when a
+ * role needs the store (synchronous native work, so before HTTP); HTTP, which
+ * answers 503 with Retry-After until the app is ready (`startingHandler`); the
+ * Kafka stream and topics; the query API's migrations; token hooks; the app;
+ * then the group consumers (sink after its migrations, alerting) and the
+ * pollers. HTTP comes before the consumer groups on purpose: a hook needs only
+ * the stream behind it, and a group join can take seconds (a restarted
+ * instance must take hooks again at once). Nothing of significance runs
+ * synchronously once HTTP listens: the loop's longest delay until started is in
+ * the `hooklog started` line. `stop` undoes it in reverse: stop taking
+ * requests, stop the pollers and consumers (leaving their groups, so others
+ * take over at once), close.
  */
 export async function startHooklog(
   config: Config,
@@ -60,8 +67,7 @@ export async function startHooklog(
   roles: readonly Role[] = config.roles,
 ): Promise<Running> {
   const has = (r: Role) => roles.includes(r);
-  const stream = await openStream(config, logger);
-  const closers: Array<() => Promise<void>> = [() => stream.close()];
+  const closers: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     for (const close of closers.splice(0).reverse()) {
       try {
@@ -72,6 +78,35 @@ export async function startHooklog(
     }
   };
   try {
+    // The embedded log is opened first: it waits for the previous owner of data_dir to exit, and that owner
+    // still holds the port and embedded ClickHouse until then. Kafka is opened once HTTP listens (below).
+    const embeddedStream = config.stream.kafka ? null : await openStream(config, logger);
+    if (embeddedStream) closers.push(() => embeddedStream.close());
+    // Embedded ClickHouse is loaded and opened before HTTP listens: loading its library (a few hundred MB) and
+    // opening its data directory are synchronous native calls that take from 0.2 s to seconds, and a loop
+    // blocked that long after listening answers every delivery that arrived meanwhile late, 204s past
+    // ack_timeout_ms included. Its migrations are asynchronous and run later (the sink's after HTTP).
+    const apiOn = has('receivers') && (config.api.keys.length > 0 || config.console.enabled);
+    let store = null as Store | null;
+    const current = () => store;
+    if (has('sink') || apiOn) {
+      const opened = openStore(storeOptions(config, logger));
+      store = opened;
+      closers.push(() => opened.close());
+    }
+    // From here on, nothing of significance runs synchronously (test/e2e/restart.test.ts bounds the loop until
+    // started).
+    // Until the stream behind the hooks is ready, every hook route answers 503 with Retry-After at once.
+    const http = await listenStarting(config, logger);
+    closers.push(() => closeServer(http.server));
+    const stalls = watchLoopStalls();
+    closers.push(async () => void stalls.stop());
+    const { url } = http;
+    logger.info({ address: url, roles }, 'http listening');
+
+    const stream = embeddedStream ?? (await openStream(config, logger));
+    // Closed last, as the embedded one is: HTTP, the consumers and the store close before it.
+    if (!embeddedStream) closers.unshift(() => stream.close());
     const topics = await ensureHooklogTopics(stream, config);
     // Alert triage travels on its own topic, which every sink of a console-enabled deployment writes to the store.
     const consoleOn = config.console.enabled;
@@ -83,23 +118,18 @@ export async function startHooklog(
         { name: statesTopic, partitions: config.stream.partitions },
         { name: sessionsTopic, partitions: config.stream.partitions, compacted: true },
       ]);
-    // Embedded ClickHouse admits one process: only the roles that need the store open it. The query API
-    // needs it before HTTP; the sink alone opens it after HTTP, so hooks are taken while migrations run.
-    const apiOn = has('receivers') && (config.api.keys.length > 0 || consoleOn);
-    let store = null as Store | null;
-    const current = () => store;
-    const openTheStore = async () => {
-      const opened = openStore(storeOptions(config, logger));
-      store = opened;
-      closers.push(() => opened.close());
+    // Embedded ClickHouse admits one process: only the roles that need the store open it (above). The query
+    // API needs its tables before it is served; the sink alone migrates after hooks are taken.
+    const migrateTheStore = async (opened: Store) => {
       await migrate(opened, logger);
       await applyRetention(opened, config.store.retention_days);
       await applyRetention(opened, config.store.retention_days, 'arrivals');
       return opened;
     };
-    if (apiOn) await openTheStore();
+    if (apiOn && store) await migrateTheStore(store);
 
-    // Lookup tables loaded and key sets fetched before HTTP; stopped after it, flushing the audit queue.
+    // Lookup tables loaded and key sets fetched before the app is served; stopped after HTTP, flushing the audit
+    // queue.
     const tokenHooks = has('receivers')
       ? await startTokenHooks({
           hooks: config.token_hooks,
@@ -111,7 +141,8 @@ export async function startHooklog(
         })
       : undefined;
     if (tokenHooks) closers.push(() => tokenHooks.stop());
-    // Each transmitter's SSF configuration and keys are read before HTTP (an unreachable one is retried by pushes).
+    // Each transmitter's SSF configuration and keys are read before the app is served (an unreachable one is
+    // retried by pushes).
     const ssf =
       has('receivers') && config.ssf_receivers.length > 0
         ? await startSsfReceivers(config.ssf_receivers, logger)
@@ -128,7 +159,7 @@ export async function startHooklog(
       },
     });
     collectProcessMetrics();
-    // The console refuses sessions until it knows every revocation in force: read before HTTP.
+    // The console refuses sessions until it knows every revocation in force: read before the app is served.
     const consoleParts =
       consoleOn && has('receivers') && store ? consoleDeps(config, stream, store, logger) : undefined;
     if (consoleParts) {
@@ -154,17 +185,12 @@ export async function startHooklog(
         ...roles.map(roleProbe),
       ],
     };
-    const app = createApp(deps);
     // HTTP is stopped after the consumers and pollers (closers run in reverse), so /readyz answers while they stop.
-    const server = await listen(config, app.callback());
-    const { port } = server.address() as AddressInfo;
-    const host = config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host;
-    const url = `${config.server.tls ? 'https' : 'http'}://${host}:${port}`;
-    closers.push(() => closeServer(server));
-    logger.info({ address: url, roles }, 'http listening');
+    http.serve(createApp(deps).callback());
+    logger.info({ roles }, 'http serving');
 
-    if (has('sink')) {
-      const sinkStore = current() ?? (await openTheStore());
+    if (has('sink') && store) {
+      const sinkStore = apiOn ? store : await migrateTheStore(store);
       const sink = await startClickHouseSink({
         stream,
         store: sinkStore,
@@ -245,9 +271,13 @@ export async function startHooklog(
     }
     for (const r of roles) started.add(r);
 
+    const held = stalls.stop();
     const opened = current();
     logger.info(
       {
+        // The longest the event loop was held between listening and now (cli/loop-stalls.ts).
+        start_loop_delay_max_ms: held.delayMaxMs,
+        start_loop_busy_max_ms: held.busyMaxMs,
         url,
         roles,
         instance: config.instance_id ?? `${hostname()}-${process.pid}`,
@@ -265,7 +295,60 @@ export async function startHooklog(
   }
 }
 
-function listen(config: Config, handler: Parameters<typeof createHttpServer>[1]): Promise<Server> {
+type Handler = NonNullable<Parameters<typeof createHttpServer>[1]>;
+
+/** The HTTP server, listening from early in the start; `serve` hands it the app once what it needs is ready. */
+interface StartingServer {
+  readonly server: Server;
+  readonly url: string;
+  serve(app: Handler): void;
+}
+
+/**
+ * Listens at once with the start-up answers (`startingHandler`), then serves the app given to `serve`. A
+ * restarted instance so answers from its first moment: a hook gets a quick 503 with Retry-After (the service
+ * retries it) instead of a refused connection or an answer that waits for the stream.
+ */
+async function listenStarting(config: Config, logger: Logger): Promise<StartingServer> {
+  let handler: Handler = startingHandler(config.event_hook_receiver.retry_after_seconds);
+  const server = await listen(config, (req, res) => handler(req, res));
+  const { port } = server.address() as AddressInfo;
+  const host = config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host;
+  const url = `${config.server.tls ? 'https' : 'http'}://${host}:${port}`;
+  logger.debug({ address: url }, 'answering 503 until the stream is ready');
+  return {
+    server,
+    url,
+    serve: (app) => {
+      handler = app;
+    },
+  };
+}
+
+/**
+ * What a starting process answers before its stream can acknowledge: `/healthz` 200 (it is up), `/readyz` 503,
+ * and everything else, the hook routes first, 503 with Retry-After, read nothing of the request, and touch
+ * nothing that could wait.
+ */
+function startingHandler(retryAfterSeconds: number): Handler {
+  const retryAfter = String(retryAfterSeconds);
+  return (req, res) => {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    res.setHeader('content-type', 'application/json; charset=utf-8');
+    if (path === '/healthz') {
+      res.writeHead(200).end('{"status":"starting"}');
+      return;
+    }
+    res.setHeader('Retry-After', retryAfter);
+    if (path === '/readyz') {
+      res.writeHead(503).end('{"status":"not ready","checks":{"start":"unavailable: starting"}}');
+      return;
+    }
+    res.writeHead(503).end('{"error":"starting, retry later"}');
+  };
+}
+
+function listen(config: Config, handler: Handler): Promise<Server> {
   const tls = config.server.tls;
   // The service sends a whole request at once and gives a hook 3 s; a client that trickles its
   // headers or body is not the service (slowloris). Node enforces both time-outs only when it

@@ -35,7 +35,8 @@ type Settled = 'ok' | 'timeout' | Error;
  * The POST side of an event hook, after authentication. Invariants:
  *
  * - 204 only once every record of the delivery (events and per-event dead
- *   letters) is durable in the stream, within the budget; otherwise 503 so the
+ *   letters) is durable in the stream, within the budget (checked again before
+ *   answering, not only by a timer); otherwise 503 so the
  *   service retries once. A 503'd append may still land later: the retry's
  *   copy is folded by (org, uuid) in ClickHouse.
  * - A 4xx only once the refused bytes are durable in the deadletter topic (by
@@ -141,6 +142,9 @@ export class DeliveryReceiver {
             )
           : undefined;
       if (seen?.state === 'done' || prior === 'ok') {
+        // A retry that waited on the earlier append is bound by its own budget too (see below).
+        if (this.#remaining(started) < 0)
+          return this.#unavailable(facts, 'not-durable', 'an earlier copy became durable after the budget');
         this.#d.telemetry.duplicate(
           facts,
           parsed.deliveryId!,
@@ -166,6 +170,10 @@ export class DeliveryReceiver {
       const outcome = await within(work, this.#remaining(started));
       if (outcome !== 'ok')
         return this.#unavailable(facts, 'not-durable', outcome === 'timeout' ? 'timeout' : outcome.message);
+      // The budget's timer can lose to the append when the loop was held past it (both become due in one
+      // turn): the service may have given up by now, so a late 204 would be a lie. The events are durable;
+      // its retry is folded by (org, uuid).
+      if (this.#remaining(started) < 0) return this.#unavailable(facts, 'not-durable', 'durable after the budget');
       this.#d.telemetry.acknowledged(
         facts,
         parsed.deliveryId,

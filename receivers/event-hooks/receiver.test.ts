@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { delivery, validLogEvents } from '../../test/fixtures/index.js';
 import { SECRET, readTopic, sample, startHarness, type Harness } from './testing.js';
+import { waitFor } from '../../test/support/wait.js';
 
 const events = validLogEvents();
 const post = (h: Harness, body: unknown, headers: Record<string, string> = {}) =>
@@ -101,6 +102,44 @@ describe('event hook receiver (embedded stream, in process)', () => {
     expect((await retry).status).toBe(204);
     expect((await post(h, d)).status).toBe(204); // and a third copy is a known duplicate
     expect((h.stream.appended.get(h.topics.logs) ?? 0) - appendedBefore).toBe(5);
+  });
+
+  it('answers 503, never 204, when the append completes only after the budget because the event loop was held past it', async () => {
+    const release = h.stream.hold();
+    const appendedBefore = h.stream.appended.get(h.topics.logs) ?? 0;
+    const answer = post(h, delivery('acme', 'h1', events.slice(40, 42), 'late-delivery'));
+    await waitFor(() => (h.stream.appended.get(h.topics.logs) ?? 0) > appendedBefore || undefined, {
+      timeoutMs: 5000,
+      what: 'the delivery to reach the stream',
+      seen: () => `appended ${h.stream.appended.get(h.topics.logs) ?? 0}, before ${appendedBefore}`,
+    });
+    // What a synchronous call (loading a native library) does to a process: nothing else runs until it returns,
+    // the budget's timer included. The append completes in the same turn, before that timer can fire.
+    const heldUntil = performance.now() + 600;
+    while (performance.now() < heldUntil);
+    release();
+    const res = await answer;
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('7');
+  });
+
+  it('answers a retry that joined a pending append 503, never 204, when that append completes only after its budget', async () => {
+    const release = h.stream.hold();
+    const d = delivery('acme', 'h1', events.slice(44, 46), 'late-retry');
+    const first = await post(h, d);
+    expect(first.status).toBe(503);
+    // The service's retry waits on the first copy's append, which is still held.
+    const retry = post(h, d);
+    await waitFor(async () => sample(await metrics(h), 'hooklog_event_hook_in_flight_deliveries') >= 2 || undefined, {
+      timeoutMs: 5000,
+      what: 'the retry in flight beside the held append',
+    });
+    const heldUntil = performance.now() + 600;
+    while (performance.now() < heldUntil);
+    release();
+    const res = await retry;
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('7');
   });
 
   it('forgets a delivery whose append failed, so the retry appends it', async () => {

@@ -7,6 +7,7 @@ import { delivery } from '../fixtures/index.js';
 import { hookEvent, spawnHooklog, withOwnDataDir, type Instance } from '../support/instances.js';
 import { postDelivery, writeTestConfig } from '../support/hooklog-config.js';
 import { kafkaBrokers } from '../kafka/inject.js';
+import { waitFor } from '../support/wait.js';
 
 const instances: Instance[] = [];
 afterEach(async () => {
@@ -56,6 +57,13 @@ describe('roles', () => {
       ]);
       instances.push(fresh);
       const url = await fresh.address();
+      // It listens before its stream is open and answers 503 until then (restart.test.ts); the receivers' readiness
+      // says when hooks are taken.
+      await waitFor(async () => (await fetch(`${url}/readyz?role=receivers`)).status, {
+        until: (status) => status === 200,
+        timeoutMs: 30_000,
+        what: "the fresh instance's receivers ready",
+      });
       expect(await postDelivery(url, inst.hookId, delivery(inst.org, inst.hookId, [hookEvent(1)]))).toBe(204);
       const ready = await fetch(`${url}/readyz?role=receivers`);
       expect(ready.status).toBe(200);

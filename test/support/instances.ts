@@ -28,14 +28,17 @@ export interface Instance {
   kill(signal: NodeJS.Signals): Promise<void>;
 }
 
-/** `bin`: another build's `bin/hooklog.js` to run instead of this one (the previous release, previous-release.ts). */
+/**
+ * `bin`: another build's `bin/hooklog.js` to run instead of this one (the previous release, previous-release.ts);
+ * `built`: this tree's build rather than the source through tsx (default: HOOKLOG_CLI).
+ */
 export function spawnHooklog(
   name: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv = {},
-  o: { bin?: string } = {},
+  o: { bin?: string; built?: boolean } = {},
 ): Instance {
-  const argv = o.bin ? [o.bin, 'start', ...args] : hooklogArgs(['start', ...args]);
+  const argv = o.bin ? [o.bin, 'start', ...args] : hooklogArgs(['start', ...args], o.built);
   const child = spawn(process.execPath, argv, {
     cwd: REPO_DIR,
     env: { ...process.env, ...env },
