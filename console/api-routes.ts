@@ -29,6 +29,7 @@ import { badRequest, notFound } from './http.js';
 import { apiRoute, type Handler } from './route.js';
 import { parseRange, ParamError } from './range.js';
 import { oneOrg, orgCondition, scopeOf } from './scope.js';
+import { alertTimeline, parseWindow } from './timeline.js';
 
 const limitOf = (q: Record<string, string>, max: number, dflt: number): number => {
   const n = q.limit === undefined ? dflt : Number(q.limit);
@@ -116,21 +117,35 @@ export function mountApi(router: Router, c: ConsoleContext): void {
     };
   });
 
-  get('/console/api/alerts/:id', async (ctx, who) => {
+  /** The URL's alert if `who` may see it; otherwise undefined (the caller answers 404). */
+  const alertOf = async (ctx: Context, who: Authenticated): Promise<AlertRow | undefined> => {
     const id = ctx.params.id ?? '';
     const alert = await getAlert(c.store, id, scopeOf(who.principal));
     if (!alert) {
       // Outside the principal's scope: another org's alert is a refusal to record, a missing one is not.
       const org = (await orgsOfAlerts(c.store, [id])).get(id);
       if (org !== undefined) sees(ctx, who, org);
-      return notFound(ctx);
+      return undefined;
     }
-    if (!sees(ctx, who, alert.org)) return notFound(ctx);
+    return sees(ctx, who, alert.org) ? alert : undefined;
+  };
+
+  get('/console/api/alerts/:id', async (ctx, who) => {
+    const alert = await alertOf(ctx, who);
+    if (!alert) return notFound(ctx);
     const [events, history] = await Promise.all([
       alertEvents(c.store, alert),
       alertHistory(c.store, alert.org, alert.alert_id),
     ]);
     ctx.body = { alert, events, history, rule: c.rules(alert.rule_id) ?? null };
+  });
+
+  /** What the alert's users and IPs did around it (`window`: minutes each side, default 60), by session. */
+  get('/console/api/alerts/:id/timeline', async (ctx, who, q) => {
+    const windowMinutes = parseWindow(q.window);
+    const alert = await alertOf(ctx, who);
+    if (!alert) return notFound(ctx);
+    ctx.body = await alertTimeline(c.store, alert, await alertEvents(c.store, alert), windowMinutes);
   });
 
   get('/console/api/users/:org/:user', async (ctx, who, q) => {

@@ -180,18 +180,16 @@ export function failedSignIn(
   };
 }
 
-/** Delivers events to an org's hook and waits until the alerts they raise are in ClickHouse. */
-export async function deliverAndAlert(
+/** Delivers events to an org's hook and waits until they are in ClickHouse (whether or not they raise alerts). */
+export async function deliverEvents(
   w: ConsoleWorld,
   org: string,
   events: ReadonlyArray<Record<string, unknown>>,
-): Promise<string[]> {
+): Promise<void> {
   const status = await postDelivery(w.url, `hook-${org}`, delivery(org, `hook-${org}`, events));
   if (status !== 204) throw new Error(`delivery answered ${status}`);
   const store = w.hooklog.store!;
   const ids = events.map((e) => String(e.uuid));
-  // The alerts and the events land by different consumers (alerting, the sink): a page that shows both (a user's
-  // alerts beside their events) is only asked once both are in, or it races the sink.
   await waitFor(
     async () =>
       Number(
@@ -204,6 +202,19 @@ export async function deliverAndAlert(
       ),
     { until: (n) => n >= new Set(ids).size, what: `events of ${org} in ClickHouse`, timeoutMs: 60_000 },
   );
+}
+
+/** Delivers events to an org's hook and waits until the alerts they raise are in ClickHouse. */
+export async function deliverAndAlert(
+  w: ConsoleWorld,
+  org: string,
+  events: ReadonlyArray<Record<string, unknown>>,
+): Promise<string[]> {
+  // The alerts and the events land by different consumers (alerting, the sink): a page that shows both (a user's
+  // alerts beside their events) is only asked once both are in, or it races the sink.
+  await deliverEvents(w, org, events);
+  const store = w.hooklog.store!;
+  const ids = events.map((e) => String(e.uuid));
   return waitFor(
     async () => {
       const rows = await store.query<{ alert_id: string }>(

@@ -3,7 +3,7 @@
  * `location`, fetches its data from /console/api, and links to other pages by
  * URL. Changes carry the session's CSRF token from /console/api/me.
  */
-import { linkValue } from '../display.js';
+import { linkValue, MAX_LINKED } from '../display.js';
 
 export interface Me {
   readonly id: string;
@@ -73,6 +73,18 @@ export const eventsHref = (params: Record<string, string | undefined>): string =
     '/console/events',
     Object.fromEntries(Object.entries(params).map(([k, v]) => [k, v === undefined ? v : linkValue(v)])),
   );
+
+/**
+ * `field eq "value"` in the rules' filter language, or undefined for a value longer than MAX_LINKED: a
+ * filter carries its values whole, so a long one would put an unbounded value in the URL.
+ */
+export function eqFilter(field: string, value: string): string | undefined {
+  return value.length > MAX_LINKED ? undefined : `${field} eq ${JSON.stringify(value)}`;
+}
+
+/** The Search page for `filter` over [since, until) of one org: the whole search is in the URL. */
+export const searchHref = (p: { org: string; filter: string; since?: string; until?: string }): string =>
+  withQuery('/console/search', p);
 
 /** The page's query parameters. */
 export function params(): Record<string, string> {

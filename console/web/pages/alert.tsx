@@ -1,6 +1,10 @@
-/** One alert: what fired, the events behind it (each linked to its user and IP), its rule, its history. */
+/**
+ * One alert: what fired, the events behind it (each linked to its user and IP), the timeline of its users and IPs
+ * around it (timeline.tsx), its rule, its history.
+ */
 import { eventsHref, getJson, ipHref, seg, userHref, withQuery, type Me } from '../api.js';
 import { ChangeForm } from './change-form.js';
+import { Timeline } from './timeline.js';
 import type { ComponentChildren } from 'preact';
 import { KeyLinks, type AlertRow } from './alerts.js';
 import { ErrorBox, label, Loading, Table, useData, utc, Value } from '../ui.js';
@@ -75,6 +79,7 @@ export function AlertPage({ id, me }: { id: string; me: Me }) {
           },
         ]}
       />
+      <Timeline id={a.alert_id} org={a.org} />
       <h2>Rule</h2>
       {data.rule ? (
         <dl class="facts">

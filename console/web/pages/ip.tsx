@@ -1,5 +1,6 @@
 /** One client IP across the orgs you may see: who used it, in which orgs, with what outcome. */
-import { eventsHref, getJson, params, seg, userHref, type Me } from '../api.js';
+import { eqFilter, eventsHref, getJson, params, seg, userHref, type Me } from '../api.js';
+import { SearchThese } from './user.js';
 import { Chart, epochS } from '../chart.js';
 import { ErrorBox, Keep, Loading, RangeForm, useData, Value } from '../ui.js';
 import { Breakdown, type Figure, type TimePoint } from './figures.js';
@@ -51,6 +52,10 @@ export function IpPage({ ip, me }: { ip: string; me: Me }) {
               ],
             }}
           />
+          <p>
+            <SearchThese org={org} filter={eqFilter('client.ipAddress', data.ip)} range={range} />
+            {p.org ? '' : <span class="muted"> (in org {org})</span>}
+          </p>
           <div class="grid">
             <Breakdown caption="Orgs" rows={data.org} link={(v) => events(v, {})} />
             <Breakdown

@@ -1,5 +1,5 @@
 /** One user of one org: sign-ins over time, where from, with what, what they changed, their alerts and risk. */
-import { eventsHref, getJson, ipHref, params, seg } from '../api.js';
+import { eqFilter, eventsHref, getJson, ipHref, params, searchHref, seg } from '../api.js';
 import { Chart, epochS } from '../chart.js';
 import { ErrorBox, Loading, RangeForm, Table, useData, utc, Value } from '../ui.js';
 import type { AlertRow } from './alerts.js';
@@ -70,6 +70,8 @@ export function UserPage({ org, user }: { org: string; user: string }) {
           />
           <p>
             <a href={events({ sign_in: '1' })}>All sign-in events in this range</a>
+            {' · '}
+            <SearchThese org={org} filter={eqFilter('actor.alternateId', login)} range={range} />
           </p>
           <div class="grid">
             <Breakdown caption="Countries" rows={data.country} link={(v) => events({ country: v })} />
@@ -131,5 +133,22 @@ export function UserPage({ org, user }: { org: string; user: string }) {
         </>
       )}
     </section>
+  );
+}
+
+/** A link to the Search page over the page's range, or a note when the value is too long for a URL. */
+export function SearchThese({
+  org,
+  filter,
+  range,
+}: {
+  org: string;
+  filter: string | undefined;
+  range: { since?: string; until?: string };
+}) {
+  return filter ? (
+    <a href={searchHref({ org, filter, ...range })}>Search these events</a>
+  ) : (
+    <span class="muted">Too long to search by in a URL: use the events links.</span>
   );
 }
