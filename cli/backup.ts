@@ -8,6 +8,7 @@ import { HooklogError } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import { EmbeddedStream } from '../platform/stream/embedded/index.js';
 import { openStream } from '../platform/stream/open.js';
+import { unwrapRecordFormats } from '../platform/stream/formats.js';
 import type { Stream } from '../platform/stream/types.js';
 import { defaultBackupDir, openStore, storeOptions } from '../platform/store/index.js';
 import type { Store } from '../platform/store/index.js';
@@ -27,11 +28,13 @@ function refuseServers(config: Config, what: 'backup' | 'restore'): void {
 
 /** The backup this process takes of the store and log it holds: the running hooklog's admin route `/backup`. */
 export function backupHere(config: Config, stream: Stream, store: Store, logger: Logger, dir: string) {
-  if (!(stream instanceof EmbeddedStream)) refuseServers(config, 'backup');
+  // openStream wraps the stream for record formats; the segments are the embedded log's own.
+  const log = unwrapRecordFormats(stream);
+  if (!(log instanceof EmbeddedStream)) refuseServers(config, 'backup');
   return takeBackup(
     {
       store,
-      log: stream as EmbeddedStream,
+      log: log as EmbeddedStream,
       stagingDir: defaultBackupDir(config.data_dir),
       dataDir: config.data_dir,
       logger,

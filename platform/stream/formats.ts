@@ -149,6 +149,17 @@ function stampRecords(family: TopicFamily, records: readonly StreamRecord[]): St
   });
 }
 
+/** Each stream withRecordFormats made, to the stream it wraps. */
+const wrapped_ = new WeakMap<Stream, Stream>();
+
+/**
+ * The stream under withRecordFormats's wrapping (itself when it is not one): for what only the stream kind itself
+ * offers, such as the embedded log's segments for a backup. Records appended through it are not stamped.
+ */
+export function unwrapRecordFormats(stream: Stream): Stream {
+  return wrapped_.get(stream) ?? stream;
+}
+
 /**
  * The stream, stamping each append with its topic's format and checking each record read (see the module comment).
  * `prefix` is the configured topic prefix.
@@ -232,7 +243,7 @@ export function withRecordFormats(inner: Stream, opts: { prefix: string; logger:
     };
   };
 
-  return {
+  const wrapped: Stream = {
     kind: inner.kind,
     ensureTopics: (specs) => inner.ensureTopics(specs),
     append: (topic, records) => inner.append(topic, stampAll(topic, records)),
@@ -254,6 +265,8 @@ export function withRecordFormats(inner: Stream, opts: { prefix: string; logger:
     ping: () => inner.ping(),
     close: () => inner.close(),
   };
+  wrapped_.set(wrapped, inner);
+  return wrapped;
 }
 
 /** For `hooklog --version`: one line per family, `<family>  writes N, reads unversioned, 1`. */

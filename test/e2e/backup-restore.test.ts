@@ -120,7 +120,7 @@ describe('backup and restore (embedded, real CLI)', () => {
     const backupDir = join(mkdtempSync(join(tmpdir(), 'hooklog-backup-')), 'b1');
     const backup = await runCli(['backup', backupDir, '--config', a.configPath]);
     expect(backup.stderr).not.toMatch(/BACKUP_|error/i);
-    expect(backup.code).toBe(0);
+    expect(backup.code, `${backup.stdout}\n${backup.stderr}`).toBe(0);
     expect(backup.stdout).toContain(`backup written to ${backupDir}`);
     const backupEnded = Date.now();
     const during = answered.filter((x) => x.at >= backupStarted && x.at - x.ms <= backupEnded);

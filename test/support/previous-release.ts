@@ -37,14 +37,22 @@ export function buildPreviousRelease(): PreviousRelease {
   const dir = join(tmpdir(), `hooklog-release-${version}-${commit.slice(0, 12)}`);
   const bin = join(dir, 'bin', 'hooklog.js');
   const built = join(dir, 'dist', 'cli', 'hooklog.js');
-  if (existsSync(built)) return { version, commit, bin };
+  // The cache may outlive the clone that made it: its node_modules link always points at this clone's.
+  const linkModules = () => {
+    rmSync(join(dir, 'node_modules'), { force: true });
+    symlinkSync(join(REPO_DIR, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  };
+  if (existsSync(built)) {
+    linkModules();
+    return { version, commit, bin };
+  }
   const git = (...args: string[]) => execFileSync('git', args, { cwd: REPO_DIR, stdio: 'pipe' });
   if (existsSync(dir)) {
     rmSync(dir, { recursive: true, force: true });
     git('worktree', 'prune');
   }
   git('worktree', 'add', '--detach', dir, commit);
-  symlinkSync(join(REPO_DIR, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  linkModules();
   execFileSync(
     process.execPath,
     [join(REPO_DIR, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
