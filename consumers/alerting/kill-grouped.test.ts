@@ -12,7 +12,6 @@
  * X-Hooklog-Alert-Id (README, "Time, lateness, restarts"), which is the
  * receiver's to drop and not what this test is about.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,10 +25,10 @@ import { Header, topicNames } from '../../platform/stream/headers.js';
 import { openKafkaStream } from '../../platform/stream/kafka/index.js';
 import type { Stream, StreamRecord } from '../../platform/stream/types.js';
 import { kafkaBrokers } from '../../test/kafka/inject.js';
-import { hooklogArgs, REPO_DIR } from '../../test/support/cli.js';
 import { randomName, waitFor } from '../../test/support/wait.js';
 import type { Alert } from './alert.js';
 import { alertingTopics } from './index.js';
+import { spawnAlert } from '../../test/support/alert-process.js';
 
 const log = silentLogger();
 const dir = mkdtempSync(join(tmpdir(), 'hooklog-alert-kill-grouped-'));
@@ -60,18 +59,6 @@ afterAll(async () => {
   await new Promise((r) => receiver?.close(r));
   rmSync(dir, { recursive: true, force: true });
 });
-
-function spawnAlert(configPath: string): { child: ChildProcess; exited: Promise<void>; output: () => string } {
-  const child = spawn(process.execPath, hooklogArgs(['alert', '-c', configPath]), {
-    cwd: REPO_DIR,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  return { child, exited, output: () => out };
-}
 
 /** The flood: failed sign-ins of one user, 500 ms apart (41 min), and a success now and then that no rule takes. */
 function flood(org: string): StreamRecord[] {

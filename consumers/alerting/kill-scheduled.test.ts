@@ -3,7 +3,6 @@
  * over embedded ClickHouse, each kill after a different number of completed
  * runs: afterwards the alerts topic holds exactly one alert per result row.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,26 +13,14 @@ import { silentLogger } from '../../platform/log.js';
 import { migrate, openStore } from '../../platform/store/index.js';
 import { openEmbeddedStream } from '../../platform/stream/embedded/index.js';
 import { topicNames } from '../../platform/stream/headers.js';
-import { hooklogArgs, REPO_DIR } from '../../test/support/cli.js';
 import { randomName, waitFor } from '../../test/support/wait.js';
 import { alertingTopics } from './index.js';
 import { EVENTS_TABLE } from '../../schemas/tables.js';
+import { spawnAlert } from '../../test/support/alert-process.js';
 
 const log = silentLogger();
 const dir = mkdtempSync(join(tmpdir(), 'hooklog-alert-kill-scheduled-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function spawnAlert(configPath: string): { child: ChildProcess; exited: Promise<void>; output: () => string } {
-  const child = spawn(process.execPath, hooklogArgs(['alert', '-c', configPath]), {
-    cwd: REPO_DIR,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  return { child, exited, output: () => out };
-}
 
 const SHARDS = 12;
 const EVENTS = 240;

@@ -6,7 +6,6 @@
  * exactly one alert per finding. (The Kafka path of the same checkpoint is
  * killed in kill.test.ts.)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,27 +14,15 @@ import { stringify } from 'yaml';
 import { silentLogger } from '../../platform/log.js';
 import { openEmbeddedStream } from '../../platform/stream/embedded/index.js';
 import { topicNames } from '../../platform/stream/headers.js';
-import { hooklogArgs, REPO_DIR } from '../../test/support/cli.js';
 import { randomName, waitFor } from '../../test/support/wait.js';
 import { alertingSchema } from './config.js';
 import { alertingTopics, startAlerting } from './index.js';
 import { TRAVEL_RULES, travelEvents } from './testing/events.js';
+import { spawnAlert } from '../../test/support/alert-process.js';
 
 const log = silentLogger();
 const dir = mkdtempSync(join(tmpdir(), 'hooklog-alert-kill-stateful-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function spawnAlert(configPath: string): { child: ChildProcess; exited: Promise<void>; output: () => string } {
-  const child = spawn(process.execPath, hooklogArgs(['alert', '-c', configPath]), {
-    cwd: REPO_DIR,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  return { child, exited, output: () => out };
-}
 
 describe('a stateful rule under kill -9 (embedded)', () => {
   it('three kills mid-stream: every impossible trip alerted exactly once', { timeout: 120_000 }, async () => {

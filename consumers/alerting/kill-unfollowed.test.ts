@@ -5,7 +5,6 @@
  * then-events kept for them and the counted first steps live in the checkpoint written atomically with the
  * alerts, so afterwards the alerts topic holds exactly one alert per finding.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,12 +12,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { silentLogger } from '../../platform/log.js';
 import { openEmbeddedStream } from '../../platform/stream/embedded/index.js';
-import { hooklogArgs, REPO_DIR } from '../../test/support/cli.js';
 import { randomName, waitFor } from '../../test/support/wait.js';
 import { alertingSchema } from './config.js';
 import { alertingTopics, startAlerting } from './index.js';
 import { Header, topicNames } from '../../platform/stream/headers.js';
 import type { StreamRecord } from '../../platform/stream/types.js';
+import { spawnAlert } from '../../test/support/alert-process.js';
 
 const T0 = Date.parse('2026-03-01T00:00:00Z');
 const MIN = 60_000;
@@ -94,18 +93,6 @@ function factorAndPushEvents(orgs: readonly string[], rounds: number): { records
 const log = silentLogger();
 const dir = mkdtempSync(join(tmpdir(), 'hooklog-alert-kill-unfollowed-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function spawnAlert(configPath: string): { child: ChildProcess; exited: Promise<void>; output: () => string } {
-  const child = spawn(process.execPath, hooklogArgs(['alert', '-c', configPath]), {
-    cwd: REPO_DIR,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  return { child, exited, output: () => out };
-}
 
 describe('unfollowed and counted sequence rules under kill -9 (embedded)', () => {
   it('three kills mid-stream: every finding alerted exactly once', { timeout: 120_000 }, async () => {

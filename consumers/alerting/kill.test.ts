@@ -6,7 +6,6 @@
  * broker's least, 6 s) and on the embedded log (the lock of a killed process
  * is stale and taken over).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,12 +16,12 @@ import { openEmbeddedStream } from '../../platform/stream/embedded/index.js';
 import { openKafkaStream } from '../../platform/stream/kafka/index.js';
 import { topicNames } from '../../platform/stream/headers.js';
 import type { Stream } from '../../platform/stream/types.js';
-import { hooklogArgs, REPO_DIR } from '../../test/support/cli.js';
 import { kafkaBrokers } from '../../test/kafka/inject.js';
 import { randomName, waitFor } from '../../test/support/wait.js';
 import { alertingSchema } from './config.js';
 import { alertingTopics, startAlerting } from './index.js';
 import { TEST_RULES, findingEvents } from './testing/events.js';
+import { spawnAlert } from '../../test/support/alert-process.js';
 
 const log = silentLogger();
 const dir = mkdtempSync(join(tmpdir(), 'hooklog-alert-kill-'));
@@ -39,18 +38,6 @@ afterAll(async () => {
   await stream?.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-function spawnAlert(configPath: string): { child: ChildProcess; exited: Promise<void>; output: () => string } {
-  const child = spawn(process.execPath, hooklogArgs(['alert', '-c', configPath]), {
-    cwd: REPO_DIR,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  return { child, exited, output: () => out };
-}
 
 describe('hooklog alert under kill -9 (Kafka)', () => {
   it('three kills mid-stream: every finding alerted exactly once', { timeout: 300_000 }, async () => {

@@ -8,7 +8,6 @@
  * Kafka (a restart waits for the killed members to be evicted) and on the
  * embedded log (the lock of a killed process is stale and taken over).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,13 +20,13 @@ import { topicNames } from '../../../platform/stream/headers.js';
 import type { Stream, StreamRecord } from '../../../platform/stream/types.js';
 import { riskTopics, type RiskChange } from '../../../schemas/risk.js';
 import { kafkaBrokers } from '../../../test/kafka/inject.js';
-import { hooklogArgs, REPO_DIR } from '../../../test/support/cli.js';
 import { randomName, waitFor } from '../../../test/support/wait.js';
 import { alertingSchema } from '../config.js';
 import { startAlerting } from '../index.js';
 import { riskTravelEvents, riskTravelRules } from '../testing/events.js';
 import { readChanges } from '../testing/risk-fold.js';
 import { expiryChangeId } from './fold.js';
+import { spawnAlert } from '../../../test/support/alert-process.js';
 
 const log = silentLogger();
 const dir = mkdtempSync(join(tmpdir(), 'hooklog-risk-kill-'));
@@ -35,18 +34,6 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const ORGS = ['acme', 'globex', 'initech', 'umbrella', 'hooli', 'wonka'];
 const USERS = 24;
-
-function spawnAlert(configPath: string): { child: ChildProcess; exited: Promise<void>; output: () => string } {
-  const child = spawn(process.execPath, hooklogArgs(['alert', '-c', configPath]), {
-    cwd: REPO_DIR,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  return { child, exited, output: () => out };
-}
 
 /**
  * Trips for every user of every org, merged in event time (no allowed lateness: an event behind the newest of its
