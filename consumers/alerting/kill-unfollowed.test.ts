@@ -10,14 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { silentLogger } from '../../platform/log.js';
-import { openEmbeddedStream } from '../../platform/stream/embedded/index.js';
-import { randomName, waitFor } from '../../test/support/wait.js';
-import { alertingSchema } from './config.js';
-import { alertingTopics, startAlerting } from './index.js';
-import { Header, topicNames } from '../../platform/stream/headers.js';
+import { randomName } from '../../test/support/wait.js';
+import { Header } from '../../platform/stream/headers.js';
 import type { StreamRecord } from '../../platform/stream/types.js';
-import { spawnAlert } from '../../test/support/alert-process.js';
+import { killThriceThenDrain } from '../../test/support/alert-process.js';
 
 const T0 = Date.parse('2026-03-01T00:00:00Z');
 const MIN = 60_000;
@@ -90,7 +86,6 @@ function factorAndPushEvents(orgs: readonly string[], rounds: number): { records
   return { records, expected: orgs.length * rounds * 3 };
 }
 
-const log = silentLogger();
 const dir = mkdtempSync(join(tmpdir(), 'hooklog-alert-kill-unfollowed-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -99,7 +94,6 @@ describe('unfollowed and counted sequence rules under kill -9 (embedded)', () =>
     const dataDir = join(dir, 'embedded');
     const prefix = randomName('alu');
     const group = randomName('alerting');
-    const t = topicNames(prefix);
     const config = {
       data_dir: dataDir,
       log_level: 'info',
@@ -117,78 +111,10 @@ describe('unfollowed and counted sequence rules under kill -9 (embedded)', () =>
     writeFileSync(configPath, stringify(config));
     const orgs = ['acme', 'globex', 'initech', 'umbrella', 'hooli', 'wonka'];
     const { records, expected: expectedFindings } = factorAndPushEvents(orgs, 60);
-    let local = await openEmbeddedStream({ dataDir, logger: log });
-    await local.ensureTopics([
-      { name: t.logs, partitions: 3 },
-      { name: t.deadletter, partitions: 1 },
-    ]);
-    for (let i = 0; i < records.length; i += 500) await local.append(t.logs, records.slice(i, i + 500));
-    await local.close();
-
-    for (let k = 0; k < 3; k++) {
-      const proc = spawnAlert(configPath);
-      await waitFor(() => (proc.output().match(/alerts raised/g) ?? []).length, {
-        until: (n) => n >= 4,
-        timeoutMs: 60_000,
-        intervalMs: 5,
-        what: 'progress',
-        seen: () => proc.output(),
-      });
-      proc.child.kill('SIGKILL');
-      await proc.exited;
-    }
-
-    local = await openEmbeddedStream({ dataDir, logger: log });
-    try {
-      const committed = async () =>
-        [...(await local.committedOffsets(t.logs, group)).values()].reduce((a, b) => a + b, 0);
-      const atRestart = await committed();
-      expect(atRestart).toBeGreaterThan(0);
-      expect(atRestart).toBeLessThan(records.length);
-      const alerting = await startAlerting({
-        config: alertingSchema.parse(config.alerting),
-        stream: local,
-        topicPrefix: prefix,
-        partitions: 3,
-        logsTopic: t.logs,
-        deadletterTopic: t.deadletter,
-        logger: log,
-      });
-      try {
-        await waitFor(async () => await committed(), { until: (v) => v === records.length, what: 'drained' });
-      } finally {
-        await alerting.stop();
-      }
-      // Read the alerts topic to its end (everything appended by now): a repeat would be in there too.
-      const seen: string[] = [];
-      const alertsTopic = alertingTopics(prefix).alerts;
-      const end = local.endOffsets(alertsTopic);
-      const readerGroup = randomName('reader');
-      const reader = await local.consume({
-        topic: alertsTopic,
-        group: readerGroup,
-        maxBatchWaitMs: 20,
-        handler: async (b) => void seen.push(...b.records.map((r) => r.headers['hooklog-alert-id']!)),
-      });
-      try {
-        await waitFor(
-          async () => {
-            const c = await local.committedOffsets(alertsTopic, readerGroup);
-            return [...end].map(([p, next]) => ({ partition: p, next, committed: c.get(p) ?? 0 }));
-          },
-          {
-            until: (parts) => parts.every((x) => x.committed >= x.next),
-            what: 'reading the alerts',
-            seen: () => `${seen.length} alerts read`,
-          },
-        );
-      } finally {
-        await reader.stop();
-      }
-      expect(new Set(seen).size).toBe(expectedFindings);
-      expect(seen).toHaveLength(expectedFindings);
-    } finally {
-      await local.close();
-    }
+    const run = await killThriceThenDrain({ configPath, dataDir, prefix, alerting: config.alerting, records });
+    expect(run.atRestart).toBeGreaterThan(0);
+    expect(run.atRestart).toBeLessThan(records.length);
+    expect(new Set(run.alertIds).size).toBe(expectedFindings);
+    expect(run.alertIds).toHaveLength(expectedFindings);
   });
 });
