@@ -15,11 +15,14 @@ import { openKafkaStream } from './index.js';
 
 const rec = (key: string): StreamRecord => ({ key, value: Buffer.from(key), headers: {} });
 const streams: Stream[] = [];
+const PREFIX = randomName('own');
 const open = async (instanceId: string, clientId = 'own-test') => {
   const s = await openKafkaStream({
     brokers: kafkaBrokerList(),
     clientId,
     instanceId,
+    // Its own prefix, so the latest-by-key reader groups it counts are this file's, not a concurrent file's.
+    topicPrefix: PREFIX,
     logger: silentLogger(),
     compression: 'none',
     sessionTimeoutMs: 6_000,
@@ -78,7 +81,7 @@ describe('kafka ownership', () => {
     await a.ensureTopics([{ name: topic, partitions: 2 }]);
     await Promise.all([a.follow(topic), b.follow(topic)]);
     const readers = async () =>
-      (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.includes('.latest-by-key.'));
+      (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(`${PREFIX}.latest-by-key.`));
     const before = await readers();
     const owner = randomName('work');
     // Hand-overs back and forth: each new holder claims (which completes the old holder's last commit), then
