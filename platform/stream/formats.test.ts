@@ -14,6 +14,7 @@ import type { ConsumedRecord, Stream } from './types.js';
 import { waitFor } from '../../test/support/wait.js';
 import { topicNames } from './headers.js';
 import { riskTopics } from '../../schemas/risk.js';
+import { identityTopic } from '../../schemas/identity.js';
 import { alertingTopics } from '../../consumers/alerting/index.js';
 import { responseTopics } from '../../consumers/response/records.js';
 import { alertStatesTopic, consoleSessionsTopic } from '../../console/index.js';
@@ -71,6 +72,7 @@ describe('record format versions', () => {
       ...Object.values(responseTopics(PREFIX)),
       alertStatesTopic(PREFIX),
       consoleSessionsTopic(PREFIX),
+      identityTopic(PREFIX),
     ];
     expect(every.filter((t) => familyOf(t, PREFIX) === null)).toEqual([]);
     expect(new Set(every.map((t) => familyOf(t, PREFIX))).size).toBe(TOPIC_FAMILIES.length);

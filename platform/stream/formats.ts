@@ -49,6 +49,7 @@ export const TOPIC_FAMILIES = [
   'ssf-deliveries',
   'response-sets-state',
   'response-actions-state',
+  'identity',
 ] as const;
 export type TopicFamily = (typeof TOPIC_FAMILIES)[number];
 
@@ -85,6 +86,8 @@ export const RECORD_FORMATS: Readonly<Record<TopicFamily, RecordFormat>> = {
   'ssf-deliveries': V1,
   'response-sets-state': V1,
   'response-actions-state': V1,
+  // New in 0.3.0 (no earlier release writes it); V1 like the rest, so every family reads the same versions.
+  identity: V1,
 };
 
 /** A topic's family under `prefix`, or null for a topic that is not hooklog's. */
