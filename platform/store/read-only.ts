@@ -1,5 +1,14 @@
 import type { ClickHouseClient } from '@clickhouse/client';
+import { HooklogError } from '../errors.js';
 import { classifyClickHouseError } from './errors.js';
+
+/**
+ * Statements that write although the connection is read-only: ClickHouse checks `readonly` for writes to tables
+ * and for RESTORE, but not for BACKUP, which writes files (into the embedded engine's backup directory, the one
+ * `hooklog backup` stages in). Named by the engine's own parser (the first line of `EXPLAIN AST`), never by
+ * matching the text, so comments, case and spacing cannot hide one.
+ */
+const WRITING_STATEMENTS = /^"?(BackupQuery|RestoreQuery)\b/;
 
 /** Column names in result order, and the rows (JSON format: 64-bit integers as strings). */
 export interface ReadOnlyResult {
@@ -40,6 +49,7 @@ export class ReadOnlyRunner {
       try {
         const client = await this.#connect();
         if (this.#kind === 'embedded') await client.command({ query: `USE ${this.#database}` });
+        await refuseWritingStatement(client, sql);
         const rs = await client.query({ query: sql, format: 'JSON' });
         const body = (await rs.json()) as { meta?: Array<{ name: string }>; data?: Array<Record<string, unknown>> };
         return { columns: (body.meta ?? []).map((m) => m.name), rows: body.data ?? [] };
@@ -81,4 +91,17 @@ export class ReadOnlyRunner {
     });
     return pending;
   }
+}
+
+async function refuseWritingStatement(client: ClickHouseClient, sql: string): Promise<void> {
+  // The client appends `FORMAT <format>` to the text, which EXPLAIN takes as part of the statement it explains; its
+  // own output is one line per node, the statement's kind first, in the connection's default form (quoted, on chdb).
+  const rs = await client.query({ query: `EXPLAIN AST ${sql}`, format: 'TabSeparated' });
+  const first = (await rs.text()).split('\n', 1)[0] ?? '';
+  const statement = WRITING_STATEMENTS.exec(first)?.[1];
+  if (statement)
+    throw new HooklogError(
+      'QUERY_INVALID',
+      `${statement === 'BackupQuery' ? 'BACKUP' : 'RESTORE'} is refused here: ad-hoc SQL is read-only (use \`hooklog backup\` and \`hooklog restore\`)`,
+    );
 }

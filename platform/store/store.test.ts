@@ -2,7 +2,7 @@
  * The store against real embedded ClickHouse (chdb). One chdb path for the
  * whole file (one engine per process); tests isolate by database name.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -202,6 +202,33 @@ describe('store (embedded chdb)', () => {
     await store.insertJson(table, [{ k: 'c', n: 3 }], { dedupToken: 'ro-2' });
     expect(await count(table)).toBe(2);
     expect((await store.readOnlyQuery(`SELECT count() AS n FROM ${table}`)).rows).toEqual([{ n: '2' }]);
+  });
+
+  it('refuses BACKUP and RESTORE in ad-hoc SQL, however written, and writes no file', async () => {
+    const table = await freshTable('n UInt32');
+    await store.insertJson(table, [{ n: 1 }]);
+    const staging = join(dataDir, 'backup-staging');
+    mkdirSync(staging, { recursive: true });
+    const before = readdirSync(staging);
+    const target = (name: string) => `File('${join(staging, name)}')`;
+    for (const sql of [
+      `BACKUP TABLE ${table} TO ${target(randomName('adhoc'))}`,
+      `/* a comment */ backup\n  DATABASE ${store.database} TO ${target(randomName('adhoc'))}`,
+      `-- line comment\nBACKUP TABLE ${table} TO ${target(randomName('adhoc'))} SETTINGS async = 1`,
+      `RESTORE TABLE ${table} AS ${table}_r FROM ${target('nothing')}`,
+    ]) {
+      await expect(store.readOnlyQuery(sql), sql).rejects.toMatchObject({
+        code: 'QUERY_INVALID',
+        message: expect.stringMatching(/^(BACKUP|RESTORE) is refused here: ad-hoc SQL is read-only/),
+      });
+    }
+    expect(readdirSync(staging)).toEqual(before);
+    // What ClickHouse itself refuses still fails with its own reason, and reads still work.
+    await expect(store.readOnlyQuery('SELEC 1')).rejects.toMatchObject({
+      code: 'STORE_QUERY_FAILED',
+      message: expect.stringMatching(/SYNTAX_ERROR/),
+    });
+    expect((await store.readOnlyQuery(`SELECT sum(n) AS n FROM ${table}`)).rows).toEqual([{ n: '1' }]);
   });
 
   it('drops a repeated TSV insert in every table a view writes from it, and in the views of those', async () => {
