@@ -21,6 +21,9 @@ import type { Alert } from '../alert.js';
 import { alertingSchema } from '../config.js';
 import { startAlerting } from '../index.js';
 import { IdentityView } from './view.js';
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { CONTENT_DIR } from '../index.js';
 
 const log = silentLogger();
 
@@ -48,11 +51,18 @@ const tombstone = (org: string, id: string): StreamRecord => ({
   headers: {},
 });
 
-/** A sign-in of `actor` (the event's own actor fields beside the id in `extra`). */
-function signin(org: string, uuid: string, actorId: string, extra: Record<string, unknown> = {}): StreamRecord {
+/** A sign-in of `actor` (the event's own actor fields beside the id in `extra`), `agoMs` before now. */
+function signin(
+  org: string,
+  uuid: string,
+  actorId: string,
+  extra: Record<string, unknown> = {},
+  more: { agoMs?: number; country?: string } = {},
+): StreamRecord {
   const event = {
     uuid,
-    published: new Date().toISOString(),
+    published: new Date(Date.now() - (more.agoMs ?? 0)).toISOString(),
+    ...(more.country ? { client: { geographicalContext: { country: more.country } } } : {}),
     eventType: 'user.session.start',
     outcome: { result: 'SUCCESS' },
     actor: { id: actorId, type: 'User', alternateId: `${actorId}@${org}.example`, ...extra },
@@ -69,6 +79,12 @@ const RULES = [
   { id: 'group_id', detection: 'actor.groupIds in ["00gadmins"]' },
   { id: 'hostile_group', detection: { s: { 'actor.groups': HOSTILE }, condition: 's' } },
   { id: 'suspended', detection: 'actor.status eq "SUSPENDED"' },
+  // The shipped rule, as shipped (its cases are content.test.ts's).
+  (() => {
+    const file = parse(readFileSync(join(CONTENT_DIR, 'account-takeover.yaml'), 'utf8')) as Record<string, unknown>[];
+    const { cases: _cases, ...rule } = file.find((r) => r['id'] === 'takeover.admin_signin_new_country')!;
+    return rule;
+  })(),
 ];
 
 /** Every alert appended to `topic`, by a reader group of its own; `toEnd` reads up to what is there now. */
@@ -129,7 +145,14 @@ function identitySuite(open: () => Stream, timeoutMs: number): void {
         user('acme', '00ufay', { admin_roles: ['SUPER_ADMIN'] }),
         user('acme', '00ufay', { admin_roles: [] }),
       ]);
+      const H = 3_600_000;
       await stream.append(t.logs, [
+        // The shipped rule: ada (an administrator) and dan (no record) each sign in from the US, then from
+        // Romania; the later events move the watermark past them. Only ada's Romania is a finding.
+        signin('acme', 'e-ada-us', '00uada', {}, { agoMs: 2 * H, country: 'United States' }),
+        signin('acme', 'e-dan-us', '00udan', {}, { agoMs: 2 * H, country: 'United States' }),
+        signin('acme', 'e-ada-ro', '00uada', {}, { agoMs: H, country: 'Romania' }),
+        signin('acme', 'e-dan-ro', '00udan', {}, { agoMs: H, country: 'Romania' }),
         signin('acme', 'e-ada', '00uada'),
         signin('acme', 'e-bob', '00ubob'),
         signin('acme', 'e-eve', '00ueve'),
@@ -167,8 +190,21 @@ function identitySuite(open: () => Stream, timeoutMs: number): void {
         await alerts.toEnd();
         expect(fired(alerts.all)).toEqual(
           [
+            'takeover.admin_signin_new_country e-ada-ro',
             'super_admin e-ada',
+            'super_admin e-ada-us',
+            'super_admin e-ada-ro',
             'any_admin e-ada',
+            'any_admin e-ada-us',
+            'any_admin e-ada-ro',
+            'admins_group e-ada-us',
+            'admins_group e-ada-ro',
+            'group_id e-ada-us',
+            'group_id e-ada-ro',
+            'hostile_group e-ada-us',
+            'hostile_group e-ada-ro',
+            'not_admin e-dan-us',
+            'not_admin e-dan-ro',
             'admins_group e-ada',
             'group_id e-ada',
             'hostile_group e-ada',
