@@ -21,6 +21,8 @@ import type { Alert } from '../alert.js';
 import { alertingSchema } from '../config.js';
 import { startAlerting } from '../index.js';
 import { IdentityView } from './view.js';
+import { registry } from '../../../platform/metrics.js';
+import { total } from '../../../test/support/metrics.js';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { CONTENT_DIR } from '../index.js';
@@ -252,6 +254,9 @@ function identitySuite(open: () => Stream, timeoutMs: number): void {
         { key: identityKey('acme', '00ubad'), value: Buffer.from('{"org":"acme","user_id":"00ubad"}'), headers: {} },
         { ...user('acme', '00umallory', { admin_roles: ['SUPER_ADMIN'] }), key: identityKey('acme', '00uvictim') },
       ]);
+      const ignored = async (reason: string) =>
+        total(await registry.metrics(), 'hooklog_alerting_identity_records_ignored_total', { reason });
+      const [unreadable, misskeyed] = [await ignored('unreadable'), await ignored('misskeyed')];
       const view = new IdentityView(log);
       await view.start(stream, topic);
       try {
@@ -268,6 +273,7 @@ function identitySuite(open: () => Stream, timeoutMs: number): void {
         expect(view.actor('acme', '00uvictim')).toBeUndefined();
         expect(view.actor('globex', '00ucid')).toBeUndefined();
         expect(view.ignored).toBe(2);
+        expect([(await ignored('unreadable')) - unreadable, (await ignored('misskeyed')) - misskeyed]).toEqual([1, 1]);
 
         await stream.append(topic, [tombstone('acme', '00ucid')]);
         await waitFor(() => view.actor('acme', '00ucid'), {

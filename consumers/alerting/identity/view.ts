@@ -10,16 +10,24 @@
  * - Records of a key are taken in offset order (an older one, tombstones included, is ignored), so a re-read
  *   from the beginning never brings back an old state. A tombstone (user deleted) removes the user.
  * - A record that does not parse as the contract, or whose key is not its own user's, changes nothing (the
- *   user's previous record stands) and is counted and logged once in a while: the sync's problem, not one
+ *   user's previous record stands) and is counted (hooklog_alerting_identity_records_ignored_total) and logged
+ *   once in a while: the sync's problem, not one
  *   alerting can fix, and no reason to stop evaluating.
  *
  * Every value came from the identity service and may be an attacker's (a group named by someone who can
  * name groups): held and handed to the rules as data, bounded by the contract's limits.
  */
 import type { Logger } from '../../../platform/log.js';
+import { counter } from '../../../platform/metrics.js';
 import type { ConsumedRecord, Stream } from '../../../platform/stream/types.js';
 import { identityKey, identityUserSchema } from '../../../schemas/identity.js';
 import type { ActorContext, ActorContextLookup } from './context.js';
+
+const ignoredTotal = counter({
+  name: 'hooklog_alerting_identity_records_ignored_total',
+  help: "Records of <prefix>.identity the rules' identity view left out (the user's previous record stands), by reason: unreadable (not the contract), misskeyed (keyed as another user).",
+  labelNames: ['reason'] as const,
+});
 
 interface Entry {
   readonly offset: number;
@@ -85,8 +93,10 @@ export class IdentityView implements ActorContextLookup {
       parsed = null;
     }
     if (!parsed?.success || identityKey(parsed.data.org, parsed.data.user_id) !== key) {
-      const why = parsed?.success ? 'identity record keyed as another user' : 'identity record unreadable';
-      if (this.#ignored++ % 1000 === 0) this.#log?.warn({ key, offset: r.offset, ignored: this.#ignored }, why);
+      const reason = parsed?.success ? 'misskeyed' : 'unreadable';
+      ignoredTotal.inc({ reason });
+      if (this.#ignored++ % 1000 === 0)
+        this.#log?.warn({ key, offset: r.offset, reason, ignored: this.#ignored }, 'identity record left out');
       return null;
     }
     const u = parsed.data;
