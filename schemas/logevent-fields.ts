@@ -66,6 +66,12 @@ export const LOG_EVENT: FieldNode = open({
     detailEntry: map,
     // The seed's spelling of detailEntry; the engine reads whichever an event has.
     detail: map,
+    // Not the service's: the actor's identity context, which alerting gives each event from the identity
+    // records (schemas/identity.ts; ACTOR_CONTEXT_PATHS).
+    groups: arrayOf(scalar),
+    groupIds: arrayOf(scalar),
+    adminRoles: arrayOf(scalar),
+    status: scalar,
   }),
   client: open({
     id: scalar,
@@ -158,6 +164,13 @@ export const LOG_EVENT: FieldNode = open({
   p_source_id: scalar,
   p_source_label: scalar,
 });
+
+/**
+ * The paths alerting adds to an event's actor from the identity records before its rules run
+ * (consumers/alerting/identity/): no event the service sends has them, so the store's events do not either
+ * (search refuses them).
+ */
+export const ACTOR_CONTEXT_PATHS = ['actor.groups', 'actor.groupIds', 'actor.adminRoles', 'actor.status'] as const;
 
 /** A field name in the form rules and events are compared in: lower-cased, without `_`. */
 function normal(s: string): string {

@@ -213,6 +213,27 @@ describe('a mistake is pointed at', () => {
     expect([err.param, err.column, err.message, err.code]).toEqual(['filter', column, message, 'QUERY_INVALID']);
   });
 
+  it('identity context, which rules read and stored events never carry, is refused, never an empty answer', () => {
+    const why = (path: string) =>
+      `${JSON.stringify(path)} is identity context that alerting gives events as its rules run (docs/detect/rules.md#identity-context); stored events do not carry it and search cannot join the identity records yet: search by actor.id or actor.alternateId`;
+    const err = refusal(() => compileSearch(ADMIN, req('eventType pr and actor.adminRoles eq "SUPER_ADMIN"')));
+    expect([err.param, err.column, err.message, err.code]).toEqual([
+      'filter',
+      18,
+      `filter, column 18: ${why('actor.adminRoles')}`,
+      'QUERY_INVALID',
+    ]);
+    expect(refusal(() => compileSearch(ADMIN, req('ACTOR.GROUPS co "admin"'))).message).toBe(
+      `filter, column 1: ${why('actor.groups')}`,
+    );
+    expect(refusal(() => compileSearch(ADMIN, req('', { fields: ['actor.status'] }))).message).toBe(
+      `fields: ${why('actor.status')}`,
+    );
+    expect(refusal(() => compileSearch(ADMIN, req('', { facets: ['actor.groupIds'] }))).message).toBe(
+      `facets: ${why('actor.groupIds')}`,
+    );
+  });
+
   it('fields, facets, limits and cursors are checked too', () => {
     expect(refusal(() => compileSearch(ADMIN, req('', { fields: ['clinet.ipAddress'] }))).message).toBe(
       'fields: unknown field "clinet.ipAddress": did you mean "client.ipAddress"?',

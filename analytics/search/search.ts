@@ -16,7 +16,7 @@
 import { EVERY_ORG, mayReadOrgs, type Principal } from '../../platform/access.js';
 import { HooklogError } from '../../platform/errors.js';
 import { FILTER_ALIASES, FilterSyntaxError, parseFilter, type FilterNode } from '../../platform/filter/parse.js';
-import { lookupFieldPath } from '../../schemas/logevent-fields.js';
+import { ACTOR_CONTEXT_PATHS, lookupFieldPath } from '../../schemas/logevent-fields.js';
 import { FilterSqlBuilder } from '../../platform/filter/sql.js';
 import type { Store } from '../../platform/store/index.js';
 import { classifyClickHouseError } from '../../platform/store/errors.js';
@@ -149,6 +149,15 @@ function checkPath(path: string, param: string, column?: number): void {
   const shown = JSON.stringify(path.slice(0, 200));
   if (!PATH.test(path)) throw new SearchError(param, `${param}${where}: ${shown} is not a field path`, { column });
   if (FILTER_ALIASES[path.toLowerCase()]) return;
+  const context = ACTOR_CONTEXT_PATHS.find((p) => p.toLowerCase() === path.toLowerCase());
+  if (context)
+    // Rules read it because alerting adds it to each event as it evaluates; the events stored never had it, so
+    // the SQL would match nothing. Joining the identity records' table is not built: refused, never empty.
+    throw new SearchError(
+      param,
+      `${param}${where}: ${JSON.stringify(context)} is identity context that alerting gives events as its rules run (docs/detect/rules.md#identity-context); stored events do not carry it and search cannot join the identity records yet: search by actor.id or actor.alternateId`,
+      { column },
+    );
   const segs = path.split('.');
   const v = lookupFieldPath(segs.map((s) => s.toLowerCase()));
   if (v.known || (!v.never && v.at > 0)) return;

@@ -111,6 +111,36 @@ describe('backtest over a long, sparse range', () => {
   });
 });
 
+describe('identity context in a backtest', () => {
+  it('every actor has none (no record of what users held then), whatever the stored event carries', async () => {
+    // After the range the other tests read, so their counts stay theirs.
+    const at = Date.parse('2027-01-01T00:00:00Z');
+    await insertChunk(store, [
+      {
+        org: 'acme',
+        event: {
+          uuid: '00000000-0000-4000-8000-100000000000',
+          published: new Date(at).toISOString(),
+          eventType: 'user.session.start',
+          outcome: { result: 'SUCCESS' },
+          // What the event itself says is not the context: the live engine replaces it, and so does a backtest.
+          actor: { id: '00uada', alternateId: 'ada@example.com', adminRoles: ['SUPER_ADMIN'], status: 'ACTIVE' },
+        },
+      },
+    ]);
+    const r = await backtest(
+      store,
+      [
+        compileRule({ id: 'admin', detection: 'actor.adminRoles pr or actor.status eq "ACTIVE"' }),
+        compileRule({ id: 'not-admin', detection: 'eventType eq "user.session.start" and not (actor.adminRoles pr)' }),
+      ],
+      { since: at, until: at + H, allowedLatenessMs: 0 },
+    );
+    expect(r.events).toBe(1);
+    expect(Object.fromEntries(r.perRule.map((x) => [x.rule.id, x.alerts]))).toEqual({ admin: 0, 'not-admin': 1 });
+  });
+});
+
 describe('planReads and holdsEvents', () => {
   it('groups non-empty slices up to the bound, clips to until, and never reads an empty one alone', () => {
     const counts = [

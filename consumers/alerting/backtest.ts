@@ -10,6 +10,12 @@
  * (a live schedule runs more often over overlapping windows; the rows it finds
  * are the same, each alerted once). Slices of the range holding no events are
  * never read (backtest-slices.ts): a sparse range costs what its events cost.
+ *
+ * Identity context (`actor.groups`, `actor.adminRoles`, `actor.status`): the live engine reads it "as of now"
+ * from the identity records; a backtest has no record of what users held when its events happened, and today's
+ * state would put today's roles on last month's events. So it gives every actor the context of a user without a
+ * record (empty lists, no status), as the live engine does for one: a rule that asks for a role finds none here.
+ * Cases with `mocks.identity` are how such a rule is tested.
  */
 import { EVENTS_TABLE } from '../../schemas/tables.js';
 import type { Store } from '../../platform/store/index.js';
@@ -18,6 +24,7 @@ import { PartitionEngine } from './engine.js';
 import type { CompiledRule } from './rules/types.js';
 import { runScheduledOnce, type QueryResolver, type ScheduledState } from './scheduled.js';
 import { holdsEvents, planReads, type SliceCount } from './backtest-slices.js';
+import { addActorContext, NO_IDENTITY } from './identity/context.js';
 
 export interface BacktestOptions {
   readonly since: number;
@@ -128,7 +135,8 @@ export async function backtest(
           } catch {
             continue;
           }
-          if (!event || typeof event !== 'object') continue;
+          if (!event || typeof event !== 'object' || Array.isArray(event)) continue;
+          addActorContext(event as Record<string, unknown>, r.org, NO_IDENTITY);
           take(engine.process(event, { org: r.org, timeMs: Number(r.t), id: r.uuid }));
           if (++events % every === 0) o.onProgress?.(events, total);
         }

@@ -19,6 +19,7 @@ import { checkpointKey, readCheckpoints, type Checkpoint } from './checkpoint.js
 import { PartitionEngine, emptyState, type EngineState, type EventMeta } from './engine.js';
 import type { CompiledRule } from './rules/types.js';
 import type { AlertingTelemetry } from './telemetry.js';
+import { addActorContext, NO_IDENTITY, type ActorContextLookup } from './identity/context.js';
 
 export interface EngineConsumerOptions {
   readonly stream: Stream;
@@ -32,6 +33,11 @@ export interface EngineConsumerOptions {
   readonly maxBatchRecords: number;
   readonly maxBatchWaitMs: number;
   readonly telemetry: AlertingTelemetry;
+  /**
+   * The actors' identity context (identity/view.ts), given to each event before the rules run; current before
+   * the consumer starts. Without it every actor has empty lists (no user is known to hold a role).
+   */
+  readonly identity?: ActorContextLookup;
 }
 
 /** Event time: `published` (ISO-8601, tolerating a space for T and a missing zone), else the record time. */
@@ -136,6 +142,7 @@ export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Con
     };
   };
   const kinds = new Map(o.rules.map((r) => [r.id, r.kind]));
+  const identity = o.identity ?? NO_IDENTITY;
   /** Late events the batch just made durable: counted and logged (the logger summarises repeats). */
   const reportLate = (slot: Slot, partition: number) => {
     const state = slot.engine.state;
@@ -191,7 +198,10 @@ export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Con
         o.telemetry.invalid(rec.partition, rec.offset);
         continue;
       }
-      alerts.push(...slot.engine.process(event, metaOf(rec, event)));
+      const meta = metaOf(rec, event);
+      // As of now, not as of the event: a redelivered batch reads the context the view holds then.
+      addActorContext(event, meta.org, identity);
+      alerts.push(...slot.engine.process(event, meta));
     }
     // Grouped alerts that findings joined: one record each for the batch, in the same atomic write.
     alerts.push(...slot.engine.flush());

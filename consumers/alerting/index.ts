@@ -27,6 +27,8 @@ import { attachRisk } from './risk/declaration.js';
 import { startRiskFold } from './risk/consumer.js';
 import { createRiskTelemetry, type RiskCounters } from './risk/telemetry.js';
 import type { IpListLookup } from '../../platform/iplists/lists.js';
+import { identityTopic } from '../../schemas/identity.js';
+import { IdentityView } from './identity/view.js';
 
 export type { AlertingConfig } from './config.js';
 
@@ -119,15 +121,19 @@ export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
     { name: topics.state, partitions: 1, compacted: true },
     { name: risk.state, partitions: o.partitions, compacted: true },
     { name: risk.changes, partitions: o.partitions },
+    // Written by the identity sync; ensured here too so the engine's view can start before the sync's first run.
+    { name: identityTopic(o.topicPrefix), partitions: o.partitions, compacted: true },
   ]);
   const abort = new AbortController();
   const outputs: Consumer[] = [];
   let scheduler: Scheduler | undefined;
   let engine: Consumer | undefined;
   let riskFold: Consumer | undefined;
+  let identity: IdentityView | undefined;
   const stopAll = async (engine?: Consumer) => {
     await scheduler?.stop();
     await engine?.stop();
+    identity?.stop();
     await riskFold?.stop();
     abort.abort();
     for (const out of outputs.splice(0)) await out.stop();
@@ -161,6 +167,11 @@ export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
         }),
       );
     }
+    if (parts.engine) {
+      // Current before the first event is evaluated (view.ts): rules never read an empty view as "no roles".
+      identity = new IdentityView(o.logger);
+      await identity.start(o.stream, identityTopic(o.topicPrefix));
+    }
     engine = !parts.engine
       ? undefined
       : await startEngineConsumer({
@@ -175,6 +186,7 @@ export async function startAlerting(o: AlertingOptions): Promise<Alerting> {
           maxBatchRecords: c.max_batch_records,
           maxBatchWaitMs: c.max_batch_wait_ms,
           telemetry,
+          ...(identity ? { identity } : {}),
         });
     // Beside the engine: it folds the alerts into users' levels, and lowers them as contributions expire (also
     // when no rule declares risk any more: the states already written still expire).

@@ -45,6 +45,37 @@ describe('rules lint: field paths against the LogEvent schema', () => {
     ]);
   });
 
+  it('takes the identity context paths (strict too) and names them for a near miss', () => {
+    const rows = lint(
+      'identity',
+      {
+        'rules.yaml': stringify([
+          {
+            id: 'context',
+            detection:
+              'actor.adminRoles eq "SUPER_ADMIN" and actor.groups co "admin" and actor.groupIds pr and actor.status ne "SUSPENDED"',
+          },
+          { id: 'sigma-style', detection: { sel: { 'actor.admin_roles': 'ORG_ADMIN' }, condition: 'sel' } },
+          { id: 'near-miss', detection: 'actor.adminRole eq "SUPER_ADMIN"' },
+          { id: 'near-miss-group', detection: { sel: { 'actor.group': 'Admins' }, condition: 'sel' } },
+        ]),
+      },
+      { strict: true },
+    );
+    expect(rows).toEqual([
+      [
+        'rules.yaml:10',
+        'error',
+        '"actor.adminRole" is not a LogEvent field: actor has no field "adminRole", so it matches nothing whatever the event; did you mean actor.adminRoles?',
+      ],
+      [
+        'rules.yaml:14',
+        'error',
+        '"actor.group" is not a LogEvent field: actor has no field "group", so it matches nothing whatever the event; did you mean actor.groups?',
+      ],
+    ]);
+  });
+
   it("checks Sigma selections as the engine reads them (okta. prefix, any case, `_` ignored, |fieldref's field)", () => {
     const sigma = {
       title: 'Sigma as published',

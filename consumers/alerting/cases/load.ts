@@ -29,6 +29,7 @@ import {
 import type { CompiledRule } from '../rules/types.js';
 import { shownValue } from '../rules/explain.js';
 import { mockedState, type MockedState } from './mocks.js';
+import { addActorContext, NO_IDENTITY, type ActorContextLookup } from '../identity/context.js';
 import { caseIssues, caseSchema, durationMs, instantMs, type CaseSpec } from './schema.js';
 import { staticIpLists, type IpListLookup } from '../../../platform/iplists/lists.js';
 
@@ -319,10 +320,13 @@ function toCase(
   if (!rule) return problem(`no rule ${id} in ${ruleFile}`, id);
   const start = instantMs(spec.start)!;
   const at = (v: string | number) => instantMs(v) ?? start + durationMs(v)!;
-  const feed = feedOf(spec, rule.id, start, at);
+  let feed = feedOf(spec, rule.id, start, at);
   if (typeof feed === 'string') return problem(feed, rule.id);
   const mocked = mockedState(spec, rule, feed[0]?.event, start);
   if ('error' in mocked) return problem(mocked.error, rule.id);
+  // Stream rules see each event with its actor's identity context, as the live consumer gives it: the case's
+  // `mocks.identity`, else none (every actor has empty lists). Here, so explanations read what the rule read.
+  if (rule.kind !== 'scheduled') feed = withIdentity(feed, mocked.identity ?? NO_IDENTITY);
   return {
     file: r.file,
     line: r.line,
@@ -333,6 +337,15 @@ function toCase(
     untilMs: spec.until === undefined ? null : at(spec.until),
     mocked,
   };
+}
+
+/** The feed's events, each a copy with its actor's identity context (identity/context.ts). */
+function withIdentity(feed: readonly FeedEvent[], identity: ActorContextLookup): FeedEvent[] {
+  return feed.map((f) => {
+    const event = { ...f.event };
+    addActorContext(event, f.org, identity);
+    return { org: f.org, event };
+  });
 }
 
 /**

@@ -25,6 +25,8 @@ import { rowIdentity } from '../scheduled.js';
 import type { KeyedRuleState } from '../state/keyed.js';
 import { shownValue } from '../rules/explain.js';
 import { mockTimeMs, type CaseSpec } from './schema.js';
+import { identityKey } from '../../../schemas/identity.js';
+import type { ActorContext, ActorContextLookup } from '../identity/context.js';
 
 type Mocks = Exclude<CaseSpec['mocks'], undefined | readonly unknown[]>;
 type Scalar = string | number | boolean | null;
@@ -33,6 +35,8 @@ type Scalar = string | number | boolean | null;
 export interface MockedState {
   readonly engine?: EngineState;
   readonly scheduledSeen?: Record<string, number>;
+  /** Users' identity context (`mocks.identity`), given to the case's events as the live engine gives it. */
+  readonly identity?: ActorContextLookup;
 }
 
 interface MockContext {
@@ -48,6 +52,8 @@ type Apply = (entries: readonly unknown[], c: MockContext, into: Draft) => void;
 interface Draft {
   keyed?: KeyedRuleState;
   scheduledSeen?: Record<string, number>;
+  /** identityKey(org, user) → context. */
+  identity?: Map<string, ActorContext>;
 }
 
 /** A mock that cannot apply: the case is an error saying why. */
@@ -124,6 +130,40 @@ const MOCK_KINDS: Readonly<Record<keyof Mocks, { kinds: readonly RuleKind[]; app
       });
     },
   },
+  identity: {
+    // Not engine state: the context the live engine gives every stream rule's events (identity/context.ts).
+    kinds: [
+      'match',
+      'threshold',
+      'distinct',
+      'sequence',
+      'unfollowed',
+      'absence',
+      'stateful',
+      'first_seen',
+      'temporal',
+    ],
+    apply: (entries, c, d) => {
+      const users = (d.identity ??= new Map());
+      for (const raw of entries) {
+        const byUser = raw as Record<
+          string,
+          { org?: string; groups?: (string | { id: string; name: string })[]; admin_roles?: string[]; status?: string }
+        >;
+        for (const [user, u] of Object.entries(byUser)) {
+          const groups = (u.groups ?? []).map((g) => (typeof g === 'string' ? { name: g } : g));
+          users.set(identityKey(u.org ?? c.org, user), {
+            groups: groups.map((g) => g.name),
+            // A group given by name only has no id: `actor.groupIds` lists those given with one.
+            groupIds: groups.flatMap((g) => ('id' in g ? [g.id] : [])),
+            // As the sync writes them: each once, sorted (schemas/identity.ts).
+            adminRoles: [...new Set(u.admin_roles ?? [])].sort(),
+            status: u.status ?? 'ACTIVE',
+          });
+        }
+      }
+    },
+  },
   enrichment: {
     kinds: [],
     apply: () => {
@@ -139,6 +179,10 @@ const MOCK_KINDS: Readonly<Record<keyof Mocks, { kinds: readonly RuleKind[]; app
     },
   },
 };
+
+function lookupOf(users: ReadonlyMap<string, ActorContext>): ActorContextLookup {
+  return { actor: (org, user) => users.get(identityKey(org, user)) };
+}
 
 /** Panther's returnValue: JSON in a string is parsed; '' , null and "None" are a write stub. */
 function pantherValue(v: unknown): unknown {
@@ -231,6 +275,7 @@ export function mockedState(
     return {
       ...(d.keyed ? { engine: { ...emptyState(), keyed: { [rule.id]: d.keyed } } } : {}),
       ...(d.scheduledSeen ? { scheduledSeen: d.scheduledSeen } : {}),
+      ...(d.identity ? { identity: lookupOf(d.identity) } : {}),
     };
   } catch (err) {
     if (err instanceof MockError) return { error: err.message };

@@ -132,6 +132,34 @@ export const mocksSchema = z
       .max(10_000)
       .optional()
       .describe('scheduled rules: result rows already alerted by an earlier run (not alerted again).'),
+    identity: z
+      .record(
+        z.string().min(1).max(512).describe('The user id, as events name it in `actor.id`.'),
+        z.strictObject({
+          org: mockOrg,
+          groups: z
+            .array(
+              z.union([
+                z.string().max(512),
+                z.strictObject({ id: z.string().min(1).max(512), name: z.string().max(512) }),
+              ]),
+            )
+            .max(1000)
+            .optional()
+            .describe('The groups (`actor.groups`): names, or `{ id, name }` to give `actor.groupIds` too.'),
+          admin_roles: z
+            .array(z.string().min(1).max(512))
+            .max(100)
+            .optional()
+            .describe('Administrator role types (`actor.adminRoles`), e.g. SUPER_ADMIN. Default: none.'),
+          status: z.string().min(1).max(512).optional().describe('The status (`actor.status`). Default: ACTIVE.'),
+        }),
+      )
+      .refine((m) => Object.keys(m).length <= 10_000, 'at most 10000 users')
+      .optional()
+      .describe(
+        'Stream rules: the identity records of users (`actor.groups`, `actor.adminRoles`, `actor.status`), as the identity sync would have written them; any other actor has none.',
+      ),
     enrichment: z
       .unknown()
       .optional()
