@@ -6,12 +6,12 @@
  * naming the event, and nothing downloads. Its API keeps orgs apart: another org, or another org's event, is 404.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { BrowserContext, Page } from 'playwright-core';
-import { parse } from 'yaml';
+import { parse, parseDocument } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../test/support/browser.js';
 import { REPO_DIR, runCli } from '../test/support/cli.js';
@@ -36,6 +36,13 @@ const success = {
   outcome: { result: 'SUCCESS' },
 };
 const otherOrg = failedSignIn(FRANK);
+/** Values and keys hostile to YAML (quotes, newlines, anchors, tags, `<<`, `{{`, bidi), outside the range searched. */
+const HOSTILE_TEXT = `it's "q"\n&anchor *alias !!js/function "f()" {{ actor.alternateId }} \u202eexe.txt\u200b`;
+const hostile = {
+  ...failedSignIn(`"{{ x }}'\n<<: !!str\u202e@a.example`, { userAgent: HOSTILE_TEXT, displayName: HOSTILE_TEXT }),
+  published: at(SINCE - 60 * MINUTE),
+  debugContext: { debugData: { '<<': { merged: 'no' }, [HOSTILE_TEXT]: HOSTILE_TEXT, '? key': '- [a]: {b}' } },
+};
 
 let w: ConsoleWorld;
 let browser: BrowserContext;
@@ -48,7 +55,7 @@ beforeAll(async () => {
       ? Promise.resolve()
       : promisify(execFile)('npm', ['run', 'build'], { cwd: REPO_DIR, timeout: 300_000 }).then(() => undefined);
   w = await startConsoleWorld();
-  await deliverEvents(w, ORG_A, [...early, ...late, success]);
+  await deliverEvents(w, ORG_A, [...early, ...late, success, hostile]);
   await deliverEvents(w, ORG_B, [otherOrg]);
   browser = await launchChromium();
   page = await browser.newPage();
@@ -189,6 +196,33 @@ describe('the Search page, past the first search', () => {
         `event ${early[0]!.uuid} is marked "should not alert", but the rule alerts on it: the filter matches it`,
       );
     expect(downloaded).toBe(false);
+  });
+
+  it('writes hostile stored values safely: the file reads back to the event and the built CLI passes it', async () => {
+    const res = await fetch(
+      `${w.url}/console/api/search/rule?${new URLSearchParams({
+        org: ORG_A,
+        name: 'acme.hostile',
+        filter: 'eventType eq "user.session.start" and outcome.result eq "FAILURE"',
+        group_by: 'actor.alternateId,client.userAgent.rawUserAgent',
+        alert: hostile.uuid,
+      })}`,
+      { headers: { authorization: `Bearer ${KEY_A}` } },
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-disposition')).toBe('attachment; filename="acme.hostile.yaml"');
+    const text = await res.text();
+    const file = join(mkdtempSync(join(tmpdir(), 'hooklog-hostile-')), 'acme.hostile.yaml');
+    writeFileSync(file, text);
+    // Read as the cases' loader reads (merge keys on): the event exactly as delivered.
+    const [rule] = parseDocument(text, { merge: true }).toJS() as Array<{
+      cases: Array<{ events: Array<{ event: unknown }> }>;
+    }>;
+    expect(rule!.cases[0]!.events[0]!.event).toEqual(hostile);
+    const run = await runCli(['rules', 'test', '--cases', file], {}, dirname(file), { built: true });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^1 rules?, 1 cases?: 1 passed, 0 failed/m);
   });
 
   it("keeps orgs apart: another org, or another org's event, is 404", async () => {
