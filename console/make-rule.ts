@@ -43,8 +43,12 @@ export function refusalOf(
   r: RuleRequest,
   results: readonly RuleCaseResult[],
 ): { error: string; param: string; event?: string } | undefined {
+  const names = r.marks.map((m, i) => caseName(i, m));
+  // The file itself first (it does not load: no case of it ran): that is the rule's fault, not a mark's.
+  const file = results.find((x) => x.failure !== null && !names.includes(x.name));
+  if (file) return { param: 'filter', error: `the rule does not hold: ${file.failure}` };
   for (const [i, m] of r.marks.entries()) {
-    const got = results.find((x) => x.name === caseName(i, m));
+    const got = results.find((x) => x.name === names[i]);
     if (got?.failure === null) continue;
     const why = got ? `: ${got.failure}` : '';
     return m.mark === 'alert'
@@ -59,9 +63,7 @@ export function refusalOf(
           error: `event ${m.uuid} is marked "should not alert", but the rule alerts on it: the filter matches it${why}`,
         };
   }
-  // Every case passed; anything else the run reports (the file itself) is the rule's fault.
-  const other = results.find((x) => x.failure !== null);
-  return other ? { param: 'filter', error: `the rule does not hold: ${other.failure}` } : undefined;
+  return undefined;
 }
 
 export function mountMakeRule(router: Router, c: ConsoleContext): void {

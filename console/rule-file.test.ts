@@ -11,6 +11,7 @@ import { parseDocument } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../test/support/cli.js';
 import { caseName, parseRuleRequest, ruleFileText, ruleOf, type StoredEvent } from './rule-file.js';
+import { refusalOf } from './make-rule.js';
 import { ParamError } from './range.js';
 
 const HOSTILE = [
@@ -158,5 +159,21 @@ describe('the rule file made from a search', () => {
     expect(bad({ quiet: String(events[0]!.uuid) })?.[1]).toContain('marked both');
     expect(bad({ org: '*' })?.[0]).toBe('org');
     expect(bad({})).toBeUndefined();
+  });
+
+  it('names the event a failing case was made from, and blames the rule when its file does not load', () => {
+    const r = parseRuleRequest(q);
+    const passed = r.marks.map((m, i) => ({ name: caseName(i, m), failure: null }));
+    expect(refusalOf(r, passed)).toBeUndefined();
+    const quietFails = passed.map((x, i) => (i === 2 ? { ...x, failure: 'expected no alert, got 1' } : x));
+    expect(refusalOf(r, quietFails)).toEqual({
+      param: 'quiet',
+      event: events[2]!.uuid,
+      error: `event ${String(events[2]!.uuid)} is marked "should not alert", but the rule alerts on it: the filter matches it: expected no alert, got 1`,
+    });
+    expect(refusalOf(r, [{ name: '', failure: 'the rule file does not load: rule x: bad' }])).toEqual({
+      param: 'filter',
+      error: 'the rule does not hold: the rule file does not load: rule x: bad',
+    });
   });
 });
