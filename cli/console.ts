@@ -5,7 +5,9 @@
  * the configured rules say about themselves.
  */
 import { search } from '../analytics/search/search.js';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { Config } from './config/schema.js';
 import type { Logger } from '../platform/log.js';
 import type { Store } from '../platform/store/index.js';
@@ -15,11 +17,14 @@ import {
   consoleSessionsTopic,
   RevocationView,
   type ConsoleDeps,
+  type RuleCaseRunner,
   type RuleInfo,
 } from '../console/index.js';
 import { describeQueries } from '../analytics/registry.js';
 import { runNamedQuery } from '../analytics/run.js';
 import { BUILTIN_RULE_FILES, loadAllRules } from '../consumers/alerting/index.js';
+import { loadCases } from '../consumers/alerting/cases/load.js';
+import { runCases } from '../consumers/alerting/cases/run.js';
 import { collectStatus } from './status.js';
 import { coverageReport } from './coverage.js';
 import { configuredOrgs } from './config/orgs.js';
@@ -68,6 +73,34 @@ function ruleInfo(config: Config, logger: Logger): RuleInfo {
   };
 }
 
+/**
+ * A rule file's cases run as `hooklog rules test --cases <file>` runs them with this config (its lateness,
+ * suppression, placeholders and IP lists), from a file of its own in a temporary directory. No store: the
+ * console's rules are stream rules.
+ */
+function ruleCases(config: Config): RuleCaseRunner {
+  return async (yaml) => {
+    const dir = mkdtempSync(join(tmpdir(), 'hooklog-make-rule-'));
+    try {
+      const file = join(dir, 'rule.yaml');
+      writeFileSync(file, yaml);
+      const a = config.alerting;
+      const loaded = loadCases([file], {
+        placeholders: a?.sigma_placeholders ?? {},
+        defaultSuppressMs: a?.suppression_ms ?? 0,
+        lists: openIpLists(config),
+      });
+      const report = await runCases(loaded, {
+        allowedLatenessMs: a?.allowed_lateness_ms ?? 300_000,
+        ...(a ? { dedupWindowMs: a.dedup_window_ms } : {}),
+      });
+      return report.results.map((r) => ({ name: r.name, failure: r.status === 'passed' ? null : r.message }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+}
+
 export function consoleDeps(config: Config, stream: Stream, store: Store, logger: Logger): ConsoleDeps {
   return {
     config: config.console,
@@ -90,6 +123,7 @@ export function consoleDeps(config: Config, stream: Stream, store: Store, logger
         coverageReport(config, { org, since, until }, (name, params) => runNamedQuery(store, name, params)),
     },
     rules: ruleInfo(config, logger),
+    ruleCases: ruleCases(config),
     logger,
   };
 }

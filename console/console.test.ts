@@ -32,11 +32,13 @@ let alice: Signed;
 const USER_A = 'carol@a.example';
 const USER_B = 'dave@b.example';
 const IP_B = '198.51.100.9';
+const eventsA = [failedSignIn(USER_A), failedSignIn(USER_A), failedSignIn(USER_A)];
+const eventsB = [failedSignIn(USER_B, { ip: IP_B }), failedSignIn(USER_B, { ip: IP_B })];
 
 beforeAll(async () => {
   w = await startConsoleWorld({ signInAttemptsPerMinute: 30 });
-  alertsA = await deliverAndAlert(w, ORG_A, [failedSignIn(USER_A), failedSignIn(USER_A), failedSignIn(USER_A)]);
-  alertsB = await deliverAndAlert(w, ORG_B, [failedSignIn(USER_B, { ip: IP_B }), failedSignIn(USER_B, { ip: IP_B })]);
+  alertsA = await deliverAndAlert(w, ORG_A, eventsA);
+  alertsB = await deliverAndAlert(w, ORG_B, eventsB);
   alice = await signIn(w, USERS.alice);
 }, 180_000);
 
@@ -123,6 +125,7 @@ describe('org isolation', () => {
   const routes = () => {
     const r = range();
     const qp = { ...r, min_failures: '1' };
+    const rule = { name: 'acme.isolation', filter: 'eventType eq "user.session.start"' };
     return [
       [`/console/alerts${q({ org: ORG_A })}`, `/console/alerts${q({ org: ORG_B })}`],
       [`/console/alerts/${alertsA[0]}`, `/console/alerts/${alertsB[0]}`],
@@ -154,6 +157,10 @@ describe('org isolation', () => {
         `/console/api/queries/signin_failures_by_user/csv${q({ org: ORG_B, ...qp })}`,
       ],
       [`/console/api/coverage${q({ org: ORG_A })}`, `/console/api/coverage${q({ org: ORG_B })}`],
+      [
+        `/console/api/search/rule${q({ ...rule, org: ORG_A, alert: eventsA[0]!.uuid })}`,
+        `/console/api/search/rule${q({ ...rule, org: ORG_B, alert: eventsB[0]!.uuid })}`,
+      ],
     ] as const;
   };
 

@@ -76,6 +76,18 @@ export type SearchEngine = (principal: Principal, q: SearchQuery) => Promise<Sea
 /** What is known about a rule by id (title, kind, description, its file), when the process has the rules. */
 export type RuleInfo = (ruleId: string) => Readonly<Record<string, unknown>> | undefined;
 
+/** One case of a rule file, as `hooklog rules test --cases` judged it: why it failed, or null when it passed. */
+export interface RuleCaseResult {
+  readonly name: string;
+  readonly failure: string | null;
+}
+
+/**
+ * Runs a rule file's test cases (its YAML text) through the alerting engine offline, as
+ * `hooklog rules test --cases` does; a file that does not load is one result without a name.
+ */
+export type RuleCaseRunner = (yaml: string) => Promise<readonly RuleCaseResult[]>;
+
 export interface ConsoleContext {
   readonly config: ConsoleConfig;
   readonly store: Store;
@@ -88,6 +100,7 @@ export interface ConsoleContext {
   readonly operations: Operations;
   readonly search: SearchEngine;
   readonly rules: RuleInfo;
+  readonly ruleCases: RuleCaseRunner;
   readonly auth: ConsoleAuth;
   readonly log: Logger;
   readonly now: () => number;

@@ -15,7 +15,8 @@ import { mountApi } from './api-routes.js';
 import { ConsoleAuth } from './auth.js';
 import { mountChanges } from './changes.js';
 import type { ConsoleConfig } from './config.js';
-import type { ConsoleContext, Operations, QueryLibrary, RuleInfo, SearchEngine } from './context.js';
+import type { ConsoleContext, Operations, QueryLibrary, RuleCaseRunner, RuleInfo, SearchEngine } from './context.js';
+import { mountMakeRule } from './make-rule.js';
 import { OidcClient } from './oidc.js';
 import { mountPages } from './pages.js';
 import { AttemptLimiter } from './rate-limit.js';
@@ -31,7 +32,7 @@ export {
   userRevocation,
   type Revocation,
 } from './revocations.js';
-export type { Operations, QueryLibrary, RuleInfo } from './context.js';
+export type { Operations, QueryLibrary, RuleCaseRunner, RuleInfo } from './context.js';
 
 export interface ConsoleDeps {
   readonly config: ConsoleConfig;
@@ -52,6 +53,8 @@ export interface ConsoleDeps {
   readonly operations: Operations;
   readonly search: SearchEngine;
   readonly rules?: RuleInfo;
+  /** Runs a rule file's cases (the Search page's "Make a rule" checks what it hands out). */
+  readonly ruleCases: RuleCaseRunner;
   readonly logger: Logger;
   /** The clock (tests move it to expire sessions). */
   readonly now?: () => number;
@@ -91,6 +94,7 @@ export function mountConsole(router: Router, d: ConsoleDeps): void {
     operations: d.operations,
     search: d.search,
     rules: d.rules ?? (() => undefined),
+    ruleCases: d.ruleCases,
     auth,
     log,
     now,
@@ -105,6 +109,7 @@ export function mountConsole(router: Router, d: ConsoleDeps): void {
     revoke: (s) => revoke(sessionRevocation(s, 'signed_out', s.principal.id, now())),
   });
   mountApi(router, c);
+  mountMakeRule(router, c);
   mountChanges(router, c);
   mountPages(router, c);
 }

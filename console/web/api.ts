@@ -40,6 +40,12 @@ export async function getJson<T>(path: string, params: Record<string, string | u
   return answer<T>(await fetch(withQuery(path, params), { credentials: 'same-origin' }));
 }
 
+/** A file the API answers (a download): its bytes; an error answer throws as getJson's does. */
+export async function getFile(path: string, params: Record<string, string | undefined> = {}): Promise<Blob> {
+  const res = await fetch(withQuery(path, params), { credentials: 'same-origin' });
+  return res.ok ? res.blob() : answer<never>(res);
+}
+
 export async function postJson<T>(path: string, me: Me, body: unknown): Promise<T> {
   const res = await fetch(path, {
     method: 'POST',

@@ -9,6 +9,7 @@ import { getJson, params, withQuery, type Me } from '../api.js';
 import { Chart, epochS } from '../chart.js';
 import { ErrorBox, Field, Keep, label, Loading, RangeFields, Table, useData } from '../ui.js';
 import { Raw } from './events.js';
+import { MakeRule, MARK_PARAMS, MarkButtons, useMarks, withoutMarks } from './make-rule.js';
 
 interface SearchData {
   columns: string[];
@@ -73,7 +74,9 @@ export function SearchPage({ me }: { me: Me }) {
   const p = params();
   const org = p.org ?? me.orgs[0] ?? '';
   const q = { ...p, org };
-  const { data, error } = useData(() => getJson<SearchData>('/console/api/search', q), location.search);
+  const search = withoutMarks(q);
+  const { data, error } = useData(() => getJson<SearchData>('/console/api/search', search), JSON.stringify(search));
+  const marking = useMarks(p);
   const zoom = (i: number) => {
     const b = data?.histogram?.buckets[i];
     if (!b || !data?.histogram) return;
@@ -94,7 +97,7 @@ export function SearchPage({ me }: { me: Me }) {
         <Field id="f-fields" label="Fields" help="comma-separated, e.g. eventType,actor.alternateId">
           <input id="f-fields" name="fields" value={p.fields ?? ''} aria-describedby="f-fields-help" />
         </Field>
-        <Keep p={p} names={['facets', 'limit']} />
+        <Keep p={p} names={['facets', 'limit', ...MARK_PARAMS]} />
         <button type="submit">Search</button>
       </form>
       {error && <ErrorBox error={error} />}
@@ -138,7 +141,14 @@ export function SearchPage({ me }: { me: Me }) {
                 label: 'Raw',
                 render: (r: Record<string, unknown>) => <Raw org={String(r.org ?? org)} uuid={String(r.uuid)} />,
               },
+              { key: 'mark', label: 'Mark', render: (r) => <MarkButtons uuid={String(r.uuid)} m={marking} /> },
             ]}
+          />
+          <MakeRule
+            org={org}
+            filter={p.filter ?? ''}
+            fields={[...data.columns, ...(data.facets ?? []).map((f) => f.field)]}
+            m={marking}
           />
           <div class="grid">
             {(data.facets ?? []).map((f) => (
