@@ -79,6 +79,22 @@ describe('hooklog rules test --cases', () => {
     expect(r.stdout).toMatch(/30 rules, \d+ cases: \d+ passed, 1 failed/);
   });
 
+  it('a file named without .yaml is still tested; a directory with no rule is an error, not "0 rules: passed"', async () => {
+    const text = readFileSync(join(CONTENT_DIR, 'panther-okta.yaml'), 'utf8');
+    // As a browser saves a download it was not told the name of.
+    const bare = join(dir, 'download-1f3a');
+    writeFileSync(bare, text);
+    const r = await cli(['rules', 'test', '--cases', bare]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^30 rules, [1-9]\d* cases: [1-9]\d* passed, 0 failed/m);
+    const empty = join(dir, 'no-rules-here');
+    mkdirSync(empty);
+    writeFileSync(join(empty, 'notes.txt'), 'not a rule\n');
+    const none = await cli(['rules', 'test', '--cases', empty]);
+    expect(none.code).not.toBe(0);
+    expect(none.stderr).toContain(`${empty}: no rule file (.yaml or .yml) under this directory`);
+  });
+
   it('tests a Sigma file through its sidecar, and says which form takes which options', async () => {
     const sigma = join(dir, 'locked.yml');
     writeFileSync(

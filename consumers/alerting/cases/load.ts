@@ -120,8 +120,13 @@ export function ruleFilesFor(paths: readonly string[]): { files: string[]; orpha
       continue;
     }
     // Absolute, so a file reached twice (a configured directory and a built-in file in it) is tested once.
-    for (const f of ruleFilesUnder([p])) files.add(resolve(f));
-    if (statSync(p).isDirectory()) orphans.push(...caseFilesUnder([p]).filter((c) => !ruleFileOf(c)));
+    const under = ruleFilesUnder([p]);
+    for (const f of under) files.add(resolve(f));
+    const strays = statSync(p).isDirectory() ? caseFilesUnder([p]).filter((c) => !ruleFileOf(c)) : [];
+    orphans.push(...strays);
+    // A directory that holds no rule would make "0 rules, 0 cases: passed" out of a typo.
+    if (under.length === 0 && strays.length === 0)
+      throw new AlertingError('rule_invalid', `${p}: no rule file (.yaml or .yml) under this directory`);
   }
   return { files: [...files], orphans };
 }

@@ -48,11 +48,13 @@ export function ruleFileOf(caseFile: string): string | null {
 
 function yamlFilesUnder(paths: readonly string[], keep: (file: string) => boolean): string[] {
   const files: string[] = [];
-  const walk = (p: string) => {
-    if (statSync(p).isDirectory()) for (const e of readdirSync(p).sort()) walk(join(p, e));
-    else if (/\.ya?ml$/i.test(p) && keep(p)) files.push(p);
+  const walk = (p: string, named: boolean) => {
+    if (statSync(p).isDirectory()) for (const e of readdirSync(p).sort()) walk(join(p, e), false);
+    // A file named itself is read whatever its name ends with (a browser saves a download without one); in a
+    // directory, only YAML files are rules.
+    else if ((named || /\.ya?ml$/i.test(p)) && keep(p)) files.push(p);
   };
-  for (const p of paths) walk(p);
+  for (const p of paths) walk(p, true);
   return files;
 }
 
