@@ -2,7 +2,7 @@
  * Token hook latency bench (not part of `npm test`):
  *
  *   npx tsx bench/token-hook/run.ts [--rates 500,1000,2000] [--slices 5] [--slice-s 1] [--warmup-s 2]
- *   [--initial-warmup-s 10] [--runs 3] [--risk on] [--modes baseline,hooklog]
+ *   [--initial-warmup-s 10] [--runs 3] [--risk on] [--modes baseline,hooklog] [--stall-trace on]
  *   (npm run bench:token-hook -- …)
  *
  * One server process per mode (server.ts), all up for the whole run:
@@ -23,7 +23,9 @@
  * also hold 10 000 users' risk states and two risk rules come first (the
  * baseline answers what hooklog answers with them). One process loads while one
  * serves: two processes for two cores. Prints every run to stderr and, per
- * rate, the medians over runs, hooklog's beside the baseline's.
+ * rate, the medians over runs, hooklog's beside the baseline's. `--stall-trace on` has every server print each
+ * event-loop stall over 5 ms split into on CPU / waiting for a CPU / blocked (stall-trace.ts): a diagnostic
+ * whose per-millisecond procfs read costs CPU, so a traced run's figures are not results.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -47,6 +49,7 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '3' },
     modes: { type: 'string', default: 'baseline,hooklog' },
     risk: { type: 'string', default: 'off' },
+    'stall-trace': { type: 'string', default: 'off' },
   },
   strict: true,
 });
@@ -65,10 +68,11 @@ if (
   !(INITIAL_WARMUP_MS >= 0) ||
   !Number.isInteger(RUNS) ||
   RUNS < 1 ||
-  (args.risk !== 'on' && args.risk !== 'off')
+  (args.risk !== 'on' && args.risk !== 'off') ||
+  (args['stall-trace'] !== 'on' && args['stall-trace'] !== 'off')
 ) {
   throw new Error(
-    '--rates are integers 1..20000, --slices >= 1, --slice-s > 0, --warmup-s >= 0, --runs >= 1, --risk on|off',
+    '--rates are integers 1..20000, --slices >= 1, --slice-s > 0, --warmup-s >= 0, --runs >= 1, --risk on|off, --stall-trace on|off',
   );
 }
 const ALL_MODES = ['baseline', 'decide', 'no-audit', 'hooklog'] as const;
@@ -88,7 +92,18 @@ async function startServer(mode: Mode, dir: string, table: string): Promise<Serv
   const script = fileURLToPath(new URL('./server.ts', import.meta.url));
   const child: ChildProcess = fork(
     script,
-    ['--mode', mode, '--dir', join(dir, `${mode}-${Date.now()}`), '--table', table, '--risk', args.risk],
+    [
+      '--mode',
+      mode,
+      '--dir',
+      join(dir, `${mode}-${Date.now()}`),
+      '--table',
+      table,
+      '--risk',
+      args.risk,
+      '--stall-trace',
+      args['stall-trace'],
+    ],
     {
       // SERVER_NODE_ARGS (space-separated) go to every server's node, e.g. a CPU profile of each mode:
       // SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (written when the server exits).

@@ -14,7 +14,8 @@
  * Prints `READY <port>` when listening; answers `cpu` IPC messages with its
  * CPU time so far (µs), so run.ts can give CPU per request. `--audit off`
  * runs hooklog without the audit trail, to isolate its cost by hand;
- * `--risk on` adds the risk rules and 10 000 users' states (workload.ts).
+ * `--risk on` adds the risk rules and 10 000 users' states (workload.ts); `--stall-trace on` splits each
+ * event-loop stall over 5 ms into time on a CPU, waiting for one, and blocked (stall-trace.ts).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,6 +30,7 @@ import { decide, startTokenHooks } from '../../receivers/token-hook/index.js';
 import { BENCH_ORG, benchHook, benchRequest, riskRecords } from './workload.js';
 import { riskTopics } from '../../schemas/risk.js';
 import type { ServerSample } from './sample.js';
+import { formatStall, traceStalls } from './stall-trace.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -37,13 +39,14 @@ const { values: args } = parseArgs({
     table: { type: 'string' },
     audit: { type: 'string', default: 'on' },
     risk: { type: 'string', default: 'off' },
+    'stall-trace': { type: 'string', default: 'off' },
   },
   strict: true,
 });
 const SERVER_MODES = ['baseline', 'hooklog', 'no-audit', 'decide'];
 if (!SERVER_MODES.includes(args.mode ?? '') || !args.dir || !args.table)
   throw new Error(
-    `usage: server.ts --mode ${SERVER_MODES.join('|')} --dir <data dir> --table <csv> [--audit off] [--risk on]`,
+    `usage: server.ts --mode ${SERVER_MODES.join('|')} --dir <data dir> --table <csv> [--audit off] [--risk on] [--stall-trace on]`,
   );
 
 const logger = createLogger({ level: 'warn', destination: process.stderr });
@@ -116,6 +119,9 @@ new PerformanceObserver((list) => {
     gcMaxMs = Math.max(gcMaxMs, e.duration);
   }
 }).observe({ entryTypes: ['gc'] });
+// `--stall-trace on`: each stall over 5 ms split into on CPU (synchronous work), waiting for a CPU (the machine) and
+// blocked (a synchronous system call), on stderr; costs a procfs read per ms, so the run's figures are not results.
+if (args['stall-trace'] === 'on') traceStalls(5, (s) => process.stderr.write(`${formatStall(args.mode!, s)}\n`));
 process.on('message', (msg) => {
   if (msg === 'cpu') {
     const u = process.cpuUsage();

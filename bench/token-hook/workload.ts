@@ -7,7 +7,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sampleRequest } from '../../receivers/token-hook/testing.js';
+// The fixture itself, not receivers/token-hook/testing.ts: that imports vitest, which a bench server must not load
+// (the test framework's modules in the heap every major GC marks, and nothing of it in production).
+import { tokenHookRequest } from '../../test/fixtures/index.js';
 import type { StreamRecord } from '../../platform/stream/types.js';
 import { riskKey, type RiskState } from '../../schemas/risk.js';
 
@@ -52,7 +54,7 @@ export function riskRules(): unknown[] {
 export function riskRecords(org: string): StreamRecord[] {
   const levels = ['low', 'medium', 'high'] as const;
   const until = new Date(Date.now() + 86_400_000).toISOString();
-  const user = (sampleRequest().data as { context: { user: { id: string } } }).context.user.id;
+  const user = (tokenHookRequest().data as { context: { user: { id: string } } }).context.user.id;
   return Array.from({ length: RISK_USERS }, (_, i) => {
     const id = i === 0 ? user : `00ubench${i}`;
     const level = i === 0 ? 'medium' : levels[i % 3]!;
@@ -144,5 +146,5 @@ export function benchHook(tableFile: string, risk = false): Record<string, unkno
 
 /** The request every bench call sends. */
 export function benchRequest(): Buffer {
-  return Buffer.from(JSON.stringify(sampleRequest()));
+  return Buffer.from(JSON.stringify(tokenHookRequest()));
 }

@@ -38,7 +38,11 @@ const fail = (reason: AuthFailure): AuthResult => ({ ok: false, reason });
 export type HeaderGetter = (name: string) => string;
 
 export interface Authenticator {
-  check(header: HeaderGetter): Promise<AuthResult>;
+  /**
+   * A shared secret is checked synchronously (a plain result: no promise and no microtask turn on every
+   * sign-in); a bearer JWT may wait for its issuer's keys.
+   */
+  check(header: HeaderGetter): AuthResult | Promise<AuthResult>;
   start(): Promise<void>;
   stop(): void;
 }
@@ -131,8 +135,8 @@ class SecretAuthenticator implements Authenticator {
     this.#matcher = new SecretMatcher(secrets);
   }
 
-  check(header: HeaderGetter): Promise<AuthResult> {
-    return Promise.resolve(this.#matcher.matches(header(this.#header)) ? OK : fail('secret'));
+  check(header: HeaderGetter): AuthResult {
+    return this.#matcher.matches(header(this.#header)) ? OK : fail('secret');
   }
 
   async start(): Promise<void> {}

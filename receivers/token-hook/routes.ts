@@ -44,7 +44,8 @@ export async function answerTokenRequest(hooks: TokenHooks, r: HookRequest): Pro
     );
     return UNAUTHORIZED;
   }
-  const auth = await hook.auth.check((name) => requestHeader(r.req, name));
+  const checked = hook.auth.check((name) => requestHeader(r.req, name));
+  const auth = checked instanceof Promise ? await checked : checked; // a secret's check is synchronous
   if (!auth.ok) {
     hook.telemetry.authFailed(auth.reason, r.requestId, r.ip());
     return UNAUTHORIZED;

@@ -6,7 +6,7 @@
  * Counter children are bound once per hook, so the answer path only increments.
  */
 import type { Logger } from '../../platform/log.js';
-import { counter, gauge, histogram } from '../../platform/metrics.js';
+import { counter, deferredCounter, gauge, histogram, type DeferredCounter } from '../../platform/metrics.js';
 import type { AuthFailure } from './auth.js';
 
 export const OUTCOMES = ['commands', 'deny', 'none', 'error_allow', 'error_deny'] as const;
@@ -80,10 +80,10 @@ export function createTelemetry(hook: string, logger: Logger) {
     labelNames: ['hook'],
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05],
   });
-  const decisionsBy = Object.fromEntries(OUTCOMES.map((o) => [o, decisions.labels({ hook, outcome: o })])) as Record<
-    Outcome,
-    { inc(): void }
-  >;
+  // Counted on every answer: added to the metric when it is read (scrape), not through prom-client per decision.
+  const decisionsBy = Object.fromEntries(
+    OUTCOMES.map((o) => [o, deferredCounter(decisions, { hook, outcome: o })]),
+  ) as Record<Outcome, DeferredCounter>;
   const errorsBy = Object.fromEntries(ERROR_KINDS.map((k) => [k, errors.labels({ hook, kind: k })])) as Record<
     ErrorKind,
     { inc(): void }
@@ -195,6 +195,7 @@ export function createTelemetry(hook: string, logger: Logger) {
       log.debug({ url }, 'token_hook_jwks_refresh_throttled');
     },
     stopped(): void {
+      for (const o of OUTCOMES) decisionsBy[o].release();
       log.info({ counters }, 'token_hook_stopped');
     },
   };
