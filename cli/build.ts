@@ -7,6 +7,9 @@
  * modules and 500 dependency files, that was most of the CPU of a start (resolving, reading and compiling each file
  * apart, about 1 s of CPU on a loaded machine against 0.45 s bundled, `hooklog --version`).
  *
+ * Made at build time: the config's JSON Schema (cli/config/schema.ts `configJsonSchema`), which every start reads
+ * its config through.
+ *
  * What stays outside: chdb (embedded ClickHouse), a native addon with its own loader, loaded with `require` when a
  * role opens the store (platform/store/store.ts), and the assets (platform/assets.ts), read beside package.json,
  * which a file in dist/ finds as the compiled modules did. Type checking is `npm run lint`'s (tsc --noEmit).
@@ -18,6 +21,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
+import { configJsonSchema } from './config/schema.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -38,6 +42,8 @@ export async function buildCli(out = join(ROOT, 'dist', 'hooklog.js')): Promise<
     banner: {
       js: "import { createRequire as __hooklogCreateRequire } from 'node:module';\nconst require = __hooklogCreateRequire(import.meta.url);",
     },
+    // The config's JSON Schema, made here rather than at every start (cli/config/schema.ts).
+    define: { HOOKLOG_CONFIG_JSON_SCHEMA: JSON.stringify(JSON.stringify(configJsonSchema())) },
     // Names as in the sources (error classes, constructors in logs), not renamed where two modules share one.
     keepNames: true,
     sourcemap: 'linked',

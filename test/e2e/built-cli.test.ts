@@ -26,7 +26,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { configSchema } from '../../cli/config/schema.js';
+import { configJsonSchema, configSchema } from '../../cli/config/schema.js';
 import { SimulatedOrg } from '../simulated-org/index.js';
 import { REPO_DIR, runCli, startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
 import { freePort } from './hook-registration.js';
@@ -215,4 +215,11 @@ Module._load = function (request, parent, isMain) {
     const engine = ['chdb', ...Object.keys({ ...chdb.dependencies, ...chdb.optionalDependencies })];
     for (const u of fromModules) expect(engine, u).toContain(/\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1]);
   }, 120_000);
+
+  it("check-config --schema prints the sources' config schema (the build makes it, not each start)", async () => {
+    const printed = await runCli(['check-config', '--schema'], {}, REPO_DIR, built);
+    expect(printed.stderr).toBe('');
+    expect(printed.code).toBe(0);
+    expect(JSON.parse(printed.stdout)).toEqual(configJsonSchema());
+  }, 60_000);
 });
