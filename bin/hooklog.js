@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// The compiled CLI; `npm run build` (run by `npm start`) produces dist/.
+// The built CLI: `npm run build` (run by `npm start`) bundles it into one file, dist/hooklog.js (cli/build.ts).
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const main = fileURLToPath(import.meta.resolve('../dist/cli/hooklog.js'));
+const main = fileURLToPath(import.meta.resolve('../dist/hooklog.js'));
 if (!existsSync(main)) {
   process.stderr.write('hooklog: not built yet: run `npm run build` first (`npm start` builds too)\n');
   process.exit(1);
 }
-await import('../dist/cli/hooklog.js');
+await import('../dist/hooklog.js');

@@ -7,12 +7,12 @@
  *
  * - from source (tsx): `<clone>/consumers/alerting/content/…`;
  * - built (`npm run build`, `node bin/hooklog.js`): the same file of the clone,
- *   as `dist/` holds only what tsc emits (JavaScript), never a copy;
+ *   as `dist/` holds only the bundled CLI (cli/build.ts), never a copy;
  * - the Docker image: `/app/…`, the Dockerfile copying each asset to the same
  *   relative path beside `/app/package.json`.
  *
  * So nothing is looked up beside a compiled module (`new URL('./x', import.meta.url)`
- * finds `dist/…/x`, which no build writes): register the asset here and ask
+ * finds `dist/x`, which no build writes): register the asset here and ask
  * `assetPath`. `test/assets.test.ts` checks that every registered asset exists
  * and that the Dockerfile copies every file of it, laid out as the image lays
  * it out; `test/e2e/built-cli.test.ts` runs the built CLI with every section.

@@ -3,7 +3,7 @@
  * for it in each layout it runs in: the clone (source and built CLI alike, as
  * dist/ holds no assets) and the Docker image, laid out from the Dockerfile's
  * COPY lines (test/support/dockerfile.ts) and resolved the way the compiled
- * code resolves it there, from /app/dist/platform up to /app/package.json.
+ * code resolves it there, from /app/dist (the CLI is one file, dist/hooklog.js) up to /app/package.json.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,12 +45,13 @@ function image(text: string): { root: string | undefined; workdir: string } {
   const workdir = layOutFinalStage(parseDockerfile(text), {
     context: REPO_DIR,
     ignore,
-    // `npm run build` writes dist/ (platform/assets.js sits in dist/platform); npm install writes node_modules.
+    // `npm run build` writes dist/ (the CLI bundled into dist/hooklog.js, platform/assets.ts with it); npm install
+    // writes node_modules.
     // console/build.ts (also run by npm run build) writes the console's bundle.
-    generated: { dist: ['platform'], node_modules: [], 'console/web/dist': [] },
+    generated: { dist: [], node_modules: [], 'console/web/dist': [] },
     root: dir,
   });
-  return { root: findPackageRoot(join(workdir, 'dist', 'platform')), workdir };
+  return { root: findPackageRoot(join(workdir, 'dist')), workdir };
 }
 
 /** Asset files the image at `root` lacks or holds with other bytes than the clone. */
@@ -74,7 +75,7 @@ function missingIn(root: string): string[] {
 describe('assets (platform/assets.ts)', () => {
   it('resolves from the package root, found from the module itself', () => {
     expect(packageRoot()).toBe(REPO_DIR);
-    expect(findPackageRoot(join(REPO_DIR, 'dist', 'platform'))).toBe(REPO_DIR);
+    expect(findPackageRoot(join(REPO_DIR, 'dist'))).toBe(REPO_DIR);
     for (const name of names) expect(filesOf(name).length, name).toBeGreaterThan(0);
     expect(filesOf('migrations')).toContain('001_events.sql');
     expect(filesOf('alertingContent')).toContain('hook-deliveries.yaml');

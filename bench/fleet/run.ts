@@ -55,7 +55,7 @@ const BROKERS = process.env.KAFKA_BROKERS;
 if (!BROKERS) throw new Error('bench/fleet needs a Kafka broker: KAFKA_BROKERS=host:port');
 // The instances run the compiled CLI, as `npm start` does: tsx's transpiler would add to their memory and CPU.
 process.env.HOOKLOG_CLI ??= 'built';
-if (process.env.HOOKLOG_CLI === 'built' && !existsSync(new URL('../../dist/cli/hooklog.js', import.meta.url)))
+if (process.env.HOOKLOG_CLI === 'built' && !existsSync(new URL('../../dist/hooklog.js', import.meta.url)))
   throw new Error('bench/fleet runs the built CLI: run `npm run build` first');
 const say = (m: string) => process.stderr.write(`${m}\n`);
 const out = (m: string) => process.stdout.write(`${m}\n`);

@@ -37,7 +37,7 @@ if (!Number.isInteger(RUNS) || RUNS < 1) throw new Error(`--runs must be a posit
 const BROKERS = process.env.KAFKA_BROKERS;
 if (!BROKERS) throw new Error('bench/response needs a Kafka broker: KAFKA_BROKERS=host:port');
 process.env.HOOKLOG_CLI ??= 'built';
-if (process.env.HOOKLOG_CLI === 'built' && !existsSync(new URL('../../dist/cli/hooklog.js', import.meta.url)))
+if (process.env.HOOKLOG_CLI === 'built' && !existsSync(new URL('../../dist/hooklog.js', import.meta.url)))
   throw new Error('bench/response runs the built CLI: run `npm run build` first');
 const say = (m: string) => process.stderr.write(`${m}\n`);
 const out = (m: string) => process.stdout.write(`${m}\n`);

@@ -76,7 +76,7 @@ const AFTER_START_MS = 2000;
 
 // The instances run the compiled CLI, as `npm start` does: tsx's transpiler would add to their start.
 process.env.HOOKLOG_CLI = 'built';
-if (!existsSync(new URL('../../dist/cli/hooklog.js', import.meta.url)))
+if (!existsSync(new URL('../../dist/hooklog.js', import.meta.url)))
   throw new Error('bench/restart runs the built CLI: run `npm run build` first');
 const say = (m: string) => process.stderr.write(`${m}\n`);
 

@@ -69,7 +69,7 @@ if (
     '--minutes > 0, --sample-s >= 1, --chaos on|off, --kill-every-s MIN-MAX, --broker-restart-every-min > 0',
   );
 process.env.HOOKLOG_CLI ??= 'built';
-if (process.env.HOOKLOG_CLI === 'built' && !existsSync(new URL('../../dist/cli/hooklog.js', import.meta.url)))
+if (process.env.HOOKLOG_CLI === 'built' && !existsSync(new URL('../../dist/hooklog.js', import.meta.url)))
   throw new Error('bench/soak runs the built CLI: run `npm run build` first');
 
 const say = (m: string) => process.stderr.write(`${m}\n`);

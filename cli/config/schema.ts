@@ -82,12 +82,23 @@ export const configSchema = z
 
 export type Config = z.output<typeof configSchema>;
 
+/**
+ * The config's JSON Schema as the build made it, as JSON text (cli/build.ts puts it in the bundle with esbuild's
+ * `define`); undeclared when the sources run.
+ */
+declare const HOOKLOG_CONFIG_JSON_SCHEMA: string | undefined;
+
 let jsonSchema: SchemaNode | undefined;
 
 /**
  * The config schema as JSON Schema (what `check-config --schema` prints), made
- * once: it says which fields are secrets (`"secret": true`, platform/config/secrets.ts).
+ * once: it says which fields are secrets (`"secret": true`, platform/config/secrets.ts). The built CLI has it made
+ * at build time: every start reads its config through it, and making it took 50-140 ms of CPU, a tenth of a start
+ * (issue 38's restart → first 204). test/e2e/built-cli.test.ts checks the built CLI's is this one.
  */
 export function configJsonSchema(): SchemaNode {
-  return (jsonSchema ??= z.toJSONSchema(configSchema, { io: 'input' }) as SchemaNode);
+  return (jsonSchema ??=
+    typeof HOOKLOG_CONFIG_JSON_SCHEMA === 'undefined'
+      ? (z.toJSONSchema(configSchema, { io: 'input' }) as SchemaNode)
+      : (JSON.parse(HOOKLOG_CONFIG_JSON_SCHEMA) as SchemaNode));
 }

@@ -14,15 +14,19 @@
  *
  * It found the built CLI dying at start with any `alerting:` section (the
  * built-in rule file was looked up inside dist/, which the build never fills).
+ *
+ * The build is one file (cli/build.ts: a restart's first answer waited for some 850 module files to load, issue
+ * 38): the last test runs commands of the built CLI and lists every file they load.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { configSchema } from '../../cli/config/schema.js';
+import { configJsonSchema, configSchema } from '../../cli/config/schema.js';
 import { SimulatedOrg } from '../simulated-org/index.js';
 import { REPO_DIR, runCli, startDaemon, stopDaemon, type Daemon } from '../support/cli.js';
 import { freePort } from './hook-registration.js';
@@ -135,4 +139,87 @@ describe('the built CLI (npm run build; node bin/hooklog.js)', () => {
     for (const path of paths) expect({ path, status: answers[path]!.status }).not.toEqual({ path, status: 404 });
     expect(daemon.output()).not.toMatch(/"level":(50|60)/);
   }, 240_000);
+
+  it('is one file: --version, check-config and start load no module file but bin/hooklog.js and dist/hooklog.js (and chdb, to open the store)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hooklog-loaded-'));
+    const listed = join(dir, 'loaded.txt');
+    // Every file the process loads: ES modules through a load hook (run in the hooks' thread, so it writes the
+    // list itself), CommonJS ones (require) where Node's loader resolves them.
+    const hooks = join(dir, 'hooks.mjs');
+    writeFileSync(
+      hooks,
+      `import { appendFileSync } from 'node:fs';
+let out;
+export function initialize(data) { out = data.out; }
+export async function load(url, context, next) { appendFileSync(out, url + '\\n'); return next(url, context); }
+`,
+    );
+    const preload = join(dir, 'preload.mjs');
+    writeFileSync(
+      preload,
+      `import Module, { register } from 'node:module';
+import { appendFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+const out = ${JSON.stringify(listed)};
+register(${JSON.stringify(pathToFileURL(hooks).href)}, { data: { out } });
+const load = Module._load;
+Module._load = function (request, parent, isMain) {
+  try {
+    const file = Module._resolveFilename(request, parent, isMain);
+    if (!Module.isBuiltin(file)) appendFileSync(out, pathToFileURL(file).href + '\\n');
+  } catch {}
+  return load.apply(this, arguments);
+};
+`,
+    );
+    const env = { NODE_OPTIONS: `--import ${pathToFileURL(preload).href}` };
+    const loaded = () =>
+      [...new Set(readFileSync(listed, 'utf8').split('\n'))].filter((u) => u.startsWith('file:')).sort();
+    const repo = (f: string) => pathToFileURL(join(REPO_DIR, f)).href;
+    const hooklogFiles = [repo('bin/hooklog.js'), repo('dist/hooklog.js')];
+
+    const version = await runCli(['--version'], env, REPO_DIR, built);
+    expect(version.stderr).toBe('');
+    expect(version.stdout).toMatch(/^hooklog \d+\.\d+\.\d+/);
+    expect(loaded().filter((u) => u !== pathToFileURL(preload).href)).toEqual(hooklogFiles);
+
+    writeFileSync(listed, '');
+    const configPath = join(dir, 'hooklog.yaml');
+    writeFileSync(
+      configPath,
+      stringify({
+        data_dir: join(dir, 'data'),
+        server: { host: '127.0.0.1', port: await freePort() },
+        event_hooks: [
+          { id: 'okta-main', org: 'acme', auth: { header: 'authorization', secrets: ['built-cli-secret-0123456789'] } },
+        ],
+      }),
+    );
+    const check = await runCli(['--config', configPath, 'check-config'], env, REPO_DIR, built);
+    expect(check.stderr).toBe('');
+    expect(check.code).toBe(0);
+    expect(loaded().filter((u) => u !== pathToFileURL(preload).href)).toEqual(hooklogFiles);
+
+    // A start with the store (sink role) on the embedded log: the store's engine (chdb and what it requires) is the
+    // one thing loaded from node_modules.
+    writeFileSync(listed, '');
+    const started = await startDaemon(['--config', configPath, '--roles', 'receivers,sink'], env, 90_000, built);
+    await stopDaemon(started);
+    expect(started.output()).toContain('hooklog started');
+    const fromModules = loaded().filter((u) => u !== pathToFileURL(preload).href && !hooklogFiles.includes(u));
+    expect(fromModules.length, fromModules.join('\n')).toBeGreaterThan(0);
+    const chdb = JSON.parse(readFileSync(join(REPO_DIR, 'node_modules', 'chdb', 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+      optionalDependencies?: Record<string, string>;
+    };
+    const engine = ['chdb', ...Object.keys({ ...chdb.dependencies, ...chdb.optionalDependencies })];
+    for (const u of fromModules) expect(engine, u).toContain(/\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1]);
+  }, 120_000);
+
+  it("check-config --schema prints the sources' config schema (the build makes it, not each start)", async () => {
+    const printed = await runCli(['check-config', '--schema'], {}, REPO_DIR, built);
+    expect(printed.stderr).toBe('');
+    expect(printed.code).toBe(0);
+    expect(JSON.parse(printed.stdout)).toEqual(configJsonSchema());
+  }, 60_000);
 });

@@ -2,7 +2,9 @@
  * The previous release, built from git history at the commit CHANGELOG.md names for it, for tests that run it beside
  * this build (the rolling upgrade): `git worktree add --detach` of that commit into the temp directory, this clone's
  * node_modules linked in (the dependencies of two consecutive releases are the same; a release that changes them
- * says so in CHANGELOG.md), and `tsc -p tsconfig.build.json`. Kept between runs, keyed by commit.
+ * says so in CHANGELOG.md), and its CLI built the way that release builds it: bundled by its cli/build.ts into
+ * dist/hooklog.js, or, before that script (0.1.0), compiled by `tsc -p tsconfig.build.json` into dist/cli/ (the
+ * CLI only, as before). Kept between runs, keyed by commit.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -36,13 +38,14 @@ export function buildPreviousRelease(): PreviousRelease {
   const { version, commit } = previousReleaseEntry();
   const dir = join(tmpdir(), `hooklog-release-${version}-${commit.slice(0, 12)}`);
   const bin = join(dir, 'bin', 'hooklog.js');
-  const built = join(dir, 'dist', 'cli', 'hooklog.js');
+  // What the release's bin/hooklog.js runs, once built (see above).
+  const builtFiles = [join(dir, 'dist', 'hooklog.js'), join(dir, 'dist', 'cli', 'hooklog.js')];
   // The cache may outlive the clone that made it: its node_modules link always points at this clone's.
   const linkModules = () => {
     rmSync(join(dir, 'node_modules'), { force: true });
     symlinkSync(join(REPO_DIR, 'node_modules'), join(dir, 'node_modules'), 'dir');
   };
-  if (existsSync(built)) {
+  if (builtFiles.some((f) => existsSync(f))) {
     linkModules();
     return { version, commit, bin };
   }
@@ -53,13 +56,9 @@ export function buildPreviousRelease(): PreviousRelease {
   }
   git('worktree', 'add', '--detach', dir, commit);
   linkModules();
-  execFileSync(
-    process.execPath,
-    [join(REPO_DIR, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
-    {
-      cwd: dir,
-      stdio: 'pipe',
-    },
-  );
+  const build = existsSync(join(dir, 'cli', 'build.ts'))
+    ? [join(REPO_DIR, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'cli/build.ts']
+    : [join(REPO_DIR, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'];
+  execFileSync(process.execPath, build, { cwd: dir, stdio: 'pipe' });
   return { version, commit, bin };
 }
