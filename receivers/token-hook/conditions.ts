@@ -5,6 +5,7 @@
  * predicate allocates nothing.
  */
 import { BlockList, isIP } from 'node:net';
+import { linearRegex } from '../../platform/regex.js';
 import type { ConditionsConfig, StringTestConfig } from './rule-schema.js';
 import type { TokenContext } from './request.js';
 import { scalarText } from './template.js';
@@ -28,8 +29,15 @@ export function compileStringTest(t: StringTestConfig, what: string): TextTest {
   const suffix = t.suffix === undefined ? undefined : fold(t.suffix);
   let regex: RegExp | undefined;
   if (t.regex !== undefined) {
+    // V8's linear-time engine has no case-insensitive mode, and a backtracking match of an attacker's login
+    // inside a sign-in is what linearRegex exists to prevent.
+    if (t.ignore_case)
+      throw new Error(
+        `${what}: ignore_case does not apply to a regex (it could not be matched in bounded time): write both cases ` +
+          'in the pattern ([Aa]dmin), or use any_of, prefix or suffix, which ignore_case does apply to',
+      );
     try {
-      regex = new RegExp(t.regex, t.ignore_case ? 'i' : '');
+      regex = linearRegex(t.regex);
     } catch (err) {
       throw new Error(`${what}: invalid regex: ${(err as Error).message}`, { cause: err });
     }

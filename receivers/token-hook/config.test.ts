@@ -191,6 +191,27 @@ describe('token_hooks config: other cross-field checks name the rule', () => {
       ['rule "re"', 'when.user_login: invalid regex'],
     ],
     [
+      'regex with a backreference',
+      [{ name: 're2', when: { user_login: { regex: '^(a+)\\1$' } }, actions: [{ deny: { error_summary: 'no' } }] }],
+      ['rule "re2"', 'when.user_login: invalid regex', 'cannot be matched in time linear in the input'],
+    ],
+    [
+      'regex with lookahead',
+      [{ name: 're3', when: { user_login: { regex: '^(?=adm)' } }, actions: [{ deny: { error_summary: 'no' } }] }],
+      ['rule "re3"', 'when.user_login: invalid regex', 'lookaround'],
+    ],
+    [
+      'case-insensitive regex',
+      [
+        {
+          name: 're4',
+          when: { user_login: { regex: '^admin', ignore_case: true } },
+          actions: [{ deny: { error_summary: 'no' } }],
+        },
+      ],
+      ['rule "re4"', 'ignore_case does not apply to a regex', '[Aa]dmin'],
+    ],
+    [
       'empty string test',
       [{ name: 'st', when: { client_id: { ignore_case: true } }, actions: [{ deny: { error_summary: 'no' } }] }],
       ['rule "st"', 'when.client_id'],

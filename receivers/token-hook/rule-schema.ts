@@ -28,8 +28,14 @@ function stringTest(what: string) {
             .string()
             .min(1)
             .optional()
-            .describe('The value matches this JavaScript regular expression (anchor it with ^…$ for a whole match).'),
-          ignore_case: z.boolean().default(false).describe('Compare without regard to case.'),
+            .describe(
+              'The value matches this JavaScript regular expression (anchor it with ^…$ for a whole match); one V8 ' +
+                'can match in linear time (no backreferences or lookaround), so no login makes a sign-in wait.',
+            ),
+          ignore_case: z
+            .boolean()
+            .default(false)
+            .describe('Compare without regard to case (any_of, prefix, suffix; not a regex: write [Aa] in it).'),
         })
         .describe('Every test given must hold.'),
     ])

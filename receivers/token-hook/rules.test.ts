@@ -33,6 +33,21 @@ function variant(edit: (r: LooseJson) => void): LooseJson {
   return r;
 }
 
+describe('a regex on an attacker-chosen login', () => {
+  // `^(a+)+$` against 40 a's and a '!' is 2^40 steps for a backtracking engine: before linearRegex this test
+  // held the worker past its timeout. The answer must be the same as a bounded-time engine's: no match.
+  it('is matched in bounded time, with the backtracking answer', () => {
+    const hostile = `${'a'.repeat(40)}!`;
+    const withLogin = (login: string) =>
+      variant((r) => {
+        ((r.data as LooseJson).context as { user: { profile: { login: string } } }).user.profile.login = login;
+      });
+    expect(matching({ user_login: { regex: '^(a+)+$' } }, withLogin(hostile))).toBe(false);
+    expect(matching({ user_login: { regex: '^(a+)+$' } }, withLogin('a'.repeat(40)))).toBe(true);
+    expect(matching({ user_login: { regex: '^(a|aa)+b' } }, withLogin(`${'a'.repeat(5_000)}c`))).toBe(false);
+  });
+});
+
 describe('conditions', () => {
   const base = sampleRequest();
   const cases: Array<[string, Record<string, unknown>, LooseJson, boolean]> = [

@@ -222,3 +222,16 @@ describe('Sigma null on a list', () => {
     expect(empty.where({ target: [{ id: 'x' }] })).toBe(false);
   });
 });
+
+describe('Sigma |re on attacker-chosen values', () => {
+  it('matches in bounded time with the backtracking answer, and refuses what cannot be matched so', () => {
+    // 2^40 steps for a backtracking engine: before linearRegex this held the worker past its timeout.
+    const rule = compileRule({ id: 'r', detection: { sel: { 'actor.alternateId|re': '^(a+)+$' }, condition: 'sel' } });
+    expect(rule.where({ actor: { alternateId: `${'a'.repeat(40)}!` } })).toBe(false);
+    expect(rule.where({ actor: { alternateId: 'a'.repeat(40) } })).toBe(true);
+    for (const re of ['^(a+)\\1$', '^(?!admin)', '(?<=@)evil\\.example$'])
+      expect(() =>
+        compileRule({ id: 'x', detection: { sel: { 'actor.alternateId|re': re }, condition: 'sel' } }),
+      ).toThrow(/bad regular expression: cannot be matched in time linear in the input/);
+  });
+});

@@ -15,6 +15,7 @@ import { compilePath, resolve, visit } from '../fields.js';
 import { everyOf, needOne, someOf, withNeeds } from '../prefilter.js';
 import { expandPattern, parseCondition, type ConditionNode } from './condition.js';
 import type { IpListLookup } from '../../../platform/iplists/lists.js';
+import { linearRegex } from '../../../platform/regex.js';
 
 export type Predicate = (event: unknown) => boolean;
 type Matcher = (value: unknown) => boolean;
@@ -63,9 +64,11 @@ function valueMatcher(raw: unknown, mods: ReadonlySet<string>, where: string): M
   if (mods.has('re')) {
     let re: RegExp;
     try {
-      re = new RegExp(text);
+      re = linearRegex(text);
     } catch (err) {
-      throw new AlertingError('rule_invalid', `${where}: bad regular expression`, { cause: err });
+      throw new AlertingError('rule_invalid', `${where}: bad regular expression: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     return (v) => {
       const s = scalarText(v);
