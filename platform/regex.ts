@@ -18,6 +18,9 @@ import { setFlagsFromString } from 'node:v8';
 setFlagsFromString('--enable-experimental-regexp-engine');
 setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
 
+/** V8's flag for its linear-time engine (only with the flag above; unknown to the language, hence a name). */
+const LINEAR = 'l';
+
 /**
  * Compiles `source` for matching attacker-chosen text in time linear in its length; throws (a SyntaxError-like
  * Error whose message says why) for a pattern V8 cannot match that way.
@@ -25,7 +28,7 @@ setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks'
 export function linearRegex(source: string): RegExp {
   const regex = new RegExp(source);
   try {
-    new RegExp(source, 'l');
+    new RegExp(source, LINEAR);
   } catch {
     throw new Error(
       'cannot be matched in time linear in the input (backreferences and lookaround are not allowed: on an ' +
