@@ -15,6 +15,7 @@ import type { ConsumedRecord, StreamRecord } from '../platform/stream/types.js';
 import type { Store } from '../platform/store/index.js';
 import { formatDateTime64, parseTimestamp } from '../platform/time.js';
 import type { Principal } from '../platform/access.js';
+import { lastMs } from './saved-range.js';
 import { orgCondition, type Scope } from './scope.js';
 
 /** The topic's name under a prefix. */
@@ -36,18 +37,6 @@ const MAX_FIELDS = 20;
 const MAX_FACETS = 10;
 const MAX_FIELD_CHARS = 200;
 const DAY_MS = 86_400_000;
-
-/** A relative range as `hooklog search --since` takes it: a count and a unit back from now (`7d`, `12h`, `30m`). */
-const LAST = /^([1-9]\d{0,5})([mhd])$/;
-const UNIT_MS = { m: 60_000, h: 3_600_000, d: DAY_MS } as const;
-
-/** `last` in milliseconds, or undefined when it is not a relative range of at most 400 days. */
-export function lastMs(last: string): number | undefined {
-  const m = LAST.exec(last);
-  if (!m) return undefined;
-  const ms = Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
-  return ms <= 400 * DAY_MS ? ms : undefined;
-}
 
 const iso = z.string().refine((s) => parseTimestamp(s) !== null, 'must be an ISO-8601 timestamp');
 const fieldList = (max: number) => z.array(z.string().min(1).max(MAX_FIELD_CHARS)).max(max);
