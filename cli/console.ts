@@ -16,6 +16,7 @@ import {
   alertStatesTopic,
   consoleSessionsTopic,
   RevocationView,
+  savedSearchesTopic,
   type ConsoleDeps,
   type RuleCaseRunner,
   type RuleInfo,
@@ -109,6 +110,7 @@ export function consoleDeps(config: Config, stream: Stream, store: Store, logger
     stream,
     topic: alertStatesTopic(config.stream.topic_prefix),
     sessionsTopic: consoleSessionsTopic(config.stream.topic_prefix),
+    savedSearchesTopic: savedSearchesTopic(config.stream.topic_prefix),
     // Started by the composition root (cli/runtime.ts) before HTTP is served.
     revocations: new RevocationView(logger.child({ component: 'console' })),
     knownOrgs: configuredOrgs(config),

@@ -27,7 +27,17 @@ import { backfillCommand } from '../ingest/backfill/run.js';
 import { prepareQuery } from '../analytics/run.js';
 import { describeRuleFiles, lintRuleFiles } from '../consumers/alerting/commands.js';
 import { huntCommand } from './alerting-commands.js';
-import { pointAt, renderSearch, runSearch, searchRequest, type SearchFlags } from './search.js';
+import {
+  findSavedSearch,
+  listSavedSearches,
+  pointAt,
+  renderSavedList,
+  renderSearch,
+  runSearch,
+  savedSearchRequest,
+  searchRequest,
+  type SearchFlags,
+} from './search.js';
 import { addRulesTestCommand } from './rules-test.js';
 import { registerHooksCommands } from './hooks-command.js';
 import { registerActionsCommand } from './actions-command.js';
@@ -176,9 +186,9 @@ program
   .description(
     'Search the events in ClickHouse with a filter in the rules\' language (eventType eq "user.session.start" and client.ipAddress sw "203."), newest first; a blank filter is every event.',
   )
-  .argument('<filter>', "the filter (SCIM syntax, as `match` rules write it); '' for every event")
+  .argument('[filter]', "the filter (SCIM syntax, as `match` rules write it); '' for every event")
   .requiredOption('--org <org>', "the org, or '*' for every org")
-  .requiredOption('--since <time>', 'start: ISO-8601, or a duration back from now (30d, 12h)')
+  .option('--since <time>', 'start: ISO-8601, or a duration back from now (30d, 12h); required unless --saved')
   .option('--until <time>', 'end, exclusive (default: now)')
   .option(
     '--fields <list>',
@@ -188,21 +198,41 @@ program
   .option('--histogram', 'count matching events per time bucket')
   .option('--limit <n>', 'events per page (1 to 1000)', '100')
   .option('--after <cursor>', 'the next page: the cursor the previous page printed')
+  .option(
+    '--saved <name>',
+    "run the org's saved search of this name (saved in the console): its filter, range, fields and facets; --since, --until, --fields, --facets override",
+  )
+  .option('--list-saved', "list the org's saved searches ('*': every org's) instead of searching")
   .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
-  .action(async (filter: string, opts: SearchFlags & { format: OutputFormat }) => {
-    const { config } = configFor(READS_STORE);
-    let page;
-    try {
-      page = await runSearch(config, searchRequest(filter, opts));
-    } catch (err) {
-      const caret = pointAt(filter, err);
-      if (caret) process.stderr.write(caret);
-      throw err;
-    }
-    process.stdout.write(renderSearch(page, opts.format));
-    // The cursor goes to stderr, so stdout stays the result a script reads (JSON carries it as `next`).
-    if (page.next && opts.format !== 'json') process.stderr.write(`more: --after ${page.next}\n`);
-  });
+  .action(
+    async (
+      filterArg: string | undefined,
+      opts: SearchFlags & { format: OutputFormat; saved?: string; listSaved?: boolean },
+    ) => {
+      const { config } = configFor(READS_STORE);
+      if (opts.listSaved) {
+        process.stdout.write(renderSavedList(await listSavedSearches(config, opts.org), opts.format));
+        return;
+      }
+      if (opts.saved !== undefined && filterArg !== undefined)
+        throw new HooklogError('QUERY_INVALID', 'give a filter or --saved <name>, not both');
+      if (opts.saved === undefined && filterArg === undefined)
+        throw new HooklogError('QUERY_INVALID', "give a filter ('' for every event) or --saved <name>");
+      const saved = opts.saved === undefined ? undefined : await findSavedSearch(config, opts.org, opts.saved);
+      const filter = saved ? saved.filter : (filterArg ?? '');
+      let page;
+      try {
+        page = await runSearch(config, saved ? savedSearchRequest(saved, opts) : searchRequest(filter, opts));
+      } catch (err) {
+        const caret = pointAt(filter, err);
+        if (caret) process.stderr.write(caret);
+        throw err;
+      }
+      process.stdout.write(renderSearch(page, opts.format));
+      // The cursor goes to stderr, so stdout stays the result a script reads (JSON carries it as `next`).
+      if (page.next && opts.format !== 'json') process.stderr.write(`more: --after ${page.next}\n`);
+    },
+  );
 
 program
   .command('sql')

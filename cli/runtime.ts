@@ -27,7 +27,13 @@ import { collectProcessMetrics } from '../platform/metrics.js';
 import { applyRetention } from '../analytics/retention.js';
 import { registerCoverageMetrics } from '../analytics/coverage-metrics.js';
 import { prepareResponse, startResponseRole } from './response.js';
-import { alertStatesPipeline, alertStatesTopic, consoleSessionsTopic } from '../console/index.js';
+import {
+  alertStatesPipeline,
+  alertStatesTopic,
+  consoleSessionsTopic,
+  savedSearchesPipeline,
+  savedSearchesTopic,
+} from '../console/index.js';
 import { consoleDeps } from './console.js';
 import { desiredHooks } from '../receivers/registration/desired.js';
 import { startHookWatch } from '../receivers/registration/watch.js';
@@ -114,10 +120,13 @@ export async function startHooklog(
     const statesTopic = alertStatesTopic(config.stream.topic_prefix);
     // Session revocations are compacted: a revocation in force is retained for instances that start later.
     const sessionsTopic = consoleSessionsTopic(config.stream.topic_prefix);
+    // Saved searches are compacted by (org, id): each record carries the whole search, so the latest one is it.
+    const savedTopic = savedSearchesTopic(config.stream.topic_prefix);
     if (consoleOn)
       await stream.ensureTopics([
         { name: statesTopic, partitions: config.stream.partitions },
         { name: sessionsTopic, partitions: config.stream.partitions, compacted: true },
+        { name: savedTopic, partitions: config.stream.partitions, compacted: true },
       ]);
     // Embedded ClickHouse admits one process: only the roles that need the store open it (above). The query
     // API needs its tables before it is served; the sink alone migrates after hooks are taken.
@@ -206,7 +215,7 @@ export async function startHooklog(
           legacyEventsPipeline(topics.legacyEvents),
           riskChangesPipeline(riskTopics(config.stream.topic_prefix).changes),
           securityEventsPipeline(topics.securityEvents),
-          ...(consoleOn ? [alertStatesPipeline(statesTopic)] : []),
+          ...(consoleOn ? [alertStatesPipeline(statesTopic), savedSearchesPipeline(savedTopic)] : []),
           ...response.pipelines,
         ],
         logger,

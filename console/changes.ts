@@ -63,7 +63,8 @@ const changeSchema = z
     message: "a change by filter needs filter.as_of (the list's snapshot) and expected (the count confirmed)",
   });
 
-async function readJson(ctx: Context): Promise<unknown> {
+/** The request's JSON body, bounded (64 KB); throws with the reason it is not one. */
+export async function readJson(ctx: Context): Promise<unknown> {
   if (!/^application\/json\b/i.test(ctx.get('content-type'))) throw new Error('send application/json');
   const chunks: Buffer[] = [];
   let size = 0;

@@ -157,6 +157,7 @@ describe('org isolation', () => {
         `/console/api/queries/signin_failures_by_user/csv${q({ org: ORG_B, ...qp })}`,
       ],
       [`/console/api/coverage${q({ org: ORG_A })}`, `/console/api/coverage${q({ org: ORG_B })}`],
+      [`/console/api/saved-searches${q({ org: ORG_A })}`, `/console/api/saved-searches${q({ org: ORG_B })}`],
       [
         `/console/api/search/rule${q({ ...rule, org: ORG_A, alert: eventsA[0]!.uuid })}`,
         `/console/api/search/rule${q({ ...rule, org: ORG_B, alert: eventsB[0]!.uuid })}`,

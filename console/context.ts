@@ -94,6 +94,8 @@ export interface ConsoleContext {
   readonly stream: Stream;
   /** `<prefix>.alert-states`. */
   readonly topic: string;
+  /** `<prefix>.saved-searches`. */
+  readonly savedSearchesTopic: string;
   /** Orgs this deployment knows (config): what an unscoped principal picks from. */
   readonly knownOrgs: readonly string[];
   readonly queries: QueryLibrary;

@@ -8,7 +8,9 @@
  * signed by one instance is accepted by the other (same session secret).
  * A sign-out on one instance, or `hooklog console revoke --user` from the
  * built CLI, ends the session on both within a second: a revocation record on
- * `<prefix>.console-sessions`, which every instance watches.
+ * `<prefix>.console-sessions`, which every instance watches. A search saved,
+ * renamed or deleted on one instance is listed so on the other: a record on
+ * `<prefix>.saved-searches`, which each instance's sink writes to its store.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -115,6 +117,64 @@ describe('console in a fleet', () => {
     await waitFor(getOn(first), {
       until: (d) => 'alert' in d && d.alert.status === 'open',
       what: 'the reopen on the first instance',
+      timeoutMs: 60_000,
+    });
+  }, 240_000);
+
+  it('lists a search saved on one instance on another, and its rename and delete', async () => {
+    const alice = await signIn(first, USERS.alice);
+    type Listed = { id: string; name: string; filter: string; range: unknown };
+    const savedOn = (w: { url: string }) => async () => {
+      const res = await fetch(`${w.url}/console/api/saved-searches?org=${ORG_A}`, {
+        headers: { cookie: alice.cookie },
+      });
+      return res.status === 200 ? ((await res.json()) as { saved: Listed[] }).saved : [];
+    };
+    const send = (w: { url: string }, method: string, path: string, body?: unknown) =>
+      fetch(`${w.url}${path}`, {
+        method,
+        headers: {
+          cookie: alice.cookie,
+          'x-csrf-token': alice.csrf,
+          origin: w.url,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    const name = randomName('failures');
+    const saved = await send(first, 'POST', '/console/api/saved-searches', {
+      org: ORG_A,
+      name,
+      filter: 'outcome.result eq "FAILURE"',
+      range: { last: '7d' },
+      fields: ['eventType'],
+      facets: [],
+    });
+    expect(saved.status).toBe(200);
+    const { id } = (await saved.json()) as { id: string };
+    const onTwo = await waitFor(savedOn(two), {
+      until: (l) => l.some((s) => s.id === id),
+      what: 'the saved search on the second instance',
+      timeoutMs: 60_000,
+    });
+    expect(onTwo.find((s) => s.id === id)).toMatchObject({
+      name,
+      filter: 'outcome.result eq "FAILURE"',
+      range: { last: '7d' },
+    });
+    // Renamed on the second, deleted on the first: each instance lists what the other did.
+    expect((await send(two, 'POST', `/console/api/saved-searches/${id}`, { name: `${name} (renamed)` })).status).toBe(
+      200,
+    );
+    await waitFor(savedOn(first), {
+      until: (l) => l.some((s) => s.id === id && s.name === `${name} (renamed)`),
+      what: 'the rename on the first instance',
+      timeoutMs: 60_000,
+    });
+    expect((await send(first, 'DELETE', `/console/api/saved-searches/${id}`)).status).toBe(200);
+    await waitFor(savedOn(two), {
+      until: (l) => !l.some((s) => s.id === id),
+      what: 'the delete on the second instance',
       timeoutMs: 60_000,
     });
   }, 240_000);

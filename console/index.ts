@@ -2,7 +2,7 @@
  * The analysts' console, mounted on hooklog's HTTP app at /console (as
  * bull-board's Koa adapter mounts its router): sign-in through the identity
  * service, pages served from the package (no CDN), a JSON API under
- * /console/api, and alert triage appended through the stream. cli/ composes
+ * /console/api, and alert triage and saved searches appended through the stream. cli/ composes
  * it, handing in what other components own (the query library, status,
  * coverage) as functions.
  */
@@ -14,6 +14,7 @@ import type { Stream } from '../platform/stream/types.js';
 import { mountApi } from './api-routes.js';
 import { ConsoleAuth } from './auth.js';
 import { mountChanges } from './changes.js';
+import { mountSavedSearches } from './saved-search-routes.js';
 import type { ConsoleConfig } from './config.js';
 import type { ConsoleContext, Operations, QueryLibrary, RuleCaseRunner, RuleInfo, SearchEngine } from './context.js';
 import { mountMakeRule } from './make-rule.js';
@@ -25,6 +26,7 @@ import { mountSignIn } from './sign-in.js';
 import { revocationRecord, sessionRevocation, type Revocation, type RevocationView } from './revocations.js';
 
 export { alertStatesPipeline, alertStatesTopic } from './alert-states.js';
+export { savedSearchesPipeline, savedSearchesTopic } from './saved-searches.js';
 export {
   consoleSessionsTopic,
   RevocationView,
@@ -43,6 +45,8 @@ export interface ConsoleDeps {
   readonly topic: string;
   /** `<prefix>.console-sessions`: revocations of sessions (compacted). */
   readonly sessionsTopic: string;
+  /** `<prefix>.saved-searches`: changes to saved searches (compacted by org and id). */
+  readonly savedSearchesTopic: string;
   /**
    * The revocations in force, which the composition root starts (and stops) on `sessionsTopic`: until it is
    * current, session requests answer 503 (API keys are not affected).
@@ -89,6 +93,7 @@ export function mountConsole(router: Router, d: ConsoleDeps): void {
     store: d.store,
     stream: d.stream,
     topic: d.topic,
+    savedSearchesTopic: d.savedSearchesTopic,
     knownOrgs: d.knownOrgs,
     queries: d.queries,
     operations: d.operations,
@@ -111,5 +116,6 @@ export function mountConsole(router: Router, d: ConsoleDeps): void {
   mountApi(router, c);
   mountMakeRule(router, c);
   mountChanges(router, c);
+  mountSavedSearches(router, c);
   mountPages(router, c);
 }

@@ -17,7 +17,7 @@ import { riskTopics } from '../../schemas/risk.js';
 import { identityTopic } from '../../schemas/identity.js';
 import { alertingTopics } from '../../consumers/alerting/index.js';
 import { responseTopics } from '../../consumers/response/records.js';
-import { alertStatesTopic, consoleSessionsTopic } from '../../console/index.js';
+import { alertStatesTopic, consoleSessionsTopic, savedSearchesTopic } from '../../console/index.js';
 
 const dir = tempDirs();
 const PREFIX = 'fmt';
@@ -73,6 +73,7 @@ describe('record format versions', () => {
       alertStatesTopic(PREFIX),
       consoleSessionsTopic(PREFIX),
       identityTopic(PREFIX),
+      savedSearchesTopic(PREFIX),
     ];
     expect(every.filter((t) => familyOf(t, PREFIX) === null)).toEqual([]);
     expect(new Set(every.map((t) => familyOf(t, PREFIX))).size).toBe(TOPIC_FAMILIES.length);

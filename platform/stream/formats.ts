@@ -50,6 +50,7 @@ export const TOPIC_FAMILIES = [
   'response-sets-state',
   'response-actions-state',
   'identity',
+  'saved-searches',
 ] as const;
 export type TopicFamily = (typeof TOPIC_FAMILIES)[number];
 
@@ -88,6 +89,8 @@ export const RECORD_FORMATS: Readonly<Record<TopicFamily, RecordFormat>> = {
   'response-actions-state': V1,
   // New in 0.3.0 (no earlier release writes it); V1 like the rest, so every family reads the same versions.
   identity: V1,
+  // New in 0.3.0 too: the console's saved searches (console/saved-searches.ts), compacted by org and id.
+  'saved-searches': V1,
 };
 
 /** A topic's family under `prefix`, or null for a topic that is not hooklog's. */

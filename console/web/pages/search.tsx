@@ -10,6 +10,7 @@ import { Chart, epochS } from '../chart.js';
 import { ErrorBox, Field, Keep, label, Loading, RangeFields, Table, useData } from '../ui.js';
 import { Raw } from './events.js';
 import { MakeRule, MARK_PARAMS, MarkButtons, useMarks, withoutMarks } from './make-rule.js';
+import { SavedSearches } from './saved-searches.js';
 
 interface SearchData {
   columns: string[];
@@ -100,6 +101,7 @@ export function SearchPage({ me }: { me: Me }) {
         <Keep p={p} names={['facets', 'limit', ...MARK_PARAMS]} />
         <button type="submit">Search</button>
       </form>
+      <SavedSearches me={me} org={org} p={p} />
       {error && <ErrorBox error={error} />}
       {!data && !error && <Loading what="the search" />}
       {data && (
