@@ -17,6 +17,8 @@ import { riskTopics } from '../schemas/risk.js';
 import { prepareQuery } from '../analytics/run.js';
 import { startIngest } from '../ingest/index.js';
 import { legacyEventsPipeline } from '../ingest/legacy-events/rows.js';
+import { identityPipeline } from '../ingest/identity/rows.js';
+import { identityTopic } from '../schemas/identity.js';
 import { createApp, type AppDeps } from './app.js';
 import { watchLoopStalls } from './loop-stalls.js';
 import { servedUrls } from './routes.js';
@@ -213,6 +215,7 @@ export async function startHooklog(
         extraPipelines: [
           tokenDecisionsPipeline(topics.tokenDecisions),
           legacyEventsPipeline(topics.legacyEvents),
+          identityPipeline(identityTopic(config.stream.topic_prefix)),
           riskChangesPipeline(riskTopics(config.stream.topic_prefix).changes),
           securityEventsPipeline(topics.securityEvents),
           ...(consoleOn ? [alertStatesPipeline(statesTopic), savedSearchesPipeline(savedTopic)] : []),
@@ -265,6 +268,7 @@ export async function startHooklog(
         topics,
         logger,
         budgetDir,
+        identityTopic: identityTopic(config.stream.topic_prefix),
         ...(pollStore ? { store: pollStore } : {}),
       });
       closers.push(() => ingest.stop());

@@ -164,11 +164,63 @@ const legacyEventsSchema = z
   .prefault({})
   .describe('Polling the legacy Events API.');
 
+const identitySyncSchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Sync the org's users with their status, groups and administrator roles into <prefix>.identity (and the identity_users table), " +
+          'for rules (actor.groups, actor.adminRoles) and the console. The token needs okta.users.read, okta.groups.read and okta.roles.read ' +
+          '(an OAuth service app) or a read-only administrator role (an API token).',
+      ),
+    interval_ms: z
+      .number()
+      .int()
+      .min(1000)
+      .max(86_400_000)
+      .default(300_000)
+      .describe(
+        'How often the users changed since the last pass (lastUpdated after its high-water mark) are read again, with their groups and roles: ' +
+          'a status or profile change shows within this.',
+      ),
+    full_interval_ms: z
+      .number()
+      .int()
+      .min(1000)
+      .max(7 * 86_400_000)
+      .default(21_600_000)
+      .describe(
+        "How often every group, member and role is read again. What moves no user's lastUpdated (a role assigned or removed, a user " +
+          'added to or removed from a group without other change, a user deleted) shows within this.',
+      ),
+    rate_limit_share: z
+      .number()
+      .gt(0)
+      .max(1)
+      .default(0.2)
+      .describe(
+        "Share of the org's users and groups rate-limit buckets the sync may use per window; kept with management.rate_limit_share in the " +
+          'same ledger, so the sync and response actions stay within the bucket together. The System Log has its own bucket.',
+      ),
+  })
+  .superRefine((s, ctx) => {
+    if (s.full_interval_ms < s.interval_ms)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['full_interval_ms'],
+        message: `must be at least identity_sync.interval_ms (${s.interval_ms})`,
+      });
+  })
+  .prefault({})
+  .describe("Syncing the org's directory (users, groups, administrator roles) from its management API.");
+
 export const orgSchema = z
   .strictObject({
     ...orgIdentityFields,
     system_log: systemLogSchema,
     legacy_events: legacyEventsSchema,
+    identity_sync: identitySyncSchema,
   })
   .describe('An org hooklog polls.');
 

@@ -29,6 +29,9 @@ import { knownInStore } from './reconcile/known.js';
 import { Reconciler, readReconcilePosition, reconcileCursorKey } from './reconcile/reconciler.js';
 import { clampStart, parseStart } from './start.js';
 import { systemLogSource } from './system-log/source.js';
+import { identityUnit } from './identity/unit.js';
+import type { IdentitySync } from './identity/sync.js';
+import { DIRECTORY_SCOPES } from '../platform/identity/directory.js';
 import { createPollerTelemetry, watchPageSlots, type PollerTelemetry } from './telemetry.js';
 
 /** How often a request waiting for the ownership lease looks again. */
@@ -58,6 +61,8 @@ export interface IngestOptions {
   readonly budgetDir?: string;
   /** The store, for reconcile mode's "already stored?" lookups. Required when an org runs in reconcile mode. */
   readonly store?: Store;
+  /** `<prefix>.identity`, where the identity sync writes. Required when an org has identity_sync enabled. */
+  readonly identityTopic?: string;
 }
 
 export interface PollerHandle {
@@ -74,6 +79,8 @@ export interface PollerHandle {
 
 export interface Ingest {
   readonly pollers: readonly PollerHandle[];
+  /** The identity syncs this process runs now (ingest/identity/), by org. */
+  readonly identitySyncs: ReadonlyMap<string, IdentitySync>;
   stop(): Promise<void>;
 }
 
@@ -98,18 +105,20 @@ interface Unit {
   running: Running | null;
 }
 
-/** A unit's work while this process owns it: a continuous poller or a reconciler. */
+/** A unit's work while this process owns it: a continuous poller, a reconciler or an identity sync. */
 interface Running {
   readonly partition: number;
-  readonly telemetry: PollerTelemetry;
-  readonly handle: PollerHandle;
+  /** A poller's or reconciler's (an identity sync reports through its own logger and metrics). */
+  readonly telemetry?: PollerTelemetry;
+  readonly handle?: PollerHandle;
+  readonly identity?: IdentitySync;
   stop(): Promise<void>;
 }
 
 /** Joins the pollers' group, then starts the pollers of what this process owns. Resolves once those run. */
 export async function startIngest(opts: IngestOptions): Promise<Ingest> {
-  const enabled = opts.orgs.filter((o) => o.system_log.enabled || o.legacy_events.enabled);
-  if (enabled.length === 0) return { pollers: [], stop: async () => undefined };
+  const enabled = opts.orgs.filter((o) => o.system_log.enabled || o.legacy_events.enabled || o.identity_sync.enabled);
+  if (enabled.length === 0) return { pollers: [], identitySyncs: new Map(), stop: async () => undefined };
   const log = opts.logger.child({ component: 'ingest' });
   const policies = withPolicies(opts.policies);
   const queue = new PQueue({ concurrency: opts.maxConcurrentRequests ?? 8 });
@@ -152,6 +161,39 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
           filter: s.filter,
         }),
       ]);
+    }
+    if (org.identity_sync.enabled) {
+      const identityTopic = opts.identityTopic;
+      if (!identityTopic)
+        throw new HooklogError(
+          'INTERNAL',
+          `orgs[${org.id}].identity_sync: the pollers were started without the identity topic`,
+        );
+      const unit = identityUnit(org, auth, {
+        stream: opts.stream,
+        identityTopic,
+        cursorsTopic: opts.topics.cursors,
+        logger: opts.logger,
+        policies,
+        schedule,
+        // The same ledger files as the management API's families (platform/identity/management.ts): the sync and
+        // response actions of the host spend one bucket's window together.
+        budget: (family, share) => budgetFor(opts, org.id, `mgmt-${family}`, share),
+      });
+      units.push({
+        key: unit.key,
+        org,
+        auth,
+        budget: unit.budget,
+        running: null,
+        start: (partition, tx, latest, a) => {
+          const sync = unit.start(tx, latest, () => {
+            a.release([partition]);
+            void revoke([partition], 'fenced');
+          });
+          return { partition, identity: sync, stop: () => sync.stop() };
+        },
+      });
     }
     for (const [section, source] of sections) {
       const budget = budgetFor(opts, org.id, source.name, section.rate_limit_share);
@@ -314,7 +356,10 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
   let stopped: Promise<void> | null = null;
   return {
     get pollers(): PollerHandle[] {
-      return units.filter((u) => u.running).map((u) => u.running!.handle);
+      return units.flatMap((u) => (u.running?.handle ? [u.running.handle] : []));
+    },
+    get identitySyncs(): Map<string, IdentitySync> {
+      return new Map(units.flatMap((u) => (u.running?.identity ? [[u.org.id, u.running.identity] as const] : [])));
     },
     stop() {
       // Stops every poller (each abort also takes its waiting entries out of the queue), then leaves the group.
@@ -452,6 +497,7 @@ export function pollerAuthenticator(org: OrgConfig, logger: Logger): Promise<Aut
   const scopes = [
     ...(org.system_log.enabled ? ['okta.logs.read'] : []),
     ...(org.legacy_events.enabled ? ['okta.events.read'] : []),
+    ...(org.identity_sync.enabled ? DIRECTORY_SCOPES : []),
   ];
   return createAuthenticator(org, scopes, logger);
 }

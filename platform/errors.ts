@@ -32,6 +32,8 @@ export const ErrorCodes = [
   'IDP_RATE_LIMITED',
   'IDP_AUTH_FAILED',
   'IDP_API_NOT_ENABLED',
+  // A 2xx reply whose items are not what the API documents (platform/identity/directory.ts): skipped, counted.
+  'IDP_REPLY_INVALID',
   // hooklog backup / restore (platform/backup/): a precondition unmet (a non-empty target, a server store), a
   // backup that is incomplete or changed, one written in a format this hooklog does not read.
   'BACKUP_REFUSED',

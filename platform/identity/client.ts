@@ -63,6 +63,8 @@ export interface GetOptions {
   readonly signal?: AbortSignal;
   /** The legacy Events API: 403/404 mean "not enabled for this org". */
   readonly feature?: boolean;
+  /** What a 403 means this request lacks (a scope, an admin role), named in the error. */
+  readonly needs?: string;
 }
 
 /** One call of the management API (`IdentityClient.send`). */

@@ -19,6 +19,11 @@ export interface Pipeline {
    * feed itself) logged and skipped.
    */
   readonly onReject: 'deadletter' | 'drop';
+  /**
+   * Records that are not the topic's data and become no row (a compacted topic's sync records, which the Kafka
+   * stream appends to read it to its end): passed over, committed with the batch.
+   */
+  readonly skip?: (rec: ConsumedRecord) => boolean;
 }
 
 /**

@@ -44,6 +44,7 @@ export function encodeBatch(
 
   if (!isTsv(pipeline)) {
     for (const rec of records) {
+      if (pipeline.skip?.(rec)) continue;
       if (rec.value.length > maxBytes) refused.push({ rec, reason: tooLarge(rec) });
       else {
         const mapped = pipeline.map(rec);

@@ -8,6 +8,7 @@ import type { Stream } from './types.js';
 import { withRecordFormats } from './formats.js';
 import { claimDataDir } from '../release/data-dir-marker.js';
 import { currentRelease } from '../release/current.js';
+import { identityTopic } from '../../schemas/identity.js';
 import { riskTopics } from '../../schemas/risk.js';
 
 /**
@@ -80,6 +81,8 @@ export async function ensureHooklogTopics(stream: Stream, config: PlatformConfig
     { name: riskTopics(config.stream.topic_prefix).state, partitions, compacted: true },
     { name: riskTopics(config.stream.topic_prefix).changes, partitions },
     { name: topics.securityEvents, partitions },
+    // The identity sync's records (schemas/identity.ts): one per user, the latest kept.
+    { name: identityTopic(config.stream.topic_prefix), partitions, compacted: true },
   ]);
   return topics;
 }

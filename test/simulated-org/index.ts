@@ -13,3 +13,5 @@ export { OidcSignIn, type SimUser } from './oidc.js';
 export { SsfTransmitter } from './ssf-transmitter.js';
 export { type SsfStream } from './ssf-streams.js';
 export { HookManagementApi } from './hooks-api.js';
+export { Directory } from './directory.js';
+export { DirectoryApi } from './directory-api.js';
