@@ -23,7 +23,7 @@ import {
 import type { Authenticated } from './auth.js';
 import { toCsv } from './csv.js';
 import type { ConsoleContext, SearchQuery } from './context.js';
-import { ipFigures, resolveRef, userFigures } from './entities.js';
+import { identityFacts, ipFigures, resolveRef, userFigures } from './entities.js';
 import { findEvents, rawEvent, riskChanges, unknownFilter } from './events.js';
 import { badRequest, notFound } from './http.js';
 import { apiRoute, type Handler } from './route.js';
@@ -155,9 +155,10 @@ export function mountApi(router: Router, c: ConsoleContext): void {
     const range = parseRange(q, c.now(), 7);
     // A reference (a login too long for a URL) is resolved for the heading and for risk; the rest match by it.
     const resolving = resolveRef(c.store, 'actor_alternate_id', user, 'org = {org:String}', { org });
-    const [resolved, risk, figures, alerts] = await Promise.all([
+    const [resolved, risk, identity, figures, alerts] = await Promise.all([
       resolving,
       resolving.then((login) => riskChanges(c.store, org, login ?? user)),
+      resolving.then((login) => identityFacts(c.store, org, login ?? user)),
       userFigures(c.store, org, user, range),
       listAlerts(c.store, {
         scope: oneOrg(org),
@@ -175,6 +176,7 @@ export function mountApi(router: Router, c: ConsoleContext): void {
       ...figures,
       alerts,
       risk: risk ?? null,
+      identity,
     };
   });
 

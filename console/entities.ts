@@ -186,3 +186,51 @@ export async function resolveRef(
   );
   return rows[0]?.v;
 }
+
+/** Groups the user page shows of one user; the rest are counted (a record holds up to 1,000). */
+export const IDENTITY_GROUPS_SHOWN = 100;
+
+/** What the identity sync last read of a user (ingest/identity/, table identity_users): status, groups, roles. */
+export interface IdentityFacts {
+  readonly user_id: string;
+  readonly login: string;
+  readonly status: string;
+  readonly groups: Array<{ id: string; name: string }>;
+  /** Groups beyond those shown. */
+  readonly more_groups: number;
+  readonly admin_roles: string[];
+  readonly truncated: boolean;
+  readonly last_updated: string | null;
+  readonly synced_at: string;
+}
+
+/**
+ * The user's identity record in `org` (by login or user id, as the page's user may be either), or null when the
+ * sync has none (not enabled for the org, not synced yet, or the user deleted).
+ */
+export async function identityFacts(store: Store, org: string, user: string): Promise<IdentityFacts | null> {
+  const rows = await store.query<
+    Omit<IdentityFacts, 'groups' | 'more_groups'> & { ids: string[]; names: string[]; n: number }
+  >(
+    `SELECT user_id, login, status, arraySlice(group_ids, 1, ${IDENTITY_GROUPS_SHOWN}) AS ids,
+       arraySlice(group_names, 1, ${IDENTITY_GROUPS_SHOWN}) AS names, length(group_ids) AS n, admin_roles, truncated,
+       toString(last_updated) AS last_updated, toString(synced_at) AS synced_at
+FROM ${store.database}.identity_users FINAL
+WHERE org = {org:String} AND (login = {user:String} OR user_id = {user:String})
+ORDER BY synced_at DESC LIMIT 1`,
+    { org, user },
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    user_id: r.user_id,
+    login: r.login,
+    status: r.status,
+    groups: r.ids.map((id, i) => ({ id, name: r.names[i] ?? '' })),
+    more_groups: Math.max(0, Number(r.n) - r.ids.length),
+    admin_roles: r.admin_roles,
+    truncated: Boolean(r.truncated),
+    last_updated: r.last_updated,
+    synced_at: r.synced_at,
+  };
+}

@@ -31,6 +31,24 @@ describe('orgs config', () => {
     expect(parseConfig({}, {}).orgs).toEqual([]);
   });
 
+  it('identity_sync: off by default, validated, the full pass no more often than the incremental one', () => {
+    expect(parseConfig({ orgs: [org()] }, {}).orgs[0]!.identity_sync).toEqual({
+      enabled: false,
+      interval_ms: 300_000,
+      full_interval_ms: 21_600_000,
+      rate_limit_share: 0.2,
+    });
+    const on = parseConfig({ orgs: [org({ identity_sync: { enabled: true, interval_ms: 60_000 } })] }, {});
+    expect(on.orgs[0]!.identity_sync).toMatchObject({ enabled: true, interval_ms: 60_000 });
+    expect(() =>
+      parseConfig({ orgs: [org({ identity_sync: { interval_ms: 600_000, full_interval_ms: 60_000 } })] }, {}),
+    ).toThrow(/identity_sync\.full_interval_ms.*at least identity_sync\.interval_ms/);
+    expect(() => parseConfig({ orgs: [org({ identity_sync: { rate_limit_share: 0 } })] }, {})).toThrow(
+      /identity_sync\.rate_limit_share/,
+    );
+    expect(() => parseConfig({ orgs: [org({ identity_sync: { interval: 5 } })] }, {})).toThrow(/unknown key.*interval/);
+  });
+
   it('rejects unknown keys, duplicate ids, a base URL with a path, bad starts and shares', () => {
     expect(() => parseConfig({ orgs: [org({ sytem_log: {} })] }, {})).toThrow(/orgs\.0.*unknown key.*sytem_log/);
     expect(() => parseConfig({ orgs: [org(), org()] }, {})).toThrow(/duplicate org id "acme"/);

@@ -19,6 +19,17 @@ interface UserData {
   admin: Array<Record<string, unknown> & { uuid: string; role: string }>;
   alerts: AlertRow[];
   risk: Array<Record<string, unknown>> | null;
+  /** What the identity sync last read of the user; null when it has nothing (off, not synced, deleted). */
+  identity: {
+    user_id: string;
+    status: string;
+    groups: Array<{ id: string; name: string }>;
+    more_groups: number;
+    admin_roles: string[];
+    truncated: boolean;
+    last_updated: string | null;
+    synced_at: string;
+  } | null;
 }
 
 export function UserPage({ org, user }: { org: string; user: string }) {
@@ -44,6 +55,7 @@ export function UserPage({ org, user }: { org: string; user: string }) {
       {!data && !error && <Loading what="the user" />}
       {data && (
         <>
+          <Directory identity={data.identity} />
           <Chart
             title="Sign-ins (click a point for its events)"
             data={{
@@ -133,6 +145,64 @@ export function UserPage({ org, user }: { org: string; user: string }) {
         </>
       )}
     </section>
+  );
+}
+
+/** The user's status, groups and administrator roles as the identity sync last read them (every value as text). */
+function Directory({ identity }: { identity: UserData['identity'] }) {
+  if (!identity)
+    return (
+      <p class="muted" id="identity">
+        Directory: nothing synced for this user (identity_sync is off for the org, has not reached the user yet, or the
+        user was deleted).
+      </p>
+    );
+  return (
+    <dl class="identity" id="identity">
+      <dt>Status</dt>
+      <dd data-field="status">
+        <Value v={identity.status} />
+      </dd>
+      <dt>User id</dt>
+      <dd>
+        <Value v={identity.user_id} />
+      </dd>
+      <dt>Admin roles</dt>
+      <dd data-field="admin-roles">
+        {identity.admin_roles.length === 0 ? (
+          <span class="muted">none</span>
+        ) : (
+          <ul>
+            {identity.admin_roles.map((r) => (
+              <li>
+                <Value v={r} />
+              </li>
+            ))}
+          </ul>
+        )}
+      </dd>
+      <dt>Groups</dt>
+      <dd data-field="groups">
+        {identity.groups.length === 0 ? (
+          <span class="muted">none</span>
+        ) : (
+          <ul>
+            {identity.groups.map((g) => (
+              <li title={g.id}>
+                <Value v={g.name || g.id} />
+              </li>
+            ))}
+          </ul>
+        )}
+        {identity.more_groups > 0 && <p class="muted">and {identity.more_groups.toLocaleString('en')} more</p>}
+        {identity.truncated && <p class="muted">The service listed more groups or roles than a record keeps.</p>}
+      </dd>
+      <dt>Synced</dt>
+      <dd>
+        {utc(identity.synced_at)}
+        {identity.last_updated && <> (changed in the service {utc(identity.last_updated)})</>}
+      </dd>
+    </dl>
   );
 }
 
