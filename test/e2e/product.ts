@@ -20,6 +20,8 @@ import { expect } from 'vitest';
 import { stringify } from 'yaml';
 import { delivery, tokenHookRequest } from '../fixtures/index.js';
 import {
+  Directory,
+  DirectoryApi,
   HookManagementApi,
   history,
   logEvent,
@@ -116,6 +118,8 @@ const REGISTERED_TYPES = ['user.session.start'];
 const SSF_RECEIVER = 'product-ssf';
 const ssfOrg = (s: Setup) => `ssf-${s.suffix}`;
 const POLLED_EVENTS = 20;
+/** Users of the simulated directory the polled org's identity sync reads. */
+const SYNCED_USERS = 5;
 
 /** One delivery's events: a sign-in, a lock (the hooklog rule) and a privilege grant (the Sigma rule). */
 const AT = new Date(Date.now() - 5 * 60_000).toISOString();
@@ -249,9 +253,15 @@ export const SECTIONS: readonly Section[] = [
     },
   },
   {
-    name: 'orgs (System Log polling of the simulated org)',
+    name: 'orgs (System Log polling and the identity sync of the simulated org)',
     config: (s) => {
       s.sim.addLogEvents(history({ count: POLLED_EVENTS, days: 1, now: Date.now(), kind: 'log', seed: 5 }));
+      // The directory orgs[].identity_sync reads: users with groups and admin roles (docs/operate/identity-sync.md).
+      const directory = new Directory();
+      directory.addGroup('00gadmins', 'Admins', { roles: ['ORG_ADMIN'] });
+      for (let i = 0; i < SYNCED_USERS; i++) directory.addUser(`00usync${i}`, `sync${i}@product.test`);
+      directory.addMember('00gadmins', '00usync0');
+      s.sim.use(new DirectoryApi(directory));
       return {
         orgs: [
           {
@@ -259,6 +269,7 @@ export const SECTIONS: readonly Section[] = [
             base_url: s.sim.url,
             auth: { ssws: { token: SSWS_TOKEN } },
             system_log: { start: '2d', poll_interval_ms: 200 },
+            identity_sync: { enabled: true, interval_ms: 1_000, full_interval_ms: 60_000 },
           },
           // The registered hook's org (hook_registration): the same simulated org, not polled. Its own entry, as
           // the watch appends its drift events to the managing org, and the polled org's count must stay exact.
@@ -276,6 +287,17 @@ export const SECTIONS: readonly Section[] = [
         async () => (await p.sql<{ n: string }>(`SELECT count() AS n FROM events WHERE org = '${polledOrg(p)}'`))[0]?.n,
         { until: (n) => n === String(POLLED_EVENTS), timeoutMs: 60_000, what: 'every polled event in ClickHouse' },
       );
+      await waitFor(
+        () =>
+          p.sql<{ user_id: string; admin_roles: string[] }>(
+            `SELECT user_id, admin_roles FROM identity_users FINAL WHERE org = '${polledOrg(p)}' ORDER BY user_id`,
+          ),
+        {
+          until: (rows) => rows.length === SYNCED_USERS,
+          timeoutMs: 60_000,
+          what: 'every synced user in identity_users',
+        },
+      ).then((rows) => expect(rows[0]).toEqual({ user_id: '00usync0', admin_roles: ['ORG_ADMIN'] }));
     },
   },
   {

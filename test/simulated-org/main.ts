@@ -16,13 +16,16 @@
  * (00uann, …), printing each SET and each action as it happens (docs/respond/response.md). With `--oidc` it
  * is also an OpenID Connect provider for hooklog's console (oidc.ts): the users of `--user` and `--users`
  * (or ada, an analyst, and vic, a viewer) sign in on its login page, their groups in the ID token; it prints
- * them and the `console:` section to paste (docs/analyze/console.md, examples/console/hooklog.yaml).
+ * them and the `console:` section to paste (docs/analyze/console.md, examples/console/hooklog.yaml). Its
+ * directory (ann, an administrator, bob and cid) is what identity_sync reads (docs/operate/identity-sync.md).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { SIM_OPTIONS } from './main-options.js';
 import { oidcSetup, describeOidc, SimUsageError, type OidcSetup } from './oidc-options.js';
 import {
+  Directory,
+  DirectoryApi,
   HookManagementApi,
   history,
   legacyEvent,
@@ -65,6 +68,17 @@ function readUsers(path: string): string {
 const sim = await SimulatedOrg.start({ port: Number(values.port) });
 const hooks = new HookManagementApi(sim, values['hook-ca'] ? { ca: readFileSync(values['hook-ca']) } : {});
 sim.use(hooks);
+// The directory hooklog's identity_sync reads (docs/operate/identity-sync.md): ann administers, bob and cid work.
+const directory = new Directory();
+directory.addGroup('00gadmins', 'Administrators', { roles: ['ORG_ADMIN'] });
+directory.addGroup('00gstaff', 'Staff');
+for (const name of ['ann', 'bob', 'cid']) {
+  directory.addUser(`00u${name}`, `${name}@example.com`);
+  directory.addMember('00gstaff', `00u${name}`);
+}
+directory.addMember('00gadmins', '00uann');
+directory.assignUserRole('00uann', 'SUPER_ADMIN');
+sim.use(new DirectoryApi(directory));
 if (oidc) sim.use(new OidcSignIn([oidc.client], oidc.users));
 if (values.issuer) {
   const sets = new SecurityEventsApi({
@@ -117,5 +131,6 @@ orgs:
     auth: { ssws: { token: sim-token } }
     system_log: { start: ${values.days}d, poll_interval_ms: 5000 }
     legacy_events: { enabled: true, start: ${values.days}d, poll_interval_ms: 5000 }
+    identity_sync: { enabled: true, interval_ms: 60000, full_interval_ms: 600000 }
 ${oidc ? describeOidc(oidc, sim.url, 'simulated') : ''}`);
 process.once('SIGINT', () => void sim.stop().then(() => process.exit(0)));
