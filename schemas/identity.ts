@@ -7,7 +7,10 @@
  * - `<prefix>.identity` (compacted), key `identityKey(org, userId)`: the user's current state as last synced; a
  *   tombstone once the user is deleted in the identity service (an empty value as hooklog's stream hands it over;
  *   on Kafka a null value, so compaction drops the key). A reader that keeps the latest record per key has every
- *   user's context.
+ *   user's context. The Kafka stream may also put its own sync records on the topic (a key starting with NUL and a
+ *   null value: how a process reads a compacted topic to its end, platform/stream/kafka/table.ts): they are no user,
+ *   and a reader skips every key that is not `identityKey(org, userId)`'s shape (`Stream.watch` and
+ *   `readLatestByKey` already do).
  *
  * Every value a user record carries came from the identity service and may have been chosen by an attacker who
  * can edit a profile or name a group: readers bound and show it as text, as they do event values.
