@@ -28,7 +28,6 @@ export const identityGroupSchema = z.strictObject({
   /** The group's `profile.name`. */
   name: z.string().max(IDENTITY_LIMITS.text),
 });
-export type IdentityGroup = z.output<typeof identityGroupSchema>;
 
 /** The value of a `<prefix>.identity` record. */
 export const identityUserSchema = z.strictObject({
