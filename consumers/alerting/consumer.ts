@@ -5,6 +5,7 @@
  * and the engine checkpoint are appended atomically (see checkpoint.ts);
  * only then does the handler resolve and the stream commit the offsets.
  */
+import { attachEnrichment, readEnrichment } from '../../platform/enrichment/enrichment.js';
 import { Header } from '../../platform/stream/headers.js';
 import type {
   Consumer,
@@ -191,6 +192,8 @@ export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Con
         o.telemetry.invalid(rec.partition, rec.offset);
         continue;
       }
+      // What was looked up when the event was appended (platform/enrichment/), as the sink stores it.
+      attachEnrichment(event, readEnrichment(rec.headers));
       alerts.push(...slot.engine.process(event, metaOf(rec, event)));
     }
     // Grouped alerts that findings joined: one record each for the batch, in the same atomic write.
