@@ -16,6 +16,8 @@ import { startHooklog, type Running } from '../../cli/runtime.js';
 import { silentLogger } from '../../platform/log.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
 import type { Alert } from '../../consumers/alerting/alert.js';
+import { backtest } from '../../consumers/alerting/backtest.js';
+import { compileRule } from '../../consumers/alerting/rules/compile.js';
 import { delivery } from '../fixtures/index.js';
 import { kafkaBrokerList } from '../kafka/inject.js';
 import { TEST_SECRET, postDelivery } from '../support/hooklog-config.js';
@@ -161,6 +163,13 @@ describe('GeoIP enrichment in the running process', () => {
       // The rule saw what ClickHouse stored: both events of AS 64500, not the one outside the database.
       await waitFor(async () => alerts.length, { until: (n) => n >= 2, what: 'alerts on enrichment.asn.number' });
       expect(alerts.flatMap((a) => a.event_ids).sort()).toEqual([bare.uuid, located.uuid].sort());
+      // A backtest over the stored events reads the enrichment back from the columns: the same two.
+      const replay = await backtest(
+        store,
+        [compileRule({ id: 'geo.transit', detection: 'enrichment.asn.number eq 64500' })],
+        { since: T0 - 60_000, until: Date.now() + 60_000, allowedLatenessMs: 0, sample: 10 },
+      );
+      expect(replay.perRule[0]!.first.flatMap((a) => a.event_ids).sort()).toEqual([bare.uuid, located.uuid].sort());
 
       // A replaced City database answers for the events after it is read.
       const before = total(await metrics(running.url), 'hooklog_geoip_reloads_total', { database: 'city' });
