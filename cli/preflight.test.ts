@@ -13,6 +13,7 @@ import { stringify } from 'yaml';
 import { parseConfig } from './config/load.js';
 import { preflight } from './preflight.js';
 import { runCli } from '../test/support/cli.js';
+import { writeMmdb } from '../test/support/mmdb.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hooklog-preflight-'));
 const SECRET = 'token-hook-secret-0123456789';
@@ -144,5 +145,17 @@ describe('preflight: what start would refuse', () => {
     await expect(preflight(config, ['receivers'])).resolves.toBeUndefined();
     await expect(preflight(config, ['pollers'])).rejects.toThrow(/gone\.pem/);
     await expect(preflight(config, ['alerting'])).rejects.toThrow(/missing-rules\.yaml/);
+  });
+
+  it('refuses GeoIP files that do not load: missing, no MMDB, the wrong kind of database', async () => {
+    const city = join(dir, 'City.mmdb');
+    const asn = join(dir, 'ASN.mmdb');
+    writeFileSync(city, writeMmdb('GeoLite2-City', []));
+    writeFileSync(asn, writeMmdb('GeoLite2-ASN', []));
+    const geo = (g: Record<string, string>) => problem({ enrichment: { geoip: g } });
+    expect(await geo({ city, asn })).toBe('');
+    expect(await geo({ city: join(dir, 'gone.mmdb') })).toMatch(/^enrichment\.geoip\.city: cannot read .*gone\.mmdb/);
+    expect(await geo({ asn: good })).toMatch(/^enrichment\.geoip\.asn: .*employees\.csv is not a MaxMind DB/);
+    expect(await geo({ city: asn })).toMatch(/^enrichment\.geoip\.city: .* is a "GeoLite2-ASN" database/);
   });
 });

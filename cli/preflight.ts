@@ -16,6 +16,7 @@ import { checkOrgKeys } from '../platform/identity/authenticator.js';
 import { loadConfiguredRules } from '../consumers/alerting/index.js';
 import { loadSetSigner } from '../consumers/response/index.js';
 import { openIpLists } from './ip-lists.js';
+import { GeoIp } from '../platform/enrichment/geoip.js';
 
 /** One check: its name (for the report) and what it does; throws what start would. */
 interface Check {
@@ -57,6 +58,11 @@ function checks(config: Config, roles: readonly Role[]): Check[] {
     { what: 'store migrations', run: () => loadMigrations(defaultMigrationsDir()) },
     ...(has('receivers') ? [{ what: 'token_hooks', run: () => checkTokenHooks(config.token_hooks) }] : []),
     ...(has('pollers') ? [{ what: 'orgs', run: () => checkOrgKeys(config.orgs) }] : []),
+    // Every process that appends events looks them up (platform/enrichment/): each file must load before anything
+    // is acknowledged. The stream opening checks them too; here they are reported with the rest.
+    ...(config.enrichment.geoip.city || config.enrichment.geoip.asn
+      ? [{ what: 'enrichment.geoip', run: () => void new GeoIp(config.enrichment.geoip) }]
+      : []),
     // The SET signing key is loaded by every process (it serves the JWKS): one that cannot sign fails here.
     ...(config.response?.transmitter
       ? [{ what: 'response.transmitter', run: () => loadSetSigner(config.response!.transmitter!) }]

@@ -22,6 +22,7 @@ import { mapEventRecord } from '../consumers/clickhouse-sink/rows.js';
 import { progress } from '../consumers/alerting/commands.js';
 import { rulesTestCommand } from './alerting-commands.js';
 import { BUILTIN_RULE_FILES, CONTENT_DIR } from '../consumers/alerting/index.js';
+import { ENRICHMENT_HEADER, encodeEnrichment } from '../platform/enrichment/enrichment.js';
 import { loadCases, type FeedEvent } from '../consumers/alerting/cases/load.js';
 import { failed, renderJson, renderJunit, renderTable } from '../consumers/alerting/cases/report.js';
 import { runCases, type CaseStore } from '../consumers/alerting/cases/run.js';
@@ -85,7 +86,13 @@ export async function openCaseStore(logger: Logger): Promise<CaseStore> {
           key: f.org,
           value: Buffer.from(JSON.stringify(f.event)),
           timestamp: Date.now(),
-          headers: { [Header.org]: f.org, [Header.source]: 'hook', [Header.receivedAt]: receivedAt },
+          headers: {
+            [Header.org]: f.org,
+            [Header.source]: 'hook',
+            [Header.receivedAt]: receivedAt,
+            // A mocked GeoIP answer reaches the enrichment columns as the record header would.
+            ...(f.enrichment ? { [ENRICHMENT_HEADER]: encodeEnrichment(f.enrichment)! } : {}),
+          },
         });
         if (!mapped.ok) throw new HooklogError('RECORD_INVALID', `event ${i + 1} of the case: ${mapped.reason}`);
         return mapped.row;

@@ -151,6 +151,12 @@ export const LOG_EVENT: FieldNode = open({
     botProtection: open({ level: scalar }),
   }),
   request: open({ ipChain: arrayOf(ipAddress) }),
+  // hooklog's own, not the service's: the GeoIP answer for client.ipAddress looked up when the event was appended
+  // (platform/enrichment/), geo only where the event did not locate itself, asn only where it named no AS.
+  enrichment: closed({
+    geo: closed({ country: scalar, city: scalar, lat: scalar, lon: scalar }),
+    asn: closed({ number: scalar, organization: scalar }),
+  }),
   // Panther's fields on events exported from Panther (its test events, replayed by the shipped Panther rules'
   // cases): enrichment keyed by provider and indicator, and its indicator lists. The service never sends them.
   p_enrichment: map,

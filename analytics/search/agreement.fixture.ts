@@ -6,6 +6,7 @@
  * alerting engine does (consumers/alerting/filter/evaluate.ts), matches it.
  */
 import { compileFilter } from '../../consumers/alerting/filter/evaluate.js';
+import { attachEnrichment, type Enrichment } from '../../platform/enrichment/enrichment.js';
 import type { Principal } from '../../platform/access.js';
 import type { Store } from '../../platform/store/index.js';
 import { search } from './search.js';
@@ -55,7 +56,7 @@ const NAMES = ['Okta Admin Console', 'AWS Console', 'Salesforce', 'Bob', 'alice'
 /** `n` LogEvents of `org` after `base`, varied where filters look: absent, null, lists, numbers, JSON text. */
 export function generatedEvents(seed: number, n: number, org: string, base = Date.parse('2026-03-02T10:00:00Z')) {
   const r = prng(seed);
-  const out: Array<{ org: string; event: Record<string, unknown> }> = [];
+  const out: Array<{ org: string; event: Record<string, unknown>; enrichment?: Enrichment }> = [];
   for (let i = 0; i < n; i++) {
     const e: Record<string, unknown> = {
       uuid: `${org}-${seed}-${i}`,
@@ -91,9 +92,33 @@ export function generatedEvents(seed: number, n: number, org: string, base = Dat
     if (p < 0.4) e.securityContext = { isProxy: r() < 0.5 };
     else if (p < 0.6) e.securityContext = { isProxy: null };
     if (r() < 0.3) e.displayMessage = pick(r, NAMES);
-    out.push({ org, event: e });
+    // hooklog's GeoIP answer (the record header, platform/enrichment/), in part or whole, and now and then a key
+    // of the event's own named like it, which neither search nor rules may read.
+    const enrichment: { geo?: Record<string, unknown>; asn?: Record<string, unknown> } = {};
+    if (r() < 0.6)
+      enrichment.geo = {
+        country: pick(r, ['FR', 'JP', 'us']),
+        ...(r() < 0.7 ? { city: pick(r, ['Paris', 'Tokyo', ...NAMES]) } : {}),
+        ...(r() < 0.7
+          ? { lat: Math.round((r() * 180 - 90) * 1e4) / 1e4, lon: Math.round((r() * 360 - 180) * 1e4) / 1e4 }
+          : {}),
+      };
+    if (r() < 0.5)
+      enrichment.asn = {
+        number: pick(r, [64500, 64501, 13335, 4294967295]),
+        ...(r() < 0.7 ? { organization: pick(r, NAMES) } : {}),
+      };
+    if (r() < 0.2) e.enrichment = { geo: { country: 'ZZ', city: 'Own' }, asn: { number: 1 } };
+    out.push({ org, event: e, ...(enrichment.geo || enrichment.asn ? { enrichment: enrichment as Enrichment } : {}) });
   }
   return out;
+}
+
+/** The event as the rule engine sees it: its enrichment attached (the consumer's attachEnrichment), on a copy. */
+export function engineView(g: { event: Record<string, unknown>; enrichment?: Enrichment }): Record<string, unknown> {
+  const e = { ...g.event };
+  attachEnrichment(e, g.enrichment ?? null);
+  return e;
 }
 
 /** Every (path, value) of `e`'s scalar leaves, list positions dropped (a path through a list reads every element). */

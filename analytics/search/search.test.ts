@@ -8,7 +8,7 @@ import { insertChunk } from '../../bench/analytics/load.js';
 import type { Principal } from '../../platform/access.js';
 import type { Store } from '../../platform/store/index.js';
 import { migratedStore } from '../testing.js';
-import { HOSTILE, disagreements, generatedEvents, generatedFilters, prng } from './agreement.fixture.js';
+import { HOSTILE, disagreements, engineView, generatedEvents, generatedFilters, prng } from './agreement.fixture.js';
 import { compileSearch, search, SearchError, type CompiledSearch, type SearchRequest } from './search.js';
 
 const ADMIN: Principal = { kind: 'key', id: 'admin', name: 'admin', orgs: 'all', role: 'viewer' };
@@ -93,8 +93,11 @@ describe('search agrees with the alerting engine', () => {
   afterAll(async () => store?.close());
 
   it('on every operator, over generated events', async () => {
-    const events = acme.map((g) => g.event);
+    const events = acme.map(engineView);
     const { filters, used } = generatedFilters(3, 300, events);
+    // The enrichment's fields (columns, not raw) are among those filtered on, each of them.
+    for (const f of ['geo.country', 'geo.city', 'geo.lat', 'geo.lon', 'asn.number', 'asn.organization'])
+      expect([f, filters.some((x) => x.toLowerCase().includes(`enrichment.${f}`.toLowerCase()))]).toEqual([f, true]);
     const bad = await disagreements(store, ADMIN, 'acme', RANGE, events, filters);
     expect(bad.slice(0, 5)).toEqual([]);
     expect([...used.keys()].sort()).toEqual([

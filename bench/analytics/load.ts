@@ -8,13 +8,18 @@
 import { EVENT_COLUMNS, encodeEvent } from '../../consumers/clickhouse-sink/event-tsv.js';
 import { inputTable } from '../../consumers/clickhouse-sink/events-input.js';
 import { Header } from '../../platform/stream/headers.js';
+import { ENRICHMENT_HEADER, encodeEnrichment, type Enrichment } from '../../platform/enrichment/enrichment.js';
 import type { Store } from '../../platform/store/index.js';
 import { TsvWriter } from '../../platform/store/tsv.js';
 import type { Generated } from './generate.js';
 import { EVENTS_TABLE } from '../../schemas/tables.js';
 
 /** Encodes and inserts one chunk; returns the raw JSON bytes it carried. */
-export async function insertChunk(store: Store, chunk: readonly Generated[], table = EVENTS_TABLE): Promise<number> {
+export async function insertChunk(
+  store: Store,
+  chunk: ReadonlyArray<Generated & { readonly enrichment?: Enrichment }>,
+  table = EVENTS_TABLE,
+): Promise<number> {
   const rows = new TsvWriter(chunk.length * 2500);
   let bytes = 0;
   const now = new Date().toISOString();
@@ -34,6 +39,8 @@ export async function insertChunk(store: Store, chunk: readonly Generated[], tab
           [Header.hookId]: 'bench',
           [Header.deliveryId]: 'bench',
           [Header.receivedAt]: now,
+          // As the stream wrapper adds it on append (platform/enrichment/stream.ts).
+          ...(g.enrichment ? { [ENRICHMENT_HEADER]: encodeEnrichment(g.enrichment)! } : {}),
         },
       },
       rows,

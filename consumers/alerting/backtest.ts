@@ -17,6 +17,7 @@
  * record (empty lists, no status), as the live engine does for one: a rule that asks for a role finds none here.
  * Cases with `mocks.identity` are how such a rule is tested.
  */
+import { attachEnrichment, boundEnrichment, type Enrichment } from '../../platform/enrichment/enrichment.js';
 import { EVENTS_TABLE } from '../../schemas/tables.js';
 import type { Store } from '../../platform/store/index.js';
 import type { Alert } from './alert.js';
@@ -119,11 +120,14 @@ export async function backtest(
     for (const read of planReads(counts, o.since, o.until, sliceMs, o.maxReadEvents ?? 100_000)) {
       queries++;
       const rs = await store.client.query({
-        query: `SELECT org, uuid, toUnixTimestamp64Milli(published) AS t, raw FROM ${store.database}.${EVENTS_TABLE} FINAL WHERE ${where} ORDER BY published, uuid`,
+        // The enrichment columns too: rules read `enrichment.*` as the stream engine does (attachEnrichment).
+        query: `SELECT org, uuid, toUnixTimestamp64Milli(published) AS t, raw, ${ENRICHMENT_SELECT} FROM ${store.database}.${EVENTS_TABLE} FINAL WHERE ${where} ORDER BY published, uuid`,
         query_params: { ...range, since: chTime(read.since), until: chTime(read.until) },
         format: 'JSONEachRow',
       });
-      for await (const rows of rs.stream<{ org: string; uuid: string; t: string | number; raw: string }>()) {
+      for await (const rows of rs.stream<
+        { org: string; uuid: string; t: string | number; raw: string } & StoredEnrichment
+      >()) {
         for (const row of rows) {
           const r = row.json();
           let engine = engines.get(r.org);
@@ -136,6 +140,7 @@ export async function backtest(
             continue;
           }
           if (!event || typeof event !== 'object' || Array.isArray(event)) continue;
+          attachEnrichment(event as Record<string, unknown>, storedEnrichment(r));
           addActorContext(event as Record<string, unknown>, r.org, NO_IDENTITY);
           take(engine.process(event, { org: r.org, timeMs: Number(r.t), id: r.uuid }));
           if (++events % every === 0) o.onProgress?.(events, total);
@@ -165,4 +170,24 @@ export async function backtest(
     }
   }
   return { events, perRule: [...perRule.values()], late, queries, ms: performance.now() - t0 };
+}
+
+/** The enrichment columns (migration 037) as the backtest reads them. */
+const ENRICHMENT_SELECT =
+  'enrichment_country, enrichment_city, enrichment_lat, enrichment_lon, enrichment_as_number, enrichment_as_org';
+interface StoredEnrichment {
+  enrichment_country: string | null;
+  enrichment_city: string | null;
+  enrichment_lat: number | null;
+  enrichment_lon: number | null;
+  enrichment_as_number: number | null;
+  enrichment_as_org: string | null;
+}
+
+/** A stored row's enrichment, as the record's header gave it to the sink (NULLs dropped). */
+function storedEnrichment(r: StoredEnrichment): Enrichment | null {
+  return boundEnrichment({
+    geo: { country: r.enrichment_country, city: r.enrichment_city, lat: r.enrichment_lat, lon: r.enrichment_lon },
+    asn: { number: r.enrichment_as_number, organization: r.enrichment_as_org },
+  });
 }

@@ -5,6 +5,7 @@
  * and the engine checkpoint are appended atomically (see checkpoint.ts);
  * only then does the handler resolve and the stream commit the offsets.
  */
+import { attachEnrichment, readEnrichment } from '../../platform/enrichment/enrichment.js';
 import { Header } from '../../platform/stream/headers.js';
 import type {
   Consumer,
@@ -199,6 +200,8 @@ export async function startEngineConsumer(o: EngineConsumerOptions): Promise<Con
         continue;
       }
       const meta = metaOf(rec, event);
+      // What was looked up when the event was appended (platform/enrichment/), as the sink stores it.
+      attachEnrichment(event, readEnrichment(rec.headers));
       // As of now, not as of the event: a redelivered batch reads the context the view holds then.
       addActorContext(event, meta.org, identity);
       alerts.push(...slot.engine.process(event, meta));

@@ -174,7 +174,12 @@ function suggestion(raw: readonly string[], at: number, prefix: readonly string[
   // A path written from the middle: the shortest known path that ends with what was written, up to a free-form map.
   for (let take = raw.length - at; take >= 1; take--) {
     const tail = norm(raw.slice(at, at + take).join('.'));
-    const hit = [...ALL_PATHS].filter(([n]) => n.endsWith(`.${tail}`)).sort((x, y) => x[0].length - y[0].length)[0];
+    // The service's own fields first: hooklog's enrichment (`enrichment.geo.city`) only when none of them fits,
+    // since it is there only where GeoIP is configured.
+    const rank = (n: string) => (n.startsWith('enrichment.') ? 1 : 0);
+    const hit = [...ALL_PATHS]
+      .filter(([n]) => n.endsWith(`.${tail}`))
+      .sort((x, y) => rank(x[0]) - rank(y[0]) || x[0].length - y[0].length)[0];
     if (hit) return [hit[1], ...raw.slice(at + take)].join('.');
   }
   return undefined;

@@ -13,6 +13,7 @@ import { TsvWriter } from '../../platform/store/tsv.js';
 import { Header } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
 import { EVENT_COLUMNS, encodeEvent } from './event-tsv.js';
+import { ENRICHMENT_HEADER } from '../../platform/enrichment/enrichment.js';
 import { mapEventRecord } from './rows.js';
 
 const headers = {
@@ -42,7 +43,14 @@ function array(field: string): string[] {
   return out;
 }
 
-const NUMBERS = new Set(['geo_lat', 'geo_lon', 'as_number']);
+const NUMBERS = new Set([
+  'geo_lat',
+  'geo_lon',
+  'as_number',
+  'enrichment_lat',
+  'enrichment_lon',
+  'enrichment_as_number',
+]);
 
 /** A TSV row read back into a row object with rows.ts's types. */
 function readRow(line: string, columns: readonly string[]): Record<string, unknown> {
@@ -99,6 +107,35 @@ describe('encodeEvent writes the row mapEventRecord makes', () => {
     agree(valid[1]!, { headers: { ...headers, [Header.receivedAt]: 'yesterday' } });
     agree(valid[2]!, { headers: { ...headers, [Header.source]: '' } });
     expect(encodeEvent(record(Buffer.from(valid[0]!)), new TsvWriter())).toBeNull();
+  });
+
+  it('with the enrichment header: whole, partial, hostile text, malformed or too long (then NULLs)', () => {
+    const full = JSON.stringify({
+      geo: { country: 'FR', city: 'Paris', lat: 48.8566, lon: -0.5 },
+      asn: { number: 64500, organization: 'Example' },
+    });
+    const hostile = JSON.stringify({ geo: { city: "tab\there\nline'\\ 🙂" }, asn: { organization: '\\N' } });
+    for (const text of [
+      full,
+      hostile,
+      '{"asn":{"number":4294967295}}',
+      '{"geo":{"lat":1e-7}}',
+      'not json',
+      '{"geo":{"city":7}}',
+      JSON.stringify({ geo: { city: 'x'.repeat(5000) } }),
+    ])
+      agree(valid[0]!, { headers: { ...headers, [ENRICHMENT_HEADER]: text } });
+    const row = (
+      encoded(record(Buffer.from(valid[0]!), { headers: { ...headers, [ENRICHMENT_HEADER]: full } })) as {
+        row: Record<string, unknown>;
+      }
+    ).row;
+    expect([row.enrichment_country, row.enrichment_city, row.enrichment_as_number, row.enrichment_lon]).toEqual([
+      'FR',
+      'Paris',
+      64500,
+      -0.5,
+    ]);
   });
 
   it('for the LogEvent edge cases and values that are no object', () => {

@@ -14,7 +14,8 @@ import { Header } from '../../platform/stream/headers.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
 import { formatDateTime64, isCanonicalTimestamp, parseTimestamp } from '../../platform/time.js';
 import { Kind, TARGET_INTS, leaf, scanEvent, type Scanned } from './event-scan.js';
-import { MAX_UUID_CHARS, asn, clientIp, receivedAt } from './rows.js';
+import { MAX_UUID_CHARS, asn, clientIp, enrichmentColumns, receivedAt } from './rows.js';
+import { ENRICHMENT_HEADER } from '../../platform/enrichment/enrichment.js';
 import { RepeatedText, plainIpv4, plainUuid, writeCanonicalPublished, writeLowerAscii } from './event-bytes.js';
 
 /** The events table's columns in the order event rows are written (all but `ingested_at`, its default). */
@@ -60,6 +61,12 @@ export const EVENT_COLUMNS = [
   'hook_id',
   'delivery_id',
   'received_at',
+  'enrichment_country',
+  'enrichment_city',
+  'enrichment_lat',
+  'enrichment_lon',
+  'enrichment_as_number',
+  'enrichment_as_org',
   'raw',
 ] as const;
 
@@ -280,6 +287,7 @@ export function encodeEvent(rec: ConsumedRecord, w: TsvWriter): string | null {
     w.tab();
     RECEIVED.write(w, lastReceived);
     w.tab();
+    enrichmentColumnsTsv(w, h);
     if (scan.needsEscape) w.escapedBytes(src, 0, src.length);
     else w.bytes(src, 0, src.length);
     w.endRow();
@@ -289,3 +297,29 @@ export function encodeEvent(rec: ConsumedRecord, w: TsvWriter): string | null {
   }
 }
 const EMPTY = new Uint8Array(0);
+
+/** The six enrichment columns, each followed by its tab: NULLs without the header (the usual record, no work). */
+function enrichmentColumnsTsv(w: TsvWriter, h: Readonly<Record<string, string>>): void {
+  if (h[ENRICHMENT_HEADER] === undefined) {
+    for (let i = 0; i < 6; i++) {
+      w.nil();
+      w.tab();
+    }
+    return;
+  }
+  const c = enrichmentColumns(h);
+  for (const v of [c.enrichment_country, c.enrichment_city]) {
+    if (v === null) w.nil();
+    else w.text(v);
+    w.tab();
+  }
+  numberColumn(w, c.enrichment_lat);
+  w.tab();
+  numberColumn(w, c.enrichment_lon);
+  w.tab();
+  numberColumn(w, c.enrichment_as_number);
+  w.tab();
+  if (c.enrichment_as_org === null) w.nil();
+  else w.text(c.enrichment_as_org);
+  w.tab();
+}

@@ -16,6 +16,7 @@ import { isIP } from 'node:net';
 import { num, obj, parseObject, str, strOrNull as text } from '../../platform/store/json.js';
 import type { MapResult } from '../../platform/store/table-writer.js';
 import { Header } from '../../platform/stream/headers.js';
+import { readEnrichment } from '../../platform/enrichment/enrichment.js';
 import type { ConsumedRecord } from '../../platform/stream/types.js';
 import { formatDateTime64, parseTimestamp } from '../../platform/time.js';
 
@@ -68,6 +69,13 @@ export interface EventRow {
   hook_id: string;
   delivery_id: string;
   received_at: string;
+  /** The record's `hooklog-enrichment` header (platform/enrichment/): null where it has none or not this part. */
+  enrichment_country: string | null;
+  enrichment_city: string | null;
+  enrichment_lat: number | null;
+  enrichment_lon: number | null;
+  enrichment_as_number: number | null;
+  enrichment_as_org: string | null;
 }
 
 /** One row of `{db}.deadletter` (schemas/clickhouse/002_deadletter.sql). */
@@ -206,7 +214,31 @@ export function mapEventRecord(rec: ConsumedRecord): MapResult<EventRow> {
       hook_id: h[Header.hookId] ?? '',
       delivery_id: h[Header.deliveryId] ?? '',
       received_at: receivedAt(rec),
+      ...enrichmentColumns(rec.headers),
     },
+  };
+}
+
+/** The enrichment columns of a record, from its header (read bounded and checked: readEnrichment). */
+export function enrichmentColumns(
+  headers: Readonly<Record<string, string>>,
+): Pick<
+  EventRow,
+  | 'enrichment_country'
+  | 'enrichment_city'
+  | 'enrichment_lat'
+  | 'enrichment_lon'
+  | 'enrichment_as_number'
+  | 'enrichment_as_org'
+> {
+  const e = readEnrichment(headers);
+  return {
+    enrichment_country: e?.geo?.country ?? null,
+    enrichment_city: e?.geo?.city ?? null,
+    enrichment_lat: e?.geo?.lat ?? null,
+    enrichment_lon: e?.geo?.lon ?? null,
+    enrichment_as_number: e?.asn?.number ?? null,
+    enrichment_as_org: e?.asn?.organization ?? null,
   };
 }
 

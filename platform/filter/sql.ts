@@ -45,6 +45,20 @@ const COLUMNS: Readonly<Record<string, string>> = {
   'actor.displayname': 'actor_display_name',
 };
 
+/**
+ * hooklog's enrichment (platform/enrichment/) is no part of `raw`: it is read from its columns (migration 037),
+ * the only place it is stored, and an event's own key spelled `enrichment` is never read, as the rule engine
+ * never reads it either (attachEnrichment). Keyed by the path's normal form (lower case, no `_`), as rules read it.
+ */
+const ENRICHMENT_COLUMNS: Readonly<Record<string, string>> = {
+  'enrichment.geo.country': 'enrichment_country',
+  'enrichment.geo.city': 'enrichment_city',
+  'enrichment.geo.lat': 'enrichment_lat',
+  'enrichment.geo.lon': 'enrichment_lon',
+  'enrichment.asn.number': 'enrichment_as_number',
+  'enrichment.asn.organization': 'enrichment_as_org',
+};
+
 const ISO_RE = /^\d{4}-\d\d-\d\d[T ]\d\d:\d\d/;
 
 /**
@@ -71,6 +85,16 @@ export class FilterSqlBuilder {
     const resolved = resolveFilterPath(path);
     const col = COLUMNS[resolved.toLowerCase()];
     if (col) return `[nullIf(toString(${col}), '')]`;
+    const normal = resolved.toLowerCase().replaceAll('_', '');
+    if (normal === 'enrichment' || normal.startsWith('enrichment.')) {
+      const enriched = ENRICHMENT_COLUMNS[normal];
+      if (!enriched)
+        throw new FilterSyntaxError(
+          `${JSON.stringify(path.slice(0, 80))}: searches read the enrichment's fields one by one: ${Object.keys(ENRICHMENT_COLUMNS).join(', ')}`,
+          0,
+        );
+      return `[nullIf(toString(${enriched}), '')]`;
+    }
     // JSON texts reached so far; arrays are opened (and JSON strings read) before each step.
     let list = '[raw]';
     const open = (l: string) =>

@@ -17,6 +17,7 @@ import { BlockList, isIP } from 'node:net';
 import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { HooklogError } from '../errors.js';
+import { geoipSchema } from '../enrichment/geoip.js';
 
 /** Line count and size bounds: a list is configuration, not a data set; a runaway file is refused, not read. */
 const MAX_FILE_BYTES = 64 * 1024 * 1024;
@@ -48,7 +49,8 @@ export const ipListsSchema = z
       .min(100)
       .max(3_600_000)
       .default(5000)
-      .describe('How often the ip_lists files are checked for changes (modification time and size).'),
+      .describe('How often the ip_lists and geoip files are checked for changes (modification time and size).'),
+    geoip: geoipSchema,
   })
   .prefault({})
   .describe('Context added to events before rules see them.');
@@ -137,7 +139,7 @@ export class IpLists implements IpListLookup {
   /** Reloads that failed, by list, since start (the last good list was kept). */
   readonly reloadErrors = new Map<string, number>();
 
-  constructor(config: IpListsConfig, opts: IpListsOptions = {}) {
+  constructor(config: Pick<IpListsConfig, 'ip_lists' | 'reload_interval_ms'>, opts: IpListsOptions = {}) {
     this.#files = config.ip_lists;
     this.#intervalMs = config.reload_interval_ms;
     this.#opts = opts;

@@ -167,6 +167,14 @@ export function unwrapRecordFormats(stream: Stream): Stream {
 }
 
 /**
+ * Records that `outer`, a further wrapping of `inner` (platform/enrichment/stream.ts), unwraps to what `inner` does:
+ * the one stream under both.
+ */
+export function wrapsRecordFormats(outer: Stream, inner: Stream): void {
+  wrapped_.set(outer, unwrapRecordFormats(inner));
+}
+
+/**
  * The stream, stamping each append with its topic's format and checking each record read (see the module comment).
  * `prefix` is the configured topic prefix.
  */

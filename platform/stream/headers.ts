@@ -30,6 +30,11 @@ export const Header = {
   originalFormat: 'hooklog-original-format',
   /** For dead letters too large to store whole: the value's full size in bytes (the value is its first 64 KiB). */
   truncatedFromBytes: 'hooklog-truncated-from-bytes',
+  /**
+   * On `<prefix>.logs` records: hooklog's GeoIP answer for the event's address, JSON, looked up once on append
+   * (platform/enrichment/). A reader that does not know it reads the record as before.
+   */
+  enrichment: 'hooklog-enrichment',
 } as const;
 
 export type EventSource = 'hook' | 'system-log' | 'legacy-events' | 'backfill' | 'ssf';

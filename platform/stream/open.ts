@@ -5,7 +5,8 @@ import { topicNames, type Topics } from './headers.js';
 import { openKafkaStream } from './kafka/index.js';
 import { kafkaConsumerObserver } from './kafka/telemetry.js';
 import type { Stream } from './types.js';
-import { withRecordFormats } from './formats.js';
+import { withRecordFormats, wrapsRecordFormats } from './formats.js';
+import { openGeoIp, withEnrichment } from '../enrichment/stream.js';
 import { claimDataDir } from '../release/data-dir-marker.js';
 import { currentRelease } from '../release/current.js';
 import { identityTopic } from '../../schemas/identity.js';
@@ -21,9 +22,24 @@ export async function openStream(
   logger: Logger,
   opts: { transactionalId?: string } = {},
 ): Promise<Stream> {
+  // Before the stream opens: a GeoIP file that does not load is a CONFIG error now, not after the first event.
+  const g = config.enrichment?.geoip;
+  const geo = g && (g.city || g.asn) ? openGeoIp(g, config.enrichment!.reload_interval_ms, logger) : null;
   // Every record appended carries its format version, and every record read is checked against what this release
   // reads (formats.ts).
-  return withRecordFormats(await openBareStream(config, logger, opts), { prefix: config.stream.topic_prefix, logger });
+  const prefix = config.stream.topic_prefix;
+  let stream: Stream;
+  try {
+    stream = withRecordFormats(await openBareStream(config, logger, opts), { prefix, logger });
+  } catch (err) {
+    geo?.stop();
+    throw err;
+  }
+  if (!geo) return stream;
+  // Events appended to <prefix>.logs are enriched once, here (platform/enrichment/stream.ts).
+  const enriching = withEnrichment(stream, { prefix, lookup: geo, onClose: () => geo.stop() });
+  wrapsRecordFormats(enriching, stream);
+  return enriching;
 }
 
 async function openBareStream(

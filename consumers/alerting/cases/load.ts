@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LineCounter, isMap, isSeq, parseDocument, type Node } from 'yaml';
+import { enrichEvent, type Enrichment } from '../../../platform/enrichment/enrichment.js';
 import { eventTimeMs } from '../consumer.js';
 import { AlertingError } from '../errors.js';
 import type { CompileOptions } from '../rules/compile.js';
@@ -37,6 +38,8 @@ import { staticIpLists, type IpListLookup } from '../../../platform/iplists/list
 export interface FeedEvent {
   readonly org: string;
   readonly event: Readonly<Record<string, unknown>>;
+  /** What the GeoIP databases (`mocks.enrichment`) answered for it, as the stream's header would carry it. */
+  readonly enrichment?: Enrichment | null;
 }
 
 export interface LoadedCase {
@@ -325,10 +328,14 @@ function toCase(
   if (!rule) return problem(`no rule ${id} in ${ruleFile}`, id);
   const start = instantMs(spec.start)!;
   const at = (v: string | number) => instantMs(v) ?? start + durationMs(v)!;
-  let feed = feedOf(spec, rule.id, start, at);
-  if (typeof feed === 'string') return problem(feed, rule.id);
+  const fed = feedOf(spec, rule.id, start, at);
+  if (typeof fed === 'string') return problem(fed, rule.id);
+  let feed: readonly FeedEvent[] = fed;
   const mocked = mockedState(spec, rule, feed[0]?.event, start);
   if ('error' in mocked) return problem(mocked.error, rule.id);
+  // Looked up once per event, as the stream does when an event is appended (platform/enrichment/stream.ts).
+  const lookup = mocked.enrichment;
+  if (lookup) feed = feed.map((f) => ({ ...f, enrichment: enrichEvent(f.event, lookup) }));
   // Stream rules see each event with its actor's identity context, as the live consumer gives it: the case's
   // `mocks.identity`, else none (every actor has empty lists). Here, so explanations read what the rule read.
   if (rule.kind !== 'scheduled') feed = withIdentity(feed, mocked.identity ?? NO_IDENTITY);
@@ -349,7 +356,7 @@ function withIdentity(feed: readonly FeedEvent[], identity: ActorContextLookup):
   return feed.map((f) => {
     const event = { ...f.event };
     addActorContext(event, f.org, identity);
-    return { org: f.org, event };
+    return { ...f, event };
   });
 }
 

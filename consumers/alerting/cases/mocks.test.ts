@@ -220,6 +220,13 @@ describe('mocks: the state a rule reads, with no earlier events', () => {
             },
             { name: 'enrichment', at: '0s', alert: true, mocks: { enrichment: { geo: {} } }, event: ev },
             {
+              name: 'enrichment of no address',
+              at: '0s',
+              alert: true,
+              mocks: { enrichment: { 'not-an-ip': { asn: { number: 1 } } } },
+              event: ev,
+            },
+            {
               name: 'a Panther boolean',
               at: '0s',
               alert: true,
@@ -242,16 +249,75 @@ describe('mocks: the state a rule reads, with no earlier events', () => {
         'error',
         'mocks.previous.0: the rule groups by 1 field (actor.alternateId), the key has 2 values',
       ],
+      ['enrichment', 'error', 'mocks.enrichment: "geo" is not an IP address (keys are client.ipAddress values)'],
       [
-        'enrichment',
+        'enrichment of no address',
         'error',
-        'mocks.enrichment: hooklog does not enrich events yet; give the enriched values in the event itself',
+        'mocks.enrichment: "not-an-ip" is not an IP address (keys are client.ipAddress values)',
       ],
       [
         'a Panther boolean',
         'error',
-        'mock "is_ip_in_network" returns "true": a stateful rule reads previous values (an object); enrichment and lookups are not built yet',
+        'mock "is_ip_in_network" returns "true": a stateful rule reads previous values (an object); lookups are not built yet, and GeoIP answers are `mocks.enrichment`',
       ],
+    ]);
+  });
+});
+
+describe("mocks.enrichment: the GeoIP answers a case's events get", () => {
+  const at = (ip: string, own?: Record<string, unknown>) => ({
+    eventType: 'user.session.start',
+    actor: { alternateId: 'bob@example.com' },
+    client: { ipAddress: ip, ...(own ? { geographicalContext: own } : {}) },
+  });
+  const answers = {
+    '198.51.100.7': { geo: { country: 'FR', city: 'Paris' }, asn: { number: 64500, organization: 'Example Transit' } },
+    '2001:DB8::1': { asn: { number: 64501 } },
+  };
+
+  it("by client.ipAddress, looked up as on append: the event's own location wins, its own key is not it", async () => {
+    const d = folder('enrichment', {
+      'r.yaml': [
+        {
+          id: 'e.asn',
+          detection: 'enrichment.asn.number eq 64500 and enrichment.asn.organization co "transit"',
+          cases: [
+            { name: 'mocked AS', at: '0s', alert: true, mocks: { enrichment: answers }, event: at('198.51.100.7') },
+            { name: 'another address', at: '0s', alert: false, mocks: { enrichment: answers }, event: at('192.0.2.1') },
+            { name: 'no mock: no enrichment', at: '0s', alert: false, event: at('198.51.100.7') },
+            {
+              name: "the event's own key is not the enrichment",
+              at: '0s',
+              alert: false,
+              event: { ...at('198.51.100.7'), enrichment: { asn: { number: 64500, organization: 'transit' } } },
+            },
+          ],
+        },
+        {
+          id: 'e.geo',
+          detection: 'enrichment.geo.country eq "FR" or enrichment.asn.number eq 64501',
+          cases: [
+            { name: 'mocked city', at: '0s', alert: true, mocks: { enrichment: answers }, event: at('198.51.100.7') },
+            {
+              name: 'located by the event itself',
+              at: '0s',
+              alert: false,
+              mocks: { enrichment: answers },
+              event: at('198.51.100.7', { country: 'Germany', city: 'Berlin' }),
+            },
+            { name: 'IPv6, any case', at: '0s', alert: true, mocks: { enrichment: answers }, event: at('2001:db8::1') },
+          ],
+        },
+      ],
+    });
+    expect((await outcomes(d)).map((r) => [r[0], r[1], r[2], r[3]])).toEqual([
+      ['e.asn', 'mocked AS', 'passed', ''],
+      ['e.asn', 'another address', 'passed', ''],
+      ['e.asn', 'no mock: no enrichment', 'passed', ''],
+      ['e.asn', "the event's own key is not the enrichment", 'passed', ''],
+      ['e.geo', 'mocked city', 'passed', ''],
+      ['e.geo', 'located by the event itself', 'passed', ''],
+      ['e.geo', 'IPv6, any case', 'passed', ''],
     ]);
   });
 });

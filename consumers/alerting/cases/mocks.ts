@@ -14,10 +14,13 @@
  * event's, as the Python rule derives its lookup key from the event.
  *
  * Extension point: each kind of mock is one entry of MOCK_KINDS, naming the
- * rule kinds that read it. Enrichment results and lookup rows are reserved
- * names that are errors until hooklog has enrichment and lookup tables; each
- * then becomes one more entry writing where its rules read.
+ * rule kinds that read it. `enrichment` stands for the GeoIP databases: the
+ * answers by address that the case's events get (load.ts looks each event up
+ * as the stream does on append). Lookup rows are a reserved name, an error
+ * until rules read lookup tables.
  */
+import { isIP } from 'node:net';
+import { boundEnrichment, type Enrichment, type GeoLookup } from '../../../platform/enrichment/enrichment.js';
 import { emptyState, type EngineState } from '../engine.js';
 import { firstString, type FieldPath } from '../fields.js';
 import type { CompiledRule, RuleKind } from '../rules/types.js';
@@ -37,6 +40,8 @@ export interface MockedState {
   readonly scheduledSeen?: Record<string, number>;
   /** Users' identity context (`mocks.identity`), given to the case's events as the live engine gives it. */
   readonly identity?: ActorContextLookup;
+  /** `mocks.enrichment`: the GeoIP databases' answers the case's events are looked up in. */
+  readonly enrichment?: GeoLookup;
 }
 
 interface MockContext {
@@ -54,6 +59,7 @@ interface Draft {
   scheduledSeen?: Record<string, number>;
   /** identityKey(org, user) → context. */
   identity?: Map<string, ActorContext>;
+  enrichment?: Map<string, Enrichment>;
 }
 
 /** A mock that cannot apply: the case is an error saying why. */
@@ -165,11 +171,19 @@ const MOCK_KINDS: Readonly<Record<keyof Mocks, { kinds: readonly RuleKind[]; app
     },
   },
   enrichment: {
+    // Every kind: a match rule reads `enrichment.*` from the event, a scheduled one from its columns.
     kinds: [],
-    apply: () => {
-      throw new MockError(
-        'mocks.enrichment: hooklog does not enrich events yet; give the enriched values in the event itself',
-      );
+    apply: (entries, _c, d) => {
+      const byIp = (d.enrichment ??= new Map());
+      for (const raw of entries)
+        for (const [ip, v] of Object.entries(raw as Record<string, unknown>)) {
+          if (isIP(ip) === 0)
+            throw new MockError(
+              `mocks.enrichment: ${shownValue(ip, 60)} is not an IP address (keys are client.ipAddress values)`,
+            );
+          const e = boundEnrichment(v);
+          if (e) byIp.set(ip.toLowerCase(), e);
+        }
     },
   },
   lookups: {
@@ -239,7 +253,7 @@ export function pantherToMocks(
           : rule.kind === 'stateful'
             ? 'previous values (an object)'
             : 'no state a Panther mock stands for') +
-        '; enrichment and lookups are not built yet',
+        '; lookups are not built yet, and GeoIP answers are `mocks.enrichment`',
     );
   }
   return out as Mocks;
@@ -276,9 +290,18 @@ export function mockedState(
       ...(d.keyed ? { engine: { ...emptyState(), keyed: { [rule.id]: d.keyed } } } : {}),
       ...(d.scheduledSeen ? { scheduledSeen: d.scheduledSeen } : {}),
       ...(d.identity ? { identity: lookupOf(d.identity) } : {}),
+      ...(d.enrichment ? { enrichment: mockLookup(d.enrichment) } : {}),
     };
   } catch (err) {
     if (err instanceof MockError) return { error: err.message };
     throw err;
   }
+}
+
+/** The mocked answers as a database: by address, each part as the City or the ASN database gives it. */
+function mockLookup(byIp: ReadonlyMap<string, Enrichment>): GeoLookup {
+  return {
+    geo: (ip) => byIp.get(ip.toLowerCase())?.geo ?? null,
+    asn: (ip) => byIp.get(ip.toLowerCase())?.asn ?? null,
+  };
 }

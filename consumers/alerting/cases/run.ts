@@ -16,6 +16,7 @@
  * the case's events (or at `until`). So a case checks the SQL itself, not
  * rows someone wrote down for it.
  */
+import { attachEnrichment } from '../../../platform/enrichment/enrichment.js';
 import type { Store } from '../../../platform/store/index.js';
 import { latestRevisions, type Alert } from '../alert.js';
 import { eventMeta, parseEventValue } from '../consumer.js';
@@ -94,6 +95,8 @@ export function runStreamCase(c: LoadedCase, o: CaseRunOptions): { alerts: Alert
   c.feed.forEach((f, i) => {
     // The bytes the stream would carry, read back as the consumer reads them.
     const event = parseEventValue(Buffer.from(JSON.stringify(f.event)))!;
+    // As the consumer attaches the record's enrichment header (consumer.ts).
+    attachEnrichment(event, f.enrichment ?? null);
     alerts.push(...engine.process(event, eventMeta(event, f.org, 0, `case/${i}`)));
   });
   alerts.push(...engine.advanceTo(caseEndMs(c, lateness)), ...engine.flush());

@@ -161,10 +161,30 @@ export const mocksSchema = z
         'Stream rules: the identity records of users (`actor.groups`, `actor.adminRoles`, `actor.status`), as the identity sync would have written them; any other actor has none.',
       ),
     enrichment: z
-      .unknown()
+      .record(
+        z.string().max(64).describe('An IP address, as the events give it in client.ipAddress.'),
+        z.strictObject({
+          geo: z
+            .strictObject({
+              country: z.string().min(1).max(8).optional(),
+              city: z.string().min(1).max(128).optional(),
+              lat: z.number().min(-90).max(90).optional(),
+              lon: z.number().min(-180).max(180).optional(),
+            })
+            .optional()
+            .describe("The City database's answer: `enrichment.geo.*`."),
+          asn: z
+            .strictObject({
+              number: z.number().int().min(0).max(0xffffffff).optional(),
+              organization: z.string().min(1).max(256).optional(),
+            })
+            .optional()
+            .describe("The ASN database's answer: `enrichment.asn.*`."),
+        }),
+      )
       .optional()
       .describe(
-        'Reserved for enrichment results (GeoIP, IP lists, identity context) once hooklog enriches events; an error until then.',
+        "GeoIP answers by IP address, standing for the configured databases (enrichment.geoip): the case's events get them as live events do (geo only for events that do not locate themselves, the AS only for those that name none).",
       ),
     lookups: z
       .unknown()
