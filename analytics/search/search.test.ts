@@ -9,7 +9,14 @@ import type { Principal } from '../../platform/access.js';
 import type { Store } from '../../platform/store/index.js';
 import { migratedStore } from '../testing.js';
 import { HOSTILE, disagreements, engineView, generatedEvents, generatedFilters, prng } from './agreement.fixture.js';
-import { compileSearch, search, SearchError, type CompiledSearch, type SearchRequest } from './search.js';
+import {
+  compileSearch,
+  search,
+  SearchError,
+  type BoundQuery,
+  type CompiledSearch,
+  type SearchRequest,
+} from './search.js';
 
 const ADMIN: Principal = { kind: 'key', id: 'admin', name: 'admin', orgs: 'all', role: 'viewer' };
 const BASE = Date.parse('2026-03-02T10:00:00Z');
@@ -247,5 +254,78 @@ describe('a mistake is pointed at', () => {
     expect(refusal(() => compileSearch(ADMIN, req('', { limit: 1001 }))).param).toBe('limit');
     expect(refusal(() => compileSearch(ADMIN, req('', { after: 'bm90IGEgY3Vyc29y' }))).param).toBe('after');
     expect(refusal(() => compileSearch(ADMIN, req('', { since: RANGE.until }))).param).toBe('until');
+  });
+});
+
+describe('reads what a page shows, not every matching event', () => {
+  let store: Store;
+  const day = { since: Date.parse('2026-03-02T00:00:00Z'), until: Date.parse('2026-03-03T00:00:00Z') };
+  // 20,000 events of one org in one day: more than one granule of the sorting key (8,192 rows at most each).
+  const N = 20_000;
+  beforeAll(async () => {
+    store = await migratedStore('search_reads');
+    await store.command(
+      `INSERT INTO ${store.database}.events_v4 (org, uuid, published, event_type, raw)
+       SELECT 'acme', concat('e-', leftPad(toString(number), 5, '0')),
+              toDateTime64('2026-03-02 01:00:00', 3, 'UTC') + toIntervalSecond(number),
+              'user.session.start',
+              concat('{"uuid":"e-', leftPad(toString(number), 5, '0'), '","client":{"ipAddress":"10.0.0.', toString(number % 200), '"}}')
+       FROM numbers(${N})`,
+    );
+  });
+  afterAll(async () => store?.close());
+
+  /** Each table read of a query's plan: the columns it outputs, its PREWHERE, the sorting key's granules read/of. */
+  async function reads(q: BoundQuery) {
+    const plan = await store.query<{ explain: string }>(
+      `EXPLAIN indexes = 1 ${q.sql.replaceAll('{db}', store.database)}`,
+      q.params,
+    );
+    const blocks = plan
+      .map((r) => r.explain)
+      .join('\n')
+      .split('ReadFromMergeTree')
+      .slice(1);
+    return blocks.map((b) => ({
+      output: /Output: (.*)/.exec(b)?.[1] ?? '',
+      prewhere: /Prewhere filter column: (.*)/.exec(b)?.[1] ?? '',
+      granules: /PrimaryKey[\s\S]*?Granules: (\d+\/\d+)/.exec(b)?.[1] ?? '',
+    }));
+  }
+
+  it("the first page reads `raw` only in its own events' granule; the scope is PREWHERE, the filter is not", async () => {
+    const req: SearchRequest = {
+      filter: '',
+      org: 'acme',
+      ...day,
+      fields: ['client.ipAddress'],
+      facets: ['client.ipAddress'],
+      histogram: true,
+      limit: 50,
+      raw: true,
+    };
+    const c = compileSearch(ADMIN, req);
+    const page = await reads(c.events);
+    const rawRead = page.filter((r) => /\braw\b/.test(r.output));
+    expect(rawRead).toHaveLength(1);
+    const [read, of] = rawRead[0]!.granules.split('/').map(Number);
+    expect([read, of! > 1]).toEqual([1, true]);
+    // The facet reads `raw` for every event in scope, found before FINAL's fold by the sorting key's columns.
+    const [facet] = await reads(c.facets[0]!);
+    expect(facet!.prewhere).toMatch(/org = 'acme'/);
+    expect(facet!.prewhere).toMatch(/published >= /);
+    // A filter on a value column decides on the folded event: never PREWHERE.
+    const filtered = compileSearch(ADMIN, { ...req, filter: 'client.ipAddress eq "10.0.0.7"' });
+    for (const q of [filtered.events, ...filtered.facets, filtered.histogram!])
+      for (const r of await reads(q)) expect(r.prewhere).not.toMatch(/raw|JSONExtract/);
+    // And the answers are the same as ever: the newest 50, the facet over every event.
+    const got = await search(store, ADMIN, req);
+    expect(got.rows.map((r) => r.uuid)).toEqual(
+      Array.from({ length: 50 }, (_, i) => `e-${String(N - 1 - i).padStart(5, '0')}`),
+    );
+    expect(got.rows[0]!['client.ipAddress']).toBe(`10.0.0.${(N - 1) % 200}`);
+    expect(got.facets![0]!.values.map((v) => v.n)).toEqual(Array(10).fill(N / 200));
+    const f = await search(store, ADMIN, { ...req, filter: 'client.ipAddress eq "10.0.0.7"' });
+    expect([f.rows.length, f.histogram!.buckets.reduce((s, b) => s + b.n, 0)]).toEqual([50, N / 200]);
   });
 });

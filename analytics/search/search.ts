@@ -265,7 +265,13 @@ export function compileSearch(principal: Principal, req: SearchRequest): Compile
   const facetLimit = whole(req.facetLimit, 'facet_limit', 1, SEARCH_LIMITS.facetValues, 10);
   const all = req.org === EVERY_ORG;
 
-  /** Each query binds its own: the scope, the range, the filter. */
+  /**
+   * Each query binds its own: the scope (org and range) and the filter. The scope is on sorting-key columns
+   * only, so it is PREWHERE, applied before FINAL folds an event's copies: they share the whole key and are
+   * kept or skipped together, and the other columns (`raw` above all) are read only for the scope's rows.
+   * The filter stays WHERE, on the folded values: on any other column a PREWHERE could skip the copy that
+   * carries a value (analytics/README.md).
+   */
   const scoped = () => {
     const b = new FilterSqlBuilder();
     const params: Record<string, string | number | string[]> = {
@@ -277,27 +283,35 @@ export function compileSearch(principal: Principal, req: SearchRequest): Compile
       params.org = req.org;
       conds.unshift('org = {org:String}');
     }
-    if (tree) conds.push(b.node(tree));
-    return { b, params, where: conds.join(' AND ') };
+    return { b, params, scope: conds.join(' AND '), filter: tree ? b.node(tree) : undefined };
   };
+  const clauses = (scope: string, filter: string | undefined) =>
+    `PREWHERE ${scope}${filter === undefined ? '' : `\nWHERE ${filter}`}`;
   const present = (b: FilterSqlBuilder, path: string) => `arrayFilter(x -> x IS NOT NULL, ${b.values(path)})`;
   const from = `{db}.${EVENTS_TABLE} FINAL`;
 
+  // The first page in two steps: its events' keys by the sort alone (reading the filter's columns only), then
+  // the shown columns for those events alone, which the sorting key finds (a granule or two), instead of
+  // reading and sorting every matching event's `raw` to keep 50.
   const ev = scoped();
-  const cols = fields.map((f, i) => `${present(ev.b, f)} AS c${i}`);
-  let where = ev.where;
+  let keyScope = ev.scope;
   if (req.after !== undefined) {
     const [p, u, t] = readCursor(req.after);
     Object.assign(ev.params, { after_published: p, after_uuid: u, after_type: t });
-    where += ` AND (published, uuid, event_type) < ({after_published:DateTime64(3, 'UTC')}, {after_uuid:String}, {after_type:String})`;
+    keyScope += ` AND (published, uuid, event_type) < ({after_published:DateTime64(3, 'UTC')}, {after_uuid:String}, {after_type:String})`;
   }
+  const cols = fields.map((f, i) => `${present(ev.b, f)} AS c${i}`);
   ev.params.limit = limit + 1;
+  const order = 'ORDER BY published DESC, uuid DESC, event_type DESC\nLIMIT {limit:UInt32}';
   const events: BoundQuery = {
     sql: `SELECT ${all ? 'org, ' : ''}toString(published) AS ts, uuid, toString(event_type) AS et${cols.map((c) => `, ${c}`).join('')}${req.raw ? ', raw' : ''}
 FROM ${from}
-WHERE ${where}
-ORDER BY published DESC, uuid DESC, event_type DESC
-LIMIT {limit:UInt32}`,
+PREWHERE ${ev.scope} AND (org, event_type, published, uuid) IN (
+SELECT org, event_type, published, uuid
+FROM ${from}
+${clauses(keyScope, ev.filter)}
+${order})
+${order}`,
     params: { ...ev.b.params, ...ev.params },
   };
 
@@ -309,7 +323,7 @@ LIMIT {limit:UInt32}`,
     histogram = {
       sql: `SELECT toString(toStartOfInterval(published, toIntervalSecond({bucket:UInt32}))) AS t, count() AS n
 FROM ${from}
-WHERE ${h.where}
+${clauses(h.scope, h.filter)}
 GROUP BY t
 ORDER BY t`,
       params: { ...h.b.params, ...h.params },
@@ -323,7 +337,7 @@ ORDER BY t`,
     return {
       field,
       sql: `SELECT v AS value, count() AS n
-FROM (SELECT arrayDistinct(${present(f.b, field)}) AS vs FROM ${from} WHERE ${f.where})
+FROM (SELECT arrayDistinct(${present(f.b, field)}) AS vs FROM ${from} ${clauses(f.scope, f.filter)})
 ARRAY JOIN vs AS v
 GROUP BY v
 ORDER BY n DESC, v

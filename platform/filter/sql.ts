@@ -96,24 +96,29 @@ export class FilterSqlBuilder {
       return `[nullIf(toString(${enriched}), '')]`;
     }
     // JSON texts reached so far; arrays are opened (and JSON strings read) before each step.
+    // ClickHouse evaluates both branches of an `if` inside a lambda, so each parser gets a trivial text ('""',
+    // '[]') when its branch is not taken: parsing every event's whole `raw` for nothing cost 3.5x the useful
+    // extraction (a `client.ipAddress` facet over 22,000 events, bench/search).
     let list = '[raw]';
-    const open = (l: string) =>
-      `arrayFlatten(arrayMap(j -> if(startsWith(if(startsWith(j, '"'), JSONExtractString(j), j), '['), ` +
-      `JSONExtractArrayRaw(if(startsWith(j, '"'), JSONExtractString(j), j)), [if(startsWith(j, '"'), JSONExtractString(j), j)]), ${l}))`;
+    const str = (j: string) =>
+      `if(startsWith(${j}, '"'), JSONExtractString(if(startsWith(${j}, '"'), ${j}, '""')), ${j})`;
+    const arr = (j: string) =>
+      `if(startsWith(${j}, '['), JSONExtractArrayRaw(if(startsWith(${j}, '['), ${j}, '[]')), [${j}])`;
+    const open = (l: string) => `arrayFlatten(arrayMap(s -> ${arr('s')}, arrayMap(j -> ${str('j')}, ${l})))`;
     for (const seg of resolved.split('.')) {
       if (/^\d+$/.test(seg)) {
         // A position: JSONExtract counts from 1. The list must not be opened first.
         const idx = this.bind(Number(seg) + 1, 'Int64');
-        list = `arrayMap(j -> JSONExtractRawCaseInsensitive(if(startsWith(j, '"'), JSONExtractString(j), j), ${idx}), ${list})`;
+        list = `arrayMap(j -> JSONExtractRawCaseInsensitive(${str('j')}, ${idx}), ${list})`;
       } else {
         const key = this.bind(seg, 'String');
         list = `arrayMap(j -> JSONExtractRawCaseInsensitive(j, ${key}), ${open(list)})`;
       }
     }
     // Leaves: a list leaf is its elements; JSON text → the value's text, absent or null → NULL.
-    const leaves = `arrayFlatten(arrayMap(j -> if(startsWith(j, '['), JSONExtractArrayRaw(j), [j]), ${list}))`;
+    const leaves = `arrayFlatten(arrayMap(j -> ${arr('j')}, ${list}))`;
     const empty = scalars ? `j = '' OR j = 'null' OR startsWith(j, '{') OR startsWith(j, '[')` : `j = '' OR j = 'null'`;
-    return `arrayMap(j -> if(${empty}, NULL, if(startsWith(j, '"'), JSONExtractString(j), j)), ${leaves})`;
+    return `arrayMap(j -> if(${empty}, NULL, ${str('j')}), ${leaves})`;
   }
 
   test(cmp: CompareOp, lit: Exclude<Literal, null>): string {
