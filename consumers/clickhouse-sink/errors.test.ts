@@ -15,14 +15,7 @@ import { randomName, waitFor } from '../../test/support/wait.js';
 import { HooklogError } from '../../platform/errors.js';
 import { silentLogger } from '../../platform/log.js';
 import { renderMetrics } from '../../platform/metrics.js';
-import {
-  defaultMigrationsDir,
-  loadMigrations,
-  migrate,
-  openStore,
-  renderStatement,
-  type Store,
-} from '../../platform/store/index.js';
+import { migrate, openStore, type Store } from '../../platform/store/index.js';
 import { openEmbeddedStream, type EmbeddedStream } from '../../platform/stream/embedded/index.js';
 import { Header, topicNames, type Topics } from '../../platform/stream/headers.js';
 import type { ConsumedRecord, Consumer, Stream, StreamRecord } from '../../platform/stream/types.js';
@@ -30,6 +23,7 @@ import { event, uuid } from './crash-replay.fixture.js';
 import { startClickHouseSink, type ClickHouseSink, type ClickHouseSinkOptions } from './index.js';
 import { TRUNCATED_HEADER } from '../../platform/store/table-writer.js';
 import { EVENTS_TABLE } from '../../schemas/tables.js';
+import { viewRestore } from './events-input.js';
 
 const log = silentLogger();
 const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-sink-errors-'));
@@ -289,9 +283,8 @@ describe('sink errors by kind', () => {
       expect(await committed(topics.logs, group)).toBe(0);
       expect(s.counters.deadLettered).toBe(0);
     } finally {
-      // What the error says to do: the migration that made the events table's input (032, events v4) again.
-      const [m032] = loadMigrations(defaultMigrationsDir()).filter((m) => m.version === 32);
-      for (const st of m032!.statements) await store.command(renderStatement(st, store.database));
+      // What the error says to do: the statement of the last migration that made the view (037's, with its columns).
+      await store.command(viewRestore(store.database, `${EVENTS_TABLE}_input_mv`).sql);
     }
     await waitFor(async () => await committed(topics.logs, group), {
       until: (n) => n === 20,
@@ -325,8 +318,7 @@ describe('sink errors by kind', () => {
       expect(await rows(EVENTS_TABLE, org)).toBe(20); // the events went in; the check after the insert held them
       expect(await arrivals()).toEqual({ n: '0', c: '0' });
     } finally {
-      const [m032] = loadMigrations(defaultMigrationsDir()).filter((m) => m.version === 32);
-      for (const st of m032!.statements) await store.command(renderStatement(st, db));
+      await store.command(viewRestore(db, `${EVENTS_TABLE}_arrivals_mv`).sql);
     }
     await waitFor(async () => await committed(topics.logs, group), {
       until: (n) => n === 20,

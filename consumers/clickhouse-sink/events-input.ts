@@ -57,6 +57,20 @@ export async function ensureEventsInput(store: Store, table: string, arrivals: s
 }
 
 /**
+ * How a dropped view of the events table comes back: the last migration's statement that makes it (a later
+ * migration may make it again with more columns: 037 did the input view's), rendered for `db`. Only that
+ * statement: re-running its whole migration would repeat work meant for once (032 copies v3 into v4).
+ */
+export function viewRestore(db: string, view: string): { readonly version: number; readonly sql: string } {
+  const makes = `CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.${view} `;
+  const found = loadMigrations(defaultMigrationsDir())
+    .flatMap((m) => m.statements.filter((st) => st.includes(makes)).map((st) => ({ version: m.version, st })))
+    .at(-1);
+  if (!found) throw new HooklogError('MIGRATION_FAILED', `no migration makes ${view}`);
+  return { version: found.version, sql: renderStatement(found.st, db) };
+}
+
+/**
  * Throws STORE_QUERY_FAILED (held, retried) when `table`'s input view is missing, or its arrivals view
  * (unless `arrivals` is null).
  */
@@ -73,12 +87,18 @@ export async function checkEventsInput(store: Store, table: string, arrivals: st
     throw new HooklogError(
       'STORE_QUERY_FAILED',
       `${db}.${inputView(table)} is missing: rows inserted into ${inputTable(table)} would reach no ` +
-        `table, so the sink holds its batches; restore it (migration ${ARRIVALS_MIGRATION}) and they land`,
+        `table, so the sink holds its batches; restore it (${restoreHint(db, table, inputView(table))}) and they land`,
     );
   if (arrivals !== null && !present.has(arrivalsView(table)))
     throw new HooklogError(
       'STORE_QUERY_FAILED',
       `${db}.${arrivalsView(table)} is missing: events would reach ${table} but not their arrivals ` +
-        `(${arrivals}), so the sink holds its batches; restore it (migration ${ARRIVALS_MIGRATION}) and their arrivals land`,
+        `(${arrivals}), so the sink holds its batches; restore it (${restoreHint(db, table, arrivalsView(table))}) and their arrivals land`,
     );
+}
+
+/** Where the statement that makes a view is: a migration's for the events table, ensureEventsInput's for others. */
+function restoreHint(db: string, table: string, view: string): string {
+  if (table !== EVENTS_TABLE) return 'ensureEventsInput makes it';
+  return `the CREATE MATERIALIZED VIEW ${db}.${view} statement of migration ${viewRestore(db, view).version}`;
 }
