@@ -147,7 +147,12 @@ export const REPLAY_POLICY: RetryPolicy = {
 export class AuditQueue {
   readonly #opts: AuditQueueOptions;
   readonly #spool: AuditSpool;
-  #items: DecisionRecord[] = [];
+  /**
+   * Decisions waiting, already encoded: each is encoded as it is offered, so the flush only appends. Encoding a
+   * flush's worth at once (50 decisions every 50 ms at 1,000 sign-ins a second) held the loop ~1.5 ms, long
+   * enough to show in the sign-in's p99; one at a time it is a few µs each.
+   */
+  #items: StreamRecord[] = [];
   /** When the oldest decision in `#items` was queued (performance.now()), or earlier: its flush is due from it. */
   #firstAt = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -192,7 +197,7 @@ export class AuditQueue {
       return;
     }
     if (this.#items.length === 0) this.#firstAt = performance.now();
-    this.#items.push(record);
+    this.#items.push(decisionRecord(record));
     if (this.#items.length * 2 >= this.#opts.capacity) this.#spillSoon();
     this.#schedule();
   }
@@ -223,7 +228,7 @@ export class AuditQueue {
     }, wait);
   }
 
-  #take(): DecisionRecord[] {
+  #take(): StreamRecord[] {
     const { batchRecords } = this.#opts;
     if (this.#items.length <= batchRecords) {
       const all = this.#items;
@@ -243,7 +248,7 @@ export class AuditQueue {
     let due = this.#items.length;
     while (this.#items.length > 0 && (all || due > 0 || this.#items.length >= batchRecords)) {
       due -= Math.min(due, batchRecords);
-      const records = this.#take().map((r) => decisionRecord(r));
+      const records = this.#take();
       if (this.#spool.backlogBytes > 0) {
         this.#toSpool(records); // behind the backlog, which the replay loop appends in order
         continue;
@@ -271,7 +276,7 @@ export class AuditQueue {
         this.#spilling = false;
         return;
       }
-      this.#toSpool(this.#take().map((r) => decisionRecord(r)));
+      this.#toSpool(this.#take());
       setImmediate(step);
     };
     setImmediate(step);
