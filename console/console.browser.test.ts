@@ -14,6 +14,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../test/support/browser.js';
 import { REPO_DIR } from '../test/support/cli.js';
+import { identityKey, identityTopic, type IdentityUser } from '../schemas/identity.js';
 import { deliverAndAlert, failedSignIn, ORG_A, startConsoleWorld, USERS, type ConsoleWorld } from './testing.js';
 
 const SHOTS = [join(REPO_DIR, '.cache', 'console-screenshots')];
@@ -141,6 +142,60 @@ describe('the console in Chromium', () => {
     await page.getByRole('table', { name: 'Countries' }).getByRole('link', { name: '2' }).first().click();
     await page.waitForURL(/\/console\/events\?/);
     await expect.poll(() => page.getByRole('row').count()).toBe(3);
+  });
+
+  it("shows the user's status, groups and admin roles from the identity sync, as text", async () => {
+    // The records the identity sync writes (schemas/identity.ts), stored by the sink's identity pipeline.
+    const prefix = w.hooklog.topics.logs.slice(0, -'.logs'.length);
+    const frank: IdentityUser = {
+      org: ORG_A,
+      user_id: '00ufrank',
+      login: VICTIM,
+      status: 'LOCKED_OUT',
+      groups: [
+        { id: '00gfin', name: 'Finance' },
+        { id: '00gxss', name: XSS.displayName },
+      ],
+      admin_roles: ['HELP_DESK_ADMIN', 'ORG_ADMIN'],
+      truncated: false,
+      last_updated: new Date(Date.now() - 3_600_000).toISOString(),
+      synced_at: new Date().toISOString(),
+    };
+    // Another org's user of the same login: never shown on this org's page.
+    const other: IdentityUser = { ...frank, org: 'other-org', status: 'SUSPENDED', admin_roles: ['SUPER_ADMIN'] };
+    await w.hooklog.stream.append(
+      identityTopic(prefix),
+      [frank, other].map((u) => ({
+        key: identityKey(u.org, u.user_id),
+        value: Buffer.from(JSON.stringify(u)),
+        headers: {},
+      })),
+    );
+    await page.goto(`${w.url}/console/users/${ORG_A}/${encodeURIComponent(VICTIM)}`);
+    await page.getByRole('heading', { name: `User ${VICTIM}` }).waitFor();
+    const facts = page.locator('#identity');
+    // The sink stores the records within its batch wait: reload until the page shows them.
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          await page.getByRole('heading', { name: `User ${VICTIM}` }).waitFor();
+          // The heading comes from the URL, before the data: wait for the directory block (synced or not).
+          await facts.waitFor();
+          return facts.locator('[data-field="status"]').count();
+        },
+        { timeout: 30_000, interval: 500 },
+      )
+      .toBe(1);
+    expect(await facts.locator('[data-field="status"]').innerText()).toBe('LOCKED_OUT');
+    expect(await facts.locator('[data-field="admin-roles"] li').allInnerTexts()).toEqual([
+      'HELP_DESK_ADMIN',
+      'ORG_ADMIN',
+    ]);
+    expect(await facts.locator('[data-field="groups"] li').allInnerTexts()).toEqual(['Finance', XSS.displayName]);
+    expect(await facts.innerText()).not.toContain('SUPER_ADMIN');
+    await nothingRan('user page with identity');
+    expect(await page.locator('main script').count()).toBe(0);
   });
 
   it('runs a query, shows its chart and exports CSV with formulas neutralised', async () => {
