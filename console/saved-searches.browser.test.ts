@@ -7,12 +7,10 @@
  */
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../test/support/browser.js';
-import { deliverAndAlert, failedSignIn, KEY_A, KEY_ALL, ORG_A, ORG_B, startConsoleWorld, USERS } from './testing.js';
+import { KEY_A, KEY_ALL, ORG_A, ORG_B, USERS } from './testing.js';
 import type { ConsoleWorld } from './testing.js';
+import { OTHER, startSearchWorld, VICTIM } from './search-world.js';
 
-const VICTIM = 'frank@a.example';
-const OTHER = 'grace@a.example';
 const FILTER = `actor.alternateId eq "${VICTIM}"`;
 /** Drawn, not obeyed: an override that would reverse the text, a zero-width space, markup, and 10 KB of it. */
 const HOSTILE = `\u202Egnp.exe<script>window.__pwned='name'</script>\u200B${'x'.repeat(10 * 1024)}`;
@@ -20,21 +18,10 @@ const HOSTILE = `\u202Egnp.exe<script>window.__pwned='name'</script>\u200B${'x'.
 let w: ConsoleWorld;
 let browser: BrowserContext;
 let page: Page;
-const dialogs: string[] = [];
+let dialogs: string[];
 
 beforeAll(async () => {
-  w = await startConsoleWorld();
-  await deliverAndAlert(w, ORG_A, [
-    ...[1, 2, 3].map(() => failedSignIn(VICTIM, { ip: '192.0.2.44' })),
-    ...[1, 2].map(() => failedSignIn(OTHER, { ip: '198.51.100.9' })),
-  ]);
-  await deliverAndAlert(w, ORG_B, [failedSignIn(VICTIM, { ip: '192.0.2.44' }), failedSignIn('bob@b.example')]);
-  browser = await launchChromium();
-  page = await browser.newPage();
-  page.on('dialog', (d) => {
-    dialogs.push(d.message());
-    void d.dismiss();
-  });
+  ({ w, browser, page, dialogs } = await startSearchWorld());
 }, 240_000);
 
 afterAll(async () => {

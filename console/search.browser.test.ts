@@ -9,37 +9,23 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../test/support/browser.js';
 import { REPO_DIR } from '../test/support/cli.js';
-import { deliverAndAlert, failedSignIn, KEY_A, KEY_ALL, ORG_A, ORG_B, startConsoleWorld, USERS } from './testing.js';
+import { failedSignIn, KEY_A, KEY_ALL, ORG_A, ORG_B, USERS } from './testing.js';
 import type { ConsoleWorld } from './testing.js';
+import { startSearchWorld, VICTIM } from './search-world.js';
 
 /** As console.browser.test.ts: .cache/, and docs/screenshots/ with HOOKLOG_UPDATE_SCREENSHOTS=1. */
 const SHOTS = [join(REPO_DIR, '.cache', 'console-screenshots')];
 if (process.env.HOOKLOG_UPDATE_SCREENSHOTS === '1') SHOTS.push(join(REPO_DIR, 'docs', 'screenshots'));
-const VICTIM = 'frank@a.example';
-const OTHER = 'grace@a.example';
 const HOSTILE = `<img src=x onerror="window.__pwned='login'">@a.example`;
 
 let w: ConsoleWorld;
 let browser: BrowserContext;
 let page: Page;
-const dialogs: string[] = [];
+let dialogs: string[];
 
 beforeAll(async () => {
-  w = await startConsoleWorld();
-  await deliverAndAlert(w, ORG_A, [
-    ...[1, 2, 3].map(() => failedSignIn(VICTIM, { ip: '192.0.2.44' })),
-    ...[1, 2].map(() => failedSignIn(OTHER, { ip: '198.51.100.9' })),
-    failedSignIn(HOSTILE),
-  ]);
-  await deliverAndAlert(w, ORG_B, [failedSignIn(VICTIM, { ip: '192.0.2.44' }), failedSignIn('bob@b.example')]);
-  browser = await launchChromium();
-  page = await browser.newPage();
-  page.on('dialog', (d) => {
-    dialogs.push(d.message());
-    void d.dismiss();
-  });
+  ({ w, browser, page, dialogs } = await startSearchWorld([failedSignIn(HOSTILE)]));
 }, 240_000);
 
 afterAll(async () => {
