@@ -5,6 +5,11 @@
  * says so in CHANGELOG.md), and its CLI built the way that release builds it: bundled by its cli/build.ts into
  * dist/hooklog.js, or, before that script (0.1.0), compiled by `tsc -p tsconfig.build.json` into dist/cli/ (the
  * CLI only, as before). Kept between runs, keyed by commit.
+ *
+ * tsc runs with --noCheck: the release's code was type-checked when it was made, and under its isolatedModules and
+ * verbatimModuleSyntax each file is emitted on its own, so the check changes nothing in dist/ (0.1.0's 650 files
+ * compared byte for byte, with and without it), and without it the build takes 9.6 s instead of 17.4 s (7.0 s of CPU
+ * instead of 16.7; alone, load 2.3-2.5) inside the rolling upgrade's test, the first file a run starts.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -58,7 +63,7 @@ export function buildPreviousRelease(): PreviousRelease {
   linkModules();
   const build = existsSync(join(dir, 'cli', 'build.ts'))
     ? [join(REPO_DIR, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'cli/build.ts']
-    : [join(REPO_DIR, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'];
+    : [join(REPO_DIR, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--noCheck'];
   execFileSync(process.execPath, build, { cwd: dir, stdio: 'pipe' });
   return { version, commit, bin };
 }
