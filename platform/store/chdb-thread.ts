@@ -14,10 +14,12 @@
  * bodies as bytes (a string body is encoded once, on the main thread). Errors cross as their fields (message,
  * ClickHouse code and type), which is what `classifyClickHouseError` reads.
  *
- * chdb must not be loaded on the main thread as well while this thread owns it: the library's bookkeeping of
- * running statements and of its one data directory per process is per JavaScript context, so two contexts would
- * each believe they own the engine. `openStore({ thread: true })` is used by `hooklog start` only; the one-shot
- * commands and the tests open the engine in-thread (store.ts).
+ * chdb should not be loaded on the main thread as well while this thread owns it. It loads and answers there too
+ * (tried: both threads on one path, plain and parameterised statements), but chdb runs parameterised statements
+ * one at a time through a chain its comments say must be one per process (two at once on different connections
+ * clobber each other's parameters and can abort the engine), and that chain, like its count of running statements,
+ * is per JavaScript context. `openStore({ thread: true })` is used by `hooklog start` only; the one-shot commands and
+ * the tests open the engine in-thread (store.ts).
  */
 import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
