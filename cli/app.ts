@@ -31,6 +31,11 @@ export interface AppDeps {
   readonly ssf?: SsfReceivers;
   /** The store the query API (analytics/) reads; without it /api/queries is not served. */
   readonly store?: Store;
+  /**
+   * True while the store is not ready yet (its engine opening, its migrations running): the routes that read it,
+   * the query API and the console, answer 503 with Retry-After meanwhile, while the hook routes are served.
+   */
+  readonly storeStarting?: () => boolean;
   /** hooklog as a security events provider: its SSF configuration and JWKS at the well-known URLs. */
   readonly ssfProvider?: SsfProvider;
   /** The console (console/), when enabled and this process serves HTTP for analysts. */
@@ -73,6 +78,20 @@ export function createApp(deps: AppDeps): Koa {
       'request',
     );
   });
+
+  if (deps.storeStarting) {
+    const starting = deps.storeStarting;
+    const retryAfter = String(deps.config.event_hook_receiver.retry_after_seconds);
+    app.use(async (ctx, next) => {
+      if (starting() && (ctx.path.startsWith('/api/') || ctx.path === '/console' || ctx.path.startsWith('/console/'))) {
+        ctx.status = 503;
+        ctx.set('Retry-After', retryAfter);
+        ctx.body = { error: 'starting, retry later' };
+        return;
+      }
+      await next();
+    });
+  }
 
   const router = new Router();
   // Hook routes served in front of Koa too (receivers/fast-path.ts), each over the same handler as its Koa route.

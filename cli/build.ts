@@ -11,8 +11,10 @@
  * its config through.
  *
  * What stays outside: chdb (embedded ClickHouse), a native addon with its own loader, loaded with `require` when a
- * role opens the store (platform/store/store.ts), and the assets (platform/assets.ts), read beside package.json,
- * which a file in dist/ finds as the compiled modules did. Type checking is `npm run lint`'s (tsc --noEmit).
+ * role opens the store (platform/store/store.ts; by `hooklog start` on the store's own thread, whose script is a
+ * string in platform/store/chdb-thread.ts, so the build has no second entry point), and the assets
+ * (platform/assets.ts), read beside package.json, which a file in dist/ finds as the compiled modules did. Type
+ * checking is `npm run lint`'s (tsc --noEmit).
  *
  *   npx tsx cli/build.ts [--out <file>]
  */

@@ -57,16 +57,19 @@ export interface Running {
 /**
  * Starts the components of the configured roles (`roles`, or `--roles`) in one
  * process, in dependency order: the embedded log (it waits for the previous
- * owner of data_dir); embedded ClickHouse's library and data directory when a
- * role needs the store (synchronous native work, so before HTTP); HTTP, which
- * answers 503 with Retry-After until the app is ready (`startingHandler`); the
- * Kafka stream and topics; the query API's migrations; token hooks; the app;
- * then the group consumers (sink after its migrations, alerting) and the
- * pollers. HTTP comes before the consumer groups on purpose: a hook needs only
- * the stream behind it, and a group join can take seconds (a restarted
- * instance must take hooks again at once). Nothing of significance runs
- * synchronously once HTTP listens: the loop's longest delay until started is in
- * the `hooklog started` line. `stop` undoes it in reverse: stop taking
+ * owner of data_dir); the store when a role needs it, whose embedded engine
+ * loads and opens on a thread of its own (platform/store/chdb-thread.ts) while
+ * the rest starts; HTTP, which answers 503 with Retry-After until the app is
+ * ready (`startingHandler`); the Kafka stream and topics; token hooks; the app,
+ * with the hook routes at once and the routes that read the store (query API,
+ * console) answering 503 until its migrations have run; then, once the store is
+ * ready, the group consumers (sink, alerting) and the pollers. HTTP comes
+ * before the consumer groups and the store on purpose: a hook needs only the
+ * stream behind it, while a group join can take seconds and embedded
+ * ClickHouse's load and open take 0.3 s and more of CPU (a restarted instance
+ * must take hooks again at once). Nothing of significance runs synchronously
+ * on the event loop once HTTP listens: the loop's longest delay until started
+ * is in the `hooklog started` line. `stop` undoes it in reverse: stop taking
  * requests, stop the pollers and consumers (leaving their groups, so others
  * take over at once), close.
  */
@@ -91,15 +94,18 @@ export async function startHooklog(
     // still holds the port and embedded ClickHouse until then. Kafka is opened once HTTP listens (below).
     const embeddedStream = config.stream.kafka ? null : await openStream(config, logger);
     if (embeddedStream) closers.push(() => embeddedStream.close());
-    // Embedded ClickHouse is loaded and opened before HTTP listens: loading its library (a few hundred MB) and
-    // opening its data directory are synchronous native calls that take from 0.2 s to seconds, and a loop
-    // blocked that long after listening answers every delivery that arrived meanwhile late, 204s past
-    // ack_timeout_ms included. Its migrations are asynchronous and run later (the sink's after HTTP).
+    // Embedded ClickHouse is opened once the previous owner of data_dir has gone (the embedded log waited for it;
+    // on Kafka, the engine's own lock refuses a second process). Loading its library (566 MB) and opening its data
+    // directory are synchronous native calls of 0.3 s and more of CPU: on the event loop, before HTTP listens, they
+    // delayed a restarted instance's first 204 by as much, and after it they would hold every delivery that
+    // arrived meanwhile (204s past ack_timeout_ms). So they run on the store's own thread (platform/store/
+    // chdb-thread.ts), which then runs every statement; `openStore` returns at once, and the store is used only
+    // once its migrations have run (`ready` below), while the hooks are taken.
     const apiOn = has('receivers') && (config.api.keys.length > 0 || config.console.enabled);
     let store = null as Store | null;
     const current = () => store;
     if (has('sink') || apiOn) {
-      const opened = openStore(storeOptions(config, logger));
+      const opened = openStore({ ...storeOptions(config, logger), thread: true });
       store = opened;
       closers.push(() => opened.close());
     }
@@ -112,6 +118,21 @@ export async function startHooklog(
     closers.push(async () => void stalls.stop());
     const { url } = http;
     logger.info({ address: url, roles }, 'http listening');
+    // The store's schema, run as soon as its engine is open, beside the rest of the start: the query API and the
+    // console answer 503 until then, the consumers and pollers start after it.
+    const migrateTheStore = async (opened: Store) => {
+      await migrate(opened, logger);
+      await applyRetention(opened, config.store.retention_days);
+      await applyRetention(opened, config.store.retention_days, 'arrivals');
+      return opened;
+    };
+    const ready = store ? migrateTheStore(store) : null;
+    let storeReady = false;
+    // Awaited below; a start that fails before then closes the store under it, and reports its own error.
+    ready?.then(
+      () => (storeReady = true),
+      () => undefined,
+    );
 
     const stream = embeddedStream ?? (await openStream(config, logger));
     // Closed last, as the embedded one is: HTTP, the consumers and the store close before it.
@@ -130,15 +151,6 @@ export async function startHooklog(
         { name: sessionsTopic, partitions: config.stream.partitions, compacted: true },
         { name: savedTopic, partitions: config.stream.partitions, compacted: true },
       ]);
-    // Embedded ClickHouse admits one process: only the roles that need the store open it (above). The query
-    // API needs its tables before it is served; the sink alone migrates after hooks are taken.
-    const migrateTheStore = async (opened: Store) => {
-      await migrate(opened, logger);
-      await applyRetention(opened, config.store.retention_days);
-      await applyRetention(opened, config.store.retention_days, 'arrivals');
-      return opened;
-    };
-    if (apiOn && store) await migrateTheStore(store);
 
     // Lookup tables loaded and key sets fetched before the app is served; stopped after HTTP, flushing the audit
     // queue.
@@ -185,7 +197,7 @@ export async function startHooklog(
       receivers: has('receivers'),
       ...(tokenHooks ? { tokenHooks } : {}),
       ...(ssf ? { ssf } : {}),
-      ...(apiOn && store ? { store } : {}),
+      ...(apiOn && store ? { store, storeStarting: () => !storeReady } : {}),
       ...(response.provider ? { ssfProvider: response.provider } : {}),
       ...(consoleParts ? { console: consoleParts } : {}),
       logger,
@@ -201,8 +213,11 @@ export async function startHooklog(
     http.serve(createApp(deps).callback());
     logger.info({ roles }, 'http serving');
 
+    // Embedded ClickHouse admits one process: only the roles that need the store open it (above). What follows
+    // writes or reads it: it starts once the store's migrations have run.
+    if (ready) await ready;
     if (has('sink') && store) {
-      const sinkStore = apiOn ? store : await migrateTheStore(store);
+      const sinkStore = store;
       const sink = await startClickHouseSink({
         stream,
         store: sinkStore,

@@ -8,7 +8,6 @@
  * nothing outlives the call; and each connection runs one statement at a time, so a few connections on
  * the same data directory let inserts of different partitions use different cores, as a server would.
  */
-import type { ChdbConnection } from 'chdb/connection';
 
 /** A ClickHouse failure in the shape classifyClickHouseError reads (code and type, as @clickhouse/client's). */
 class ChdbInsertFailure extends Error {
@@ -41,14 +40,31 @@ export interface RawInsert {
   readonly settings: Readonly<Record<string, string | number>>;
 }
 
+/**
+ * What an insert needs of a connection: chdb's own ChdbConnection (`chdb/connection`), or one on the engine's thread
+ * (chdb-thread.ts).
+ */
+export interface RawInsertConnection {
+  readonly chdb: {
+    rawInsert(i: {
+      table: string;
+      columns: string[];
+      format: RawInsert['format'];
+      values: Buffer;
+      settings: Record<string, string | number>;
+    }): Promise<unknown>;
+  };
+  close(): Promise<void>;
+}
+
 export class ChdbInserters {
-  readonly #create: () => ChdbConnection;
+  readonly #create: () => RawInsertConnection;
   readonly #size: number;
-  #connections: Array<{ readonly conn: ChdbConnection; busy: number }> = [];
+  #connections: Array<{ readonly conn: RawInsertConnection; busy: number }> = [];
   readonly #running = new Set<Promise<unknown>>();
   #closed = false;
 
-  constructor(create: () => ChdbConnection, size: number) {
+  constructor(create: () => RawInsertConnection, size: number) {
     this.#create = create;
     this.#size = size;
   }

@@ -14,6 +14,7 @@ import { HooklogError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { classifyClickHouseError } from './errors.js';
 import { ChdbInserters } from './chdb-inserts.js';
+import { ChdbThread } from './chdb-thread.js';
 import { ReadOnlyRunner, type ReadOnlyResult } from './read-only.js';
 
 /** Query parameters, bound server-side as `{name:Type}` placeholders; never spliced into SQL. */
@@ -111,6 +112,13 @@ export interface OpenStoreOptions {
    * is a directory of hooklog's own, never the whole disk, and `hooklog sql` can at most write a copy there.
    */
   readonly backupDir?: string;
+  /**
+   * Embedded only: load and open the engine on a thread of its own (chdb-thread.ts), which then runs every
+   * statement, rather than on the calling thread. `openStore` then returns at once, and statements sent before
+   * the engine is open wait for it; a failure to open fails them. For `hooklog start`, whose event loop serves
+   * hooks meanwhile; a process must not load chdb on its main thread as well (chdb-thread.ts says why).
+   */
+  readonly thread?: boolean;
 }
 
 /** Where the embedded engine may write backups when `OpenStoreOptions.backupDir` is not given. */
@@ -192,18 +200,25 @@ export function openStore(opts: OpenStoreOptions): Store {
   }
   const path = resolve(opts.dataDir, 'clickhouse');
   mkdirSync(path, { recursive: true });
+  // The engine is one per process and takes its configuration from the first connection to the directory: the
+  // holder, kept open as long as the store, is that first connection (chdb/connection cannot pass arguments).
+  const connectionArgs = [`--backups.allowed_path=${opts.backupDir ?? defaultBackupDir(opts.dataDir)}/`];
+  if (opts.thread) {
+    const thread = new ChdbThread({ path, connectionArgs, logger: opts.logger });
+    const onThread = () => thread.connection() as unknown as NonNullable<ClickHouseClientConfigOptions['connection']>;
+    const client = createClient({ connection: onThread(), clickhouse_settings: COMMON_SETTINGS, log });
+    const readOnly = () => createClient({ connection: onThread(), log });
+    const inserters = new ChdbInserters(() => thread.rawConnection(), EMBEDDED_INSERT_CONNECTIONS);
+    return new ClickHouseStore(client, 'embedded', database, opts.logger, readOnly, inserters, () => thread.close());
+  }
   // chdb implements @clickhouse/client-common's Connection; @clickhouse/client
   // bundles its own copy of those types (one patch version apart), so the two
   // are structurally the same contract but not assignable as declared.
   // chdb is loaded here, not at import: its library maps ~180 MB and allocates more when it loads, which a
   // process that never opens embedded ClickHouse (receivers, pollers, a server store) should not carry.
   const { createChdbConnection } = loadChdb();
-  // The engine is one per process and takes its configuration from the first connection to the directory: this
-  // one, kept open as long as the store, is that first connection (chdb/connection cannot pass arguments).
   const { Session } = createRequire(import.meta.url)('chdb') as typeof import('chdb');
-  const holder = new Session(path, {
-    connectionArgs: [`--backups.allowed_path=${opts.backupDir ?? defaultBackupDir(opts.dataDir)}/`],
-  });
+  const holder = new Session(path, { connectionArgs });
   const chdb = () =>
     createChdbConnection({ path }) as unknown as NonNullable<ClickHouseClientConfigOptions['connection']>;
   const client = createClient({ connection: chdb(), clickhouse_settings: COMMON_SETTINGS, log });
@@ -255,8 +270,8 @@ class ClickHouseStore implements Store {
   #insertTail: Promise<unknown> = Promise.resolve();
   /** Embedded only: connections for raw inserts. */
   readonly #inserters: ChdbInserters | null;
-  /** Embedded only: closes the connection that configured the engine, last. */
-  readonly #closeHolder: () => void;
+  /** Embedded only: closes the connection that configured the engine (or the engine's thread), last. */
+  readonly #closeHolder: () => void | Promise<void>;
   /** Writes running now, and the hold that makes new ones wait (see `holdWrites`). */
   #writing = 0;
   #writesDrained: (() => void) | null = null;
@@ -269,7 +284,7 @@ class ClickHouseStore implements Store {
     logger: Logger,
     readOnly: () => ClickHouseClient,
     inserters: ChdbInserters | null,
-    closeHolder: () => void = () => undefined,
+    closeHolder: () => void | Promise<void> = () => undefined,
   ) {
     this.#inserters = inserters;
     this.#closeHolder = closeHolder;
@@ -440,7 +455,7 @@ class ClickHouseStore implements Store {
     } catch (err) {
       this.#log.warn({ err }, 'store_close_failed');
     } finally {
-      this.#closeHolder();
+      await this.#closeHolder();
     }
   }
 }

@@ -140,7 +140,7 @@ describe('the built CLI (npm run build; node bin/hooklog.js)', () => {
     expect(daemon.output()).not.toMatch(/"level":(50|60)/);
   }, 240_000);
 
-  it('is one file: --version, check-config and start load no module file but bin/hooklog.js and dist/hooklog.js (and chdb, to open the store)', async () => {
+  it("is one file: --version, check-config and start load no module file but bin/hooklog.js and dist/hooklog.js (chdb on the store's thread)", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hooklog-loaded-'));
     const listed = join(dir, 'loaded.txt');
     // Every file the process loads: ES modules through a load hook (run in the hooks' thread, so it writes the
@@ -201,19 +201,15 @@ Module._load = function (request, parent, isMain) {
     expect(loaded().filter((u) => u !== pathToFileURL(preload).href)).toEqual(hooklogFiles);
 
     // A start with the store (sink role) on the embedded log: the store's engine (chdb and what it requires) is the
-    // one thing loaded from node_modules.
+    // one thing loaded from node_modules, and not by the main thread: on the store's own thread
+    // (platform/store/chdb-thread.ts), which the load hooks above do not watch.
     writeFileSync(listed, '');
     const started = await startDaemon(['--config', configPath, '--roles', 'receivers,sink'], env, 90_000, built);
     await stopDaemon(started);
     expect(started.output()).toContain('hooklog started');
+    expect(started.output()).toContain('embedded ClickHouse opened');
     const fromModules = loaded().filter((u) => u !== pathToFileURL(preload).href && !hooklogFiles.includes(u));
-    expect(fromModules.length, fromModules.join('\n')).toBeGreaterThan(0);
-    const chdb = JSON.parse(readFileSync(join(REPO_DIR, 'node_modules', 'chdb', 'package.json'), 'utf8')) as {
-      dependencies?: Record<string, string>;
-      optionalDependencies?: Record<string, string>;
-    };
-    const engine = ['chdb', ...Object.keys({ ...chdb.dependencies, ...chdb.optionalDependencies })];
-    for (const u of fromModules) expect(engine, u).toContain(/\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1]);
+    expect(fromModules, fromModules.join('\n')).toEqual([]);
   }, 120_000);
 
   it("check-config --schema prints the sources' config schema (the build makes it, not each start)", async () => {
