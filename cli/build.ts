@@ -31,8 +31,17 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const EXTERNAL = ['chdb', 'chdb/*'] as const;
 
 export async function buildCli(out = join(ROOT, 'dist', 'hooklog.js')): Promise<void> {
+  await bundle(join(ROOT, 'cli', 'hooklog.ts'), out);
+}
+
+/**
+ * Bundles `entry` and everything it imports into `out` exactly as the CLI is bundled (the options below). Also what
+ * bench/token-hook/run.ts makes its servers with, so the bench measures the code users run, not the sources under a
+ * loader.
+ */
+export async function bundle(entry: string, out: string): Promise<void> {
   const result = await build({
-    entryPoints: [join(ROOT, 'cli', 'hooklog.ts')],
+    entryPoints: [entry],
     bundle: true,
     platform: 'node',
     format: 'esm',

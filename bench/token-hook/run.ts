@@ -5,6 +5,17 @@
  *   [--initial-warmup-s 10] [--runs 3] [--risk on] [--modes baseline,hooklog] [--stall-trace on]
  *   (npm run bench:token-hook -- …)
  *
+ * The servers run what users run. At its start the bench bundles server.ts, and with it every hooklog module and
+ * dependency it loads, into one ES module file (dist/bench/token-hook-server.js) by the CLI's own build
+ * (cli/build.ts `bundle`: the options dist/hooklog.js is made with), and forks plain node on that file. Before, each
+ * server ran the sources through tsx: ESM loader hooks resolving and transforming every module, some hundreds of
+ * module files instead of one, code shaped by tsx's transform rather than by the build; none of which a user's
+ * process pays, and which fell on the hooklog side more than on the bare handler's (the more code, the more loader),
+ * so the ratios below measured the loader as well as hooklog. All four modes come from the one bundle, so both sides
+ * of every ratio load the same way; the bare handler itself is unchanged (a node:http callback, no hooklog code on
+ * its path). `SERVER_NODE_ARGS` still reach each server's node, which gets no tsx (its execArgv is set, not
+ * inherited from this process).
+ *
  * One server process per mode (server.ts), all up for the whole run:
  *   baseline  bare node:http answering the same JSON
  *   hooklog   the Koa app, 20 rules, a 10 000-row lookup table, audit trail on
@@ -28,15 +39,16 @@
  * whose per-millisecond procfs read costs CPU, so a traced run's figures are not results.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BUSY_STEAL, describeSteal, stealMeter, stealPercent } from '../machine.js';
 import { summarize } from '../pipeline/stats.js';
 import { quantile, runLoad } from './load.js';
 import type { ServerSample } from './sample.js';
+import { bundle } from '../../cli/build.js';
 import { BENCH_SECRET, RISK_USERS, TABLE_ROWS, benchRequest, writeTable } from './workload.js';
 
 const { values: args } = parseArgs({
@@ -88,10 +100,13 @@ interface Server {
   stop(): Promise<void>;
 }
 
-async function startServer(mode: Mode, dir: string, table: string): Promise<Server> {
-  const script = fileURLToPath(new URL('./server.ts', import.meta.url));
+const SERVER_SOURCE = fileURLToPath(new URL('./server.ts', import.meta.url));
+/** Where the bench bundles server.ts (dist/ as the CLI: platform/assets.ts finds the package root above it). */
+const SERVER_BUNDLE = fileURLToPath(new URL('../../dist/bench/token-hook-server.js', import.meta.url));
+
+async function startServer(mode: Mode, dir: string, table: string, request: string): Promise<Server> {
   const child: ChildProcess = fork(
-    script,
+    SERVER_BUNDLE,
     [
       '--mode',
       mode,
@@ -99,6 +114,8 @@ async function startServer(mode: Mode, dir: string, table: string): Promise<Serv
       join(dir, `${mode}-${Date.now()}`),
       '--table',
       table,
+      '--request',
+      request,
       '--risk',
       args.risk,
       '--stall-trace',
@@ -107,7 +124,8 @@ async function startServer(mode: Mode, dir: string, table: string): Promise<Serv
     {
       // SERVER_NODE_ARGS (space-separated) go to every server's node, e.g. a CPU profile of each mode:
       // SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (written when the server exits).
-      execArgv: ['--import', 'tsx', ...(process.env.SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)],
+      // Set, not inherited: this process runs under tsx, the servers must not.
+      execArgv: (process.env.SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
       stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     },
   );
@@ -250,6 +268,13 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'hooklog-bench-token-'));
   const table = writeTable(dir);
   const body = benchRequest();
+  const request = join(dir, 'request.json');
+  writeFileSync(request, body);
+  const bundled = performance.now();
+  await bundle(SERVER_SOURCE, SERVER_BUNDLE);
+  say(
+    `servers: ${relative(process.cwd(), SERVER_BUNDLE)}, bundled as the CLI is (cli/build.ts) in ${Math.round(performance.now() - bundled)} ms`,
+  );
   const results = new Map<string, Measurement[]>();
   const steals: Array<number | undefined> = [];
   say(
@@ -260,7 +285,7 @@ async function main(): Promise<void> {
   try {
     for (let run = 1; run <= RUNS; run++) {
       const servers: Partial<Record<Mode, Server>> = {};
-      for (const mode of MODES) servers[mode] = await startServer(mode, dir, table);
+      for (const mode of MODES) servers[mode] = await startServer(mode, dir, table, request);
       try {
         const answers = await Promise.all(MODES.map((m) => probe(servers[m]!.port, body)));
         if (answers.some((a) => a !== answers[0]))

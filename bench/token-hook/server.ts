@@ -11,12 +11,15 @@
  *   decide    a bare node:http handler that reads the body and answers what `decide` (the rules, the
  *             lookups, the answer's JSON) makes of it, no audit: what remains per request besides the
  *             decision is hooklog minus this.
+ * Runs as the bundle run.ts makes of it (cli/build.ts `bundle`, as the CLI is built), not through tsx; so it reads
+ * nothing beside its sources (the fixture request comes as `--request <file>`, written by run.ts).
  * Prints `READY <port>` when listening; answers `cpu` IPC messages with its
  * CPU time so far (µs), so run.ts can give CPU per request. `--audit off`
  * runs hooklog without the audit trail, to isolate its cost by hand;
  * `--risk on` adds the risk rules and 10 000 users' states (workload.ts); `--stall-trace on` splits each
  * event-loop stall over 5 ms into time on a CPU, waiting for one, and blocked (stall-trace.ts).
  */
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -27,7 +30,7 @@ import { createLogger } from '../../platform/log.js';
 import { ensureHooklogTopics, openStream } from '../../platform/stream/open.js';
 import { createApp } from '../../cli/app.js';
 import { decide, startTokenHooks } from '../../receivers/token-hook/index.js';
-import { BENCH_ORG, benchHook, benchRequest, riskRecords } from './workload.js';
+import { BENCH_ORG, benchHook, requestUser, riskRecords } from './workload.js';
 import { riskTopics } from '../../schemas/risk.js';
 import type { ServerSample } from './sample.js';
 import { formatStall, traceStalls } from './stall-trace.js';
@@ -37,6 +40,7 @@ const { values: args } = parseArgs({
     mode: { type: 'string' },
     dir: { type: 'string' },
     table: { type: 'string' },
+    request: { type: 'string' },
     audit: { type: 'string', default: 'on' },
     risk: { type: 'string', default: 'off' },
     'stall-trace': { type: 'string', default: 'off' },
@@ -44,10 +48,11 @@ const { values: args } = parseArgs({
   strict: true,
 });
 const SERVER_MODES = ['baseline', 'hooklog', 'no-audit', 'decide'];
-if (!SERVER_MODES.includes(args.mode ?? '') || !args.dir || !args.table)
+if (!SERVER_MODES.includes(args.mode ?? '') || !args.dir || !args.table || !args.request)
   throw new Error(
-    `usage: server.ts --mode ${SERVER_MODES.join('|')} --dir <data dir> --table <csv> [--audit off] [--risk on] [--stall-trace on]`,
+    `usage: server.ts --mode ${SERVER_MODES.join('|')} --dir <data dir> --table <csv> --request <json file> [--audit off] [--risk on] [--stall-trace on]`,
   );
+const request = readFileSync(args.request);
 
 const logger = createLogger({ level: 'warn', destination: process.stderr });
 // The audit trail is part of what hooklog does per answer; `--audit off` isolates its cost.
@@ -66,7 +71,7 @@ const stream = await openStream(config, logger);
 const topics = await ensureHooklogTopics(stream, config);
 const riskTopic = riskTopics(config.stream.topic_prefix).state;
 // `--risk on`: the users' states are on the stream before the hooks start, as the fold would have left them.
-if (args.risk === 'on') await stream.append(riskTopic, riskRecords(BENCH_ORG));
+if (args.risk === 'on') await stream.append(riskTopic, riskRecords(BENCH_ORG, requestUser(request)));
 const hooks = await startTokenHooks({
   hooks: config.token_hooks,
   stream,
@@ -92,7 +97,7 @@ if (app) {
     });
   };
 } else {
-  const answer = decide(hooks.get('bench')!, benchRequest(), 'baseline');
+  const answer = decide(hooks.get('bench')!, request, 'baseline');
   if (answer.status !== 200) throw new Error(`bench request answered ${answer.status}, expected 200 with commands`);
   const body = Buffer.from(answer.body);
   await hooks.stop();

@@ -50,11 +50,18 @@ export function riskRules(): unknown[] {
   ];
 }
 
-/** The risk states of `riskRules`: RISK_USERS users of `org`, the request's user at medium for a day. */
-export function riskRecords(org: string): StreamRecord[] {
+/** The user a token hook request is about. */
+export function requestUser(body: Buffer): string {
+  return (JSON.parse(body.toString()) as { data: { context: { user: { id: string } } } }).data.context.user.id;
+}
+
+/**
+ * The risk states of `riskRules`: RISK_USERS users of `org`, `user` (the request's, `requestUser`) at medium for a
+ * day.
+ */
+export function riskRecords(org: string, user: string): StreamRecord[] {
   const levels = ['low', 'medium', 'high'] as const;
   const until = new Date(Date.now() + 86_400_000).toISOString();
-  const user = (tokenHookRequest().data as { context: { user: { id: string } } }).context.user.id;
   return Array.from({ length: RISK_USERS }, (_, i) => {
     const id = i === 0 ? user : `00ubench${i}`;
     const level = i === 0 ? 'medium' : levels[i % 3]!;

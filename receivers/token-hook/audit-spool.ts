@@ -162,8 +162,11 @@ export class AuditSpool {
     return fit === records.length ? { refused: 0 } : { refused: records.length - fit, reason: 'spool_full' };
   }
 
-  /** Up to `max` records from the replay position (synchronous, page cache). */
-  read(max: number): SpoolBatch {
+  /**
+   * Up to `max` records from the replay position, and no more lines than fit in `maxBytes` past the first
+   * (synchronous, page cache): one replay step's work is bounded like one flush's.
+   */
+  read(max: number, maxBytes: number = READ_BYTES): SpoolBatch {
     const records: StreamRecord[] = [];
     let corrupt = 0;
     let at = 0;
@@ -173,7 +176,7 @@ export class AuditSpool {
       const got = readSync(this.#fd, chunk, 0, chunk.length, this.#read);
       while (records.length < max) {
         const nl = chunk.indexOf(0x0a, at);
-        if (nl === -1 || nl >= got) break;
+        if (nl === -1 || nl >= got || (at > 0 && nl + 1 > maxBytes)) break;
         const rec = recordOf(chunk.toString('utf8', at, nl));
         if (rec) records.push(rec);
         else corrupt++;

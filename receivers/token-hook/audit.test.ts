@@ -15,7 +15,7 @@ import { readAll } from '../../platform/stream/embedded/testing.js';
 import { topicNames, type Topics } from '../../platform/stream/headers.js';
 import type { ConsumedRecord, Stream, StreamRecord } from '../../platform/stream/types.js';
 import { randomName, waitFor } from '../../test/support/wait.js';
-import { decisionRecord, type DecisionRecord } from './audit.js';
+import { APPEND_BYTES, decisionRecord, type DecisionRecord } from './audit.js';
 import { mapTokenDecisionRecord, tokenDecisionsPipeline } from './decision-row.js';
 import { decide, startTokenHooks } from './service.js';
 import { configWith, freshDir, hookEntry, postToken, sampleRequest, startApp, type RunningApp } from './testing.js';
@@ -66,6 +66,27 @@ const RULES = [
     actions: [{ lifetime: { tokens: 'access', seconds: 600 } }],
   },
 ];
+
+/**
+ * Numbers the turns in which the audit does its work: a turn is one run of synchronous code, which holds the event
+ * loop until it ends (its end is when the microtasks queued during it run, so one is queued at its first call).
+ */
+function turnCounter(): { now(): number } {
+  let turn = 0;
+  let marked = false;
+  return {
+    now: () => {
+      if (!marked) {
+        marked = true;
+        queueMicrotask(() => {
+          marked = false;
+          turn++;
+        });
+      }
+      return turn;
+    },
+  };
+}
 
 function request(edit: (r: ReturnType<typeof sampleRequest>) => void) {
   const r = sampleRequest();
@@ -296,6 +317,123 @@ describe('audit trail', () => {
     expect(await readAll(stream, topics.tokenDecisions)).toHaveLength(5);
   });
 
+  it('no turn of the event loop appends more than one byte budget of decisions, however many are queued', async () => {
+    const topics = await freshTopics();
+    // Counted on the real embedded stream: every append, the turn it was made in, its bytes.
+    const turns = turnCounter();
+    const appends: Array<{ turn: number; records: number; bytes: number }> = [];
+    const counting = new Proxy(stream as Stream, {
+      get: (target, name) =>
+        name === 'append'
+          ? (topic: string, records: readonly StreamRecord[]) => {
+              appends.push({
+                turn: turns.now(),
+                records: records.length,
+                bytes: records.reduce((n, r) => n + r.value.length, 0),
+              });
+              return target.append(topic, records);
+            }
+          : (target as unknown as Record<string | symbol, unknown>)[name],
+    });
+    // batch_records allows one append of them all: the byte budget is what splits it.
+    const config = configWith([hookEntry(RULES, { audit: { batch_records: 10_000, flush_interval_ms: 20 } })]);
+    const hooks = await startTokenHooks({
+      hooks: config.token_hooks,
+      stream: counting,
+      topic: topics.tokenDecisions,
+      spoolDir: freshDir('token-spool'),
+      logger: log,
+    });
+    const hook = hooks.get('th')!;
+    // A 2,000-character department in both tokens' claims: each decision's record is some 4 KB.
+    const N = 300;
+    const bodies = Array.from({ length: N }, (_, i) =>
+      Buffer.from(
+        JSON.stringify(
+          request((r) => {
+            r.data.context.user.profile.department = 'd'.repeat(2_000);
+            r.eventId = `e${i}`;
+          }),
+        ),
+      ),
+    );
+    for (let i = 0; i < N; i++) expect(decide(hook, bodies[i]!, `r${i}`).status).toBe(200);
+    await waitFor(() => hook.telemetry.counters.auditAppended, {
+      until: (n) => n === N,
+      what: `${N} decisions appended`,
+      timeoutMs: 30_000,
+    });
+    const total = appends.reduce((n, a) => n + a.bytes, 0);
+    expect(total).toBeGreaterThan(4 * APPEND_BYTES); // what was queued at once is several budgets' worth
+    const perTurn = new Map<number, { records: number; bytes: number }>();
+    for (const a of appends) {
+      const t = perTurn.get(a.turn) ?? { records: 0, bytes: 0 };
+      perTurn.set(a.turn, { records: t.records + a.records, bytes: t.bytes + a.bytes });
+    }
+    for (const t of perTurn.values()) expect(t.bytes).toBeLessThanOrEqual(APPEND_BYTES);
+    await hooks.stop();
+    // All of them, once each, in the order they were decided (one org: one partition).
+    const onStream = (await readAll(stream, topics.tokenDecisions)).map(
+      (r) => (JSON.parse(r.value.toString()) as DecisionJson).event_id,
+    );
+    expect(onStream).toEqual(Array.from({ length: N }, (_, i) => `e${i}`));
+    expect(hook.telemetry.counters.auditSpooled + hook.telemetry.counters.auditDropped).toBe(0);
+  });
+
+  it('a queue past half full spills at most one byte budget of decisions per turn of the event loop', async () => {
+    const topics = await freshTopics();
+    // The real embedded stream behind a gate: the flush's append waits, so the queue fills and spills.
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const gated = new Proxy(stream as Stream, {
+      get: (target, name) =>
+        name === 'append'
+          ? async (topic: string, records: readonly StreamRecord[]) => {
+              await gate;
+              return target.append(topic, records);
+            }
+          : (target as unknown as Record<string | symbol, unknown>)[name],
+    });
+    const config = configWith([
+      hookEntry(RULES, { audit: { batch_records: 10_000, queue_capacity: 400, flush_interval_ms: 1 } }),
+    ]);
+    const hooks = await startTokenHooks({
+      hooks: config.token_hooks,
+      stream: gated,
+      topic: topics.tokenDecisions,
+      spoolDir: freshDir('token-spool'),
+      logger: log,
+    });
+    const hook = hooks.get('th')!;
+    // Counted where the queue reports what it spooled: per turn of the event loop.
+    const turns = turnCounter();
+    const spooledPerTurn = new Map<number, number>();
+    const report = hook.telemetry.auditSpooled.bind(hook.telemetry);
+    hook.telemetry.auditSpooled = (records, backlogBytes) => {
+      const turn = turns.now();
+      spooledPerTurn.set(turn, (spooledPerTurn.get(turn) ?? 0) + records);
+      report(records, backlogBytes);
+    };
+    // Each decision's record is over 4,000 bytes (a 2,000-character claim in both tokens).
+    const body = Buffer.from(
+      JSON.stringify(request((r) => (r.data.context.user.profile.department = 'd'.repeat(2_000)))),
+    );
+    const N = 300;
+    for (let i = 0; i < N; i++) expect(decide(hook, body, `r${i}`).status).toBe(200);
+    await waitFor(() => hook.audit!.length, { until: (n) => n * 2 < 400, what: 'the queue spilled below half' });
+    const spilled = [...spooledPerTurn.values()];
+    expect(spilled.reduce((a, b) => a + b, 0)).toBeGreaterThan(Math.ceil(APPEND_BYTES / 4_000));
+    for (const n of spilled) expect(n).toBeLessThanOrEqual(Math.floor(APPEND_BYTES / 4_000));
+    open();
+    await hooks.stop();
+    const ids = (await readAll(stream, topics.tokenDecisions)).map(
+      (r) => (JSON.parse(r.value.toString()) as DecisionJson).decision_id,
+    );
+    expect(ids).toHaveLength(N);
+    expect(new Set(ids).size).toBe(N);
+    expect(hook.telemetry.counters.auditDropped).toBe(0);
+  });
+
   it('a stream that is down costs answers nothing: decisions spool and reach it once it is back, each once', async () => {
     const dir = freshDir('token-audit-down');
     let target = await openEmbeddedStream({ dataDir: dir, logger: log });
@@ -488,6 +626,7 @@ describe('decisionRecord', () => {
           'hooklog-org': hook.org,
           'hooklog-source': 'token-hook',
           'hooklog-hook-id': hook.hookId,
+          'hooklog-format': '1',
         });
         expect(decisionRecord({ ...r, eventId: 'other', decidedAt: decidedAt + 1 }, 'id-9').headers).toBe(rec.headers);
       }

@@ -2,9 +2,12 @@
  * The audit trail: every decision goes to `<prefix>.token-decisions`, off the
  * answer's latency path, and none is lost to an outage of the stream.
  *
- * The answer path only pushes a small object onto a bounded in-memory queue;
- * ids, timestamps and JSON are made by the flusher, which appends batches, one
- * append in flight. What the stream does not take goes to a disk spool
+ * The answer path encodes its decision as it is offered (its record's bytes,
+ * written from per-hook parts made once: a few µs, the same for every
+ * decision) onto a bounded in-memory queue; the flusher appends batches, one
+ * append in flight, each at most batch_records and APPEND_BYTES, so no turn of
+ * the event loop does more than one batch's audit work (an append, a spill or
+ * a spool write). What the stream does not take goes to a disk spool
  * (audit-spool.ts) instead of being dropped:
  *
  * - an append that failed after its brief retries: the batch is spooled, and
@@ -23,6 +26,7 @@
 import { randomUUID } from 'node:crypto';
 import { isRetriable } from '../../platform/errors.js';
 import { RetryPolicies, backoffDelay, retry, type RetryPolicy } from '../../platform/retry.js';
+import { RECORD_FORMATS } from '../../platform/stream/formats.js';
 import { Header } from '../../platform/stream/headers.js';
 import type { Stream, StreamRecord } from '../../platform/stream/types.js';
 import { AuditSpool } from './audit-spool.js';
@@ -50,6 +54,14 @@ export interface DecisionRecord {
 /** Source header value of audit records. */
 export const AUDIT_SOURCE = 'token-hook';
 
+/**
+ * The most decision bytes one append carries (one record over it goes alone): what bounds the audit's work in any
+ * one turn of the event loop (the stream encodes, checksums and copies an append in one synchronous run; a spill
+ * writes one to the spool). batch_records bounds the count; an answer can be 256 KB, so without a byte budget 100 of
+ * them would be one 25 MB turn.
+ */
+export const APPEND_BYTES = 128 * 1024;
+
 /** Request-supplied strings are capped: an audit row is not a place for a megabyte of login. */
 const MAX_FIELD_CHARS = 256;
 const cap = (s: string | undefined) =>
@@ -59,8 +71,9 @@ const q = (s: string) => JSON.stringify(s);
 
 /**
  * What every record of one hook carries, made once: the JSON text of its hook and org, and its stream headers,
- * one frozen object shared by all its records. The flusher encodes each decision of a busy hook on the event loop;
- * a shared headers object is also what lets the embedded log encode the headers once per append instead of once
+ * one frozen object shared by all its records, the topic's format version among them (so the stream's format
+ * wrapper, platform/stream/formats.ts, passes the records on as they are instead of copying each to stamp it).
+ * A shared headers object is also what lets the embedded log encode the headers once per append instead of once
  * per record (frame.ts caches by the object). Nothing per record goes in the headers: the decision's time is the
  * record's timestamp (what the sink's received_at falls back to), its event id is in the value. Hooks are
  * configured, so the map stays small; the cap only guards against misuse.
@@ -71,18 +84,28 @@ interface HookParts {
 }
 const HOOK_PARTS = new Map<string, HookParts>();
 const MAX_HOOK_PARTS = 1024;
+const FORMAT = String(RECORD_FORMATS['token-decisions'].writes);
+/** The last hook's parts: a queue serves one hook, so nearly every decision finds its own here, no key made. */
+let last: { hookId: string; org: string; parts: HookParts } | undefined;
 
 function hookParts(hookId: string, org: string): HookParts {
+  if (last !== undefined && last.hookId === hookId && last.org === org) return last.parts;
   const key = `${hookId}\u0000${org}`;
   let parts = HOOK_PARTS.get(key);
   if (parts === undefined) {
     parts = {
       text: `,"hook_id":${q(hookId)},"org":${q(org)}`,
-      headers: Object.freeze({ [Header.org]: org, [Header.source]: AUDIT_SOURCE, [Header.hookId]: hookId }),
+      headers: Object.freeze({
+        [Header.org]: org,
+        [Header.source]: AUDIT_SOURCE,
+        [Header.hookId]: hookId,
+        [Header.format]: FORMAT,
+      }),
     };
     if (HOOK_PARTS.size >= MAX_HOOK_PARTS) HOOK_PARTS.clear();
     HOOK_PARTS.set(key, parts);
   }
+  last = { hookId, org, parts };
   return parts;
 }
 
@@ -104,16 +127,18 @@ function isoTime(ms: number): string {
  * The stream record of a decision: its JSON (snake_case, the public shape), keyed by org, the hook's shared
  * headers beside it, the decision's time as its timestamp. The text is what `JSON.stringify` gives for the object
  * of these fields in this order, `commands` last (spliced in as the text the answer already carried), written out
- * directly: no object built and walked.
+ * directly: no object built and walked. What needs no escaping is not escaped: a generated UUID, the outcome and
+ * the error kind (closed lists of plain words).
  */
-export function decisionRecord(r: DecisionRecord, decisionId: string = randomUUID()): StreamRecord {
+export function decisionRecord(r: DecisionRecord, decisionId?: string): StreamRecord {
   const hook = hookParts(r.hookId, r.org);
   const text =
-    `{"decision_id":${q(decisionId)},"decided_at":"${isoTime(r.decidedAt)}"${hook.text}` +
+    `{"decision_id":${decisionId === undefined ? `"${randomUUID()}"` : q(decisionId)}` +
+    `,"decided_at":"${isoTime(r.decidedAt)}"${hook.text}` +
     `,"event_id":${q(cap(r.eventId))},"request_id":${q(cap(r.requestId))},"user_id":${q(cap(r.userId))}` +
-    `,"client_id":${q(cap(r.clientId))},"grant_type":${q(cap(r.grantType))},"outcome":${q(r.outcome)}` +
+    `,"client_id":${q(cap(r.clientId))},"grant_type":${q(cap(r.grantType))},"outcome":"${r.outcome}"` +
     `,"rules_matched":${JSON.stringify(r.rulesMatched)},"error_summary":${q(r.errorSummary ?? '')}` +
-    `,"error_kind":${q(r.errorKind ?? '')},"latency_us":${JSON.stringify(r.latencyUs)}` +
+    `,"error_kind":"${r.errorKind ?? ''}","latency_us":${JSON.stringify(r.latencyUs)}` +
     `,"commands":${r.commandsJson ?? '[]'}}`;
   return { key: r.org, value: Buffer.from(text), headers: hook.headers, timestamp: r.decidedAt };
 }
@@ -153,6 +178,8 @@ export class AuditQueue {
    * enough to show in the sign-in's p99; one at a time it is a few µs each.
    */
   #items: StreamRecord[] = [];
+  /** The value bytes in `#items`. */
+  #itemsBytes = 0;
   /** When the oldest decision in `#items` was queued (performance.now()), or earlier: its flush is due from it. */
   #firstAt = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -197,7 +224,9 @@ export class AuditQueue {
       return;
     }
     if (this.#items.length === 0) this.#firstAt = performance.now();
-    this.#items.push(decisionRecord(record));
+    const encoded = decisionRecord(record);
+    this.#items.push(encoded);
+    this.#itemsBytes += encoded.value.length;
     if (this.#items.length * 2 >= this.#opts.capacity) this.#spillSoon();
     this.#schedule();
   }
@@ -228,29 +257,43 @@ export class AuditQueue {
     }, wait);
   }
 
+  /** The next append's worth from the front of the queue: at most batch_records and APPEND_BYTES (or one record). */
   #take(): StreamRecord[] {
-    const { batchRecords } = this.#opts;
-    if (this.#items.length <= batchRecords) {
-      const all = this.#items;
+    const items = this.#items;
+    const max = Math.min(items.length, this.#opts.batchRecords);
+    let n = 0;
+    let bytes = 0;
+    while (n < max && (n === 0 || bytes + items[n]!.value.length <= APPEND_BYTES)) bytes += items[n++]!.value.length;
+    this.#itemsBytes -= bytes;
+    if (n === items.length) {
       this.#items = [];
-      return all;
+      return items;
     }
-    return this.#items.splice(0, batchRecords);
+    return items.splice(0, n);
+  }
+
+  /** Whether the queue holds a whole append's worth (by count or by bytes). */
+  #fullBatch(): boolean {
+    return this.#items.length >= this.#opts.batchRecords || this.#itemsBytes >= APPEND_BYTES;
   }
 
   /**
    * Appends the queue: all of it (`all`, on close), else what it held when the flush began and any full batch
    * behind that. Decisions queued while an append was in flight wait for their own flush interval instead of going
    * at once as a batch of one or two: every append costs a write, an fsync and their round trips, whatever its size.
+   * One append at a time, each `#take`'s worth: a turn of the event loop appends at most APPEND_BYTES.
    */
   async #drain(all: boolean): Promise<void> {
-    const { stream, topic, telemetry, batchRecords } = this.#opts;
+    const { stream, topic, telemetry } = this.#opts;
     let due = this.#items.length;
-    while (this.#items.length > 0 && (all || due > 0 || this.#items.length >= batchRecords)) {
-      due -= Math.min(due, batchRecords);
+    while (this.#items.length > 0 && (all || due > 0 || this.#fullBatch())) {
       const records = this.#take();
+      due -= Math.min(due, records.length);
       if (this.#spool.backlogBytes > 0) {
         this.#toSpool(records); // behind the backlog, which the replay loop appends in order
+        // A turn of the event loop between batches, as between appends: a queue spooled whole in one run held the
+        // loop for all of it.
+        await new Promise<void>((resolve) => setImmediate(resolve));
         continue;
       }
       const started = performance.now();
@@ -319,7 +362,7 @@ export class AuditQueue {
   async #replayOnce(): Promise<boolean> {
     const { stream, topic, batchRecords, telemetry } = this.#opts;
     while (this.#spool.backlogBytes > 0) {
-      const batch = this.#spool.read(batchRecords);
+      const batch = this.#spool.read(batchRecords, APPEND_BYTES);
       if (batch.corrupt > 0) telemetry.auditDropped('spool_torn', batch.corrupt);
       try {
         if (batch.records.length > 0) await stream.append(topic, batch.records);

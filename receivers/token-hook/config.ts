@@ -93,7 +93,7 @@ const auditSchema = z
       .max(10_000)
       .default(100)
       .describe(
-        'Largest append to the stream. Records are serialised per append on the event loop: small batches keep that pause well under a millisecond.',
+        'Most decisions in one append to the stream (an append also carries at most 128 KB of them): each append is one turn of the event loop, so small batches keep that pause well under a millisecond.',
       ),
     flush_interval_ms: z
       .number()
