@@ -5,7 +5,9 @@
  * JS heap. Two causes, counted here:
  * - kafkajs hands each value as a slice of the whole fetch response; a kept record kept that response (up to a MiB
  *   per partition while catching up) alive, one per key;
- * - a tombstone left its key in the table for the life of the process (every user whose risk state ever expired).
+ * - a tombstone left its key in the table for the life of the process (every user whose risk state ever expired);
+ * - the compacted topics were never compacted in practice (Kafka compacts closed segments only, and closes one after
+ *   7 days by default), so what such a reader reads at start grew with the run's history.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../log.js';
@@ -13,7 +15,10 @@ import { randomName } from '../../../test/support/wait.js';
 import { kafkaBrokerList } from '../../../test/kafka/inject.js';
 import type { ConsumedRecord, Stream, StreamRecord } from '../types.js';
 import { registry } from '../../metrics.js';
+import { ConfigResourceTypes } from 'kafkajs';
+import { quietKafka } from './client.js';
 import { openKafkaStream } from './index.js';
+import { COMPACTED_SEGMENT_MS } from './kafka-stream.js';
 
 /** hooklog_kafka_table_<what>{topic}: what the reader of `topic` keeps, as /metrics shows it. */
 async function kept(what: 'keys' | 'bytes', topic: string): Promise<number | undefined> {
@@ -78,5 +83,36 @@ describe("a compacted topic's long-lived reader", () => {
     expect([...latest.keys()].sort()).toEqual(keys.slice(0, 10).sort());
     expect(await kept('keys', topic)).toBe(10);
     expect(await kept('bytes', topic)).toBe(10 * 'state'.length);
+  });
+
+  it('reads a topic Kafka compacts: hooklog creates compacted topics with segments closing every 10 minutes', async () => {
+    const compacted = randomName('compacted-config');
+    const plain = randomName('plain-config');
+    await stream.ensureTopics([
+      { name: compacted, partitions: 1, compacted: true },
+      { name: plain, partitions: 1 },
+    ]);
+    const admin = quietKafka({ clientId: randomName('configs'), brokers: kafkaBrokerList() }).admin();
+    await admin.connect();
+    try {
+      const { resources } = await admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [compacted, plain].map((name) => ({
+          type: ConfigResourceTypes.TOPIC,
+          name,
+          configNames: ['cleanup.policy', 'segment.ms'],
+        })),
+      });
+      const config = (topic: string) =>
+        Object.fromEntries(
+          resources.find((r) => r.resourceName === topic)!.configEntries.map((e) => [e.configName, e.configValue]),
+        );
+      // Before: segment.ms was the broker's default, 604800000 (7 days), for both.
+      expect(config(compacted)).toEqual({ 'cleanup.policy': 'compact', 'segment.ms': String(COMPACTED_SEGMENT_MS) });
+      expect(config(plain)['cleanup.policy']).toBe('delete');
+      expect(Number(config(plain)['segment.ms'])).toBeGreaterThan(COMPACTED_SEGMENT_MS);
+    } finally {
+      await admin.disconnect();
+    }
   });
 });
