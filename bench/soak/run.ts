@@ -23,7 +23,10 @@
  * Memory growth (the issue's goal: under 5 MB an hour per instance after the first 10 minutes) is the slope of RSS
  * against the process's own age, over every sample taken at an age of 10 minutes or more (a process restarted by
  * the chaos starts from nothing again: its RSS over wall time is a saw, over its age a line if it leaks). With
- * `--chaos off` every process lives the whole run and the slope is over wall time after minute 10.
+ * `--chaos off` every process lives the whole run and the slope is over wall time after minute 10. Pooled over a
+ * slot's processes, that slope also counts what a later process starts with (more history to read); so each process
+ * that lived 10 minutes or more is reported too, over its own lifetime, with the slopes of heap used, heap total (V8's
+ * reservation) and external memory (Buffers) beside RSS: growth that is in none of them is the allocator's.
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -85,6 +88,9 @@ interface Sample {
   readonly ageMs: number;
   readonly rssMb: number;
   readonly heapMb: number | null;
+  /** V8's heap as reserved (used or not) and the memory outside it (Buffers): with RSS, where growth sits. */
+  readonly heapTotalMb: number | null;
+  readonly externalMb: number | null;
   readonly loopP99Ms: number | null;
   readonly fds: number;
 }
@@ -234,7 +240,7 @@ async function main(): Promise<void> {
   let nextKill = started + (KILL_MIN_S + Math.random() * (KILL_MAX_S - KILL_MIN_S)) * 1000;
   let nextBrokerRestart = started + BROKER_RESTART_MS;
   let nextSample = started;
-  out('minute,slot,pid,age_min,rss_mb,heap_mb,loop_p99_ms,fds,parts,data_files,data_mb');
+  out('minute,slot,pid,age_min,rss_mb,heap_mb,loop_p99_ms,fds,parts,data_files,data_mb,heap_total_mb,external_mb');
   while (Date.now() < endAt) {
     const now = Date.now();
     if (now >= nextSample) {
@@ -262,6 +268,8 @@ async function main(): Promise<void> {
         }
         const heap = metric(text, 'hooklog_nodejs_heap_size_used_bytes');
         const loop = metric(text, 'hooklog_nodejs_eventloop_lag_p99_seconds');
+        const heapTotal = metric(text, 'hooklog_nodejs_heap_size_total_bytes');
+        const external = metric(text, 'hooklog_nodejs_external_memory_bytes');
         const sample: Sample = {
           at: now,
           slot,
@@ -269,6 +277,8 @@ async function main(): Promise<void> {
           ageMs: now - s.startedAt,
           rssMb: rssMb(pid),
           heapMb: heap === null ? null : heap / 1048576,
+          heapTotalMb: heapTotal === null ? null : heapTotal / 1048576,
+          externalMb: external === null ? null : external / 1048576,
           loopP99Ms: loop === null ? null : loop * 1000,
           fds,
         };
@@ -286,6 +296,8 @@ async function main(): Promise<void> {
             parts ?? '',
             files.files,
             (files.bytes / 1048576).toFixed(1),
+            sample.heapTotalMb?.toFixed(1) ?? '',
+            sample.externalMb?.toFixed(1) ?? '',
           ].join(','),
         );
       }
@@ -378,7 +390,22 @@ async function main(): Promise<void> {
           .map((s) => [(s.at - started) / 3_600_000, s.rssMb] as const);
     const loops = mine.map((s) => s.loopP99Ms).filter((v): v is number => v !== null);
     out(
-      `i${slot}: RSS growth ${slope(old).toFixed(1)} MB/h over ${old.length} samples (${CHAOS ? 'by process age ≥ 10 min' : 'after minute 10'}), RSS max ${Math.max(...mine.map((s) => s.rssMb)).toFixed(0)} MB, heap max ${Math.max(...mine.map((s) => s.heapMb ?? 0)).toFixed(0)} MB, event-loop p99 max ${loops.length ? Math.max(...loops).toFixed(1) : '-'} ms, fds max ${Math.max(...mine.map((s) => s.fds))}`,
+      `i${slot}: RSS growth ${slope(old).toFixed(1)} MB/h over ${old.length} samples (${CHAOS ? 'by process age ≥ 10 min, pooled over the processes of the slot' : 'after minute 10'}), RSS max ${Math.max(...mine.map((s) => s.rssMb)).toFixed(0)} MB, heap max ${Math.max(...mine.map((s) => s.heapMb ?? 0)).toFixed(0)} MB, event-loop p99 max ${loops.length ? Math.max(...loops).toFixed(1) : '-'} ms, fds max ${Math.max(...mine.map((s) => s.fds))}`,
+    );
+  }
+  // Per process, over its own lifetime: the pooled slope above mixes processes started at different points of the
+  // run, so a process that starts bigger because the run has more history tilts it even when each process is flat
+  // (or hides one that grows). Both are reported; neither replaces the other.
+  for (const pid of [...new Set(samples.map((s) => s.pid))]) {
+    const mine = samples.filter((s) => s.pid === pid);
+    const old = mine.filter((s) => s.ageMs >= GROWTH_AFTER_MS);
+    if (old.length < 3) continue;
+    const first = old[0]!;
+    const last = old.at(-1)!;
+    const perHour = (pick: (s: Sample) => number | null) =>
+      slope(old.flatMap((s) => (pick(s) === null ? [] : [[s.ageMs / 3_600_000, pick(s)!] as const]))).toFixed(1);
+    out(
+      `i${first.slot} pid ${pid}: age ${(first.ageMs / 60_000).toFixed(0)}-${(last.ageMs / 60_000).toFixed(0)} min (${old.length} samples): RSS ${first.rssMb.toFixed(0)} → ${last.rssMb.toFixed(0)} MB, ${perHour((s) => s.rssMb)} MB/h; heap used ${perHour((s) => s.heapMb)} MB/h, heap total ${perHour((s) => s.heapTotalMb)} MB/h, external ${perHour((s) => s.externalMb)} MB/h`,
     );
   }
   out(`chaos: ${chaosLog.length ? chaosLog.join('; ') : 'none'}`);

@@ -81,6 +81,15 @@ function isTopicRace(err: unknown): boolean {
 
 /** The broker waits this long for the in-sync replicas' acknowledgements (acks=all). */
 const ACK_TIMEOUT_MS = 30_000;
+/**
+ * segment.ms of the compacted topics hooklog creates. Kafka compacts only closed segments, and by default a segment
+ * closes after 7 days (or 1 GiB): until then a compacted topic keeps every record ever written, and its long-lived
+ * readers (table.ts) read all of it at every start and every rejoin (a broker restart). alerting-state takes the
+ * whole engine state per batch (up to 125 KB a record, about 60 MB in 4.5 minutes of a probe at 4x the soak's hook
+ * rate), so what a process read, and the memory it took doing so, grew with the run's history (issue 38). Closing a
+ * segment every 10 minutes lets the cleaner keep a compacted topic near its live keys plus the last minutes' writes.
+ */
+export const COMPACTED_SEGMENT_MS = 600_000;
 const PING_TIMEOUT_MS = 3_000;
 
 export class KafkaStream implements Stream {
@@ -189,7 +198,12 @@ export class KafkaStream implements Stream {
           numPartitions: s.partitions,
           replicationFactor: this.#o.replicationFactor,
           configEntries: [
-            ...(s.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : []),
+            ...(s.compacted
+              ? [
+                  { name: 'cleanup.policy', value: 'compact' },
+                  { name: 'segment.ms', value: String(COMPACTED_SEGMENT_MS) },
+                ]
+              : []),
             ...(this.#o.minInsyncReplicas > 1
               ? [{ name: 'min.insync.replicas', value: String(this.#o.minInsyncReplicas) }]
               : []),

@@ -34,12 +34,20 @@ import type { ConsumedRecord, RecordListener } from '../types.js';
 import { toConsumed } from './client.js';
 import { classifyKafkaError } from './errors.js';
 import type { ResolvedKafkaOptions } from './options.js';
+import { tableSize } from './telemetry.js';
 
 /**
  * The key of the sync records a read appends (never a key of hooklog's own: it starts with a NUL). Their
  * value is null, so compaction removes them; every reader of hooklog's compacted topics skips them.
  */
 export const SYNC_KEY = '\u0000hooklog-sync';
+
+/** `value`'s bytes in a buffer of their own (never from the shared pool, so nothing else keeps it alive). */
+function ownBytes(value: Buffer): Buffer {
+  const own = Buffer.allocUnsafeSlow(value.length);
+  value.copy(own);
+  return own;
+}
 
 export class KeyedTable {
   readonly topic: string;
@@ -49,6 +57,8 @@ export class KeyedTable {
   readonly #latest = new Map<number, Map<string, ConsumedRecord>>();
   /** Per partition: the next offset the reader will look at. Only ever moves forward. */
   readonly #position = new Map<number, number>();
+  /** The bytes of the values in #latest (size()). */
+  #bytes = 0;
   readonly #waiters = new Set<() => void>();
   /** Stream.watch: told every record read, after the table took it. */
   readonly #listeners = new Set<RecordListener>();
@@ -86,21 +96,40 @@ export class KeyedTable {
   async #start(): Promise<void> {
     await this.#consumer.connect();
     await this.#consumer.subscribe({ topic: this.topic, fromBeginning: true });
-    // No commits, so every (re)join reads each partition from its beginning again: a record read twice
-    // replaces itself, and an older one never replaces a newer one.
+    // No commits, so every (re)join reads each partition from its beginning again: a record below the position
+    // already read is told to watchers again but leaves the table as it is, and an older one never replaces a newer
+    // one.
     await this.#consumer.run({
       autoCommit: false,
       eachBatch: async ({ batch }) => {
         let table = this.#latest.get(batch.partition);
         if (!table) this.#latest.set(batch.partition, (table = new Map()));
         const read: ConsumedRecord[] = [];
+        const seen = this.#position.get(batch.partition) ?? 0;
         for (const m of batch.messages) {
-          const r = toConsumed(this.topic, batch.partition, m);
-          if (r.key === null || r.key === SYNC_KEY) continue;
+          const fetched = toConsumed(this.topic, batch.partition, m);
+          if (fetched.key === null || fetched.key === SYNC_KEY) continue;
+          // Read before (a rejoin reads from the beginning again): the table already holds it or something newer.
+          const had = table.get(fetched.key);
+          const kept = fetched.offset >= seen && !(had && had.offset > fetched.offset);
+          if (!kept && this.#listeners.size === 0) continue;
+          // kafkajs hands each value as a slice of the whole fetch response (up to a MiB per partition while
+          // catching up). A record kept here (or by a watcher) for the life of the process kept that response
+          // alive with it: one per key, each from a different response, so the memory grew with how far back in
+          // the topic's history each key's latest record sat, not with the keys. Records handed on own a copy.
+          const r: ConsumedRecord = { ...fetched, value: ownBytes(fetched.value) };
           read.push(r);
-          const had = table.get(r.key);
-          if (!had || had.offset < r.offset) table.set(r.key, r);
+          if (!kept) continue;
+          this.#bytes -= had?.value.length ?? 0;
+          // A tombstone (empty value: toMessage) removes the key, or the table would keep every key the topic ever
+          // had (a risk state per user that expired): readers get no record for it, as after compaction.
+          if (r.value.length === 0) table.delete(r.key!);
+          else {
+            table.set(r.key!, r);
+            this.#bytes += r.value.length;
+          }
         }
+        tableSize(this.topic, this.size());
         if (read.length > 0) for (const l of this.#listeners) this.#tell(l, read);
       },
     });
@@ -129,6 +158,13 @@ export class KeyedTable {
     } catch (err) {
       this.#log.error({ err }, 'a watcher of the topic threw; it keeps getting records');
     }
+  }
+
+  /** What the table keeps: its keys and the bytes of their values (each value owns exactly its bytes). */
+  size(): { keys: number; bytes: number } {
+    let keys = 0;
+    for (const table of this.#latest.values()) keys += table.size;
+    return { keys, bytes: this.#bytes };
   }
 
   /** Resolves once the reader has joined its group and started reading. */

@@ -5,7 +5,7 @@
  * the event type (a closed list).
  */
 import type { Logger } from '../../log.js';
-import { counter } from '../../metrics.js';
+import { counter, gauge } from '../../metrics.js';
 import type { KafkaConsumerEvent } from './options.js';
 
 const events = counter({
@@ -22,6 +22,23 @@ const producedRecords = counter({
   name: 'hooklog_kafka_produced_records_total',
   help: "Records sent in appends' produce requests (retries of a request not counted again).",
 });
+
+const tableKeys = gauge({
+  name: 'hooklog_kafka_table_keys',
+  help: "Keys a compacted topic's long-lived reader keeps in this process (the latest record of each; a tombstone removes its key): bounded by the topic's live keys, not its history.",
+  labelNames: ['topic'],
+});
+const tableBytes = gauge({
+  name: 'hooklog_kafka_table_bytes',
+  help: "Bytes of the values a compacted topic's long-lived reader keeps in this process (each in its own buffer, not the fetch response it came in).",
+  labelNames: ['topic'],
+});
+
+/** What the reader of `topic` keeps now (table.ts). */
+export function tableSize(topic: string, size: { keys: number; bytes: number }): void {
+  tableKeys.set({ topic }, size.keys);
+  tableBytes.set({ topic }, size.bytes);
+}
 
 /** An append's produce request of `records` records is being sent. */
 export function produceRequestSent(records: number): void {
