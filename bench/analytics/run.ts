@@ -24,6 +24,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createClient } from '@clickhouse/client';
+import { createChdbConnection } from 'chdb/connection';
 import { silentLogger } from '../../platform/log.js';
 import { migrate, openStore } from '../../platform/store/index.js';
 import { QUERIES, findQuery } from '../../analytics/registry.js';
@@ -78,6 +80,12 @@ const keep = a['data-dir'] !== undefined;
 const dataDir = a['data-dir'] ?? mkdtempSync(join(tmpdir(), 'hooklog-bench-analytics-'));
 mkdirSync(dataDir, { recursive: true });
 const store = openStore({ database: 'bench', dataDir, logger: silentLogger() });
+// A second connection to the same engine, for folding two days at once (scale.ts foldDays).
+const second = createClient({
+  connection: createChdbConnection({ path: join(dataDir, 'clickhouse') }) as unknown as NonNullable<
+    Parameters<typeof createClient>[0]
+  >['connection'],
+});
 const out = (s: string) => process.stdout.write(s + '\n');
 
 try {
@@ -90,7 +98,14 @@ try {
     `# bench/analytics: ${(total / 1e6).toFixed(1)}M events over ${allOrgs} orgs (${users} users x ${days} days each, ${opts.eventsPerUserPerDay.toFixed(2)} events/user/day) + ${plants.events.length} planted in ${ATTACKED}; data in ${dataDir}${keep ? ' (kept)' : ''}`,
   );
 
-  const made = await scaleUp(store, { gen: opts, orgs: allOrgs, plants, say: out, fold: a.merge !== 'none' });
+  const made = await scaleUp(store, {
+    gen: opts,
+    orgs: allOrgs,
+    plants,
+    say: out,
+    fold: a.merge !== 'none',
+    second: (query) => second.command({ query }).then(() => undefined),
+  });
   const events = made.events;
   const sec = made.seconds;
   const cpu = made.cpuSeconds;
@@ -117,6 +132,7 @@ try {
   );
   if (!a['data-only']) await measure();
 } finally {
+  await second.close();
   await store.close();
   if (!keep) rmSync(dataDir, { recursive: true, force: true });
 }
