@@ -3,9 +3,12 @@
  * copy its own uuids (in the column and in `raw`) and people, every day one merged part written with the table's
  * own codecs, and a stopped or grown build finished without a row made twice.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { migratedStore } from '../../analytics/testing.js';
-import type { Store } from '../../platform/store/index.js';
+import { silentLogger } from '../../platform/log.js';
+import { migrate, openStore, type Store } from '../../platform/store/index.js';
 import { EVENTS_TABLE } from '../../schemas/tables.js';
 import { resetUuids, type GenOptions } from './generate.js';
 import { plant } from './plants.js';
@@ -21,10 +24,21 @@ const GEN: GenOptions = {
 };
 
 let store: Store | undefined;
+let dir: string | undefined;
 afterEach(async () => {
   await store?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
   store = undefined;
+  dir = undefined;
 });
+
+/** An empty migrated store in a directory of its own, removed after the test (the data is a few MB). */
+async function migratedStore(): Promise<Store> {
+  dir = mkdtempSync(join(tmpdir(), 'hooklog-scale-'));
+  const s = openStore({ database: 'bench', dataDir: dir, logger: silentLogger() });
+  await migrate(s, silentLogger());
+  return s;
+}
 
 async function build(s: Store, orgs: number, lines: string[] = []) {
   resetUuids(3);
@@ -54,7 +68,7 @@ async function expectCopies(s: Store, copies: number) {
 
 describe('scaleUp', () => {
   it('copies every base org a day at a time, each copy its own uuids and people, every day one merged part', async () => {
-    store = await migratedStore('scale');
+    store = await migratedStore();
     const made = await build(store, 6);
     await expectCopies(store, 2);
     const db = store.database;
@@ -78,7 +92,7 @@ describe('scaleUp', () => {
   });
 
   it('finishes a half-made day without a row twice, grows by more copies, and redoes nothing finished', async () => {
-    store = await migratedStore('scale');
+    store = await migratedStore();
     await build(store, 4);
     await expectCopies(store, 1);
     const db = store.database;
