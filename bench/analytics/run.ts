@@ -4,24 +4,28 @@
  * named query for one org (the attacked one, over its whole range) and for all orgs at once (org=*).
  *
  *   npx tsx bench/analytics/run.ts [--events 100000000] [--orgs 1000] [--base-orgs 10] [--users 500]
- *        [--days 30] [--runs 5] [--data-dir DIR] [--merge wait|final|none] [--raw-sample 200000]
+ *        [--days 30] [--runs 5] [--data-dir DIR] [--merge wait|final|none] [--raw-sample 200000] [--data-only]
  *
  * The data (scale.ts): --base-orgs orgs of events/orgs events each are generated in JavaScript and written
  * through the sink's own path (event-tsv.ts, the input table and its view); copies made inside ClickHouse with
- * SQL (each every base org under a new name, fresh uuids in the column and in `raw`, its users, sessions,
- * transactions and targets renamed) bring the table to --orgs orgs. With --data-dir the data is kept and a later
+ * SQL, a day at a time (each every base org under a new name, fresh uuids in the column and in `raw`, its users,
+ * sessions, transactions and targets renamed) bring the table to --orgs orgs; then every day is folded into one
+ * merged part, as it is an hour after its last write in service. With --data-dir the data is kept and a later
  * run resumes where an earlier one stopped (each finished step is recorded in the database), or skips straight to
- * the measurements.
- * --merge: wait for background merges to settle, every day folded into one part as it is an hour after its last
- * write in service (default), OPTIMIZE FINAL first, or none.
+ * the measurements. The time each step took is printed (`made:`).
+ * --merge: wait for background merges to settle (default), OPTIMIZE FINAL of any day not yet one merged part,
+ * or none: no folding either, the parts measured as inserted.
+ * --data-only: stop once the data is made and merged (the `disk:` line), as bench/search needs it.
  *
  * Baseline measured in the same run: a plain FINAL count of the org's events in range (one org), and of
  * every org's (all orgs). Query figures are medians of --runs runs after one warm-up.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createClient } from '@clickhouse/client';
+import { createChdbConnection } from 'chdb/connection';
 import { silentLogger } from '../../platform/log.js';
 import { migrate, openStore } from '../../platform/store/index.js';
 import { QUERIES, findQuery } from '../../analytics/registry.js';
@@ -46,6 +50,7 @@ const { values: a } = parseArgs({
     'data-dir': { type: 'string' },
     merge: { type: 'string', default: 'wait' },
     'raw-sample': { type: 'string', default: '200000' },
+    'data-only': { type: 'boolean', default: false },
   },
   strict: true,
 });
@@ -75,6 +80,12 @@ const keep = a['data-dir'] !== undefined;
 const dataDir = a['data-dir'] ?? mkdtempSync(join(tmpdir(), 'hooklog-bench-analytics-'));
 mkdirSync(dataDir, { recursive: true });
 const store = openStore({ database: 'bench', dataDir, logger: silentLogger() });
+// A second connection to the same engine, for folding two days at once (scale.ts foldDays).
+const second = createClient({
+  connection: createChdbConnection({ path: join(dataDir, 'clickhouse') }) as unknown as NonNullable<
+    Parameters<typeof createClient>[0]
+  >['connection'],
+});
 const out = (s: string) => process.stdout.write(s + '\n');
 
 try {
@@ -87,19 +98,53 @@ try {
     `# bench/analytics: ${(total / 1e6).toFixed(1)}M events over ${allOrgs} orgs (${users} users x ${days} days each, ${opts.eventsPerUserPerDay.toFixed(2)} events/user/day) + ${plants.events.length} planted in ${ATTACKED}; data in ${dataDir}${keep ? ' (kept)' : ''}`,
   );
 
-  const events = await scaleUp(store, { gen: opts, orgs: allOrgs, plants, say: out });
+  const made = await scaleUp(store, {
+    gen: opts,
+    orgs: allOrgs,
+    plants,
+    say: out,
+    fold: a.merge !== 'none',
+    second: (query) => second.command({ query }).then(() => undefined),
+  });
+  const events = made.events;
+  const sec = made.seconds;
+  const cpu = made.cpuSeconds;
   out(
     `data: ${events} events over ${allOrgs} orgs (${base} generated, ${allOrgs / base - 1} copies of them), ${Math.round(events / allOrgs)} per org; made in ${((performance.now() - tStart) / 1000).toFixed(0)} s this run`,
   );
+  out(
+    `made: base ${sec.base.toFixed(1)} s (CPU ${cpu.base.toFixed(1)} s), copies ${sec.copies.toFixed(1)} s (CPU ${cpu.copies.toFixed(1)} s), fold ${sec.fold.toFixed(1)} s (CPU ${cpu.fold.toFixed(1)} s); this run, 0 = done before; load ${loadavg()[0]!.toFixed(2)}`,
+  );
   const beforeMerge = await tableBytes(store, EVENTS_TABLE);
   const tm = performance.now();
-  if (a.merge === 'final') await store.command(`OPTIMIZE TABLE ${store.database}.${EVENTS_TABLE} FINAL`);
+  const cm = process.cpuUsage();
+  // The build folded every day already (unless --merge none made it leave them): OPTIMIZE FINAL would otherwise
+  // rewrite each one-part day again, the whole table on one thread.
+  if (a.merge === 'final')
+    await store.command(
+      `OPTIMIZE TABLE ${store.database}.${EVENTS_TABLE} FINAL SETTINGS optimize_skip_merged_partitions = 1`,
+    );
   else if (a.merge === 'wait') await mergesSettled(store);
   const merged = await tableBytes(store, EVENTS_TABLE);
   const folded = await daysFolded(store);
   out(
-    `disk: ${(beforeMerge.bytes / beforeMerge.rows).toFixed(1)} bytes/event before merging (${beforeMerge.parts} parts); ${(merged.bytes / merged.rows).toFixed(1)} bytes/event measured on (${merged.parts} parts, ${folded.folded} of ${folded.folded + folded.unfolded} days folded into one part, after ${a.merge === 'none' ? 'no merge wait' : a.merge === 'final' ? 'OPTIMIZE FINAL' : 'background merges settled'}, ${((performance.now() - tm) / 1000).toFixed(0)} s); ${merged.rows} rows`,
+    `disk: ${(beforeMerge.bytes / beforeMerge.rows).toFixed(1)} bytes/event before the --merge step (${beforeMerge.parts} parts); ${(merged.bytes / merged.rows).toFixed(1)} bytes/event measured on (${merged.parts} parts, ${folded.folded} of ${folded.folded + folded.unfolded} days folded into one part, after ${a.merge === 'none' ? 'no merge wait' : a.merge === 'final' ? 'OPTIMIZE FINAL' : 'background merges settled'}, ${((performance.now() - tm) / 1000).toFixed(0)} s, CPU ${cpuSince(cm).toFixed(0)} s); ${merged.rows} rows`,
   );
+  if (!a['data-only']) await measure();
+} finally {
+  await second.close();
+  await store.close();
+  if (!keep) rmSync(dataDir, { recursive: true, force: true });
+}
+
+function cpuSince(from: NodeJS.CpuUsage): number {
+  const u = process.cpuUsage(from);
+  return (u.user + u.system) / 1e6;
+}
+
+/** Column sizes, raw storage and every query's latency, on the data as made. */
+async function measure(): Promise<void> {
+  const merged = await tableBytes(store, EVENTS_TABLE);
   const cols = await columnBytes(store, EVENTS_TABLE);
   const compressed = cols.reduce((s, c) => s + c.compressed, 0);
   out(
@@ -176,7 +221,4 @@ try {
   out(
     `all orgs: ${every.filter((m) => m < 3000).length}/${every.length} queries under 3 s median (goal: all); slowest ${slowest(every)} ${Math.max(...every).toFixed(0)} ms`,
   );
-} finally {
-  await store.close();
-  if (!keep) rmSync(dataDir, { recursive: true, force: true });
 }
