@@ -201,6 +201,8 @@ export interface Stream {
   assign(opts: AssignmentOptions): Promise<Assignment>;
   /**
    * Latest record per key of a (compacted) topic (of the given partitions only, when given), read from the beginning.
+   * A key whose latest record is a tombstone (an empty value) may be missing from the map instead, as after
+   * compaction (Kafka's reader drops it: platform/stream/kafka/table.ts): readers treat the two alike.
    */
   readLatestByKey(topic: string, partitions?: readonly number[]): Promise<Map<string, ConsumedRecord>>;
   /**
