@@ -11,6 +11,7 @@ import { join, sep } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomName } from '../../test/support/wait.js';
+import { countRows, freshTable as freshTableIn } from '../../test/support/store-tables.js';
 import { createLogger } from '../log.js';
 import { openStore, type Store } from './store.js';
 
@@ -27,16 +28,8 @@ const logger = createLogger({
 });
 let store: Store;
 
-async function freshTable(ddlColumns: string, engine = 'MergeTree ORDER BY tuple()'): Promise<string> {
-  const table = randomName('t');
-  await store.command(`CREATE TABLE ${store.database}.${table} (${ddlColumns}) ENGINE = ${engine}`);
-  return table;
-}
-
-async function count(table: string): Promise<number> {
-  const [row] = await store.query<{ n: string }>(`SELECT count() AS n FROM ${store.database}.${table}`);
-  return Number(row!.n);
-}
+const freshTable = (ddlColumns: string, engine?: string) => freshTableIn(store, ddlColumns, engine);
+const count = (table: string) => countRows(store, table);
 
 /** Files of the chdb package this thread has loaded (the engine's thread has a module cache of its own). */
 const chdbLoadedHere = () =>

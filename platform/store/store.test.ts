@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomName } from '../../test/support/wait.js';
+import { countRows, freshTable as freshTableIn } from '../../test/support/store-tables.js';
 import { silentLogger } from '../log.js';
 import { ChdbInserters } from './chdb-inserts.js';
 import { openStore, type Store } from './store.js';
@@ -17,16 +18,8 @@ import { openStore, type Store } from './store.js';
 const dataDir = mkdtempSync(join(tmpdir(), 'hooklog-store-'));
 let store: Store;
 
-async function freshTable(ddlColumns: string, engine = 'MergeTree ORDER BY tuple()'): Promise<string> {
-  const table = randomName('t');
-  await store.command(`CREATE TABLE ${store.database}.${table} (${ddlColumns}) ENGINE = ${engine}`);
-  return table;
-}
-
-async function count(table: string): Promise<number> {
-  const [row] = await store.query<{ n: string }>(`SELECT count() AS n FROM ${store.database}.${table}`);
-  return Number(row!.n);
-}
+const freshTable = (ddlColumns: string, engine?: string) => freshTableIn(store, ddlColumns, engine);
+const count = (table: string) => countRows(store, table);
 
 beforeAll(async () => {
   store = openStore({ database: randomName('store'), dataDir, logger: silentLogger() });
