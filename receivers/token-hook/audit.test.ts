@@ -274,18 +274,7 @@ describe('audit trail', () => {
     const topics = await freshTopics();
     // The real embedded stream behind a gate the test opens: an append in flight for as long as the test wants.
     const batches: number[] = [];
-    let open: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    const gated = new Proxy(stream as Stream, {
-      get: (target, name) =>
-        name === 'append'
-          ? async (topic: string, records: readonly StreamRecord[]) => {
-              batches.push(records.length);
-              await gate;
-              return target.append(topic, records);
-            }
-          : (target as unknown as Record<string | symbol, unknown>)[name],
-    });
+    const { gated, open } = gatedStream(stream, (records) => batches.push(records.length));
     const config = configWith([hookEntry(RULES, { audit: { flush_interval_ms: 300 } })]);
     const hooks = await startTokenHooks({
       hooks: config.token_hooks,
@@ -383,17 +372,7 @@ describe('audit trail', () => {
   it('a queue past half full spills at most one byte budget of decisions per turn of the event loop', async () => {
     const topics = await freshTopics();
     // The real embedded stream behind a gate: the flush's append waits, so the queue fills and spills.
-    let open: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    const gated = new Proxy(stream as Stream, {
-      get: (target, name) =>
-        name === 'append'
-          ? async (topic: string, records: readonly StreamRecord[]) => {
-              await gate;
-              return target.append(topic, records);
-            }
-          : (target as unknown as Record<string | symbol, unknown>)[name],
-    });
+    const { gated, open } = gatedStream(stream);
     const config = configWith([
       hookEntry(RULES, { audit: { batch_records: 10_000, queue_capacity: 400, flush_interval_ms: 1 } }),
     ]);
@@ -635,3 +614,23 @@ describe('decisionRecord', () => {
     expect(decisionRecord(denied, 'id-2').value.toString()).toBe(expected(denied, 'id-2'));
   });
 });
+
+/** `inner` with its appends held until `open()` (each told to `onAppend` first): an append in flight at will. */
+function gatedStream(
+  inner: Stream,
+  onAppend: (records: readonly StreamRecord[]) => void = () => undefined,
+): { gated: Stream; open: () => void } {
+  let open: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const gated = new Proxy(inner, {
+    get: (target, name) =>
+      name === 'append'
+        ? async (topic: string, records: readonly StreamRecord[]) => {
+            onAppend(records);
+            await gate;
+            return target.append(topic, records);
+          }
+        : (target as unknown as Record<string | symbol, unknown>)[name],
+  });
+  return { gated, open: () => open() };
+}
